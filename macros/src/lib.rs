@@ -1,0 +1,30 @@
+//! `zquant-macros`: the `#[zquant::dtype(...)]` attribute.
+//!
+//! It turns a layout description into the `DType` (and `Real`) impls of one element type.
+//! The pipeline is the one of `thiserror-impl`: parse the attribute and the item into a typed
+//! description ([`attr`], [`ast`]), validate it with spans pointing at the offending key
+//! ([`valid`]), then emit code ([`expand`]). On error only `compile_error!` and the original
+//! item are emitted, so one mistake gives one message.
+//!
+//! Generated code names nothing but `::zquant::__private::…`, so it does not depend on what
+//! the user imported.
+
+mod ast;
+mod attr;
+mod expand;
+mod valid;
+
+use proc_macro::TokenStream;
+
+/// Generate a zquant element type from its layout. See `zquant::dtype` for the syntax.
+#[proc_macro_attribute]
+pub fn dtype(args: TokenStream, item: TokenStream) -> TokenStream {
+    let item2: proc_macro2::TokenStream = item.clone().into();
+    match expand::expand(args.into(), item2.clone()) {
+        Ok(ts) => ts.into(),
+        Err(e) => {
+            let err = e.to_compile_error();
+            quote::quote!(#err #item2).into()
+        }
+    }
+}

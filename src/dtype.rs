@@ -1,0 +1,136 @@
+//! Element types: what each Zarr data type is, bit for bit.
+//!
+//! [`DType`] describes any element type a codec can see (integers, floats, complex numbers,
+//! `numpy.datetime64`/`numpy.timedelta64`); [`Real`] adds what the value-converting codecs
+//! (`cast_value`, `scale_offset`) need: an exact value, correctly rounded construction from
+//! an exact value, and checked arithmetic in the type's own semantics.
+//!
+//! Neither trait is meant to be implemented by hand: the [`dtype`](crate::dtype()) attribute
+//! macro writes both impls from a layout description, for zquant's built-in types as for a
+//! user's own.
+
+pub mod builtin;
+pub mod complex;
+pub mod decimal;
+pub mod derive;
+pub mod fill_value;
+pub mod id;
+pub mod layout;
+pub mod storage;
+
+use std::fmt::Debug;
+
+pub use builtin::*;
+pub use complex::Complex;
+pub use fill_value::FillValueError;
+pub use id::DTypeId;
+pub use layout::{FloatLayout, IntLayout, NanEncoding};
+
+use crate::convert::{CastOptions, Exact, Status};
+
+/// The family of an element type, with its bit layout.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Kind {
+    /// A two's complement (`signed`) or unsigned integer.
+    Int(IntLayout),
+    /// A binary floating-point number.
+    Float(FloatLayout),
+    /// A complex number: real then imaginary component, each of this float layout.
+    Complex(FloatLayout),
+    /// `numpy.datetime64`: an int64 count of units, `i64::MIN` is NaT.
+    DateTime,
+    /// `numpy.timedelta64`: an int64 count of units, `i64::MIN` is NaT.
+    TimeDelta,
+}
+
+impl Kind {
+    /// Whether the kind models a real number (what `cast_value` and `scale_offset` accept).
+    pub const fn is_real(&self) -> bool {
+        matches!(self, Kind::Int(_) | Kind::Float(_))
+    }
+}
+
+/// An element type of a Zarr array.
+///
+/// Implemented by the [`dtype`](crate::dtype()) attribute macro.
+pub trait DType: Copy + Default + Debug + PartialEq + Send + Sync + 'static {
+    /// The Zarr v3 data type name, e.g. `"float8_e4m3"`.
+    const NAME: &'static str;
+    /// Bytes per element in an array (sub-byte types take one byte each, value in the low
+    /// bits, upper bits zero on write and ignored on read).
+    const SIZE: usize;
+    /// Family and bit layout.
+    const KIND: Kind;
+
+    /// Read one element from `SIZE` little-endian bytes (upper bits of sub-byte types ignored).
+    fn read_le(bytes: &[u8]) -> Self;
+    /// Write one element as `SIZE` little-endian bytes.
+    fn write_le(self, out: &mut [u8]);
+    /// Parse a Zarr v3 fill value (also the encoding of `scale`, `offset` and `scalar_map`
+    /// entries).
+    ///
+    /// # Errors
+    /// [`FillValueError`] when the JSON is not a valid encoding for this type.
+    fn fill_value_from_json(v: &serde_json::Value) -> Result<Self, FillValueError>;
+    /// Encode as a Zarr v3 fill value.
+    fn fill_value_to_json(self) -> serde_json::Value;
+    /// Bit-round to `keepbits` bits (see the `bitround` codec); the caller validates
+    /// `keepbits` against [`Self::KIND`].
+    fn bitround(self, keepbits: u32) -> Self;
+    /// Whether the two elements are the same: equal bits, except that any NaN equals any
+    /// NaN (per component for complex numbers). The conformance comparison rule.
+    fn same_as(self, other: Self) -> bool;
+}
+
+/// Why checked arithmetic failed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ArithFault {
+    /// The result (or an intermediate) is outside the type's range, and the type cannot
+    /// represent it (integers, or floats without infinities).
+    Overflow,
+    /// The result is NaN and the type has no NaN.
+    NotANumber,
+    /// An integer division with a remainder.
+    InexactDivision,
+    /// Division of an integer by zero.
+    DivisionByZero,
+}
+
+/// A real-number element type: an integer or a float.
+pub trait Real: DType {
+    /// Meaningful bits per element.
+    const BITS: u32;
+
+    /// The raw code in the low [`Self::BITS`] bits.
+    fn to_bits(self) -> u64;
+    /// From a raw code; bits above [`Self::BITS`] are ignored.
+    fn from_bits(bits: u64) -> Self;
+    /// The exact value.
+    fn to_exact(self) -> Exact;
+    /// The value rounded once from `x` under `opts`, with what happened.
+    fn from_exact(x: Exact, opts: CastOptions) -> (Self, Status);
+
+    /// `self - rhs` in the type's own semantics.
+    ///
+    /// Floats round once to nearest-even; an overflow gives ±Inf in a type with infinities
+    /// and an error otherwise. Integers fail instead of wrapping.
+    ///
+    /// # Errors
+    /// [`ArithFault`] when the result is not representable.
+    fn checked_sub(self, rhs: Self) -> Result<Self, ArithFault>;
+    /// `self + rhs`; see [`Real::checked_sub`].
+    ///
+    /// # Errors
+    /// [`ArithFault`] when the result is not representable.
+    fn checked_add(self, rhs: Self) -> Result<Self, ArithFault>;
+    /// `self * rhs`; see [`Real::checked_sub`].
+    ///
+    /// # Errors
+    /// [`ArithFault`] when the result is not representable.
+    fn checked_mul(self, rhs: Self) -> Result<Self, ArithFault>;
+    /// `self / rhs`; integers must divide exactly.
+    ///
+    /// # Errors
+    /// [`ArithFault`] when the result is not representable.
+    fn checked_div(self, rhs: Self) -> Result<Self, ArithFault>;
+}

@@ -1,0 +1,153 @@
+//! The generic bodies behind the impls that the [`dtype`](crate::dtype) macro writes.
+//!
+//! The macro only turns a layout description into constants and one-line methods; every
+//! rule lives here, once, generic over the layout, and is inlined into each monomorphized
+//! impl (the layout is a constant there, so the branches on it fold away).
+
+use super::layout::{FloatLayout, IntLayout};
+use super::{ArithFault, Real};
+use crate::convert::float::decode_float;
+use crate::convert::int::int_value;
+use crate::convert::round::shift_round;
+use crate::convert::{CastOptions, Class, OutOfRange, Rounding, Status};
+
+/// The four arithmetic operations `scale_offset` uses.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ArithOp {
+    /// `a - b`
+    Sub,
+    /// `a + b`
+    Add,
+    /// `a * b`
+    Mul,
+    /// `a / b`
+    Div,
+}
+
+/// Checked integer arithmetic on codes of layout `l`: the exact result must fit.
+#[inline(always)]
+pub fn int_arith(l: &IntLayout, a: u64, b: u64, op: ArithOp) -> Result<u64, ArithFault> {
+    let (x, y) = (int_value(l, a), int_value(l, b));
+    let r = match op {
+        ArithOp::Sub => x.checked_sub(y),
+        ArithOp::Add => x.checked_add(y),
+        ArithOp::Mul => x.checked_mul(y),
+        ArithOp::Div => {
+            if y == 0 {
+                return Err(ArithFault::DivisionByZero);
+            }
+            if x % y != 0 {
+                return Err(ArithFault::InexactDivision);
+            }
+            Some(x / y)
+        }
+    }
+    .ok_or(ArithFault::Overflow)?;
+    if r < l.min() || r > l.max() {
+        return Err(ArithFault::Overflow);
+    }
+    Ok((r as u64) & l.mask())
+}
+
+/// Float arithmetic in the type's own semantics, correctly rounded (nearest-even) once.
+///
+/// The operation is carried out in `f64` and the result rounded to `T` by the conversion
+/// core. For every type of at most 32 bits this is the correctly rounded result: `f64` has
+/// at least `2p + 2` bits for their precision `p`, so rounding twice is innocuous for
+/// `+ - × ÷` (Figueroa, "When is double rounding innocuous?", 1995), and `f64` neither
+/// overflows nor underflows on their values. For `f64` itself it is the hardware operation.
+///
+/// IEEE semantics apply to the result (catalogue `float-overflow-inf`): an overflow gives
+/// ±Inf where the type has infinities, and is an error otherwise; a NaN result is an error
+/// in a type without NaN.
+#[inline(always)]
+pub fn float_arith<T: Real>(l: &FloatLayout, a: T, b: T, op: ArithOp) -> Result<T, ArithFault> {
+    let (x, y) = (a.to_exact().to_f64(), b.to_exact().to_f64());
+    let r = match op {
+        ArithOp::Sub => x - y,
+        ArithOp::Add => x + y,
+        ArithOp::Mul => x * y,
+        ArithOp::Div => x / y,
+    };
+    let exact = f64_to_exact(r);
+    let oor = if l.inf {
+        OutOfRange::Clamp
+    } else {
+        OutOfRange::Error
+    };
+    let (v, st) = T::from_exact(exact, CastOptions::new(Rounding::NearestEven, oor));
+    match st {
+        Status::NanUnrepresentable => Err(ArithFault::NotANumber),
+        Status::OutOfRange | Status::InfUnrepresentable => Err(ArithFault::Overflow),
+        _ => Ok(v),
+    }
+}
+
+/// The exact value of an `f64`.
+#[inline(always)]
+pub fn f64_to_exact(x: f64) -> crate::convert::Exact {
+    decode_float(&super::layout::FLOAT64, x.to_bits())
+}
+
+/// numcodecs' `BitRound` on a float code, except that a NaN is returned unchanged.
+///
+/// ```text
+/// maskbits = mantissa_bits - keepbits
+/// b += ((b >> maskbits) & 1) + (1 << (maskbits - 1)) - 1   (wrapping, on the storage width)
+/// b &= !0 << maskbits
+/// ```
+/// Round half to even on the mantissa; the carry may reach the exponent (max can become Inf).
+#[inline(always)]
+pub fn float_bitround(l: &FloatLayout, bits: u64, keepbits: u32) -> u64 {
+    if keepbits >= l.mantissa_bits {
+        return bits;
+    }
+    if matches!(decode_float(l, bits).class, Class::Nan) {
+        return bits;
+    }
+    let maskbits = l.mantissa_bits - keepbits;
+    let width_mask = if l.bits() == 64 {
+        u64::MAX
+    } else {
+        (1u64 << l.bits()) - 1
+    };
+    let half = (1u64 << (maskbits - 1)) - 1;
+    let b = bits.wrapping_add((bits >> maskbits) & 1).wrapping_add(half) & width_mask;
+    b & (width_mask << maskbits) & width_mask
+}
+
+/// Integer bit-rounding on the magnitude (catalogue `int-bitround-signed`): keep `keepbits`
+/// bits from the magnitude's most significant set bit, round half to even, and when the
+/// rounded magnitude no longer fits the sign's range take the largest one that does (the
+/// truncated value); the sign never changes. `INT_MIN` (and NaT) keeps its single bit.
+#[inline(always)]
+pub fn int_bitround(l: &IntLayout, bits: u64, keepbits: u32) -> u64 {
+    let v = int_value(l, bits);
+    let mag = v.unsigned_abs() as u64;
+    if mag == 0 {
+        return bits & l.mask();
+    }
+    let width = 64 - mag.leading_zeros();
+    if width <= keepbits {
+        return bits & l.mask();
+    }
+    let drop = width - keepbits;
+    let (q, _) = shift_round(mag, drop, false, false, Rounding::NearestEven);
+    let limit: u128 = if v < 0 {
+        l.min().unsigned_abs()
+    } else {
+        l.max() as u128
+    };
+    let mut r = (q as u128) << drop;
+    if r > limit {
+        r = ((mag >> drop) as u128) << drop;
+    }
+    let out = if v < 0 { -(r as i128) } else { r as i128 };
+    (out as u64) & l.mask()
+}
+
+/// Conformance equality of two float codes: equal bits, or both NaN.
+#[inline(always)]
+pub fn float_same(l: &FloatLayout, a: u64, b: u64) -> bool {
+    a == b || (decode_float(l, a).is_nan() && decode_float(l, b).is_nan())
+}

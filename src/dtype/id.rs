@@ -1,0 +1,131 @@
+//! The run-time identity of a built-in data type.
+//!
+//! [`DTypeId`] is what JSON metadata names; the single table below ties each variant to its
+//! Rust type, and [`crate::dispatch`] is the only place that turns one into the other.
+
+use std::fmt;
+use std::str::FromStr;
+
+/// Lists every built-in data type as `Variant = Rust type`, with its kind tag
+/// (`int`, `float`, `complex`, `time`), by calling `$m!` with the list.
+#[macro_export]
+#[doc(hidden)]
+macro_rules! __zquant_dtype_table {
+    ($m:ident) => {
+        $m! {
+            int Int2 = $crate::dtype::Int2,
+            int Int4 = $crate::dtype::Int4,
+            int Int8 = i8,
+            int Int16 = i16,
+            int Int32 = i32,
+            int Int64 = i64,
+            int UInt2 = $crate::dtype::UInt2,
+            int UInt4 = $crate::dtype::UInt4,
+            int UInt8 = u8,
+            int UInt16 = u16,
+            int UInt32 = u32,
+            int UInt64 = u64,
+            float Float4E2M1Fn = $crate::dtype::Float4E2M1Fn,
+            float Float6E2M3Fn = $crate::dtype::Float6E2M3Fn,
+            float Float6E3M2Fn = $crate::dtype::Float6E3M2Fn,
+            float Float8E3M4 = $crate::dtype::Float8E3M4,
+            float Float8E4M3 = $crate::dtype::Float8E4M3,
+            float Float8E4M3B11Fnuz = $crate::dtype::Float8E4M3B11Fnuz,
+            float Float8E4M3Fnuz = $crate::dtype::Float8E4M3Fnuz,
+            float Float8E5M2 = $crate::dtype::Float8E5M2,
+            float Float8E5M2Fnuz = $crate::dtype::Float8E5M2Fnuz,
+            float Float8E8M0Fnu = $crate::dtype::Float8E8M0Fnu,
+            float BFloat16 = $crate::__private::half::bf16,
+            float Float16 = $crate::__private::half::f16,
+            float Float32 = f32,
+            float Float64 = f64,
+            complex Complex64 = $crate::dtype::Complex<f32>,
+            complex Complex128 = $crate::dtype::Complex<f64>,
+            complex ComplexFloat16 = $crate::dtype::Complex<$crate::__private::half::f16>,
+            complex ComplexBFloat16 = $crate::dtype::Complex<$crate::__private::half::bf16>,
+            complex ComplexFloat32 = $crate::dtype::ComplexFloat32,
+            complex ComplexFloat64 = $crate::dtype::ComplexFloat64,
+            complex ComplexFloat4E2M1Fn = $crate::dtype::Complex<$crate::dtype::Float4E2M1Fn>,
+            complex ComplexFloat6E2M3Fn = $crate::dtype::Complex<$crate::dtype::Float6E2M3Fn>,
+            complex ComplexFloat6E3M2Fn = $crate::dtype::Complex<$crate::dtype::Float6E3M2Fn>,
+            complex ComplexFloat8E3M4 = $crate::dtype::Complex<$crate::dtype::Float8E3M4>,
+            complex ComplexFloat8E4M3 = $crate::dtype::Complex<$crate::dtype::Float8E4M3>,
+            complex ComplexFloat8E4M3B11Fnuz = $crate::dtype::Complex<$crate::dtype::Float8E4M3B11Fnuz>,
+            complex ComplexFloat8E4M3Fnuz = $crate::dtype::Complex<$crate::dtype::Float8E4M3Fnuz>,
+            complex ComplexFloat8E5M2 = $crate::dtype::Complex<$crate::dtype::Float8E5M2>,
+            complex ComplexFloat8E5M2Fnuz = $crate::dtype::Complex<$crate::dtype::Float8E5M2Fnuz>,
+            complex ComplexFloat8E8M0Fnu = $crate::dtype::Complex<$crate::dtype::Float8E8M0Fnu>,
+            time DateTime64 = $crate::dtype::DateTime64,
+            time TimeDelta64 = $crate::dtype::TimeDelta64,
+        }
+    };
+}
+
+macro_rules! define_id {
+    ($($kind:ident $v:ident = $t:ty,)*) => {
+        /// A built-in data type, by identity.
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+        pub enum DTypeId {
+            $(
+                #[doc = concat!("`", stringify!($t), "`")]
+                $v,
+            )*
+        }
+
+        impl DTypeId {
+            /// Every built-in data type.
+            pub const ALL: &'static [DTypeId] = &[$(DTypeId::$v),*];
+
+            /// The Zarr name (`"float8_e4m3"`, `"numpy.datetime64"`, …).
+            pub fn name(self) -> &'static str {
+                match self {
+                    $(DTypeId::$v => <$t as $crate::dtype::DType>::NAME,)*
+                }
+            }
+
+            /// The kind and layout.
+            pub fn kind(self) -> $crate::dtype::Kind {
+                match self {
+                    $(DTypeId::$v => <$t as $crate::dtype::DType>::KIND,)*
+                }
+            }
+
+            /// Bytes per element.
+            pub fn size(self) -> usize {
+                match self {
+                    $(DTypeId::$v => <$t as $crate::dtype::DType>::SIZE,)*
+                }
+            }
+        }
+    };
+}
+__zquant_dtype_table!(define_id);
+
+impl DTypeId {
+    /// Whether values of this type are real numbers (integers or floats).
+    pub fn is_real(self) -> bool {
+        self.kind().is_real()
+    }
+}
+
+impl fmt::Display for DTypeId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// An unknown data type name.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("unknown data type {0:?}")]
+pub struct UnknownDType(pub String);
+
+impl FromStr for DTypeId {
+    type Err = UnknownDType;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        DTypeId::ALL
+            .iter()
+            .copied()
+            .find(|d| d.name() == s)
+            .ok_or_else(|| UnknownDType(s.to_string()))
+    }
+}

@@ -1,0 +1,74 @@
+//! # zquant
+//!
+//! Zarr v3's lossy array->array codecs — `scale_offset`, `cast_value`, `bitround`, and the
+//! legacy `numcodecs.fixedscaleoffset`/`numcodecs.bitround` — over every data type the Zarr
+//! specs name, right on every value.
+//!
+//! The foundation is [`dtype`] (what each element type is, bit for bit, declared with the
+//! [`dtype`](macro@dtype) attribute macro) and [`convert`] (one correctly rounded conversion
+//! from any real type to any other, under the five `cast_value` rounding modes).
+//!
+//! | family | types |
+//! |---|---|
+//! | signed integers | `int2`, `int4`, `int8`, `int16`, `int32`, `int64` |
+//! | unsigned integers | `uint2`, `uint4`, `uint8`, `uint16`, `uint32`, `uint64` |
+//! | IEEE floats | `float16` (`half::f16`), `bfloat16` (`half::bf16`), `float32`, `float64` |
+//! | small floats | `float4_e2m1fn`, `float6_e2m3fn`, `float6_e3m2fn`, `float8_e3m4`, `float8_e4m3`, `float8_e4m3b11fnuz`, `float8_e4m3fnuz`, `float8_e5m2`, `float8_e5m2fnuz`, `float8_e8m0fnu` |
+//! | complex | `complex64`, `complex128`, `complex_float16/32/64`, `complex_bfloat16`, `complex_<small float>` |
+//! | time | `numpy.datetime64`, `numpy.timedelta64` |
+#![warn(missing_docs)]
+
+// Lets the `dtype` macro's absolute `::zquant::…` paths resolve inside this crate too.
+extern crate self as zquant;
+
+pub mod convert;
+pub mod dtype;
+
+pub use convert::{CastOptions, OutOfRange, Rounding, Status};
+pub use dtype::{DType, DTypeId, Kind, Real};
+
+/// Generate [`DType`] (and [`Real`] for integers and floats) from a layout description.
+///
+/// On a tuple struct with one field, the storage (`u8`, `u16`, `u32`, `u64`), the struct is
+/// kept and given `#[repr(transparent)]` and the usual derives; on an empty
+/// `impl DType for T {}` block the impl is filled in for an existing type.
+///
+/// ```
+/// #[zquant::dtype(name = "uint12", int(bits = 12, unsigned))]
+/// pub struct UInt12(u16);
+///
+/// #[zquant::dtype(name = "float8_e4m3fn", float(exponent = 4, mantissa = 3, bias = 7, nan = "all_ones"))]
+/// pub struct Float8E4M3Fn(u8);
+///
+/// use zquant::{DType, Real};
+/// assert_eq!(Float8E4M3Fn::from_bits(0x7e).to_exact().to_f64(), 448.0);
+/// assert_eq!(UInt12::NAME, "uint12");
+/// ```
+///
+/// Keys: `name = "…"` (required); exactly one of
+/// `int(bits = N, signed | unsigned)`,
+/// `float(exponent = E, mantissa = M, bias = B, inf, nan = "ieee" | "all_ones" | "negative_zero" | "none", unsigned, no_subnormals)`,
+/// `complex(T)` where `T` is a float dtype, `datetime`, `timedelta`.
+pub use zquant_macros::dtype;
+
+#[doc(hidden)]
+pub mod __private {
+    //! What generated code names. Not a public API.
+    pub use crate::convert::float::{decode_float, decode_table, round_to_float};
+    pub use crate::convert::int::{decode_int, round_to_int};
+    pub use crate::convert::{CastOptions, Exact, Status};
+    pub use crate::dtype::complex::component_layout;
+    pub use crate::dtype::derive::{
+        ArithOp, float_arith, float_bitround, float_same, int_arith, int_bitround,
+    };
+    pub use crate::dtype::fill_value::{
+        complex_from_json, datetime_from_json, datetime_to_json, float_from_json, float_to_json,
+        int_from_json, int_to_json,
+    };
+    pub use crate::dtype::storage::{Storage, read_le_bits, write_le_bits};
+    pub use crate::dtype::{
+        ArithFault, Complex, DType, FillValueError, FloatLayout, IntLayout, Kind, NanEncoding, Real,
+    };
+    pub use half;
+    pub use serde_json::Value;
+}
