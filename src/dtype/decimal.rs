@@ -227,7 +227,10 @@ pub fn parse_decimal(s: &str) -> Option<Exact> {
     let qlen = num.bit_len() - den.bit_len() + 1;
     let mut rem = Nat(vec![]);
     let mut q: u128 = 0;
+    // Once `q` holds 128 significant bits, further quotient bits only feed the sticky bit
+    // (a long integer part can make the quotient far wider than 128 bits).
     let mut dropped_ones = false;
+    let mut dropped: i64 = 0;
     let total = num.bit_len();
     for i in (0..total).rev() {
         rem.shl(1);
@@ -244,9 +247,11 @@ pub fn parse_decimal(s: &str) -> Option<Exact> {
         }
         if i < qlen {
             if q >> 127 != 0 {
-                dropped_ones |= q & 1 == 1;
+                dropped_ones |= bit;
+                dropped += 1;
+            } else {
+                q = (q << 1) | bit as u128;
             }
-            q = (q << 1) | bit as u128;
         }
     }
     let sticky = !rem.0.is_empty() || dropped_ones;
@@ -255,7 +260,7 @@ pub fn parse_decimal(s: &str) -> Option<Exact> {
     let drop = (qbits - 64).max(0) as u32;
     let low_sticky = drop > 0 && q & ((1u128 << drop) - 1) != 0;
     let mant = (q >> drop) as u64;
-    let exp = drop as i64 - shift as i64;
+    let exp = drop as i64 + dropped - shift as i64;
     let mut x = Exact::finite(p.neg, mant, exp as i32);
     x.sticky = sticky || low_sticky;
     Some(x)
@@ -291,6 +296,10 @@ mod tests {
             "18446744073709551615",
             "123456789012345678901234567890",
             "4.9406564584124654e-324",
+            // A fraction with a long integer part: the quotient is wider than 128 bits.
+            "123456789012345678901234567890123456789012345678901234567890.5",
+            "1234567890123456789012345678901234567890.5",
+            "179769313486231570814527423731704356798070567525844996598917476803157260780028538760589558632766878171540458953514382464234321326889464182768467546703537516986049910576551282076245490090389328944075868508455133942304583236903222948165808559332123348274797826204144723168738177180919299881250404026184124858368.0",
         ] {
             let want: f64 = s.parse().unwrap();
             let got = f64_of(s);
