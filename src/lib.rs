@@ -21,11 +21,20 @@
 // Lets the `dtype` macro's absolute `::zquant::…` paths resolve inside this crate too.
 extern crate self as zquant;
 
+pub mod codec;
+pub mod conformance;
 pub mod convert;
+pub mod dispatch;
 pub mod dtype;
+pub mod error;
+pub mod metadata;
+pub mod pipeline;
 
+pub use codec::{ArrayCodec, BitRound, CastValue, ScalarMap, ScaleOffset};
 pub use convert::{CastOptions, OutOfRange, Rounding, Status};
 pub use dtype::{DType, DTypeId, Kind, Real};
+pub use error::{CodecError, ElementError, MetadataError};
+pub use pipeline::{ArrayCodecExt, Chain, DynArray, DynChain};
 
 /// Generate [`DType`] (and [`Real`] for integers and floats) from a layout description.
 ///

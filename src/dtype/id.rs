@@ -7,12 +7,17 @@ use std::fmt;
 use std::str::FromStr;
 
 /// Lists every built-in data type as `Variant = Rust type`, with its kind tag
-/// (`int`, `float`, `complex`, `time`), by calling `$m!` with the list.
+/// (`int`, `float`, `complex`, `time`), by calling `$m!` with the list (after the optional
+/// parenthesised arguments).
 #[macro_export]
 #[doc(hidden)]
 macro_rules! __zquant_dtype_table {
     ($m:ident) => {
+        $crate::__zquant_dtype_table!($m ());
+    };
+    ($m:ident ($($args:tt)*)) => {
         $m! {
+            ($($args)*)
             int Int2 = $crate::dtype::Int2,
             int Int4 = $crate::dtype::Int4,
             int Int8 = i8,
@@ -62,7 +67,7 @@ macro_rules! __zquant_dtype_table {
 }
 
 macro_rules! define_id {
-    ($($kind:ident $v:ident = $t:ty,)*) => {
+    (() $($kind:ident $v:ident = $t:ty,)*) => {
         /// A built-in data type, by identity.
         #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
         pub enum DTypeId {

@@ -1,0 +1,172 @@
+//! Zarr v3 metadata: data types (with their configuration) and codec objects.
+//!
+//! Parsing is strict: unknown names, unknown keys and mistyped values are errors that name
+//! the codec and the field. Serialization writes what parses back to the same configuration.
+
+use serde_json::{Map, Value};
+
+use crate::dtype::DTypeId;
+use crate::error::MetadataError;
+
+/// The time unit of `numpy.datetime64`/`numpy.timedelta64`.
+pub const TIME_UNITS: &[&str] = &[
+    "Y", "M", "W", "D", "h", "m", "s", "ms", "us", "μs", "ns", "ps", "fs", "as", "generic",
+];
+
+/// The configuration of `numpy.datetime64`/`numpy.timedelta64`.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct TimeConfig {
+    /// One of [`TIME_UNITS`].
+    pub unit: String,
+    /// In `[1, 2^31 - 1]`.
+    pub scale_factor: u32,
+}
+
+/// A data type as written in metadata: its identity plus, for time types, its configuration.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct DataType {
+    /// Which type.
+    pub id: DTypeId,
+    /// Unit and scale factor (time types only).
+    pub time: Option<TimeConfig>,
+}
+
+fn dt_err(msg: impl Into<String>) -> MetadataError {
+    MetadataError::DataType(msg.into())
+}
+
+impl DataType {
+    /// A data type without configuration.
+    pub fn new(id: DTypeId) -> Self {
+        DataType { id, time: None }
+    }
+
+    /// Parse Zarr v3 data type metadata: a name string, or `{"name": …, "configuration": …}`.
+    ///
+    /// # Errors
+    /// Unknown names, a missing or invalid time configuration, unknown keys.
+    pub fn from_json(v: &Value) -> Result<Self, MetadataError> {
+        let (name, config) = match v {
+            Value::String(s) => (s.as_str(), None),
+            Value::Object(m) => {
+                if let Some(k) = m.keys().find(|k| *k != "name" && *k != "configuration") {
+                    return Err(dt_err(format!("unknown key {k:?} in {v}")));
+                }
+                let Some(Value::String(s)) = m.get("name") else {
+                    return Err(dt_err(format!("missing or non-string `name` in {v}")));
+                };
+                (s.as_str(), m.get("configuration"))
+            }
+            _ => return Err(dt_err(format!("unknown data type {v}"))),
+        };
+        let id: DTypeId = name
+            .parse()
+            .map_err(|e: crate::dtype::id::UnknownDType| dt_err(e.to_string()))?;
+        let is_time = matches!(id, DTypeId::DateTime64 | DTypeId::TimeDelta64);
+        let time = match (is_time, config) {
+            (false, None) => None,
+            (false, Some(Value::Object(m))) if m.is_empty() => None,
+            (false, Some(c)) => {
+                return Err(dt_err(format!("{name} takes no configuration, got {c}")));
+            }
+            (true, None) => {
+                return Err(dt_err(format!(
+                    "{name} requires a configuration with unit and scale_factor"
+                )));
+            }
+            (true, Some(c)) => Some(parse_time(name, c)?),
+        };
+        Ok(DataType { id, time })
+    }
+
+    /// Zarr v3 metadata: the name, or an object for time types.
+    pub fn to_json(&self) -> Value {
+        match &self.time {
+            None => Value::from(self.id.name()),
+            Some(t) => {
+                let mut c = Map::new();
+                c.insert("unit".into(), Value::from(t.unit.clone()));
+                c.insert("scale_factor".into(), Value::from(t.scale_factor));
+                let mut m = Map::new();
+                m.insert("name".into(), Value::from(self.id.name()));
+                m.insert("configuration".into(), Value::Object(c));
+                Value::Object(m)
+            }
+        }
+    }
+}
+
+fn parse_time(name: &str, c: &Value) -> Result<TimeConfig, MetadataError> {
+    let Value::Object(m) = c else {
+        return Err(dt_err(format!("{name}: configuration must be an object")));
+    };
+    if let Some(k) = m.keys().find(|k| *k != "unit" && *k != "scale_factor") {
+        return Err(dt_err(format!("{name}: unknown configuration key {k:?}")));
+    }
+    let unit = match m.get("unit") {
+        Some(Value::String(u)) if TIME_UNITS.contains(&u.as_str()) => u.clone(),
+        other => return Err(dt_err(format!("{name}: invalid unit {other:?}"))),
+    };
+    let sf = m.get("scale_factor");
+    let scale_factor = match sf.and_then(Value::as_u64) {
+        Some(s)
+            if (1..=i32::MAX as u64).contains(&s)
+                && !sf.is_some_and(|v| v.to_string().contains(['.', 'e', 'E'])) =>
+        {
+            s as u32
+        }
+        _ => {
+            return Err(dt_err(format!(
+                "{name}: scale_factor must be an integer in [1, 2^31-1], got {sf:?}"
+            )));
+        }
+    };
+    Ok(TimeConfig { unit, scale_factor })
+}
+
+/// A codec object from a `codecs` list: its name and raw configuration.
+#[derive(Clone, Debug, PartialEq)]
+pub struct CodecObject {
+    /// The codec name.
+    pub name: String,
+    /// The `configuration` member, if present.
+    pub configuration: Option<Value>,
+}
+
+impl CodecObject {
+    /// Parse `{"name": …, "configuration": …}` (a bare string is a codec without
+    /// configuration, as Zarr allows).
+    ///
+    /// # Errors
+    /// Anything else, or unknown members.
+    pub fn from_json(v: &Value) -> Result<Self, MetadataError> {
+        match v {
+            Value::String(s) => Ok(CodecObject {
+                name: s.clone(),
+                configuration: None,
+            }),
+            Value::Object(m) => {
+                if let Some(k) = m
+                    .keys()
+                    .find(|k| *k != "name" && *k != "configuration" && *k != "must_understand")
+                {
+                    return Err(MetadataError::UnknownCodec(format!(
+                        "codec object with unknown member {k:?}: {v}"
+                    )));
+                }
+                let Some(Value::String(name)) = m.get("name") else {
+                    return Err(MetadataError::UnknownCodec(format!(
+                        "codec object without a string name: {v}"
+                    )));
+                };
+                Ok(CodecObject {
+                    name: name.clone(),
+                    configuration: m.get("configuration").cloned(),
+                })
+            }
+            _ => Err(MetadataError::UnknownCodec(format!(
+                "not a codec object: {v}"
+            ))),
+        }
+    }
+}

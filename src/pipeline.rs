@@ -1,0 +1,323 @@
+//! Codecs over `ndarray` arrays, and chains of codecs checked by the compiler.
+//!
+//! [`Chain`] composes two [`ArrayCodec`]s whose types line up (`a.then(b)` only compiles
+//! when `b` takes `a`'s output type) and runs them fused: the input is processed in blocks of
+//! [`BLOCK`] elements, each block going through every stage while it is in cache, so a chain
+//! never materialises a whole-array intermediate.
+//!
+//! [`ArrayCodecExt`] gives every codec (and chain) `encode`/`decode` on arrays of any memory
+//! layout. The memory-order slice is used when the array is contiguous (C or Fortran order);
+//! otherwise the elements are gathered in logical (C) order first. **Output layout:** an
+//! F-contiguous input gives an F-order output, any other input a C-order (standard layout)
+//! output. Values never depend on the layout. Element errors report the flat index in C
+//! (row-major) order whatever the layout.
+
+pub mod dynamic;
+
+pub use dynamic::{DynArray, DynChain};
+
+use ndarray::{Array, ArrayBase, ArrayViewMut, Data, Dimension, ShapeBuilder};
+use serde_json::Value;
+
+use crate::codec::ArrayCodec;
+use crate::dtype::DType;
+use crate::error::{CodecError, ElementError, MetadataError};
+
+/// Elements per block in fused chains: 4096 elements of at most 16 bytes stay in L1/L2.
+pub const BLOCK: usize = 4096;
+
+/// Two codecs run one after the other: `A`, then `B`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Chain<A, B> {
+    first: A,
+    second: B,
+}
+
+impl<A: ArrayCodec, B: ArrayCodec<In = A::Out>> Chain<A, B> {
+    /// `first`, then `second`.
+    pub fn new(first: A, second: B) -> Self {
+        Chain { first, second }
+    }
+
+    /// The first stage.
+    pub fn first(&self) -> &A {
+        &self.first
+    }
+
+    /// The second stage.
+    pub fn second(&self) -> &B {
+        &self.second
+    }
+}
+
+fn shift(mut e: ElementError, by: usize) -> ElementError {
+    e.index += by;
+    e
+}
+
+impl<A: ArrayCodec, B: ArrayCodec<In = A::Out>> ArrayCodec for Chain<A, B> {
+    type In = A::In;
+    type Out = B::Out;
+
+    fn name(&self) -> &'static str {
+        "chain"
+    }
+
+    fn encode_slice(&self, src: &[A::In], dst: &mut [B::Out]) -> Result<(), ElementError> {
+        let n = src.len().min(dst.len());
+        let mut buf = vec![A::Out::default(); n.min(BLOCK)];
+        let mut start = 0;
+        while start < n {
+            let end = (start + BLOCK).min(n);
+            let tmp = &mut buf[..end - start];
+            self.first
+                .encode_slice(&src[start..end], tmp)
+                .map_err(|e| shift(e, start))?;
+            self.second
+                .encode_slice(tmp, &mut dst[start..end])
+                .map_err(|e| shift(e, start))?;
+            start = end;
+        }
+        Ok(())
+    }
+
+    fn decode_slice(&self, src: &[B::Out], dst: &mut [A::In]) -> Result<(), ElementError> {
+        let n = src.len().min(dst.len());
+        let mut buf = vec![A::Out::default(); n.min(BLOCK)];
+        let mut start = 0;
+        while start < n {
+            let end = (start + BLOCK).min(n);
+            let tmp = &mut buf[..end - start];
+            self.second
+                .decode_slice(&src[start..end], tmp)
+                .map_err(|e| shift(e, start))?;
+            self.first
+                .decode_slice(tmp, &mut dst[start..end])
+                .map_err(|e| shift(e, start))?;
+            start = end;
+        }
+        Ok(())
+    }
+
+    fn encode_fill_value(&self, fill: A::In) -> Result<B::Out, MetadataError> {
+        let mid = self.first.encode_fill_value(fill)?;
+        self.second.encode_fill_value(mid)
+    }
+
+    /// The codec list, flattened.
+    fn to_metadata(&self) -> Value {
+        let mut list = Vec::new();
+        for part in [self.first.to_metadata(), self.second.to_metadata()] {
+            match part {
+                Value::Array(v) => list.extend(v),
+                other => list.push(other),
+            }
+        }
+        Value::Array(list)
+    }
+}
+
+/// The flat C-order index of the element at memory position `pos` of an F-contiguous array.
+fn f_to_c_index(shape: &[usize], mut pos: usize) -> usize {
+    let mut idx = vec![0; shape.len()];
+    for (i, &n) in shape.iter().enumerate() {
+        if n > 0 {
+            idx[i] = pos % n;
+            pos /= n;
+        }
+    }
+    idx.iter().zip(shape).fold(0, |acc, (&i, &n)| acc * n + i)
+}
+
+fn is_f_only<S: Data, D: Dimension>(a: &ArrayBase<S, D>) -> bool {
+    !a.is_standard_layout() && a.t().is_standard_layout()
+}
+
+/// Array-level encode and decode for every codec and chain.
+pub trait ArrayCodecExt: ArrayCodec {
+    /// Encode an array of any layout; see the module docs for the output layout.
+    ///
+    /// # Errors
+    /// The first element (C-order flat index) that cannot be encoded.
+    fn encode<S, D>(&self, input: &ArrayBase<S, D>) -> Result<Array<Self::Out, D>, CodecError>
+    where
+        S: Data<Elem = Self::In>,
+        D: Dimension,
+    {
+        run(input, |s, d| self.encode_slice(s, d))
+    }
+
+    /// Decode an array of any layout; see the module docs for the output layout.
+    ///
+    /// # Errors
+    /// The first element (C-order flat index) that cannot be decoded.
+    fn decode<S, D>(&self, input: &ArrayBase<S, D>) -> Result<Array<Self::In, D>, CodecError>
+    where
+        S: Data<Elem = Self::Out>,
+        D: Dimension,
+    {
+        run(input, |s, d| self.decode_slice(s, d))
+    }
+
+    /// Encode into a preallocated array of the same shape (any layout).
+    ///
+    /// # Errors
+    /// A shape mismatch, or the first element that cannot be encoded (the output is then
+    /// partly written).
+    fn encode_into<S, D>(
+        &self,
+        input: &ArrayBase<S, D>,
+        output: &mut ArrayViewMut<'_, Self::Out, D>,
+    ) -> Result<(), CodecError>
+    where
+        S: Data<Elem = Self::In>,
+        D: Dimension,
+    {
+        run_into(input, output, |s, d| self.encode_slice(s, d))
+    }
+
+    /// Decode into a preallocated array of the same shape (any layout).
+    ///
+    /// # Errors
+    /// A shape mismatch, or the first element that cannot be decoded (the output is then
+    /// partly written).
+    fn decode_into<S, D>(
+        &self,
+        input: &ArrayBase<S, D>,
+        output: &mut ArrayViewMut<'_, Self::In, D>,
+    ) -> Result<(), CodecError>
+    where
+        S: Data<Elem = Self::Out>,
+        D: Dimension,
+    {
+        run_into(input, output, |s, d| self.decode_slice(s, d))
+    }
+
+    /// Encode in place, for codecs that keep the element type (`scale_offset`, `bitround`,
+    /// chains of them).
+    ///
+    /// # Errors
+    /// The first element that cannot be encoded; elements are then partly encoded.
+    fn encode_in_place<D: Dimension>(
+        &self,
+        data: &mut ArrayViewMut<'_, Self::In, D>,
+    ) -> Result<(), CodecError>
+    where
+        Self: ArrayCodec<Out = <Self as ArrayCodec>::In>,
+    {
+        in_place(data, |s, d| self.encode_slice(s, d))
+    }
+
+    /// Decode in place, for codecs that keep the element type.
+    ///
+    /// # Errors
+    /// The first element that cannot be decoded; elements are then partly decoded.
+    fn decode_in_place<D: Dimension>(
+        &self,
+        data: &mut ArrayViewMut<'_, Self::In, D>,
+    ) -> Result<(), CodecError>
+    where
+        Self: ArrayCodec<Out = <Self as ArrayCodec>::In>,
+    {
+        in_place(data, |s, d| self.decode_slice(s, d))
+    }
+}
+
+impl<C: ArrayCodec + ?Sized> ArrayCodecExt for C {}
+
+fn run<S, D, A, B>(
+    input: &ArrayBase<S, D>,
+    kernel: impl Fn(&[A], &mut [B]) -> Result<(), ElementError>,
+) -> Result<Array<B, D>, CodecError>
+where
+    S: Data<Elem = A>,
+    D: Dimension,
+    A: DType,
+    B: DType,
+{
+    let shape = input.raw_dim();
+    let n = input.len();
+    let mut out = vec![B::default(); n];
+    if let (true, Some(src)) = (input.is_standard_layout(), input.as_slice_memory_order()) {
+        kernel(src, &mut out)?;
+        return Array::from_shape_vec(shape, out).map_err(|e| CodecError::Array(e.to_string()));
+    }
+    if let (true, Some(src)) = (is_f_only(input), input.as_slice_memory_order()) {
+        kernel(src, &mut out).map_err(|mut e| {
+            e.index = f_to_c_index(input.shape(), e.index);
+            e
+        })?;
+        return Array::from_shape_vec(shape.f(), out).map_err(|e| CodecError::Array(e.to_string()));
+    }
+    let gathered: Vec<A> = input.iter().copied().collect();
+    kernel(&gathered, &mut out)?;
+    Array::from_shape_vec(shape, out).map_err(|e| CodecError::Array(e.to_string()))
+}
+
+fn run_into<S, D, A, B>(
+    input: &ArrayBase<S, D>,
+    output: &mut ArrayViewMut<'_, B, D>,
+    kernel: impl Fn(&[A], &mut [B]) -> Result<(), ElementError>,
+) -> Result<(), CodecError>
+where
+    S: Data<Elem = A>,
+    D: Dimension,
+    A: DType,
+    B: DType,
+{
+    if input.shape() != output.shape() {
+        return Err(CodecError::Array(format!(
+            "output shape {:?} does not match input shape {:?}",
+            output.shape(),
+            input.shape()
+        )));
+    }
+    let same_c = input.is_standard_layout() && output.is_standard_layout();
+    if same_c {
+        if let (Some(src), Some(dst)) = (
+            input.as_slice_memory_order(),
+            output.as_slice_memory_order_mut(),
+        ) {
+            return kernel(src, dst).map_err(CodecError::from);
+        }
+    }
+    let result = run(input, kernel)?;
+    output.assign(&result);
+    Ok(())
+}
+
+fn in_place<T: DType, D: Dimension>(
+    data: &mut ArrayViewMut<'_, T, D>,
+    kernel: impl Fn(&[T], &mut [T]) -> Result<(), ElementError>,
+) -> Result<(), CodecError> {
+    let c_order = data.is_standard_layout();
+    let f_order = is_f_only(data);
+    let shape = data.shape().to_vec();
+    if let (true, Some(slice)) = (c_order || f_order, data.as_slice_memory_order_mut()) {
+        // Blocks are copied out and transformed back into place: the kernels take distinct
+        // input and output slices.
+        let mut buf = Vec::with_capacity(BLOCK.min(slice.len()));
+        let mut start = 0;
+        while start < slice.len() {
+            let end = (start + BLOCK).min(slice.len());
+            buf.clear();
+            buf.extend_from_slice(&slice[start..end]);
+            kernel(&buf, &mut slice[start..end]).map_err(|mut e| {
+                e.index += start;
+                if f_order {
+                    e.index = f_to_c_index(&shape, e.index);
+                }
+                e
+            })?;
+            start = end;
+        }
+        return Ok(());
+    }
+    let gathered: Vec<T> = data.iter().copied().collect();
+    let mut out = vec![T::default(); gathered.len()];
+    kernel(&gathered, &mut out)?;
+    for (d, v) in data.iter_mut().zip(out) {
+        *d = v;
+    }
+    Ok(())
+}
