@@ -75,8 +75,11 @@ pub trait Element: DType {
 crate::__zquant_dtype_table!(define_dyn_array);
 
 fn from_bytes<T: Element>(shape: &[usize], bytes: &[u8]) -> Result<DynArray, CodecError> {
-    let n: usize = shape.iter().product();
-    if bytes.len() != n * T::SIZE {
+    let n = shape
+        .iter()
+        .try_fold(1usize, |acc, &d| acc.checked_mul(d))
+        .ok_or_else(|| CodecError::Array(format!("shape {shape:?} overflows")))?;
+    if n.checked_mul(T::SIZE) != Some(bytes.len()) {
         return Err(CodecError::Array(format!(
             "{} bytes do not hold {n} elements of {} ({} bytes each)",
             bytes.len(),
