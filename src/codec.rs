@@ -6,10 +6,12 @@
 
 pub mod bitround;
 pub mod cast_value;
+pub mod fixed_scale_offset;
 pub mod scale_offset;
 
 pub use bitround::BitRound;
 pub use cast_value::{CastValue, ScalarMap};
+pub use fixed_scale_offset::FixedScaleOffset;
 pub use scale_offset::ScaleOffset;
 
 use crate::dtype::DType;

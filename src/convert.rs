@@ -13,6 +13,7 @@
 //! per element.
 
 pub mod exact;
+mod fast;
 pub mod float;
 pub mod int;
 pub mod round;
@@ -106,33 +107,102 @@ pub struct ElementFailure {
     pub status: Status,
 }
 
+/// Elements per block of the fast paths: a block with a rare element is redone by the
+/// reference path, so the slow path costs at most this many elements per rare one.
+const FAST_BLOCK: usize = 1024;
+
 /// Convert `src` into `dst` (same length) element by element.
+///
+/// Uses the vectorizable fast paths of [`fast`] where they apply and the reference path
+/// ([`cast_slice_reference`]) elsewhere; the results are bit-identical.
 ///
 /// # Errors
 /// Returns the first element whose status is an error; `dst` is then partly written.
-///
-/// # Panics
-/// Never for equal lengths; the slices are zipped, so extra elements of the longer one are
-/// ignored.
 #[inline]
 pub fn cast_slice<S: Real, D: Real>(
     src: &[S],
     dst: &mut [D],
     opts: CastOptions,
 ) -> Result<(), ElementFailure> {
-    let mut first_bad: Option<usize> = None;
+    cast_slice_mapped(src, dst, opts, &|_| None)
+}
+
+/// [`cast_slice`] with a `scalar_map` applied before everything else: `map` returns the
+/// mapped value of an element's exact value, if any.
+///
+/// # Errors
+/// Returns the first element whose status is an error; `dst` is then partly written.
+#[inline]
+pub fn cast_slice_mapped<S: Real, D: Real>(
+    src: &[S],
+    dst: &mut [D],
+    opts: CastOptions,
+    map: &impl Fn(Exact) -> Option<D>,
+) -> Result<(), ElementFailure> {
+    let n = src.len().min(dst.len());
+    let (src, dst) = (&src[..n], &mut dst[..n]);
+    if let Some(r) = fast::try_table(src, dst, opts, map) {
+        return r;
+    }
+    let mut start = 0;
+    while start < n {
+        let end = (start + FAST_BLOCK).min(n);
+        let (s, d) = (&src[start..end], &mut dst[start..end]);
+        match fast::try_cast(s, d, opts) {
+            Some(Ok(())) => {
+                for (x, y) in s.iter().zip(d.iter_mut()) {
+                    if let Some(v) = map(x.to_exact()) {
+                        *y = v;
+                    }
+                }
+            }
+            _ => reference_mapped(s, d, opts, map).map_err(|mut f| {
+                f.index += start;
+                f
+            })?,
+        }
+        start = end;
+    }
+    Ok(())
+}
+
+/// The reference path: one [`cast`] per element (after the scalar map), no fast path.
+/// Every fast path is tested against it.
+///
+/// # Errors
+/// Returns the first element whose status is an error; `dst` is then partly written.
+pub fn cast_slice_reference<S: Real, D: Real>(
+    src: &[S],
+    dst: &mut [D],
+    opts: CastOptions,
+) -> Result<(), ElementFailure> {
+    reference_mapped(src, dst, opts, &|_| None)
+}
+
+fn reference_mapped<S: Real, D: Real>(
+    src: &[S],
+    dst: &mut [D],
+    opts: CastOptions,
+    map: &impl Fn(Exact) -> Option<D>,
+) -> Result<(), ElementFailure> {
+    let mut first: Option<ElementFailure> = None;
     for (i, (s, d)) in src.iter().zip(dst.iter_mut()).enumerate() {
-        let (v, st) = cast::<S, D>(*s, opts);
+        let x = s.to_exact();
+        if let Some(v) = map(x) {
+            *d = v;
+            continue;
+        }
+        let (v, st) = D::from_exact(x, opts);
         *d = v;
-        if st.is_error() && first_bad.is_none() {
-            first_bad = Some(i);
+        if st.is_error() && first.is_none() {
+            first = Some(ElementFailure {
+                index: i,
+                status: st,
+            });
         }
     }
-    match first_bad {
+    match first {
         None => Ok(()),
-        Some(index) => Err(ElementFailure {
-            index,
-            status: cast::<S, D>(src[index], opts).1,
-        }),
+        Some(f) => Err(f),
     }
 }

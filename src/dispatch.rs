@@ -4,10 +4,12 @@
 //! Each `bind_*` function matches the data type(s) once, when a chain is built, and returns
 //! a boxed stage holding the typed codec; encoding then calls straight into the typed slice
 //! kernels. `cast_value` is a two-level match (source, then target), so the 26 × 26 pairs are
-//! generated from the type table, not listed by hand.
+//! generated from the type table, not listed by hand. `numcodecs.fixedscaleoffset` is a
+//! two-level match over the eleven types NumPy has (`with_numpy!`).
 
 use crate::codec::cast_value::CastValueConfig;
-use crate::codec::{BitRound, CastValue, ScaleOffset, bitround};
+use crate::codec::fixed_scale_offset::{self, FixedScaleOffsetConfig, NumpyNumber};
+use crate::codec::{BitRound, CastValue, FixedScaleOffset, ScaleOffset, bitround};
 use crate::dtype::DTypeId;
 use crate::error::MetadataError;
 use crate::metadata::DataType;
@@ -67,6 +69,27 @@ macro_rules! with_any {
         $crate::__zquant_dtype_table!(match_all_arms($id, $T, $body))
     };
 }
+/// `match $id` over the types NumPy has (`int8`…`uint64`, `float16`/`32`/`64`), binding
+/// the Rust type to `$T` in `$body`; `$fallback` for the others.
+macro_rules! with_numpy {
+    ($id:expr, $T:ident => $body:expr, else $fallback:expr) => {
+        with_numpy!(@arms $id, $T, $body, $fallback;
+            Int8 = i8, Int16 = i16, Int32 = i32, Int64 = i64,
+            UInt8 = u8, UInt16 = u16, UInt32 = u32, UInt64 = u64,
+            Float16 = $crate::__private::half::f16, Float32 = f32, Float64 = f64)
+    };
+    (@arms $id:expr, $T:ident, $body:expr, $fallback:expr; $($v:ident = $t:ty),*) => {
+        match $id {
+            $(DTypeId::$v => {
+                #[allow(dead_code)]
+                type $T = $t;
+                $body
+            })*
+            _ => $fallback,
+        }
+    };
+}
+
 // Callers of `with_any!` import these names too: the table macro invokes them by name.
 pub(crate) use {match_all_arms, with_any};
 
@@ -150,4 +173,43 @@ where
         let c = CastValue::<S, D>::from_config(config)?;
         Ok(Box::new(Bound::new(c, dt.clone(), target)) as Box<dyn DynStage>)
     }, else Err(unsupported(crate::codec::cast_value::NAME, &config.data_type, "not a real type")))
+}
+
+/// Bind `numcodecs.fixedscaleoffset` to the array data type `dt` and the configured
+/// `astype`.
+///
+/// # Errors
+/// Invalid configuration; a `dtype` or `astype` that NumPy does not have
+/// ([`MetadataError::UnsupportedDataType`]); a `dtype` other than `dt`.
+pub fn bind_fixed_scale_offset(
+    dt: &DataType,
+    config: Option<&serde_json::Value>,
+) -> Result<Box<dyn DynStage>, MetadataError> {
+    let name = fixed_scale_offset::NAME;
+    // Configuration errors are reported before data type errors.
+    let cfg = FixedScaleOffsetConfig::from_json(config)?;
+    let reason = "numcodecs.fixedscaleoffset supports the NumPy types int8..uint64, float16/32/64";
+    if !fixed_scale_offset::numpy_supports(dt.id) {
+        return Err(unsupported(name, dt, reason));
+    }
+    let target = DataType::new(cfg.astype_id());
+    if !fixed_scale_offset::numpy_supports(target.id) {
+        return Err(unsupported(name, &target, reason));
+    }
+    with_numpy!(dt.id, S => select_fso_target::<S>(dt, &target, &cfg),
+        else Err(unsupported(name, dt, reason)))
+}
+
+fn select_fso_target<S>(
+    dt: &DataType,
+    target: &DataType,
+    cfg: &FixedScaleOffsetConfig,
+) -> Result<Box<dyn DynStage>, MetadataError>
+where
+    S: NumpyNumber + crate::pipeline::dynamic::Element,
+{
+    with_numpy!(target.id, D => {
+        let c = FixedScaleOffset::<S, D>::from_config(cfg)?;
+        Ok(Box::new(Bound::new(c, dt.clone(), target.clone())) as Box<dyn DynStage>)
+    }, else Err(unsupported(fixed_scale_offset::NAME, target, "not a NumPy type")))
 }

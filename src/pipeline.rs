@@ -70,12 +70,24 @@ impl<A: ArrayCodec, B: ArrayCodec<In = A::Out>> ArrayCodec for Chain<A, B> {
         while start < n {
             let end = (start + BLOCK).min(n);
             let tmp = &mut buf[..end - start];
-            self.first
-                .encode_slice(&src[start..end], tmp)
-                .map_err(|e| shift(e, start))?;
+            let first = self.first.encode_slice(&src[start..end], tmp);
+            // The second stage may fail on an element before the first stage's failure,
+            // which is then the first failing element. `tmp` is only partly written after a
+            // failure, so the elements before it are redone (they succeed).
+            let ok = match &first {
+                Ok(()) => end - start,
+                Err(e) => {
+                    let ok = e.index;
+                    self.first
+                        .encode_slice(&src[start..start + ok], &mut tmp[..ok])
+                        .map_err(|e| shift(e, start))?;
+                    ok
+                }
+            };
             self.second
-                .encode_slice(tmp, &mut dst[start..end])
+                .encode_slice(&tmp[..ok], &mut dst[start..start + ok])
                 .map_err(|e| shift(e, start))?;
+            first.map_err(|e| shift(e, start))?;
             start = end;
         }
         Ok(())
@@ -88,12 +100,21 @@ impl<A: ArrayCodec, B: ArrayCodec<In = A::Out>> ArrayCodec for Chain<A, B> {
         while start < n {
             let end = (start + BLOCK).min(n);
             let tmp = &mut buf[..end - start];
-            self.second
-                .decode_slice(&src[start..end], tmp)
-                .map_err(|e| shift(e, start))?;
+            let second = self.second.decode_slice(&src[start..end], tmp);
+            let ok = match &second {
+                Ok(()) => end - start,
+                Err(e) => {
+                    let ok = e.index;
+                    self.second
+                        .decode_slice(&src[start..start + ok], &mut tmp[..ok])
+                        .map_err(|e| shift(e, start))?;
+                    ok
+                }
+            };
             self.first
-                .decode_slice(tmp, &mut dst[start..end])
+                .decode_slice(&tmp[..ok], &mut dst[start..start + ok])
                 .map_err(|e| shift(e, start))?;
+            second.map_err(|e| shift(e, start))?;
             start = end;
         }
         Ok(())
@@ -243,11 +264,12 @@ where
         return Array::from_shape_vec(shape, out).map_err(|e| CodecError::Array(e.to_string()));
     }
     if let (true, Some(src)) = (is_f_only(input), input.as_slice_memory_order()) {
-        kernel(src, &mut out).map_err(|mut e| {
-            e.index = f_to_c_index(input.shape(), e.index);
-            e
-        })?;
-        return Array::from_shape_vec(shape.f(), out).map_err(|e| CodecError::Array(e.to_string()));
+        // On a failure, the first failing element in memory order need not be the first in
+        // C order: the gathered run below finds that one.
+        if kernel(src, &mut out).is_ok() {
+            return Array::from_shape_vec(shape.f(), out)
+                .map_err(|e| CodecError::Array(e.to_string()));
+        }
     }
     let gathered: Vec<A> = input.iter().copied().collect();
     kernel(&gathered, &mut out)?;
@@ -302,13 +324,17 @@ fn in_place<T: DType, D: Dimension>(
             let end = (start + BLOCK).min(slice.len());
             buf.clear();
             buf.extend_from_slice(&slice[start..end]);
-            kernel(&buf, &mut slice[start..end]).map_err(|mut e| {
+            if let Err(mut e) = kernel(&buf, &mut slice[start..end]) {
                 e.index += start;
                 if f_order {
-                    e.index = f_to_c_index(&shape, e.index);
+                    // Memory order is not C order: put this block back, and report the
+                    // failing element that comes first in C order among those not encoded
+                    // yet (every element before `start` succeeded).
+                    slice[start..end].copy_from_slice(&buf);
+                    e = first_in_c_order(&slice[start..], start, &shape, &kernel).unwrap_or(e);
                 }
-                e
-            })?;
+                return Err(e.into());
+            }
             start = end;
         }
         return Ok(());
@@ -320,4 +346,25 @@ fn in_place<T: DType, D: Dimension>(
         *d = v;
     }
     Ok(())
+}
+
+/// The failing element of `rest` (memory positions `offset..` of an F-contiguous array of
+/// `shape`) whose C-order flat index is smallest, with that index.
+fn first_in_c_order<T: DType>(
+    rest: &[T],
+    offset: usize,
+    shape: &[usize],
+    kernel: &impl Fn(&[T], &mut [T]) -> Result<(), ElementError>,
+) -> Option<ElementError> {
+    let mut best: Option<ElementError> = None;
+    let mut one = [T::default()];
+    for (i, x) in rest.iter().enumerate() {
+        if let Err(mut e) = kernel(std::slice::from_ref(x), &mut one) {
+            e.index = f_to_c_index(shape, offset + i);
+            if best.as_ref().is_none_or(|b| e.index < b.index) {
+                best = Some(e);
+            }
+        }
+    }
+    best
 }

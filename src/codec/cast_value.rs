@@ -266,7 +266,8 @@ fn status_rule(st: Status) -> Option<Rule> {
     }
 }
 
-/// One direction's kernel: map, else round and range-check.
+/// One direction's kernel: map, else round and range-check — the conversion core's slice
+/// path (fast paths included), with the map applied first.
 #[inline(always)]
 fn cast_kernel<A: Real, B: Real>(
     src: &[A],
@@ -274,39 +275,15 @@ fn cast_kernel<A: Real, B: Real>(
     opts: CastOptions,
     map: &MapEntries<A, B>,
 ) -> Result<(), SliceFailure> {
-    let mut first: Option<SliceFailure> = None;
-    if map.is_empty() {
-        for (i, (s, d)) in src.iter().zip(dst.iter_mut()).enumerate() {
-            let (v, st) = B::from_exact(s.to_exact(), opts);
-            *d = v;
-            if st.is_error() && first.is_none() {
-                first = Some(SliceFailure {
-                    index: i,
-                    rule: status_rule(st).unwrap_or(Rule::OutOfRange),
-                });
-            }
-        }
+    let result = if map.is_empty() {
+        crate::convert::cast_slice(src, dst, opts)
     } else {
-        for (i, (s, d)) in src.iter().zip(dst.iter_mut()).enumerate() {
-            let x = s.to_exact();
-            if let Some(v) = map.lookup(x) {
-                *d = v;
-                continue;
-            }
-            let (v, st) = B::from_exact(x, opts);
-            *d = v;
-            if st.is_error() && first.is_none() {
-                first = Some(SliceFailure {
-                    index: i,
-                    rule: status_rule(st).unwrap_or(Rule::OutOfRange),
-                });
-            }
-        }
-    }
-    match first {
-        None => Ok(()),
-        Some(f) => Err(f),
-    }
+        crate::convert::cast_slice_mapped(src, dst, opts, &|x| map.lookup(x))
+    };
+    result.map_err(|f| SliceFailure {
+        index: f.index,
+        rule: status_rule(f.status).unwrap_or(Rule::OutOfRange),
+    })
 }
 
 /// Numerical equality for the fill round trip: NaN equals NaN, -0 equals +0.

@@ -10,12 +10,12 @@ use ndarray::{ArrayD, IxDyn};
 use serde_json::Value;
 
 use crate::codec::cast_value::CastValueConfig;
-use crate::codec::{ArrayCodec, bitround, cast_value, scale_offset};
+use crate::codec::{ArrayCodec, Direction, bitround, cast_value, fixed_scale_offset, scale_offset};
 use crate::dispatch::{self, match_all_arms};
 use crate::dtype::{DType, DTypeId};
 use crate::error::{CodecError, MetadataError};
 use crate::metadata::{CodecObject, DataType};
-use crate::pipeline::ArrayCodecExt;
+use crate::pipeline::BLOCK;
 
 macro_rules! define_dyn_array {
     (() $($kind:ident $v:ident = $t:ty,)*) => {
@@ -44,6 +44,80 @@ macro_rules! define_dyn_array {
             }
         }
 
+        /// A flat buffer of any built-in data type (a block of a fused run-time chain).
+        #[derive(Clone, Debug, PartialEq)]
+        pub enum DynVec {
+            $(
+                #[doc = concat!("`", stringify!($t), "` elements")]
+                $v(Vec<$t>),
+            )*
+        }
+
+        /// A borrowed flat slice of any built-in data type.
+        #[derive(Clone, Copy, Debug, PartialEq)]
+        pub enum DynSlice<'a> {
+            $(
+                #[doc = concat!("`", stringify!($t), "` elements")]
+                $v(&'a [$t]),
+            )*
+        }
+
+        impl DynVec {
+            /// The element type.
+            pub fn dtype(&self) -> DTypeId {
+                match self {
+                    $(DynVec::$v(_) => DTypeId::$v,)*
+                }
+            }
+
+            /// Number of elements.
+            pub fn len(&self) -> usize {
+                match self {
+                    $(DynVec::$v(v) => v.len(),)*
+                }
+            }
+
+            /// Whether there are no elements.
+            pub fn is_empty(&self) -> bool {
+                self.len() == 0
+            }
+
+            /// Borrow `[start, end)`.
+            pub fn slice(&self, start: usize, end: usize) -> DynSlice<'_> {
+                match self {
+                    $(DynVec::$v(v) => DynSlice::$v(&v[start..end]),)*
+                }
+            }
+        }
+
+        impl DynSlice<'_> {
+            /// Number of elements.
+            pub fn len(&self) -> usize {
+                match self {
+                    $(DynSlice::$v(v) => v.len(),)*
+                }
+            }
+
+            /// Whether there are no elements.
+            pub fn is_empty(&self) -> bool {
+                self.len() == 0
+            }
+
+            /// The element type.
+            pub fn dtype(&self) -> DTypeId {
+                match self {
+                    $(DynSlice::$v(_) => DTypeId::$v,)*
+                }
+            }
+
+            /// Sub-slice `[start, end)`.
+            pub fn sub(&self, start: usize, end: usize) -> Self {
+                match self {
+                    $(DynSlice::$v(v) => DynSlice::$v(&v[start..end]),)*
+                }
+            }
+        }
+
         $(
             impl Element for $t {
                 const ID: DTypeId = DTypeId::$v;
@@ -56,6 +130,33 @@ macro_rules! define_dyn_array {
                         #[allow(unreachable_patterns)]
                         _ => None,
                     }
+                }
+                fn vec_mut(v: &mut DynVec) -> Option<&mut Vec<Self>> {
+                    match v {
+                        DynVec::$v(x) => Some(x),
+                        #[allow(unreachable_patterns)]
+                        _ => None,
+                    }
+                }
+                fn into_vec(v: DynVec) -> Option<Vec<Self>> {
+                    match v {
+                        DynVec::$v(x) => Some(x),
+                        #[allow(unreachable_patterns)]
+                        _ => None,
+                    }
+                }
+                fn slice_of(s: DynSlice<'_>) -> Option<&[Self]> {
+                    match s {
+                        DynSlice::$v(x) => Some(x),
+                        #[allow(unreachable_patterns)]
+                        _ => None,
+                    }
+                }
+                fn wrap_vec(v: Vec<Self>) -> DynVec {
+                    DynVec::$v(v)
+                }
+                fn wrap_slice(s: &[Self]) -> DynSlice<'_> {
+                    DynSlice::$v(s)
                 }
             }
         )*
@@ -70,6 +171,16 @@ pub trait Element: DType {
     fn into_dyn(a: ArrayD<Self>) -> DynArray;
     /// Borrow the array if it holds this type.
     fn from_dyn(a: &DynArray) -> Option<&ArrayD<Self>>;
+    /// Borrow the buffer if it holds this type.
+    fn vec_mut(v: &mut DynVec) -> Option<&mut Vec<Self>>;
+    /// Unwrap the buffer if it holds this type.
+    fn into_vec(v: DynVec) -> Option<Vec<Self>>;
+    /// Borrow the slice if it holds this type.
+    fn slice_of(s: DynSlice<'_>) -> Option<&[Self]>;
+    /// Wrap a buffer.
+    fn wrap_vec(v: Vec<Self>) -> DynVec;
+    /// Wrap a slice.
+    fn wrap_slice(s: &[Self]) -> DynSlice<'_>;
 }
 
 crate::__zquant_dtype_table!(define_dyn_array);
@@ -164,16 +275,30 @@ pub trait DynStage: Send + Sync {
     fn input(&self) -> &DataType;
     /// Encoded data type.
     fn output(&self) -> &DataType;
-    /// Encode an array of [`DynStage::input`] type.
+    /// A zeroed buffer of `n` elements of the encoded type.
+    fn new_output(&self, n: usize) -> DynVec;
+    /// A zeroed buffer of `n` elements of the decoded type.
+    fn new_input(&self, n: usize) -> DynVec;
+    /// Encode `src` (of the input type) into `dst[at..at + src.len()]` (of the output type).
     ///
     /// # Errors
-    /// Wrong input type, or an element that cannot be encoded.
-    fn encode(&self, a: &DynArray) -> Result<DynArray, CodecError>;
-    /// Decode an array of [`DynStage::output`] type.
+    /// Wrong buffer types, or the first element that cannot be encoded (index within `src`).
+    fn encode_block(
+        &self,
+        src: DynSlice<'_>,
+        dst: &mut DynVec,
+        at: usize,
+    ) -> Result<(), CodecError>;
+    /// Decode `src` (of the output type) into `dst[at..at + src.len()]` (of the input type).
     ///
     /// # Errors
-    /// Wrong input type, or an element that cannot be decoded.
-    fn decode(&self, a: &DynArray) -> Result<DynArray, CodecError>;
+    /// Wrong buffer types, or the first element that cannot be decoded (index within `src`).
+    fn decode_block(
+        &self,
+        src: DynSlice<'_>,
+        dst: &mut DynVec,
+        at: usize,
+    ) -> Result<(), CodecError>;
     /// Carry a 0-d fill value forward.
     ///
     /// # Errors
@@ -205,6 +330,13 @@ fn wrong_type(expected: DTypeId, found: DTypeId) -> CodecError {
     CodecError::Array(format!("expected an array of {expected}, got {found}"))
 }
 
+fn wrong_buffers(src: DTypeId, dst: DTypeId, found: (DTypeId, DTypeId)) -> CodecError {
+    CodecError::Array(format!(
+        "stage reads {src} and writes {dst}, given {} and {}",
+        found.0, found.1
+    ))
+}
+
 impl<C> DynStage for Bound<C>
 where
     C: ArrayCodec,
@@ -220,13 +352,41 @@ where
     fn output(&self) -> &DataType {
         &self.output
     }
-    fn encode(&self, a: &DynArray) -> Result<DynArray, CodecError> {
-        let x = C::In::from_dyn(a).ok_or_else(|| wrong_type(C::In::ID, a.dtype()))?;
-        self.codec.encode(x).map(C::Out::into_dyn)
+    fn new_output(&self, n: usize) -> DynVec {
+        C::Out::wrap_vec(vec![C::Out::default(); n])
     }
-    fn decode(&self, a: &DynArray) -> Result<DynArray, CodecError> {
-        let x = C::Out::from_dyn(a).ok_or_else(|| wrong_type(C::Out::ID, a.dtype()))?;
-        self.codec.decode(x).map(C::In::into_dyn)
+    fn new_input(&self, n: usize) -> DynVec {
+        C::In::wrap_vec(vec![C::In::default(); n])
+    }
+    fn encode_block(
+        &self,
+        src: DynSlice<'_>,
+        dst: &mut DynVec,
+        at: usize,
+    ) -> Result<(), CodecError> {
+        let found = (src.dtype(), dst.dtype());
+        let (Some(s), Some(d)) = (C::In::slice_of(src), C::Out::vec_mut(dst)) else {
+            return Err(wrong_buffers(C::In::ID, C::Out::ID, found));
+        };
+        let d = d
+            .get_mut(at..at + s.len())
+            .ok_or_else(|| CodecError::Array("output block out of bounds".into()))?;
+        self.codec.encode_slice(s, d).map_err(CodecError::from)
+    }
+    fn decode_block(
+        &self,
+        src: DynSlice<'_>,
+        dst: &mut DynVec,
+        at: usize,
+    ) -> Result<(), CodecError> {
+        let found = (src.dtype(), dst.dtype());
+        let (Some(s), Some(d)) = (C::Out::slice_of(src), C::In::vec_mut(dst)) else {
+            return Err(wrong_buffers(C::Out::ID, C::In::ID, found));
+        };
+        let d = d
+            .get_mut(at..at + s.len())
+            .ok_or_else(|| CodecError::Array("output block out of bounds".into()))?;
+        self.codec.decode_slice(s, d).map_err(CodecError::from)
     }
     fn encode_fill_value(&self, fill: &DynArray) -> Result<DynArray, MetadataError> {
         let x = C::In::from_dyn(fill)
@@ -279,6 +439,7 @@ pub fn bind_codec(obj: &CodecObject, input: &DataType) -> Result<Box<dyn DynStag
         }
         bitround::NAME => dispatch::bind_bitround(input, config, false),
         bitround::ALIAS => dispatch::bind_bitround(input, config, true),
+        fixed_scale_offset::NAME => dispatch::bind_fixed_scale_offset(input, config),
         other => Err(MetadataError::UnknownCodec(other.to_string())),
     }
 }
@@ -342,39 +503,143 @@ impl DynChain {
         &self.stages
     }
 
-    /// Encode through every stage.
+    /// Encode through every stage, fused: the input is processed in blocks of
+    /// [`BLOCK`](crate::pipeline::BLOCK) elements, each going through every stage while in
+    /// cache. The output is in C order.
     ///
     /// # Errors
-    /// Wrong input type, or the first element a stage cannot encode.
+    /// Wrong input type, or the first element (C-order flat index) a stage cannot encode.
     pub fn encode(&self, input: &DynArray) -> Result<DynArray, CodecError> {
         if input.dtype() != self.data_type.id {
             return Err(wrong_type(self.data_type.id, input.dtype()));
         }
-        let mut cur = input.clone();
-        for s in &self.stages {
-            cur = s.encode(&cur)?;
-        }
-        Ok(cur)
+        let kinds: Vec<_> = self
+            .stages
+            .iter()
+            .map(|s| (s.as_ref(), Direction::Encode))
+            .collect();
+        run_fused(input, &kinds, self.encoded_data_type().id)
     }
 
-    /// Decode through every stage, in reverse.
+    /// Decode through every stage in reverse, fused like [`DynChain::encode`].
     ///
     /// # Errors
-    /// Wrong input type, or the first element a stage cannot decode.
+    /// Wrong input type, or the first element (C-order flat index) a stage cannot decode.
     pub fn decode(&self, encoded: &DynArray) -> Result<DynArray, CodecError> {
         let want = self.encoded_data_type().id;
         if encoded.dtype() != want {
             return Err(wrong_type(want, encoded.dtype()));
         }
-        let mut cur = encoded.clone();
-        for s in self.stages.iter().rev() {
-            cur = s.decode(&cur)?;
-        }
-        Ok(cur)
+        let kinds: Vec<_> = self
+            .stages
+            .iter()
+            .rev()
+            .map(|s| (s.as_ref(), Direction::Decode))
+            .collect();
+        run_fused(encoded, &kinds, self.data_type.id)
     }
 
     /// The `codecs` list.
     pub fn to_metadata(&self) -> Value {
         Value::Array(self.stages.iter().map(|s| s.to_metadata()).collect())
     }
+}
+
+/// The elements of `a` in C order: borrowed when it is in standard layout, else gathered.
+fn c_order(a: &DynArray) -> (Option<DynVec>, Option<DynSlice<'_>>) {
+    let id = a.dtype();
+    dispatch::with_any!(id, T => match T::from_dyn(a) {
+        Some(x) => match x.as_slice() {
+            Some(s) => (None, Some(T::wrap_slice(s))),
+            None => (Some(T::wrap_vec(x.iter().copied().collect())), None),
+        },
+        None => (None, None),
+    })
+}
+
+fn vec_into_array(v: DynVec, shape: &[usize]) -> Result<DynArray, CodecError> {
+    let id = v.dtype();
+    dispatch::with_any!(id, T => {
+        let data = T::into_vec(v).ok_or_else(|| CodecError::Array("buffer type mismatch".into()))?;
+        ArrayD::from_shape_vec(IxDyn(shape), data)
+            .map(T::into_dyn)
+            .map_err(|e| CodecError::Array(e.to_string()))
+    })
+}
+
+fn shift_index(e: CodecError, by: usize) -> CodecError {
+    match e {
+        CodecError::Element(mut el) => {
+            el.index += by;
+            CodecError::Element(el)
+        }
+        other => other,
+    }
+}
+
+/// Run `stages` (each in its direction) over `input` block by block.
+fn run_fused(
+    input: &DynArray,
+    stages: &[(&dyn DynStage, Direction)],
+    out_type: DTypeId,
+) -> Result<DynArray, CodecError> {
+    let shape = input.shape().to_vec();
+    let (owned, borrowed) = c_order(input);
+    let src = match (&owned, borrowed) {
+        (_, Some(s)) => s,
+        (Some(v), None) => v.slice(0, v.len()),
+        (None, None) => {
+            return Err(CodecError::Array(
+                "array variant does not match its type".into(),
+            ));
+        }
+    };
+    let n = src.len();
+    if stages.is_empty() {
+        return Ok(input.clone());
+    }
+    let make = |s: &dyn DynStage, d: Direction, len: usize| match d {
+        Direction::Encode => s.new_output(len),
+        Direction::Decode => s.new_input(len),
+    };
+    let last = stages.len() - 1;
+    let block = BLOCK.min(n.max(1));
+    // One block-sized buffer per intermediate, one full-size buffer for the result.
+    let mut bufs: Vec<DynVec> = stages[..last]
+        .iter()
+        .map(|(s, d)| make(*s, *d, block))
+        .collect();
+    let (ls, ld) = stages[last];
+    let mut out = make(ls, ld, n);
+    if out.dtype() != out_type {
+        return Err(CodecError::Array(format!(
+            "chain ends in {} but should end in {out_type}",
+            out.dtype()
+        )));
+    }
+    let mut start = 0;
+    while start < n {
+        let end = (start + BLOCK).min(n);
+        let len = end - start;
+        for (i, (stage, dir)) in stages.iter().enumerate() {
+            let (prev, rest) = bufs.split_at_mut(i);
+            let input_block = if i == 0 {
+                src.sub(start, end)
+            } else {
+                prev[i - 1].slice(0, len)
+            };
+            let (dst, at) = if i == last {
+                (&mut out, start)
+            } else {
+                (&mut rest[0], 0)
+            };
+            let r = match dir {
+                Direction::Encode => stage.encode_block(input_block, dst, at),
+                Direction::Decode => stage.decode_block(input_block, dst, at),
+            };
+            r.map_err(|e| shift_index(e, start))?;
+        }
+        start = end;
+    }
+    vec_into_array(out, &shape)
 }

@@ -1,0 +1,269 @@
+//! Fast paths for [`cast_slice`](super::cast_slice), bit-identical to the reference path
+//! ([`cast_slice_reference`](super::cast_slice_reference)).
+//!
+//! Each fast path runs a branch-free loop that LLVM vectorizes and only *detects* the rare
+//! elements (NaN, out of range, anything the hardware does not round as the spec says); when
+//! one is seen, the whole slice is redone by the reference path, which also finds the first
+//! failing index. So a fast path never has to reproduce an error, a clamp at a tricky
+//! boundary or a wrap of a huge value — it only has to be right on what it accepts.
+//!
+//! - Sources of at most 8 bits (and 16-bit sources on long slices): every code is converted
+//!   once by the reference path into a table, then the slice is a table lookup. Correct by
+//!   construction for every target, mode and out-of-range rule.
+//! - `f32`/`f64` to any integer type, every rounding mode: hardware rounding to an integral
+//!   `f64` (exact: rounding to an integer never needs more precision than the source has),
+//!   then a range check.
+//! - Integer to integer: a range check (and the wrap is the low bits).
+//! - `f64 -> f32`, and integers to `f32`/`f64`, nearest-even: the hardware conversion, which
+//!   is correctly rounded; NaNs are canonicalized and overflow is detected.
+
+use super::{CastOptions, ElementFailure, Exact, OutOfRange, Rounding};
+use crate::dtype::layout::{FLOAT32, FLOAT64, IntLayout};
+use crate::dtype::{Kind, Real};
+
+/// Outcome of a fast path: `None` when none applies.
+pub(crate) type Fast = Option<Result<(), ElementFailure>>;
+
+const fn float_layout_is(k: Kind, l: crate::dtype::FloatLayout) -> bool {
+    match k {
+        Kind::Float(x) => {
+            x.exponent_bits == l.exponent_bits
+                && x.mantissa_bits == l.mantissa_bits
+                && x.bias == l.bias
+                && x.signed == l.signed
+                && x.subnormals == l.subnormals
+                && x.inf == l.inf
+                && matches!(x.nan, crate::dtype::NanEncoding::Ieee)
+        }
+        _ => false,
+    }
+}
+
+const fn int_layout(k: Kind) -> Option<IntLayout> {
+    match k {
+        Kind::Int(l) => Some(l),
+        _ => None,
+    }
+}
+
+/// The table path, when the source is narrow enough for the slice's length: exact for every
+/// element, `scalar_map` included.
+#[inline]
+pub(crate) fn try_table<S: Real, D: Real>(
+    src: &[S],
+    dst: &mut [D],
+    opts: CastOptions,
+    map: &impl Fn(Exact) -> Option<D>,
+) -> Fast {
+    let n = src.len().min(dst.len());
+    if S::BITS <= 8 && n >= 256 {
+        return Some(by_table::<S, D, 256>(&src[..n], &mut dst[..n], opts, map));
+    }
+    if S::BITS <= 16 && n >= 1 << 18 {
+        return Some(by_table::<S, D, 65536>(&src[..n], &mut dst[..n], opts, map));
+    }
+    None
+}
+
+/// Try every elementwise fast path that applies to `S -> D` under `opts` (no scalar map).
+#[inline]
+pub(crate) fn try_cast<S: Real, D: Real>(src: &[S], dst: &mut [D], opts: CastOptions) -> Fast {
+    let n = src.len().min(dst.len());
+    let (src, dst) = (&src[..n], &mut dst[..n]);
+    let s_f64 = float_layout_is(S::KIND, FLOAT64);
+    let s_f32 = float_layout_is(S::KIND, FLOAT32);
+    if s_f64 || s_f32 {
+        if let Some(l) = int_layout(D::KIND) {
+            return float_to_int(src, dst, opts, l, s_f64);
+        }
+        if opts.rounding == Rounding::NearestEven && s_f64 && float_layout_is(D::KIND, FLOAT32) {
+            return f64_to_f32(src, dst, opts);
+        }
+        if (s_f64 && float_layout_is(D::KIND, FLOAT64))
+            || (s_f32 && float_layout_is(D::KIND, FLOAT32))
+        {
+            // Same format: only NaN payloads change (canonicalized) — leave it to the
+            // reference path, which is exact and rare in practice.
+            return None;
+        }
+    }
+    if let Some(sl) = int_layout(S::KIND) {
+        if let Some(dl) = int_layout(D::KIND) {
+            return int_to_int(src, dst, opts, sl, dl);
+        }
+        if opts.rounding == Rounding::NearestEven
+            && (float_layout_is(D::KIND, FLOAT32) || float_layout_is(D::KIND, FLOAT64))
+        {
+            return int_to_hw_float(src, dst, sl);
+        }
+    }
+    None
+}
+
+/// Convert every code of `S` once with the reference path (scalar map first), then look up.
+fn by_table<S: Real, D: Real, const N: usize>(
+    src: &[S],
+    dst: &mut [D],
+    opts: CastOptions,
+    map: &impl Fn(Exact) -> Option<D>,
+) -> Result<(), ElementFailure> {
+    let mask = (N - 1) as u64;
+    let mut values = vec![D::default(); N];
+    let mut bad = vec![false; N];
+    let mut any_bad = false;
+    for code in 0..N {
+        let x = S::from_bits(code as u64).to_exact();
+        let (v, st) = match map(x) {
+            Some(v) => (v, super::Status::Exact),
+            None => D::from_exact(x, opts),
+        };
+        values[code] = v;
+        bad[code] = st.is_error();
+        any_bad |= st.is_error();
+    }
+    for (s, d) in src.iter().zip(dst.iter_mut()) {
+        *d = values[(s.to_bits() & mask) as usize];
+    }
+    if any_bad {
+        if let Some(index) = src.iter().position(|s| bad[(s.to_bits() & mask) as usize]) {
+            return Err(ElementFailure {
+                index,
+                status: D::from_exact(src[index].to_exact(), opts).1,
+            });
+        }
+    }
+    Ok(())
+}
+
+#[inline(always)]
+fn as_f64<S: Real>(x: S, is_f64: bool) -> f64 {
+    if is_f64 {
+        f64::from_bits(x.to_bits())
+    } else {
+        f32::from_bits(x.to_bits() as u32) as f64
+    }
+}
+
+/// Round to an integral value under `mode`, in hardware.
+#[inline(always)]
+fn round_integral(x: f64, mode: Rounding) -> f64 {
+    match mode {
+        Rounding::NearestEven => x.round_ties_even(),
+        Rounding::TowardsZero => x.trunc(),
+        Rounding::TowardsPositive => x.ceil(),
+        Rounding::TowardsNegative => x.floor(),
+        Rounding::NearestAway => x.round(),
+    }
+}
+
+fn float_to_int<S: Real, D: Real>(
+    src: &[S],
+    dst: &mut [D],
+    opts: CastOptions,
+    l: IntLayout,
+    s_f64: bool,
+) -> Fast {
+    // Bounds as f64: exact for every width (2^63 and 2^64 are powers of two; `max + 1` is
+    // used as an exclusive bound so that no rounding of `max` itself is involved).
+    if opts.out_of_range == OutOfRange::Clamp && l.bits == 64 {
+        // `max` of a 64-bit type is not an f64: clamping is left to the reference path.
+        return None;
+    }
+    let lo = l.min() as f64;
+    let hi_excl = (l.max() + 1) as f64;
+    let oor = opts.out_of_range;
+    let mode = opts.rounding;
+    let mut bad = false;
+    // Wrap is only done here for |r| < 2^63 (so that `r as i64` is exact).
+    let wrap_limit = 9.223_372_036_854_776e18;
+    for (s, d) in src.iter().zip(dst.iter_mut()) {
+        let r = round_integral(as_f64(*s, s_f64), mode);
+        let in_range = r >= lo && r < hi_excl;
+        let (v, ok) = match oor {
+            OutOfRange::Error => (r, in_range),
+            OutOfRange::Clamp => (r.max(lo).min(l.max() as f64), !r.is_nan()),
+            OutOfRange::Wrap => (r, r.abs() < wrap_limit),
+        };
+        // `as` saturates (and maps NaN to 0), so `v` never causes UB and in-range values
+        // convert exactly; for unsigned 64-bit targets values >= 2^63 go through u64.
+        let bits = if v >= 9.223_372_036_854_775_808e18 {
+            v as u64
+        } else {
+            v as i64 as u64
+        };
+        *d = D::from_bits(bits);
+        bad |= !ok;
+    }
+    if bad { None } else { Some(Ok(())) }
+}
+
+fn f64_to_f32<S: Real, D: Real>(src: &[S], dst: &mut [D], opts: CastOptions) -> Fast {
+    let mut bad = false;
+    let canonical_nan = f32::from_bits(0x7fc0_0000);
+    for (s, d) in src.iter().zip(dst.iter_mut()) {
+        let x = f64::from_bits(s.to_bits());
+        let y = x as f32;
+        let y = if x.is_nan() { canonical_nan } else { y };
+        // Overflow after rounding: finite in, infinite out.
+        bad |= y.is_infinite() && x.is_finite();
+        *d = D::from_bits(y.to_bits() as u64);
+    }
+    if bad && opts.out_of_range != OutOfRange::Clamp {
+        return None;
+    }
+    // Under clamp an overflow goes to ±Inf, which is what the hardware produced.
+    Some(Ok(()))
+}
+
+#[inline(always)]
+fn int_value(l: IntLayout, bits: u64) -> i64 {
+    if l.signed {
+        let sh = 64 - l.bits;
+        ((bits << sh) as i64) >> sh
+    } else {
+        bits as i64
+    }
+}
+
+fn int_to_int<S: Real, D: Real>(
+    src: &[S],
+    dst: &mut [D],
+    opts: CastOptions,
+    sl: IntLayout,
+    dl: IntLayout,
+) -> Fast {
+    if !sl.signed && sl.bits == 64 {
+        return None; // u64 values above i64::MAX: leave to the reference path.
+    }
+    let lo = dl.min().max(i64::MIN as i128) as i64;
+    let hi = dl.max().min(i64::MAX as i128) as i64;
+    let mut bad = false;
+    for (s, d) in src.iter().zip(dst.iter_mut()) {
+        let v = int_value(sl, s.to_bits());
+        let in_range = v >= lo && v <= hi;
+        let out = match opts.out_of_range {
+            OutOfRange::Clamp => v.clamp(lo, hi),
+            _ => v,
+        };
+        *d = D::from_bits(out as u64);
+        bad |= !in_range && opts.out_of_range == OutOfRange::Error;
+    }
+    if bad { None } else { Some(Ok(())) }
+}
+
+fn int_to_hw_float<S: Real, D: Real>(src: &[S], dst: &mut [D], sl: IntLayout) -> Fast {
+    let to_f64 = float_layout_is(D::KIND, FLOAT64);
+    let unsigned64 = !sl.signed && sl.bits == 64;
+    for (s, d) in src.iter().zip(dst.iter_mut()) {
+        let b = s.to_bits();
+        // Rust's integer-to-float `as` rounds once, to nearest-even.
+        let bits = match (to_f64, unsigned64) {
+            (true, true) => (b as f64).to_bits(),
+            (true, false) => (int_value(sl, b) as f64).to_bits(),
+            (false, true) => (b as f32).to_bits() as u64,
+            (false, false) => (int_value(sl, b) as f32).to_bits() as u64,
+        };
+        *d = D::from_bits(bits);
+    }
+    Some(Ok(()))
+}
