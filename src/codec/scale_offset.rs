@@ -16,7 +16,8 @@
 //! operation is rounded once to nearest-even in the type; an overflow gives ±Inf where the
 //! type has infinities (catalogue `float-overflow-inf`) and fails otherwise, as does a NaN
 //! result in a type without NaN. A missing `offset` is the additive identity 0, so decoding
-//! `-0.0` gives `+0.0` (catalogue `negzero-identity`). `scale: 0` is a metadata error
+//! `-0.0` gives `+0.0` (catalogue `negzero-identity`); in `float8_e8m0fnu`, which has no
+//! zero, a missing offset leaves the value exactly as it is (`x - 0 = x`). `scale: 0` is a metadata error
 //! (catalogue `scale-zero`).
 
 use serde_json::{Map, Value};
@@ -36,6 +37,9 @@ pub struct ScaleOffset<T: Real> {
     scale: T,
     /// Whether `offset`/`scale` were given (so that metadata round-trips as written).
     explicit: (bool, bool),
+    /// The offset is missing and `T` has no zero (`float8_e8m0fnu`): the additive identity
+    /// is not a value of `T`, so the subtraction and addition are skipped (exactly `x - 0`).
+    no_offset: bool,
 }
 
 fn fault_rule(f: ArithFault) -> Rule {
@@ -62,10 +66,14 @@ impl<T: Real> ScaleOffset<T> {
                 reason: "scale must be non-zero".into(),
             });
         }
+        let no_zero = T::from_exact(crate::convert::Exact::ZERO, Default::default())
+            .1
+            .is_error();
         Ok(ScaleOffset {
             offset,
             scale,
             explicit,
+            no_offset: !explicit.0 && no_zero,
         })
     }
 
@@ -124,10 +132,12 @@ impl<T: Real> ScaleOffset<T> {
 
     #[inline(always)]
     fn encode_one(&self, x: T) -> (T, Option<Rule>) {
-        match x
-            .checked_sub(self.offset)
-            .and_then(|d| d.checked_mul(self.scale))
-        {
+        let d = if self.no_offset {
+            Ok(x)
+        } else {
+            x.checked_sub(self.offset)
+        };
+        match d.and_then(|d| d.checked_mul(self.scale)) {
             Ok(v) => (v, None),
             Err(f) => (x, Some(fault_rule(f))),
         }
@@ -135,10 +145,13 @@ impl<T: Real> ScaleOffset<T> {
 
     #[inline(always)]
     fn decode_one(&self, x: T) -> (T, Option<Rule>) {
-        match x
-            .checked_div(self.scale)
-            .and_then(|d| d.checked_add(self.offset))
-        {
+        match x.checked_div(self.scale).and_then(|d| {
+            if self.no_offset {
+                Ok(d)
+            } else {
+                d.checked_add(self.offset)
+            }
+        }) {
             Ok(v) => (v, None),
             Err(f) => (x, Some(fault_rule(f))),
         }

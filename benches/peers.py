@@ -1,0 +1,295 @@
+"""Time zquant's peers on the cases of examples/throughput.rs, and combine the results.
+
+Run by benches/compare_peers.sh (which sets up the venv); not part of cargo test or CI.
+
+    python benches/peers.py measure --elements N [--runs R] --json target/peers.json
+    python benches/peers.py combine target/zquant.json target/peers.json
+
+Peers, each on the cases it supports, named as in the Rust harness:
+  * cast-value-rs (``cast_array_into``: preallocated output, like zquant's typed API);
+  * numcodecs ``FixedScaleOffset`` (f8 -> u1) and ``BitRound`` (f32, keepbits 10); both
+    allocate their output, as numcodecs' API does;
+  * numpy ``copyto(dst, src, casting="unsafe")`` (an ``astype`` into a preallocated array):
+    truncation and wrap-around, no rounding mode or range check, so not the same result;
+    shown as a floor for what a cast costs in numpy;
+  * numpy ``copyto`` of bytes: the memcpy baseline, max(input bytes, output bytes) per case,
+    timed interleaved with the case like the Rust harness does.
+
+The input data is the same as the Rust harness's (benches/common/data.rs): the SplitMix64
+stream is reproduced with numpy's wrapping uint64 arithmetic.
+"""
+
+import argparse
+import json
+import math
+import os
+import platform
+import statistics
+import sys
+import time
+
+import numpy as np
+
+GAMMA = np.uint64(0x9E3779B97F4A7C15)
+ROW = 1024
+WAVES = 2.5
+NOISE = 0.05
+
+
+def _mix(z):
+    z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+    z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+    return z ^ (z >> np.uint64(31))
+
+
+def _uniform(seed, k):
+    """The k-th (1-based) SplitMix64 output from ``seed``, as f64 in [0, 1)."""
+    with np.errstate(over="ignore"):
+        z = _mix(np.uint64(seed) + k * GAMMA)
+    return (z >> np.uint64(11)).astype(np.float64) * (1.0 / float(1 << 53))
+
+
+def unit_field(n, seed):
+    """benches/common/data.rs ``unit_field``."""
+    i = np.arange(n, dtype=np.uint64)
+    noise = -2.0
+    for j in range(4):
+        noise = noise + _uniform(seed, i * np.uint64(4) + np.uint64(j + 1))
+    noise = noise * NOISE
+    idx = np.arange(n)
+    x = (idx % ROW).astype(np.float64)
+    y = (idx // ROW).astype(np.float64)
+    smooth = np.sin(x * 0.011) + np.cos(y * 0.007 + 0.3) + 0.5 * np.sin((x + y) * 0.003)
+    bound = WAVES + 2.0 * NOISE
+    return ((smooth + noise) + bound) / (2.0 * bound)
+
+
+def scaled(u, lo, hi):
+    return lo + u * (hi - lo)
+
+
+def with_nans(v, every, seed):
+    with np.errstate(over="ignore"):
+        first = _mix(np.uint64(seed) + GAMMA)
+    start = int(first % np.uint64(every))
+    v = v.copy()
+    v[start::every] = np.nan
+    return v
+
+
+def median_times(fn, base, runs):
+    """Warm up, then ``runs`` interleaved timings of ``fn`` and ``base``: (median, min) of
+    each, in seconds."""
+    fn()
+    base()
+    tc, tb = [], []
+    for _ in range(runs):
+        t0 = time.perf_counter()
+        out = fn()
+        tc.append(time.perf_counter() - t0)
+        del out
+        t0 = time.perf_counter()
+        base()
+        tb.append(time.perf_counter() - t0)
+    return statistics.median(tc), min(tc), statistics.median(tb), min(tb)
+
+
+class Memcpy:
+    def __init__(self, nbytes):
+        self.src = np.frombuffer(np.random.default_rng(1).bytes(nbytes), dtype=np.uint8)
+        self.dst = np.ones(nbytes, dtype=np.uint8)
+
+    def of(self, nbytes):
+        s, d = self.src[:nbytes], self.dst[:nbytes]
+        return lambda: np.copyto(d, s)
+
+
+def measure(args):
+    n = args.elements
+    runs = max(5, args.runs)
+    u = unit_field(n, 0x5EED)
+    mem = Memcpy(n * 8)
+    results = []
+
+    def record(name, peer, fn, in_arr, out_bytes, note=""):
+        in_bytes = in_arr.nbytes
+        nbytes = max(in_bytes, out_bytes)
+        t, tmin, tb, tbmin = median_times(fn, mem.of(nbytes), runs)
+        r = {
+            "name": name,
+            "peer": peer,
+            "elements": n,
+            "in_bytes": in_bytes,
+            "median_s": t,
+            "gbps": in_bytes / t / 1e9,
+            "memcpy_bytes": nbytes,
+            "memcpy_median_s": tb,
+            "ratio_to_memcpy": tb / t,
+            "min_s": tmin,
+            "memcpy_min_s": tbmin,
+            "note": note,
+        }
+        results.append(r)
+        print(
+            f"  {peer:<14} {name:<52} {t * 1e3:9.2f} ms {r['gbps']:7.2f} GB/s "
+            f"{r['ratio_to_memcpy']:5.2f}x memcpy",
+            file=sys.stderr,
+        )
+
+    try:
+        import cast_value_rs as cvr
+    except ImportError as e:  # pragma: no cover - reported, not fatal
+        cvr = None
+        print(f"cast-value-rs unavailable: {e}", file=sys.stderr)
+    import numcodecs
+
+    i16 = np.round(scaled(u, -1000.0, 1000.0)).astype(np.int16)
+    i32 = np.round(scaled(u, -2.0e9, 2.0e9)).astype(np.int32)
+    u8src = scaled(u, 0.0, 255.0)
+    f32k = scaled(u, -1000.0, 1000.0).astype(np.float32)
+    # (name, src, target dtype, rounding, out_of_range, scalar_map)
+    casts = [
+        ("cast_value/f64->u8/nearest-even/clamp", u8src, np.uint8, "nearest-even", "clamp", None),
+        ("cast_value/f64->u8/nearest-even/checked", u8src, np.uint8, "nearest-even", None, None),
+        ("cast_value/f64->u8/nearest-away/clamp", u8src, np.uint8, "nearest-away", "clamp", None),
+        ("cast_value/f64->u8/nearest-even/wrap", u8src, np.uint8, "nearest-even", "wrap", None),
+        (
+            "cast_value/f64->u8/nearest-even/clamp+scalar_map",
+            with_nans(u8src, 1000, 7),
+            np.uint8,
+            "nearest-even",
+            "clamp",
+            {math.nan: 0},
+        ),
+        ("cast_value/f64->i32/nearest-even/checked", scaled(u, -1.0e9, 1.0e9), np.int32, "nearest-even", None, None),
+        ("cast_value/f64->f32/nearest-even/checked", scaled(u, 200.0, 320.0), np.float32, "nearest-even", None, None),
+        ("cast_value/f32->f16/nearest-even/checked", f32k, np.float16, "nearest-even", None, None),
+        ("cast_value/f64->f16/nearest-even/checked", scaled(u, -1000.0, 1000.0), np.float16, "nearest-even", None, None),
+        ("cast_value/f16->f32/nearest-even/checked", f32k.astype(np.float16), np.float32, "nearest-even", None, None),
+        ("cast_value/i16->u8/nearest-even/wrap", i16, np.uint8, "nearest-even", "wrap", None),
+        ("cast_value/i32->f32/nearest-even/checked", i32, np.float32, "nearest-even", None, None),
+    ]
+    for name, src, dt, rounding, oor, smap in casts:
+        dst = np.empty(n, dtype=dt)
+        if cvr is not None:
+            kw = {"rounding_mode": rounding, "out_of_range_mode": oor}
+            if smap is not None:
+                kw["scalar_map_entries"] = smap
+
+            def run(src=src, dst=dst, kw=kw):
+                cvr.cast_array_into(src, dst, **kw)
+
+            record(name, "cast-value-rs", run, src, dst.nbytes)
+        if smap is None:
+            with np.errstate(all="ignore"):
+                record(
+                    name,
+                    "numpy-astype",
+                    lambda src=src, dst=dst: np.copyto(dst, src, casting="unsafe"),
+                    src,
+                    dst.nbytes,
+                    "truncates/wraps: not the same result",
+                )
+
+    fso = numcodecs.FixedScaleOffset(offset=1000, scale=10, dtype="<f8", astype="|u1")
+    x = scaled(u, 1000.0, 1025.0)
+    record("numcodecs.fixedscaleoffset/f8->u1/encode/dyn", "numcodecs", lambda: fso.encode(x), x, n)
+    enc = fso.encode(x)
+    record("numcodecs.fixedscaleoffset/f8->u1/decode/dyn", "numcodecs", lambda: fso.decode(enc), enc, 8 * n)
+    br = numcodecs.BitRound(keepbits=10)
+    f = scaled(u, 200.0, 320.0).astype(np.float32)
+    record("bitround/f32/keepbits10/copy", "numcodecs", lambda: br.encode(f), f, f.nbytes, "allocates")
+
+    versions = {"python": platform.python_version(), "numpy": np.__version__, "numcodecs": numcodecs.__version__}
+    try:
+        from importlib.metadata import version
+
+        versions["cast-value-rs"] = version("cast-value-rs")
+    except Exception:  # pragma: no cover
+        pass
+    try:
+        from threadpoolctl import threadpool_info
+
+        versions["blas"] = [
+            {k: p.get(k) for k in ("internal_api", "version", "architecture", "num_threads")}
+            for p in threadpool_info()
+        ]
+    except ImportError:  # pragma: no cover
+        pass
+    versions["OPENBLAS_CORETYPE"] = os.environ.get("OPENBLAS_CORETYPE")
+    doc = {"elements": n, "runs": runs, "versions": versions, "cases": results}
+    os.makedirs(os.path.dirname(args.json) or ".", exist_ok=True)
+    with open(args.json, "w") as fh:
+        json.dump(doc, fh, indent=1)
+    print(json.dumps(versions), file=sys.stderr)
+
+
+def combine(args):
+    with open(args.zquant) as fh:
+        zq = {c["name"]: c for c in json.load(fh)["cases"]}
+    with open(args.peers) as fh:
+        pdoc = json.load(fh)
+    peers = {}
+    for c in pdoc["cases"]:
+        peers.setdefault(c["name"], {})[c["peer"]] = c
+    cols = ["cast-value-rs", "numcodecs", "numpy-astype"]
+
+    def fmt(x, spec):
+        return "-" if x is None else format(x, spec)
+
+    w = max(len(k) for k in zq)
+    head = f"{'case':<{w}} {'zquant':>8} {'xmemcpy':>7}"
+    for p in cols:
+        head += f" {p:>14} {'zq/peer':>7}"
+    head += f" {'rust memcpy':>11} {'np memcpy':>9}"
+    print("GB/s of input bytes; zq/peer = peer median time / zquant median time (>1: zquant faster);")
+    print("memcpy columns: GB/s of bytes copied by each process's baseline (same byte count).")
+    print(head)
+    print("-" * len(head))
+    for name, z in zq.items():
+        line = f"{name:<{w}} {z['gbps']:8.2f} {z['ratio_to_memcpy']:7.2f}"
+        np_mem = None
+        for p in cols:
+            c = peers.get(name, {}).get(p)
+            if c is None:
+                line += f" {'-':>14} {'-':>7}"
+                continue
+            np_mem = c["memcpy_bytes"] / c["memcpy_median_s"] / 1e9
+            line += f" {c['gbps']:14.2f} {c['median_s'] / z['median_s']:7.2f}"
+        rust_mem = None
+        if z.get("memcpy_median_s"):
+            rust_mem = z["memcpy_bytes"] / z["memcpy_median_s"] / 1e9
+        line += f" {fmt(rust_mem, '11.2f')} {fmt(np_mem, '9.2f')}"
+        print(line)
+    chain = zq.get("chain/scale_offset+cast_value/f64->u8/encode/typed")
+    clamp = peers.get("cast_value/f64->u8/nearest-even/clamp", {}).get("cast-value-rs")
+    print()
+    if chain and clamp:
+        r = clamp["median_s"] / chain["median_s"]
+        verdict = "pass" if r >= 1.2 else "FAIL"
+        print(
+            "target: fused scale_offset->cast_value f64->u8 encode vs cast-value-rs f64->u8 "
+            f"clamp cast: {r:.2f}x (>= 1.2x: {verdict})"
+        )
+    print("peer versions:", json.dumps(pdoc.get("versions", {})))
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    m = sub.add_parser("measure")
+    m.add_argument("--elements", type=int, default=16 << 20)
+    m.add_argument("--runs", type=int, default=7)
+    m.add_argument("--json", default="target/peers.json")
+    c = sub.add_parser("combine")
+    c.add_argument("zquant")
+    c.add_argument("peers")
+    args = ap.parse_args()
+    if args.cmd == "measure":
+        measure(args)
+    else:
+        combine(args)
+
+
+if __name__ == "__main__":
+    main()

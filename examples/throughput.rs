@@ -1,0 +1,1108 @@
+//! Throughput harness: every hot kernel, beside a memcpy of the same size.
+//!
+//! ```sh
+//! cargo run --release --example throughput -- [--quick] [--json PATH] [--threads N]
+//!                                             [--runs R] [--elements N] [--filter TEXT]
+//! ```
+//!
+//! Each case runs on 16M elements (`--quick`: 4M; `--elements` overrides both) of seeded,
+//! realistic data (a smooth field plus noise, in the case's range; see
+//! `benches/common/data.rs`). Outputs are preallocated and only the kernel call is timed
+//! (`encode_slice`/`decode_slice`/`encode_in_place`), except for the run-time API
+//! ([`DynChain`]), which allocates its output inside the timed call: that is what a caller
+//! of `DynChain::encode` pays. Beside every case its baseline is timed in the same loop,
+//! interleaved run by run: a `copy_from_slice` of `max(input bytes, output bytes)`.
+//!
+//! Reported per case: the median of `R` runs (at least 5; default 7, `--quick` 5), GB/s of
+//! *input* bytes (10^9 bytes per second), and `ratio_to_memcpy` = baseline median / case
+//! median (1.0 means "as fast as copying the bytes"). The small-float casts are also timed
+//! through a per-element scalar path (`D::from_exact(x.to_exact())` on one element at a
+//! time, kept from vectorising), for the ">= 30x a scalar path" target.
+//!
+//! `--threads N` (N > 1) splits every slice into N contiguous parts processed on N threads
+//! (`std::thread::scope`), the baseline memcpy too, and also times each case on one thread
+//! to report the speedup (target: >= 1.8x at N = 2 on >= 4M elements).
+//!
+//! `--json PATH` writes `{"cases": [{"name", "elements", "in_bytes", "median_s", "gbps",
+//! "ratio_to_memcpy", ...}]}` (more keys are informative extras).
+
+use std::hint::black_box;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::{Duration, Instant};
+
+use half::{bf16, f16};
+use ndarray::{ArrayD, IxDyn};
+use serde_json::{Value, json};
+use zquant::codec::cast_value::CastValueConfig;
+use zquant::dtype::{Float4E2M1Fn, Float8E4M3, Float8E5M2};
+use zquant::{ArrayCodec, BitRound, CastOptions, CastValue, DynArray, DynChain, Real, ScaleOffset};
+
+#[path = "../benches/common/data.rs"]
+mod data;
+
+// ---------------------------------------------------------------------------------------
+// Command line
+// ---------------------------------------------------------------------------------------
+
+struct Opts {
+    elements: usize,
+    quick: bool,
+    json: Option<PathBuf>,
+    threads: usize,
+    runs: usize,
+    filter: Option<String>,
+}
+
+const USAGE: &str = "usage: throughput [--quick] [--json PATH] [--threads N] [--runs R] \
+                     [--elements N] [--filter TEXT]";
+
+fn parse_args() -> Result<Opts, String> {
+    let mut quick = false;
+    let mut json = None;
+    let mut threads = 1;
+    let mut runs = None;
+    let mut elements = None;
+    let mut filter = None;
+    let mut args = std::env::args().skip(1);
+    let num = |v: Option<String>, what: &str| -> Result<usize, String> {
+        v.ok_or_else(|| format!("{what} needs a value"))?
+            .parse::<usize>()
+            .map_err(|e| format!("{what}: {e}"))
+    };
+    while let Some(a) = args.next() {
+        match a.as_str() {
+            "--quick" => quick = true,
+            "--json" => json = Some(PathBuf::from(args.next().ok_or("--json needs a path")?)),
+            "--threads" => threads = num(args.next(), "--threads")?.max(1),
+            "--runs" => runs = Some(num(args.next(), "--runs")?),
+            "--elements" => elements = Some(num(args.next(), "--elements")?),
+            "--filter" => filter = Some(args.next().ok_or("--filter needs a value")?),
+            "-h" | "--help" => return Err(USAGE.into()),
+            // `cargo bench` style harness flags are not ours; anything else is a mistake.
+            other => return Err(format!("unknown argument {other:?}\n{USAGE}")),
+        }
+    }
+    let default_n = if quick { 4 << 20 } else { 16 << 20 };
+    Ok(Opts {
+        elements: elements.unwrap_or(default_n).max(1),
+        quick,
+        json,
+        threads,
+        runs: runs.unwrap_or(if quick { 5 } else { 7 }).max(5),
+        filter,
+    })
+}
+
+// ---------------------------------------------------------------------------------------
+// Splitting work over threads
+// ---------------------------------------------------------------------------------------
+
+/// Elements per part when `n` elements are split over `threads` (a multiple of 64, so parts
+/// start on cache-line boundaries for every element size).
+fn part_len(n: usize, threads: usize) -> usize {
+    n.div_ceil(threads).next_multiple_of(64).max(64)
+}
+
+/// `f(src, dst)`, or `f` on `threads` contiguous parts of both, one thread each.
+fn par_map<A: Sync, B: Send>(
+    threads: usize,
+    src: &[A],
+    dst: &mut [B],
+    f: &(impl Fn(&[A], &mut [B]) + Sync),
+) {
+    if threads <= 1 {
+        f(src, dst);
+        return;
+    }
+    let len = part_len(src.len(), threads);
+    std::thread::scope(|s| {
+        for (a, b) in src.chunks(len).zip(dst.chunks_mut(len)) {
+            s.spawn(move || f(a, b));
+        }
+    });
+}
+
+/// `f(data)`, or `f` on `threads` contiguous parts, one thread each.
+fn par_in_place<T: Send>(threads: usize, data: &mut [T], f: &(impl Fn(&mut [T]) + Sync)) {
+    if threads <= 1 {
+        f(data);
+        return;
+    }
+    let len = part_len(data.len(), threads);
+    std::thread::scope(|s| {
+        for part in data.chunks_mut(len) {
+            s.spawn(move || f(part));
+        }
+    });
+}
+
+// ---------------------------------------------------------------------------------------
+// Cases
+// ---------------------------------------------------------------------------------------
+
+/// Arrays a timed call allocated; dropped after the clock stops.
+type Garbage = Vec<DynArray>;
+
+struct Case {
+    name: String,
+    elements: usize,
+    in_bytes: usize,
+    out_bytes: usize,
+    note: &'static str,
+    /// One kernel run over all elements on the given number of threads.
+    run: Box<dyn FnMut(usize) -> Garbage>,
+    /// One run of the per-element scalar reference path, single-threaded.
+    scalar: Option<Box<dyn FnMut()>>,
+}
+
+/// A case built lazily (so that only one case's buffers are alive at a time, and a filtered
+/// out case costs nothing); `Err` is a reason to skip it.
+struct Builder {
+    name: &'static str,
+    build: Box<dyn FnOnce(&'static str, &[f64]) -> Result<Case, String>>,
+}
+
+fn add(
+    list: &mut Vec<Builder>,
+    name: &'static str,
+    build: impl FnOnce(&'static str, &[f64]) -> Result<Case, String> + 'static,
+) {
+    list.push(Builder {
+        name,
+        build: Box::new(build),
+    });
+}
+
+fn size_of_val_slice<T>(v: &[T]) -> usize {
+    std::mem::size_of_val(v)
+}
+
+/// A copying kernel `f(src, dst)` over preallocated buffers.
+fn map_case<A, B, F>(name: &str, src: Vec<A>, f: F) -> Case
+where
+    A: Sync + 'static,
+    B: Default + Clone + Send + 'static,
+    F: Fn(&[A], &mut [B]) + Sync + 'static,
+{
+    let n = src.len();
+    let mut dst = vec![B::default(); n];
+    Case {
+        name: name.into(),
+        elements: n,
+        in_bytes: size_of_val_slice(&src),
+        out_bytes: size_of_val_slice(&dst),
+        note: "",
+        run: Box::new(move |threads| {
+            par_map(threads, &src, &mut dst, &f);
+            black_box(&mut dst);
+            Vec::new()
+        }),
+        scalar: None,
+    }
+}
+
+/// An in-place kernel `f(data)`. Every case here is idempotent on its own output, so the
+/// repeated runs do the same work.
+fn in_place_case<T, F>(name: &str, mut data: Vec<T>, f: F) -> Case
+where
+    T: Send + 'static,
+    F: Fn(&mut [T]) + Sync + 'static,
+{
+    let bytes = size_of_val_slice(&data);
+    Case {
+        name: name.into(),
+        elements: data.len(),
+        in_bytes: bytes,
+        out_bytes: bytes,
+        note: "in place",
+        run: Box::new(move |threads| {
+            par_in_place(threads, &mut data, &f);
+            black_box(&mut data);
+            Vec::new()
+        }),
+        scalar: None,
+    }
+}
+
+/// A `cast_value` codec from its `configuration` JSON.
+fn cast_codec<S: Real, D: Real>(config: Value) -> Result<CastValue<S, D>, String> {
+    let cfg = CastValueConfig::from_json(Some(&config)).map_err(|e| e.to_string())?;
+    CastValue::from_config(&cfg).map_err(|e| e.to_string())
+}
+
+fn cast_config(data_type: &str, rounding: &str, out_of_range: Option<&str>) -> Value {
+    let mut c = json!({"data_type": data_type, "rounding": rounding});
+    if let Some(o) = out_of_range {
+        c["out_of_range"] = json!(o);
+    }
+    c
+}
+
+/// `cast_value` encode `S -> D`; with `scalar_ref`, also the per-element scalar path.
+fn cast_case<S: Real + 'static, D: Real + 'static>(
+    name: &str,
+    src: Vec<S>,
+    config: Value,
+    scalar_ref: bool,
+) -> Result<Case, String> {
+    let codec: CastValue<S, D> = cast_codec(config)?;
+    let opts = codec.options();
+    let scalar: Option<Box<dyn FnMut()>> = if scalar_ref {
+        let src = src.clone();
+        let mut dst = vec![D::default(); src.len()];
+        Some(Box::new(move || {
+            scalar_path(&src, &mut dst, opts);
+            black_box(&mut dst);
+        }))
+    } else {
+        None
+    };
+    let mut case = map_case(name, src, move |s: &[S], d: &mut [D]| {
+        codec.encode_slice(s, d).expect("in-range data encodes");
+    });
+    case.scalar = scalar;
+    Ok(case)
+}
+
+/// The per-element scalar path: the generic correctly rounded conversion, one element at a
+/// time, each input passed through `black_box` so that nothing is vectorised or hoisted.
+#[inline(never)]
+fn scalar_path<S: Real, D: Real>(src: &[S], dst: &mut [D], opts: CastOptions) {
+    for (s, d) in src.iter().zip(dst.iter_mut()) {
+        *d = D::from_exact(black_box(*s).to_exact(), opts).0;
+    }
+}
+
+fn dyn_f64(v: Vec<f64>) -> DynArray {
+    let n = v.len();
+    DynArray::Float64(ArrayD::from_shape_vec(IxDyn(&[n]), v).expect("1-d shape"))
+}
+
+fn dyn_u8(v: Vec<u8>) -> DynArray {
+    let n = v.len();
+    DynArray::UInt8(ArrayD::from_shape_vec(IxDyn(&[n]), v).expect("1-d shape"))
+}
+
+/// `v` whole, and cut into `threads` contiguous parts.
+fn dyn_parts<T: Clone>(
+    v: Vec<T>,
+    threads: usize,
+    wrap: fn(Vec<T>) -> DynArray,
+) -> (DynArray, Vec<DynArray>) {
+    let parts = if threads > 1 {
+        let len = part_len(v.len(), threads);
+        v.chunks(len).map(|c| wrap(c.to_vec())).collect()
+    } else {
+        Vec::new()
+    };
+    (wrap(v), parts)
+}
+
+#[derive(Clone, Copy)]
+enum Dir {
+    Encode,
+    Decode,
+}
+
+/// A run-time chain over `input` (split for the configured thread count), allocating its
+/// output in the timed call as `DynChain::encode`/`decode` do.
+fn dyn_case(
+    name: &str,
+    chain: DynChain,
+    dir: Dir,
+    input: (DynArray, Vec<DynArray>),
+    out_elem_bytes: usize,
+) -> Case {
+    let (whole, parts) = input;
+    let n = whole.shape().iter().product::<usize>();
+    let in_bytes = n * whole.dtype().size();
+    let run_one = move |chain: &DynChain, a: &DynArray| -> DynArray {
+        match dir {
+            Dir::Encode => chain.encode(a),
+            Dir::Decode => chain.decode(a),
+        }
+        .expect("in-range data")
+    };
+    Case {
+        name: name.into(),
+        elements: n,
+        in_bytes,
+        out_bytes: n * out_elem_bytes,
+        note: "run-time API: allocates its output",
+        run: Box::new(move |threads| {
+            if threads <= 1 || parts.is_empty() {
+                return vec![run_one(&chain, &whole)];
+            }
+            let chain = &chain;
+            std::thread::scope(|s| {
+                let handles: Vec<_> = parts
+                    .iter()
+                    .map(|p| s.spawn(move || run_one(chain, p)))
+                    .collect();
+                handles
+                    .into_iter()
+                    .map(|h| h.join().expect("worker"))
+                    .collect()
+            })
+        }),
+        scalar: None,
+    }
+}
+
+fn chain_metadata() -> (Value, Value, Vec<Value>) {
+    (
+        json!("float64"),
+        json!(250.0),
+        vec![
+            json!({"name": "scale_offset", "configuration": {"offset": 250, "scale": 4}}),
+            json!({"name": "cast_value", "configuration":
+                {"data_type": "uint8", "rounding": "nearest-even", "out_of_range": "clamp"}}),
+        ],
+    )
+}
+
+fn fso_metadata() -> (Value, Value, Vec<Value>) {
+    (
+        json!("float64"),
+        json!(1000.0),
+        vec![
+            json!({"name": "numcodecs.fixedscaleoffset", "configuration":
+            {"offset": 1000, "scale": 10, "dtype": "<f8", "astype": "|u1"}}),
+        ],
+    )
+}
+
+fn build_chain(meta: (Value, Value, Vec<Value>)) -> Result<DynChain, String> {
+    DynChain::from_metadata(&meta.0, &meta.1, &meta.2).map_err(|e| e.to_string())
+}
+
+fn typed_chain() -> Result<zquant::Chain<ScaleOffset<f64>, CastValue<f64, u8>>, String> {
+    let so = ScaleOffset::<f64>::new(250.0, 4.0).map_err(|e| e.to_string())?;
+    let cv = cast_codec::<f64, u8>(cast_config("uint8", "nearest-even", Some("clamp")))?;
+    Ok(so.then(cv))
+}
+
+fn builders(threads: usize) -> Vec<Builder> {
+    let mut b: Vec<Builder> = Vec::new();
+
+    // --- cast_value -------------------------------------------------------------------
+    let u8_cases: [(&str, &str, Option<&str>); 4] = [
+        (
+            "cast_value/f64->u8/nearest-even/clamp",
+            "nearest-even",
+            Some("clamp"),
+        ),
+        (
+            "cast_value/f64->u8/nearest-even/checked",
+            "nearest-even",
+            None,
+        ),
+        (
+            "cast_value/f64->u8/nearest-away/clamp",
+            "nearest-away",
+            Some("clamp"),
+        ),
+        (
+            "cast_value/f64->u8/nearest-even/wrap",
+            "nearest-even",
+            Some("wrap"),
+        ),
+    ];
+    for (name, rounding, oor) in u8_cases {
+        add(&mut b, name, move |name, u| {
+            let src = data::scaled(u, 0.0, 255.0);
+            cast_case::<f64, u8>(name, src, cast_config("uint8", rounding, oor), false)
+        });
+    }
+    add(
+        &mut b,
+        "cast_value/f64->u8/nearest-even/clamp+scalar_map",
+        |name, u| {
+            let src = data::with_nans(data::scaled(u, 0.0, 255.0), 1000, 7);
+            let mut config = cast_config("uint8", "nearest-even", Some("clamp"));
+            config["scalar_map"] = json!({"encode": [["NaN", 0]], "decode": [[0, "NaN"]]});
+            let mut c = cast_case::<f64, u8>(name, src, config, false)?;
+            c.note = "scalar_map {NaN: 0}; 0.1% NaN";
+            Ok(c)
+        },
+    );
+    add(
+        &mut b,
+        "cast_value/f64->i32/nearest-even/checked",
+        |name, u| {
+            let src = data::scaled(u, -1.0e9, 1.0e9);
+            cast_case::<f64, i32>(name, src, cast_config("int32", "nearest-even", None), false)
+        },
+    );
+    add(
+        &mut b,
+        "cast_value/f64->f32/nearest-even/checked",
+        |name, u| {
+            let src = data::scaled(u, 200.0, 320.0);
+            cast_case::<f64, f32>(
+                name,
+                src,
+                cast_config("float32", "nearest-even", None),
+                false,
+            )
+        },
+    );
+    add(
+        &mut b,
+        "cast_value/f32->f16/nearest-even/checked",
+        |name, u| {
+            let src = data::scaled_f32(u, -1000.0, 1000.0);
+            cast_case::<f32, f16>(
+                name,
+                src,
+                cast_config("float16", "nearest-even", None),
+                true,
+            )
+        },
+    );
+    add(
+        &mut b,
+        "cast_value/f32->bf16/nearest-even/checked",
+        |name, u| {
+            let src = data::scaled_f32(u, -1000.0, 1000.0);
+            cast_case::<f32, bf16>(
+                name,
+                src,
+                cast_config("bfloat16", "nearest-even", None),
+                true,
+            )
+        },
+    );
+    add(
+        &mut b,
+        "cast_value/f64->f16/nearest-even/checked",
+        |name, u| {
+            let src = data::scaled(u, -1000.0, 1000.0);
+            cast_case::<f64, f16>(
+                name,
+                src,
+                cast_config("float16", "nearest-even", None),
+                true,
+            )
+        },
+    );
+    add(
+        &mut b,
+        "cast_value/f32->float8_e4m3/nearest-even/checked",
+        |name, u| {
+            let src = data::scaled_f32(u, -200.0, 200.0);
+            cast_case::<f32, Float8E4M3>(
+                name,
+                src,
+                cast_config("float8_e4m3", "nearest-even", None),
+                true,
+            )
+        },
+    );
+    add(
+        &mut b,
+        "cast_value/f32->float8_e5m2/nearest-even/checked",
+        |name, u| {
+            let src = data::scaled_f32(u, -50000.0, 50000.0);
+            cast_case::<f32, Float8E5M2>(
+                name,
+                src,
+                cast_config("float8_e5m2", "nearest-even", None),
+                true,
+            )
+        },
+    );
+    add(
+        &mut b,
+        "cast_value/f32->float4_e2m1fn/nearest-even/clamp",
+        |name, u| {
+            let src = data::scaled_f32(u, -8.0, 8.0);
+            let mut c = cast_case::<f32, Float4E2M1Fn>(
+                name,
+                src,
+                cast_config("float4_e2m1fn", "nearest-even", Some("clamp")),
+                true,
+            )?;
+            c.note = "range [-8, 8]: the tails clamp to +-6";
+            Ok(c)
+        },
+    );
+    add(
+        &mut b,
+        "cast_value/float8_e4m3->f32/nearest-even/checked",
+        |name, u| {
+            let f = data::scaled_f32(u, -200.0, 200.0);
+            let enc: CastValue<f32, Float8E4M3> =
+                cast_codec(cast_config("float8_e4m3", "nearest-even", Some("clamp")))?;
+            let mut src = vec![Float8E4M3::default(); f.len()];
+            enc.encode_slice(&f, &mut src).map_err(|e| e.to_string())?;
+            cast_case::<Float8E4M3, f32>(
+                name,
+                src,
+                cast_config("float32", "nearest-even", None),
+                false,
+            )
+        },
+    );
+    add(
+        &mut b,
+        "cast_value/f16->f32/nearest-even/checked",
+        |name, u| {
+            let src: Vec<f16> = data::scaled_f32(u, -1000.0, 1000.0)
+                .into_iter()
+                .map(f16::from_f32)
+                .collect();
+            cast_case::<f16, f32>(
+                name,
+                src,
+                cast_config("float32", "nearest-even", None),
+                false,
+            )
+        },
+    );
+    add(&mut b, "cast_value/i16->u8/nearest-even/wrap", |name, u| {
+        let src: Vec<i16> = data::scaled_int(u, -1000.0, 1000.0)
+            .into_iter()
+            .map(|x| x as i16)
+            .collect();
+        cast_case::<i16, u8>(
+            name,
+            src,
+            cast_config("uint8", "nearest-even", Some("wrap")),
+            false,
+        )
+    });
+    add(
+        &mut b,
+        "cast_value/i32->f32/nearest-even/checked",
+        |name, u| {
+            let src: Vec<i32> = data::scaled_int(u, -2.0e9, 2.0e9)
+                .into_iter()
+                .map(|x| x as i32)
+                .collect();
+            cast_case::<i32, f32>(
+                name,
+                src,
+                cast_config("float32", "nearest-even", None),
+                false,
+            )
+        },
+    );
+
+    // --- scale_offset -----------------------------------------------------------------
+    add(&mut b, "scale_offset/f64/encode", |name, u| {
+        let so = ScaleOffset::<f64>::new(273.15, 10.0).map_err(|e| e.to_string())?;
+        let src = data::scaled(u, 250.0, 310.0);
+        Ok(map_case(name, src, move |s: &[f64], d: &mut [f64]| {
+            so.encode_slice(s, d).expect("finite")
+        }))
+    });
+    add(&mut b, "scale_offset/f64/decode", |name, u| {
+        let so = ScaleOffset::<f64>::new(273.15, 10.0).map_err(|e| e.to_string())?;
+        let x = data::scaled(u, 250.0, 310.0);
+        let mut src = vec![0.0; x.len()];
+        so.encode_slice(&x, &mut src).map_err(|e| e.to_string())?;
+        Ok(map_case(name, src, move |s: &[f64], d: &mut [f64]| {
+            so.decode_slice(s, d).expect("finite")
+        }))
+    });
+    add(&mut b, "scale_offset/i16/encode", |name, u| {
+        let so = ScaleOffset::<i16>::new(100, 2).map_err(|e| e.to_string())?;
+        let src: Vec<i16> = data::scaled_int(u, -10000.0, 10000.0)
+            .into_iter()
+            .map(|x| x as i16)
+            .collect();
+        Ok(map_case(name, src, move |s: &[i16], d: &mut [i16]| {
+            so.encode_slice(s, d).expect("in range")
+        }))
+    });
+    add(&mut b, "scale_offset/i16/decode", |name, u| {
+        let so = ScaleOffset::<i16>::new(100, 2).map_err(|e| e.to_string())?;
+        let x: Vec<i16> = data::scaled_int(u, -10000.0, 10000.0)
+            .into_iter()
+            .map(|x| x as i16)
+            .collect();
+        let mut src = vec![0i16; x.len()];
+        so.encode_slice(&x, &mut src).map_err(|e| e.to_string())?;
+        Ok(map_case(name, src, move |s: &[i16], d: &mut [i16]| {
+            so.decode_slice(s, d).expect("exact division")
+        }))
+    });
+
+    // --- fused chain scale_offset -> cast_value f64 -> u8 -----------------------------
+    add(
+        &mut b,
+        "chain/scale_offset+cast_value/f64->u8/encode/typed",
+        |name, u| {
+            let chain = typed_chain()?;
+            let src = data::scaled(u, 250.0, 310.0);
+            Ok(map_case(name, src, move |s: &[f64], d: &mut [u8]| {
+                chain.encode_slice(s, d).expect("clamp")
+            }))
+        },
+    );
+    add(
+        &mut b,
+        "chain/scale_offset+cast_value/f64->u8/decode/typed",
+        |name, u| {
+            let chain = typed_chain()?;
+            let x = data::scaled(u, 250.0, 310.0);
+            let mut src = vec![0u8; x.len()];
+            chain
+                .encode_slice(&x, &mut src)
+                .map_err(|e| e.to_string())?;
+            Ok(map_case(name, src, move |s: &[u8], d: &mut [f64]| {
+                chain.decode_slice(s, d).expect("u8 decodes")
+            }))
+        },
+    );
+    add(
+        &mut b,
+        "chain/scale_offset+cast_value/f64->u8/encode/dyn",
+        move |name, u| {
+            let chain = build_chain(chain_metadata())?;
+            let src = data::scaled(u, 250.0, 310.0);
+            Ok(dyn_case(
+                name,
+                chain,
+                Dir::Encode,
+                dyn_parts(src, threads, dyn_f64),
+                1,
+            ))
+        },
+    );
+    add(
+        &mut b,
+        "chain/scale_offset+cast_value/f64->u8/decode/dyn",
+        move |name, u| {
+            let chain = build_chain(chain_metadata())?;
+            let x = data::scaled(u, 250.0, 310.0);
+            let typed = typed_chain()?;
+            let mut src = vec![0u8; x.len()];
+            typed
+                .encode_slice(&x, &mut src)
+                .map_err(|e| e.to_string())?;
+            Ok(dyn_case(
+                name,
+                chain,
+                Dir::Decode,
+                dyn_parts(src, threads, dyn_u8),
+                8,
+            ))
+        },
+    );
+
+    // --- bitround ---------------------------------------------------------------------
+    add(&mut b, "bitround/f32/keepbits10/copy", |name, u| {
+        let br = BitRound::<f32>::new(10).map_err(|e| e.to_string())?;
+        let src = data::scaled_f32(u, 200.0, 320.0);
+        Ok(map_case(name, src, move |s: &[f32], d: &mut [f32]| {
+            br.encode_slice(s, d).expect("never fails")
+        }))
+    });
+    add(&mut b, "bitround/f32/keepbits10/in-place", |name, u| {
+        let br = BitRound::<f32>::new(10).map_err(|e| e.to_string())?;
+        let src = data::scaled_f32(u, 200.0, 320.0);
+        Ok(in_place_case(name, src, move |d: &mut [f32]| {
+            br.encode_in_place(d)
+        }))
+    });
+    add(&mut b, "bitround/f64/keepbits10/copy", |name, u| {
+        let br = BitRound::<f64>::new(10).map_err(|e| e.to_string())?;
+        let src = data::scaled(u, 200.0, 320.0);
+        Ok(map_case(name, src, move |s: &[f64], d: &mut [f64]| {
+            br.encode_slice(s, d).expect("never fails")
+        }))
+    });
+    add(&mut b, "bitround/f64/keepbits10/in-place", |name, u| {
+        let br = BitRound::<f64>::new(10).map_err(|e| e.to_string())?;
+        let src = data::scaled(u, 200.0, 320.0);
+        Ok(in_place_case(name, src, move |d: &mut [f64]| {
+            br.encode_in_place(d)
+        }))
+    });
+    add(&mut b, "bitround/bf16/keepbits5/copy", |name, u| {
+        let br = BitRound::<bf16>::new(5).map_err(|e| e.to_string())?;
+        let src: Vec<bf16> = data::scaled_f32(u, 200.0, 320.0)
+            .into_iter()
+            .map(bf16::from_f32)
+            .collect();
+        Ok(map_case(name, src, move |s: &[bf16], d: &mut [bf16]| {
+            br.encode_slice(s, d).expect("never fails")
+        }))
+    });
+    add(&mut b, "bitround/bf16/keepbits5/in-place", |name, u| {
+        let br = BitRound::<bf16>::new(5).map_err(|e| e.to_string())?;
+        let src: Vec<bf16> = data::scaled_f32(u, 200.0, 320.0)
+            .into_iter()
+            .map(bf16::from_f32)
+            .collect();
+        Ok(in_place_case(name, src, move |d: &mut [bf16]| {
+            br.encode_in_place(d)
+        }))
+    });
+
+    // --- numcodecs.fixedscaleoffset (run-time API: works whether or not the typed codec
+    // is exported, and skips with the reason when the codec is unknown) ----------------
+    add(
+        &mut b,
+        "numcodecs.fixedscaleoffset/f8->u1/encode/dyn",
+        move |name, u| {
+            let chain = build_chain(fso_metadata())?;
+            let src = data::scaled(u, 1000.0, 1025.0);
+            Ok(dyn_case(
+                name,
+                chain,
+                Dir::Encode,
+                dyn_parts(src, threads, dyn_f64),
+                1,
+            ))
+        },
+    );
+    add(
+        &mut b,
+        "numcodecs.fixedscaleoffset/f8->u1/decode/dyn",
+        move |name, u| {
+            let chain = build_chain(fso_metadata())?;
+            let x = data::scaled(u, 1000.0, 1025.0);
+            let enc = chain.encode(&dyn_f64(x)).map_err(|e| e.to_string())?;
+            let DynArray::UInt8(a) = enc else {
+                return Err(format!("encoded to {}, expected uint8", enc.dtype()));
+            };
+            let src = a.into_raw_vec_and_offset().0;
+            Ok(dyn_case(
+                name,
+                chain,
+                Dir::Decode,
+                dyn_parts(src, threads, dyn_u8),
+                8,
+            ))
+        },
+    );
+
+    b
+}
+
+// ---------------------------------------------------------------------------------------
+// Measuring
+// ---------------------------------------------------------------------------------------
+
+/// The memcpy baseline: two buffers as large as the largest case needs, touched once.
+struct Baseline {
+    src: Vec<u8>,
+    dst: Vec<u8>,
+}
+
+impl Baseline {
+    fn new(bytes: usize) -> Self {
+        let src: Vec<u8> = (0..bytes).map(|i| (i * 31 + 7) as u8).collect();
+        let dst = vec![1u8; bytes];
+        Baseline { src, dst }
+    }
+
+    fn copy(&mut self, bytes: usize, threads: usize) {
+        let (src, dst) = (&self.src[..bytes], &mut self.dst[..bytes]);
+        par_map(threads, src, dst, &|s: &[u8], d: &mut [u8]| {
+            d.copy_from_slice(s)
+        });
+        black_box(&mut self.dst);
+    }
+}
+
+fn median(v: &[Duration]) -> f64 {
+    let mut v = v.to_vec();
+    v.sort();
+    let m = v.len() / 2;
+    if v.len() % 2 == 1 {
+        v[m].as_secs_f64()
+    } else {
+        (v[m - 1].as_secs_f64() + v[m].as_secs_f64()) / 2.0
+    }
+}
+
+fn time<R>(f: impl FnOnce() -> R) -> Duration {
+    let t0 = Instant::now();
+    let garbage = f();
+    let dt = t0.elapsed();
+    drop(garbage);
+    dt
+}
+
+struct Measured {
+    name: String,
+    elements: usize,
+    in_bytes: usize,
+    out_bytes: usize,
+    note: &'static str,
+    median_s: f64,
+    min_s: f64,
+    baseline_s: f64,
+    baseline_min_s: f64,
+    /// Single-thread median when run with `--threads N > 1`.
+    one_thread_s: Option<f64>,
+    /// Scalar-path median, for the small-float casts.
+    scalar_s: Option<f64>,
+}
+
+impl Measured {
+    fn gbps(&self) -> f64 {
+        self.in_bytes as f64 / self.median_s / 1e9
+    }
+    fn ratio(&self) -> f64 {
+        self.baseline_s / self.median_s
+    }
+    fn speedup(&self) -> Option<f64> {
+        self.one_thread_s.map(|t| t / self.median_s)
+    }
+    /// Speed over the scalar path, both single-threaded.
+    fn vs_scalar(&self) -> Option<f64> {
+        self.scalar_s
+            .map(|s| s / self.one_thread_s.unwrap_or(self.median_s))
+    }
+}
+
+fn measure(case: &mut Case, threads: usize, runs: usize, base: &mut Baseline) -> Measured {
+    let bytes = case.in_bytes.max(case.out_bytes);
+    // Warm-up: faults in the output pages, fills caches and branch predictors.
+    drop((case.run)(threads));
+    if threads > 1 {
+        drop((case.run)(1));
+    }
+    base.copy(bytes, threads);
+    if let Some(s) = case.scalar.as_mut() {
+        s();
+    }
+    let (mut tc, mut tb, mut t1, mut ts) = (vec![], vec![], vec![], vec![]);
+    // Interleaved so that the case and its baseline see the same machine load.
+    for _ in 0..runs {
+        tc.push(time(|| (case.run)(threads)));
+        tb.push(time(|| base.copy(bytes, threads)));
+        if threads > 1 {
+            t1.push(time(|| (case.run)(1)));
+        }
+        if let Some(s) = case.scalar.as_mut() {
+            ts.push(time(s));
+        }
+    }
+    Measured {
+        name: case.name.clone(),
+        elements: case.elements,
+        in_bytes: case.in_bytes,
+        out_bytes: case.out_bytes,
+        note: case.note,
+        min_s: tc.iter().min().map_or(0.0, Duration::as_secs_f64),
+        baseline_min_s: tb.iter().min().map_or(0.0, Duration::as_secs_f64),
+        median_s: median(&tc),
+        baseline_s: median(&tb),
+        one_thread_s: (threads > 1).then(|| median(&t1)),
+        scalar_s: (!ts.is_empty()).then(|| median(&ts)),
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// Reporting
+// ---------------------------------------------------------------------------------------
+
+fn print_table(results: &[Measured], threads: usize) {
+    let w = results
+        .iter()
+        .map(|m| m.name.len())
+        .max()
+        .unwrap_or(4)
+        .max(4);
+    let mut head = format!(
+        "{:<w$} {:>9} {:>8} {:>9} {:>9} {:>8} {:>8}",
+        "case", "median ms", "min ms", "GB/s in", "memcpy ms", "x memcpy", "x scalar"
+    );
+    if threads > 1 {
+        head += &format!(" {:>9} {:>8}", "1-thr ms", "speedup");
+    }
+    println!("{head}  note");
+    println!("{}", "-".repeat(head.len() + 6));
+    for m in results {
+        let opt = |x: Option<f64>, prec: usize| match x {
+            Some(v) => format!("{v:.prec$}"),
+            None => "-".into(),
+        };
+        let mut line = format!(
+            "{:<w$} {:>9.2} {:>8.2} {:>9.2} {:>9.2} {:>8.2} {:>8}",
+            m.name,
+            m.median_s * 1e3,
+            m.min_s * 1e3,
+            m.gbps(),
+            m.baseline_s * 1e3,
+            m.ratio(),
+            opt(m.vs_scalar(), 1),
+        );
+        if threads > 1 {
+            line += &format!(
+                " {:>9} {:>8}",
+                opt(m.one_thread_s.map(|t| t * 1e3), 2),
+                opt(m.speedup(), 2)
+            );
+        }
+        println!("{line}  {}", m.note);
+    }
+}
+
+fn print_targets(results: &[Measured], threads: usize) {
+    println!("\ntargets (see docs/performance.md):");
+    let slow: Vec<_> = results.iter().filter(|m| m.ratio() < 0.8).collect();
+    println!(
+        "  every case >= 0.8x memcpy: {}/{} pass",
+        results.len() - slow.len(),
+        results.len()
+    );
+    for m in &slow {
+        println!("    below: {:<55} {:.2}x", m.name, m.ratio());
+    }
+    let small: Vec<_> = results
+        .iter()
+        .filter(|m| {
+            m.name.contains("->float8_")
+                || m.name.contains("->float4_")
+                || m.name.contains("->float6_")
+        })
+        .collect();
+    if !small.is_empty() {
+        let pass = small
+            .iter()
+            .filter(|m| m.vs_scalar().is_some_and(|r| r >= 30.0))
+            .count();
+        println!(
+            "  small-float encode >= 30x the per-element scalar path: {pass}/{} pass",
+            small.len()
+        );
+        for m in &small {
+            println!(
+                "    {:<55} {:.1}x",
+                m.name,
+                m.vs_scalar().unwrap_or(f64::NAN)
+            );
+        }
+    }
+    if threads > 1 {
+        let big: Vec<_> = results.iter().filter(|m| m.elements >= 4 << 20).collect();
+        let pass = big
+            .iter()
+            .filter(|m| m.speedup().is_some_and(|s| s >= 1.8))
+            .count();
+        println!(
+            "  {threads} threads >= 1.8x one thread (cases of >= 4M elements): {pass}/{} pass",
+            big.len()
+        );
+    } else {
+        println!("  thread scaling: run with --threads 2");
+    }
+    println!(
+        "  fused f64->u8 chain encode >= 1.2x cast-value-rs' clamp cast: run benches/compare_peers.sh"
+    );
+}
+
+fn write_json(path: &PathBuf, results: &[Measured], opts: &Opts) -> std::io::Result<()> {
+    let cases: Vec<Value> = results
+        .iter()
+        .map(|m| {
+            json!({
+                "name": m.name,
+                "elements": m.elements,
+                "in_bytes": m.in_bytes,
+                "median_s": m.median_s,
+                "gbps": m.gbps(),
+                "ratio_to_memcpy": m.ratio(),
+                "out_bytes": m.out_bytes,
+                "memcpy_bytes": m.in_bytes.max(m.out_bytes),
+                "memcpy_median_s": m.baseline_s,
+                "min_s": m.min_s,
+                "memcpy_min_s": m.baseline_min_s,
+                "threads": opts.threads,
+                "one_thread_median_s": m.one_thread_s,
+                "speedup": m.speedup(),
+                "scalar_median_s": m.scalar_s,
+                "ratio_to_scalar": m.vs_scalar(),
+                "note": m.note,
+            })
+        })
+        .collect();
+    let doc = json!({
+        "runs": opts.runs,
+        "quick": opts.quick,
+        "threads": opts.threads,
+        "cases": cases,
+    });
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir)?;
+    }
+    std::fs::write(path, serde_json::to_string_pretty(&doc)? + "\n")
+}
+
+fn main() -> ExitCode {
+    let opts = match parse_args() {
+        Ok(o) => o,
+        Err(e) => {
+            eprintln!("{e}");
+            return ExitCode::from(2);
+        }
+    };
+    if cfg!(debug_assertions) {
+        eprintln!("warning: debug build; run with --release for meaningful numbers");
+    }
+    let n = opts.elements;
+    let started = Instant::now();
+    println!(
+        "zquant throughput: {n} elements, median of {} runs, {} thread(s){}",
+        opts.runs,
+        opts.threads,
+        if opts.threads > 1 {
+            " (the memcpy baseline is split the same way)"
+        } else {
+            ""
+        }
+    );
+    let unit = data::unit_field(n, 0x5eed);
+    // The largest case moves 8 bytes per element (f64 in or out).
+    let mut base = Baseline::new(n * 8);
+    let mut results = Vec::new();
+    let mut skipped = Vec::new();
+    for b in builders(opts.threads) {
+        if let Some(f) = &opts.filter {
+            if !b.name.contains(f.as_str()) {
+                continue;
+            }
+        }
+        let mut case = match (b.build)(b.name, &unit) {
+            Ok(c) => c,
+            Err(reason) => {
+                eprintln!("  {:<55} skipped: {reason}", b.name);
+                skipped.push((b.name, reason));
+                continue;
+            }
+        };
+        let m = measure(&mut case, opts.threads, opts.runs, &mut base);
+        drop(case);
+        eprintln!(
+            "  {:<55} {:>8.2} ms  {:>6.2} GB/s  {:>5.2}x memcpy",
+            m.name,
+            m.median_s * 1e3,
+            m.gbps(),
+            m.ratio()
+        );
+        results.push(m);
+    }
+    println!();
+    print_table(&results, opts.threads);
+    for (name, reason) in &skipped {
+        println!("skipped {name}: {reason}");
+    }
+    print_targets(&results, opts.threads);
+    println!("\ntotal time {:.1} s", started.elapsed().as_secs_f64());
+    if let Some(path) = &opts.json {
+        if let Err(e) = write_json(path, &results, &opts) {
+            eprintln!("cannot write {}: {e}", path.display());
+            return ExitCode::FAILURE;
+        }
+        println!("wrote {}", path.display());
+    }
+    ExitCode::SUCCESS
+}
