@@ -156,6 +156,9 @@ fn round_integral(x: f64, mode: Rounding) -> f64 {
     }
 }
 
+/// 2^63, exactly.
+const TWO_63: f64 = (1u64 << 63) as f64;
+
 fn float_to_int<S: Real, D: Real>(
     src: &[S],
     dst: &mut [D],
@@ -175,18 +178,19 @@ fn float_to_int<S: Real, D: Real>(
     let mode = opts.rounding;
     let mut bad = false;
     // Wrap is only done here for |r| < 2^63 (so that `r as i64` is exact).
-    let wrap_limit = 9.223_372_036_854_776e18;
+    let wrap_limit = TWO_63;
     for (s, d) in src.iter().zip(dst.iter_mut()) {
         let r = round_integral(as_f64(*s, s_f64), mode);
         let in_range = r >= lo && r < hi_excl;
         let (v, ok) = match oor {
             OutOfRange::Error => (r, in_range),
-            OutOfRange::Clamp => (r.max(lo).min(l.max() as f64), !r.is_nan()),
+            // ±Inf and NaN are never clamped (catalogue `inf-clamp`): reference path.
+            OutOfRange::Clamp => (r.max(lo).min(l.max() as f64), r.is_finite()),
             OutOfRange::Wrap => (r, r.abs() < wrap_limit),
         };
         // `as` saturates (and maps NaN to 0), so `v` never causes UB and in-range values
         // convert exactly; for unsigned 64-bit targets values >= 2^63 go through u64.
-        let bits = if v >= 9.223_372_036_854_775_808e18 {
+        let bits = if v >= TWO_63 {
             v as u64
         } else {
             v as i64 as u64
