@@ -1,7 +1,6 @@
 //! Typed chains only compile when each stage reads what the previous one writes.
 
 #[test]
-#[ignore = "trybuild stderr goldens not committed yet: generate with TRYBUILD=overwrite and review"]
 fn chain_stages_must_line_up() {
     let t = trybuild::TestCases::new();
     t.compile_fail("tests/ui_chain/*_mismatch.rs");

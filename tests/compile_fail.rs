@@ -6,7 +6,6 @@
 //! review them: the messages are part of the macro's interface.
 
 #[test]
-#[ignore = "trybuild stderr goldens not committed yet: generate with TRYBUILD=overwrite and review"]
 fn ui() {
     let t = trybuild::TestCases::new();
     t.compile_fail("tests/ui/*.rs");
