@@ -55,7 +55,10 @@ fn rounding_table<T: Real>(inputs: &[f64], oor: OutOfRange) {
     for &x in inputs {
         print!("{x:>12}");
         for m in MODES {
-            print!(" | {:>22}", cell(cast::<f64, T>(x, CastOptions::new(m, oor))));
+            print!(
+                " | {:>22}",
+                cell(cast::<f64, T>(x, CastOptions::new(m, oor)))
+            );
         }
         println!();
     }
@@ -113,7 +116,10 @@ fn describe<T: Real>() {
         T::SIZE,
         T::BITS
     );
-    println!("{:>14}  largest finite {max}, smallest positive {min_pos}", "");
+    println!(
+        "{:>14}  largest finite {max}, smallest positive {min_pos}",
+        ""
+    );
 }
 
 fn json_row<T: DType>(text: &str) {
@@ -159,7 +165,9 @@ fn main() {
     range_table::<Float8E4M3>(&[245.0, 248.0, 465.0, -1e6, f64::INFINITY]);
 
     println!("== float8_e4m3fn -> float32 (cast_slice), every kind of code ==");
-    let codes = [0x00u8, 0x80, 0x01, 0x07, 0x08, 0x38, 0x39, 0x77, 0x7e, 0xfe, 0x7f, 0xff];
+    let codes = [
+        0x00u8, 0x80, 0x01, 0x07, 0x08, 0x38, 0x39, 0x77, 0x7e, 0xfe, 0x7f, 0xff,
+    ];
     let src: Vec<Float8E4M3Fn> = codes.iter().map(|&c| Float8E4M3Fn(c)).collect();
     let mut dst = vec![0f32; src.len()];
     cast_slice(&src, &mut dst, ne).expect("every float8_e4m3fn value is a float32");
@@ -184,7 +192,10 @@ fn main() {
     println!();
 
     println!("== f64 -> uint12 under the five rounding modes ==");
-    rounding_table::<UInt12>(&[2.5, 3.5, -0.4, 4094.5, 4095.4, 4095.5, 0.1], OutOfRange::Error);
+    rounding_table::<UInt12>(
+        &[2.5, 3.5, -0.4, 4094.5, 4095.4, 4095.5, 0.1],
+        OutOfRange::Error,
+    );
     println!("== out of range into uint12: error, clamp, wrap (mod 4096) ==");
     range_table::<UInt12>(&[4096.0, 5000.0, -1.0, -4097.0, f64::NAN]);
 
@@ -202,7 +213,17 @@ fn main() {
     println!();
 
     println!("== fill values (Zarr v3 JSON), parsed and written back ==");
-    for t in ["448", "449", "464", "1e3", "-0.0", "\"NaN\"", "\"0xff\"", "\"Infinity\"", "\"0x7\""] {
+    for t in [
+        "448",
+        "449",
+        "464",
+        "1e3",
+        "-0.0",
+        "\"NaN\"",
+        "\"0xff\"",
+        "\"Infinity\"",
+        "\"0x7\"",
+    ] {
         json_row::<Float8E4M3Fn>(t);
     }
     for t in ["4095", "4096", "-1", "12.5", "\"NaN\""] {

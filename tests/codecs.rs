@@ -84,10 +84,12 @@ fn exhaustive_int_scale_offset<T: Real>(signed: bool) {
         (0..n).collect()
     } else {
         let mask = n - 1;
-        [0i64, 1, 2, 3, 4, 5, 7, 16, 63, 64, 100, 127, 128, -1, -2, -3, -64, -127, -128, 255]
-            .iter()
-            .map(|&v| v as u64 & mask)
-            .collect()
+        [
+            0i64, 1, 2, 3, 4, 5, 7, 16, 63, 64, 100, 127, 128, -1, -2, -3, -64, -127, -128, 255,
+        ]
+        .iter()
+        .map(|&v| v as u64 & mask)
+        .collect()
     };
     for o in 0..n {
         for &s in &scales {
@@ -138,7 +140,11 @@ fn sampled_int_scale_offset<T: Real>(signed: bool, seed: u64) {
     let bits = T::BITS;
     let range = int_range(bits, signed);
     let mut rng = Rng(seed);
-    let mask = if bits == 64 { u64::MAX } else { (1 << bits) - 1 };
+    let mask = if bits == 64 {
+        u64::MAX
+    } else {
+        (1 << bits) - 1
+    };
     // Random codes, small values and values near the ends of the range.
     let mut pick = move || {
         let r = rng.next();
@@ -152,15 +158,33 @@ fn sampled_int_scale_offset<T: Real>(signed: bool, seed: u64) {
     };
     for _ in 0..20_000 {
         let (x, o, s) = (pick(), pick(), pick());
-        let (xv, ov, sv) = (int_of(x, bits, signed), int_of(o, bits, signed), int_of(s, bits, signed));
+        let (xv, ov, sv) = (
+            int_of(x, bits, signed),
+            int_of(o, bits, signed),
+            int_of(s, bits, signed),
+        );
         if sv == 0 {
             continue;
         }
         let c = ScaleOffset::<T>::new(T::from_bits(o), T::from_bits(s)).unwrap();
-        let got = enc1(&c, T::from_bits(x)).ok().map(|y| int_of(y.to_bits(), bits, signed));
-        assert_eq!(got, ref_int_encode(xv, ov, sv, range), "{} ({xv} - {ov}) * {sv}", T::NAME);
-        let got = dec1(&c, T::from_bits(x)).ok().map(|y| int_of(y.to_bits(), bits, signed));
-        assert_eq!(got, ref_int_decode(xv, ov, sv, range), "{} {xv} / {sv} + {ov}", T::NAME);
+        let got = enc1(&c, T::from_bits(x))
+            .ok()
+            .map(|y| int_of(y.to_bits(), bits, signed));
+        assert_eq!(
+            got,
+            ref_int_encode(xv, ov, sv, range),
+            "{} ({xv} - {ov}) * {sv}",
+            T::NAME
+        );
+        let got = dec1(&c, T::from_bits(x))
+            .ok()
+            .map(|y| int_of(y.to_bits(), bits, signed));
+        assert_eq!(
+            got,
+            ref_int_decode(xv, ov, sv, range),
+            "{} {xv} / {sv} + {ov}",
+            T::NAME
+        );
     }
 }
 
@@ -206,7 +230,10 @@ fn scale_offset_integer_intermediates() {
     let c = ScaleOffset::<i8>::new(-1, 1).unwrap();
     assert!(matches!(
         c.encode_fill_value(127),
-        Err(MetadataError::FillValueTransform { codec: "scale_offset", .. })
+        Err(MetadataError::FillValueTransform {
+            codec: "scale_offset",
+            ..
+        })
     ));
     assert_eq!(c.encode_fill_value(126), Ok(127));
 }
@@ -328,7 +355,10 @@ impl Fmt {
         match (a, b) {
             (Val::Inf { neg }, _) | (_, Val::Inf { neg }) => self.inf(neg),
             (Val::Fin { neg: na, units: ua }, Val::Fin { neg: nb, units: ub }) => {
-                let (sa, sb) = (if na { -(ua as i128) } else { ua as i128 }, if nb { -(ub as i128) } else { ub as i128 });
+                let (sa, sb) = (
+                    if na { -(ua as i128) } else { ua as i128 },
+                    if nb { -(ub as i128) } else { ub as i128 },
+                );
                 let s = sa + sb;
                 // An exact zero sum is +0, unless both operands are -0.
                 let neg = if s == 0 { na && nb } else { s < 0 };
@@ -410,19 +440,19 @@ fn exact_float_scale_offset<T: Real>(fmt: Fmt, pairs: &[(u64, u64)]) {
 fn scale_offset_float16_exact_rational() {
     let mut rng = Rng(7);
     let mut pairs: Vec<(u64, u64)> = vec![
-        (0x0000, 0x3c00),        // identity
-        (0x8000, 0x3c00),        // -0 offset
-        (0x4900, 0x2e66),        // offset 10, scale 0.1
-        (0xc900, 0x2e66),        // offset -10, scale 0.1
-        (0x0000, 0x3555),        // scale 1/3 (rounded)
-        (0x0000, 0x4200),        // scale 3
-        (0x0000, 0x0001),        // scale = smallest subnormal
-        (0x0000, 0x7bff),        // scale = max
-        (0x7bff, 0x3c00),        // offset = max
-        (0xfbff, 0xbc00),        // offset = -max, scale -1
-        (0x0001, 0x3800),        // offset = smallest subnormal, scale 0.5
-        (0x03ff, 0x4000),        // largest subnormal, scale 2
-        (0x5640, 0x1c00),        // offset 100, scale 2^-8
+        (0x0000, 0x3c00), // identity
+        (0x8000, 0x3c00), // -0 offset
+        (0x4900, 0x2e66), // offset 10, scale 0.1
+        (0xc900, 0x2e66), // offset -10, scale 0.1
+        (0x0000, 0x3555), // scale 1/3 (rounded)
+        (0x0000, 0x4200), // scale 3
+        (0x0000, 0x0001), // scale = smallest subnormal
+        (0x0000, 0x7bff), // scale = max
+        (0x7bff, 0x3c00), // offset = max
+        (0xfbff, 0xbc00), // offset = -max, scale -1
+        (0x0001, 0x3800), // offset = smallest subnormal, scale 0.5
+        (0x03ff, 0x4000), // largest subnormal, scale 2
+        (0x5640, 0x1c00), // offset 100, scale 2^-8
     ];
     while pairs.len() < 40 {
         let (o, s) = (rng.next() & 0xffff, rng.next() & 0xffff);
@@ -435,7 +465,9 @@ fn scale_offset_float16_exact_rational() {
 
 #[test]
 fn scale_offset_float8_exact_rational() {
-    let all: Vec<(u64, u64)> = (0..256u64).flat_map(|o| (0..256u64).map(move |s| (o, s))).collect();
+    let all: Vec<(u64, u64)> = (0..256u64)
+        .flat_map(|o| (0..256u64).map(move |s| (o, s)))
+        .collect();
     for (fmt, n) in [(E4M3, 0), (E5M2, 1), (E3M4, 2)] {
         let pairs: Vec<(u64, u64)> = all
             .iter()
@@ -458,14 +490,24 @@ fn scale_offset_float8_exact_rational() {
 fn scale_offset_float_overflow() {
     // Types with infinities: ±Inf, in the final product or in an intermediate.
     let c = ScaleOffset::<f32>::new(0.0, 10.0).unwrap();
-    assert_eq!(c.encode(&arr1(&[3e38f32, -3e38])).unwrap(), arr1(&[f32::INFINITY, f32::NEG_INFINITY]));
+    assert_eq!(
+        c.encode(&arr1(&[3e38f32, -3e38])).unwrap(),
+        arr1(&[f32::INFINITY, f32::NEG_INFINITY])
+    );
     let c = ScaleOffset::<f64>::new(-1e308, 1e-300).unwrap();
     assert_eq!(enc1(&c, 1e308).unwrap(), f64::INFINITY); // intermediate 2e308
     let c = ScaleOffset::<f16>::new(f16::from_f32(-60000.0), f16::from_f32(1e-3)).unwrap();
     assert_eq!(enc1(&c, f16::from_f32(60000.0)).unwrap(), f16::INFINITY);
     let c = ScaleOffset::<bf16>::new(bf16::ZERO, bf16::from_f32(10.0)).unwrap();
     assert_eq!(enc1(&c, bf16::from_f32(-3e38)).unwrap(), bf16::NEG_INFINITY);
-    assert_eq!(dec1(&ScaleOffset::<f16>::new(f16::ZERO, f16::from_f32(0.5)).unwrap(), f16::from_f32(60000.0)).unwrap(), f16::INFINITY);
+    assert_eq!(
+        dec1(
+            &ScaleOffset::<f16>::new(f16::ZERO, f16::from_f32(0.5)).unwrap(),
+            f16::from_f32(60000.0)
+        )
+        .unwrap(),
+        f16::INFINITY
+    );
     let c = ScaleOffset::<Float8E4M3>::new(Float8E4M3(0), Float8E4M3(0x40)).unwrap(); // scale 2
     assert_eq!(enc1(&c, Float8E4M3(0x77)).unwrap(), Float8E4M3(0x78)); // 240 * 2 = +Inf
     assert_eq!(enc1(&c, Float8E4M3(0xf7)).unwrap(), Float8E4M3(0xf8));
@@ -480,23 +522,81 @@ fn scale_offset_float_overflow() {
         let c = ScaleOffset::<T>::new(offset, scale).unwrap();
         let r = if decode { dec1(&c, x) } else { enc1(&c, x) };
         let e = r.unwrap_err();
-        assert_eq!((e.codec, e.rule), ("scale_offset", Rule::NotRepresentable), "{}", T::NAME);
+        assert_eq!(
+            (e.codec, e.rule),
+            ("scale_offset", Rule::NotRepresentable),
+            "{}",
+            T::NAME
+        );
         assert_eq!(e.direction, if decode { "decode" } else { "encode" });
     }
-    fails(Float8E4M3Fnuz(0), Float8E4M3Fnuz(0x48), Float8E4M3Fnuz(0x7f), false); // 240 * 2
-    fails(Float8E4M3Fnuz(0), Float8E4M3Fnuz(0x38), Float8E4M3Fnuz(0x7f), true); // 240 / 0.5
-    fails(Float8E4M3Fnuz(0xe0), Float8E4M3Fnuz(0x40), Float8E4M3Fnuz(0x7f), false); // 240 - (-16)
-    fails(Float8E4M3B11Fnuz(0), Float8E4M3B11Fnuz(0x60), Float8E4M3B11Fnuz(0x7f), false); // 30 * 2
-    fails(Float8E5M2Fnuz(0), Float8E5M2Fnuz(0x44), Float8E5M2Fnuz(0x7f), false); // 57344 * 2
+    fails(
+        Float8E4M3Fnuz(0),
+        Float8E4M3Fnuz(0x48),
+        Float8E4M3Fnuz(0x7f),
+        false,
+    ); // 240 * 2
+    fails(
+        Float8E4M3Fnuz(0),
+        Float8E4M3Fnuz(0x38),
+        Float8E4M3Fnuz(0x7f),
+        true,
+    ); // 240 / 0.5
+    fails(
+        Float8E4M3Fnuz(0xe0),
+        Float8E4M3Fnuz(0x40),
+        Float8E4M3Fnuz(0x7f),
+        false,
+    ); // 240 - (-16)
+    fails(
+        Float8E4M3B11Fnuz(0),
+        Float8E4M3B11Fnuz(0x60),
+        Float8E4M3B11Fnuz(0x7f),
+        false,
+    ); // 30 * 2
+    fails(
+        Float8E5M2Fnuz(0),
+        Float8E5M2Fnuz(0x44),
+        Float8E5M2Fnuz(0x7f),
+        false,
+    ); // 57344 * 2
     fails(Float4E2M1Fn(0), Float4E2M1Fn(0x4), Float4E2M1Fn(0x7), false); // 6 * 2
-    fails(Float6E2M3Fn(0), Float6E2M3Fn(0x10), Float6E2M3Fn(0x1f), false); // 7.5 * 2
-    fails(Float6E3M2Fn(0), Float6E3M2Fn(0x10), Float6E3M2Fn(0x1f), false); // 28 * 2
-    fails(Float8E8M0Fnu(0x00), Float8E8M0Fnu(0x80), Float8E8M0Fnu(0xfe), false); // 2^127 * 2
-    fails(Float8E8M0Fnu(0x00), Float8E8M0Fnu(0x7e), Float8E8M0Fnu(0xfe), true); // 2^127 / 0.5
-    fails(Float8E8M0Fnu(0x7f), Float8E8M0Fnu(0x7f), Float8E8M0Fnu(0x7f), false); // 1 - 1 = 0: no zero
+    fails(
+        Float6E2M3Fn(0),
+        Float6E2M3Fn(0x10),
+        Float6E2M3Fn(0x1f),
+        false,
+    ); // 7.5 * 2
+    fails(
+        Float6E3M2Fn(0),
+        Float6E3M2Fn(0x10),
+        Float6E3M2Fn(0x1f),
+        false,
+    ); // 28 * 2
+    fails(
+        Float8E8M0Fnu(0x00),
+        Float8E8M0Fnu(0x80),
+        Float8E8M0Fnu(0xfe),
+        false,
+    ); // 2^127 * 2
+    fails(
+        Float8E8M0Fnu(0x00),
+        Float8E8M0Fnu(0x7e),
+        Float8E8M0Fnu(0xfe),
+        true,
+    ); // 2^127 / 0.5
+    fails(
+        Float8E8M0Fnu(0x7f),
+        Float8E8M0Fnu(0x7f),
+        Float8E8M0Fnu(0x7f),
+        false,
+    ); // 1 - 1 = 0: no zero
     // The rounding comes first: 240 + 4 rounds to 240 in e4m3fnuz; 240 + 8 ties to 256.
     let c = ScaleOffset::<Float8E4M3Fnuz>::new(Float8E4M3Fnuz(0xd0), Float8E4M3Fnuz(0x40)).unwrap(); // offset -4, scale 1
-    assert_eq!(enc1(&c, Float8E4M3Fnuz(0x7f)).unwrap(), Float8E4M3Fnuz(0x7f));
+    assert_eq!(
+        enc1(&c, Float8E4M3Fnuz(0x7f)).unwrap(),
+        Float8E4M3Fnuz(0x7f)
+    );
     let c = ScaleOffset::<Float8E4M3Fnuz>::new(Float8E4M3Fnuz(0xd8), Float8E4M3Fnuz(0x40)).unwrap(); // offset -8
     assert!(enc1(&c, Float8E4M3Fnuz(0x7f)).is_err());
 }
@@ -508,7 +608,10 @@ fn scale_offset_float_specials() {
     assert!(enc1(&c, f32::NAN).unwrap().is_nan());
     assert!(dec1(&c, f32::NAN).unwrap().is_nan());
     let c = ScaleOffset::<Float8E4M3Fnuz>::new(Float8E4M3Fnuz(0x40), Float8E4M3Fnuz(0x40)).unwrap();
-    assert_eq!(enc1(&c, Float8E4M3Fnuz(0x80)).unwrap(), Float8E4M3Fnuz(0x80));
+    assert_eq!(
+        enc1(&c, Float8E4M3Fnuz(0x80)).unwrap(),
+        Float8E4M3Fnuz(0x80)
+    );
     // A missing offset is +0: decoding -0.0 gives (-0.0 / s) + 0 = +0.0.
     let c = ScaleOffset::<f64>::from_configuration(Some(&serde_json::json!({"scale": 2}))).unwrap();
     assert_eq!(dec1(&c, -0.0).unwrap().to_bits(), 0);
@@ -534,7 +637,10 @@ fn scale_offset_missing_offset_without_zero() {
     assert_eq!(enc1(&c, Float8E8M0Fnu(0x01)).unwrap(), Float8E8M0Fnu(0x02));
     assert_eq!(dec1(&c, Float8E8M0Fnu(0x01)).unwrap(), Float8E8M0Fnu(0x00));
     assert!(enc1(&c, Float8E8M0Fnu(0xfe)).is_err()); // 2^127 * 2
-    assert_eq!(c.to_metadata(), serde_json::json!({"name": "scale_offset", "configuration": {"scale": 2.0}}));
+    assert_eq!(
+        c.to_metadata(),
+        serde_json::json!({"name": "scale_offset", "configuration": {"scale": 2.0}})
+    );
     // An explicit offset is subtracted: 2^-127 - 2^-127 = 0 is not a value.
     let cfg = serde_json::json!({"offset": "0x00", "scale": 2});
     let c = ScaleOffset::<Float8E8M0Fnu>::from_configuration(Some(&cfg)).unwrap();
@@ -563,10 +669,15 @@ fn cast<S: Real, D: Real>(
 
 #[test]
 fn scalar_map_before_rounding_and_range() {
-    let c = cast::<f64, u8>(CastOptions::default(), vec![(0.5, 7), (300.0, 255), (f64::NAN, 0)], vec![]);
+    let c = cast::<f64, u8>(
+        CastOptions::default(),
+        vec![(0.5, 7), (300.0, 255), (f64::NAN, 0)],
+        vec![],
+    );
     // 0.5 would round to 0; 300 would be out of range; NaN has no uint8 value.
     assert_eq!(
-        c.encode(&arr1(&[0.5, 0.4, 1.5, 300.0, f64::NAN, 2.5])).unwrap(),
+        c.encode(&arr1(&[0.5, 0.4, 1.5, 300.0, f64::NAN, 2.5]))
+            .unwrap(),
         arr1(&[7u8, 0, 2, 255, 0, 2])
     );
     assert_eq!(enc1(&c, 301.0).unwrap_err().rule, Rule::OutOfRange);
@@ -581,13 +692,20 @@ fn scalar_map_before_rounding_and_range() {
         vec![(Float8E4M3Fnuz(0x80), f32::NEG_INFINITY)],
     );
     assert_eq!(enc1(&c, f32::INFINITY).unwrap(), Float8E4M3Fnuz(0x7f));
-    assert_eq!(enc1(&c, f32::NEG_INFINITY).unwrap_err().rule, Rule::InfUnrepresentable);
+    assert_eq!(
+        enc1(&c, f32::NEG_INFINITY).unwrap_err().rule,
+        Rule::InfUnrepresentable
+    );
     assert_eq!(dec1(&c, Float8E4M3Fnuz(0x80)).unwrap(), f32::NEG_INFINITY);
 }
 
 #[test]
 fn scalar_map_first_occurrence_wins() {
-    let c = cast::<f64, u8>(CastOptions::default(), vec![(1.0, 5), (1.0, 6), (2.0, 8)], vec![(5, 10.0), (5, 11.0)]);
+    let c = cast::<f64, u8>(
+        CastOptions::default(),
+        vec![(1.0, 5), (1.0, 6), (2.0, 8)],
+        vec![(5, 10.0), (5, 11.0)],
+    );
     assert_eq!(c.encode(&arr1(&[1.0, 2.0])).unwrap(), arr1(&[5, 8]));
     assert_eq!(dec1(&c, 5).unwrap(), 10.0);
     // Two NaN keys with different payloads are the same key.
@@ -605,13 +723,20 @@ fn scalar_map_first_occurrence_wins() {
 #[test]
 fn scalar_map_nan_key_matches_every_nan() {
     let c = cast::<f16, u8>(CastOptions::default(), vec![(f16::NAN, 9)], vec![]);
-    let nans: Vec<f16> = (0..=u16::MAX).map(f16::from_bits).filter(|x| x.is_nan()).collect();
+    let nans: Vec<f16> = (0..=u16::MAX)
+        .map(f16::from_bits)
+        .filter(|x| x.is_nan())
+        .collect();
     assert_eq!(nans.len(), 2046);
     for x in &nans {
         assert_eq!(enc1(&c, *x).unwrap(), 9, "{:#x}", x.to_bits());
     }
     let mut rng = Rng(3);
-    let c = cast::<f32, u8>(CastOptions::default(), vec![(f32::from_bits(0xffc0_0001), 9)], vec![]);
+    let c = cast::<f32, u8>(
+        CastOptions::default(),
+        vec![(f32::from_bits(0xffc0_0001), 9)],
+        vec![],
+    );
     for _ in 0..10_000 {
         let payload = (rng.next() as u32 & 0x007f_ffff).max(1);
         let sign = (rng.next() as u32 & 1) << 31;
@@ -627,11 +752,19 @@ fn scalar_map_nan_key_matches_every_nan() {
 #[test]
 fn scalar_map_zero_key_matches_negative_zero() {
     let c = cast::<f64, u8>(CastOptions::default(), vec![(0.0, 9)], vec![]);
-    assert_eq!(c.encode(&arr1(&[0.0, -0.0, 1.0])).unwrap(), arr1(&[9, 9, 1]));
-    let c = cast::<f32, Float8E4M3>(CastOptions::default(), vec![(-0.0, Float8E4M3(0x38))], vec![]);
+    assert_eq!(
+        c.encode(&arr1(&[0.0, -0.0, 1.0])).unwrap(),
+        arr1(&[9, 9, 1])
+    );
+    let c = cast::<f32, Float8E4M3>(
+        CastOptions::default(),
+        vec![(-0.0, Float8E4M3(0x38))],
+        vec![],
+    );
     assert_eq!(enc1(&c, 0.0).unwrap(), Float8E4M3(0x38));
     // Without a map, -0.0 keeps its sign into a type with -0.
-    let plain = CastValue::<f32, Float8E4M3>::new(CastOptions::default(), ScalarMap::default()).unwrap();
+    let plain =
+        CastValue::<f32, Float8E4M3>::new(CastOptions::default(), ScalarMap::default()).unwrap();
     assert_eq!(enc1(&plain, -0.0).unwrap(), Float8E4M3(0x80));
 }
 
@@ -642,8 +775,14 @@ fn scalar_map_is_not_transitive() {
         vec![(1.0, 2.0), (2.0, 3.0)],
         vec![(3.0, 2.0), (2.0, 1.0)],
     );
-    assert_eq!(c.encode(&arr1(&[1.0, 2.0, 3.0])).unwrap(), arr1(&[2.0, 3.0, 3.0]));
-    assert_eq!(c.decode(&arr1(&[3.0, 2.0, 1.0])).unwrap(), arr1(&[2.0, 1.0, 1.0]));
+    assert_eq!(
+        c.encode(&arr1(&[1.0, 2.0, 3.0])).unwrap(),
+        arr1(&[2.0, 3.0, 3.0])
+    );
+    assert_eq!(
+        c.decode(&arr1(&[3.0, 2.0, 1.0])).unwrap(),
+        arr1(&[2.0, 1.0, 1.0])
+    );
     // A value mapped to a key of the same map is not looked up again.
     let c = cast::<f64, u8>(CastOptions::default(), vec![(1.0, 2), (2.0, 3)], vec![]);
     assert_eq!(c.encode(&arr1(&[1.0, 2.0])).unwrap(), arr1(&[2, 3]));
@@ -653,7 +792,13 @@ fn scalar_map_is_not_transitive() {
 fn cast_value_fill_round_trip() {
     let fill_err = |r: Result<u8, MetadataError>| {
         assert!(
-            matches!(r, Err(MetadataError::FillValueTransform { codec: "cast_value", .. })),
+            matches!(
+                r,
+                Err(MetadataError::FillValueTransform {
+                    codec: "cast_value",
+                    ..
+                })
+            ),
             "{r:?}"
         )
     };
@@ -663,21 +808,37 @@ fn cast_value_fill_round_trip() {
     fill_err(plain.encode_fill_value(f64::NAN));
     assert_eq!(plain.encode_fill_value(-0.0), Ok(0));
     assert_eq!(plain.encode_fill_value(255.0), Ok(255));
-    let clamp = CastValue::<f64, u8>::new(CastOptions::new(Rounding::NearestEven, OutOfRange::Clamp), ScalarMap::default()).unwrap();
+    let clamp = CastValue::<f64, u8>::new(
+        CastOptions::new(Rounding::NearestEven, OutOfRange::Clamp),
+        ScalarMap::default(),
+    )
+    .unwrap();
     fill_err(clamp.encode_fill_value(300.0));
-    let wrap = CastValue::<f64, u8>::new(CastOptions::new(Rounding::NearestEven, OutOfRange::Wrap), ScalarMap::default()).unwrap();
+    let wrap = CastValue::<f64, u8>::new(
+        CastOptions::new(Rounding::NearestEven, OutOfRange::Wrap),
+        ScalarMap::default(),
+    )
+    .unwrap();
     fill_err(wrap.encode_fill_value(256.0));
     // NaN survives with a map both ways, not with one.
-    let both = cast::<f64, u8>(CastOptions::default(), vec![(f64::NAN, 0)], vec![(0, f64::NAN)]);
+    let both = cast::<f64, u8>(
+        CastOptions::default(),
+        vec![(f64::NAN, 0)],
+        vec![(0, f64::NAN)],
+    );
     assert_eq!(both.encode_fill_value(f64::NAN), Ok(0));
-    fill_err(cast::<f64, u8>(CastOptions::default(), vec![(f64::NAN, 0)], vec![]).encode_fill_value(f64::NAN));
+    fill_err(
+        cast::<f64, u8>(CastOptions::default(), vec![(f64::NAN, 0)], vec![])
+            .encode_fill_value(f64::NAN),
+    );
     // Into a narrower float: 0.1 is not a float16 value; 0.5 is.
     let narrow = CastValue::<f64, f16>::new(CastOptions::default(), ScalarMap::default()).unwrap();
     assert!(narrow.encode_fill_value(0.1).is_err());
     assert_eq!(narrow.encode_fill_value(0.5), Ok(f16::from_f32(0.5)));
     assert!(narrow.encode_fill_value(f64::NAN).unwrap().is_nan());
     // -0.0 into fnuz (no -0) comes back as +0.0: numerically equal.
-    let fnuz = CastValue::<f32, Float8E4M3Fnuz>::new(CastOptions::default(), ScalarMap::default()).unwrap();
+    let fnuz = CastValue::<f32, Float8E4M3Fnuz>::new(CastOptions::default(), ScalarMap::default())
+        .unwrap();
     assert_eq!(fnuz.encode_fill_value(-0.0), Ok(Float8E4M3Fnuz(0)));
     // A chain carries the fill value through each stage (the README example).
     let chain = ScaleOffset::<f64>::new(-10.0, 0.1).unwrap().then(both);
@@ -706,7 +867,11 @@ fn ref_int_bitround(v: i128, (lo, hi): (i128, i128), k: u32) -> i128 {
     let down = mag - below;
     let up = below > unit / 2 || (below == unit / 2 && (down / unit) % 2 == 1);
     let limit = if v < 0 { lo.unsigned_abs() } else { hi as u128 };
-    let r = if up && down + unit <= limit { down + unit } else { down };
+    let r = if up && down + unit <= limit {
+        down + unit
+    } else {
+        down
+    };
     if v < 0 { -(r as i128) } else { r as i128 }
 }
 
@@ -716,10 +881,18 @@ fn int_bitround_exhaustive<T: Real>(signed: bool) {
     let xs: Vec<T> = (0..1u64 << bits).map(T::from_bits).collect();
     let mut out = xs.clone();
     for k in 1..=bits + 2 {
-        BitRound::<T>::new(u64::from(k)).unwrap().encode_slice(&xs, &mut out).unwrap();
+        BitRound::<T>::new(u64::from(k))
+            .unwrap()
+            .encode_slice(&xs, &mut out)
+            .unwrap();
         for (x, y) in xs.iter().zip(&out) {
             let v = int_of(x.to_bits(), bits, signed);
-            assert_eq!(int_of(y.to_bits(), bits, signed), ref_int_bitround(v, range, k), "{} {v} keepbits {k}", T::NAME);
+            assert_eq!(
+                int_of(y.to_bits(), bits, signed),
+                ref_int_bitround(v, range, k),
+                "{} {v} keepbits {k}",
+                T::NAME
+            );
         }
     }
 }
@@ -737,15 +910,35 @@ fn bitround_integers() {
     assert_eq!(enc1(&BitRound::<u8>::new(3).unwrap(), 255), Ok(224));
     assert_eq!(enc1(&BitRound::<u8>::new(3).unwrap(), 208), Ok(192));
     for k in 1..=70 {
-        assert_eq!(enc1(&BitRound::<i64>::new(k).unwrap(), i64::MIN), Ok(i64::MIN));
-        let nat = enc1(&BitRound::<DateTime64>::new(k).unwrap(), DateTime64(i64::MIN)).unwrap();
+        assert_eq!(
+            enc1(&BitRound::<i64>::new(k).unwrap(), i64::MIN),
+            Ok(i64::MIN)
+        );
+        let nat = enc1(
+            &BitRound::<DateTime64>::new(k).unwrap(),
+            DateTime64(i64::MIN),
+        )
+        .unwrap();
         assert_eq!(nat, DateTime64(i64::MIN));
-        let nat = enc1(&BitRound::<TimeDelta64>::new(k).unwrap(), TimeDelta64(i64::MIN)).unwrap();
+        let nat = enc1(
+            &BitRound::<TimeDelta64>::new(k).unwrap(),
+            TimeDelta64(i64::MIN),
+        )
+        .unwrap();
         assert_eq!(nat, TimeDelta64(i64::MIN));
     }
-    assert_eq!(enc1(&BitRound::<u64>::new(1).unwrap(), u64::MAX), Ok(1 << 63));
-    assert_eq!(enc1(&BitRound::<i64>::new(1).unwrap(), i64::MAX), Ok(1 << 62));
-    assert_eq!(enc1(&BitRound::<DateTime64>::new(2).unwrap(), DateTime64(7)).unwrap(), DateTime64(8));
+    assert_eq!(
+        enc1(&BitRound::<u64>::new(1).unwrap(), u64::MAX),
+        Ok(1 << 63)
+    );
+    assert_eq!(
+        enc1(&BitRound::<i64>::new(1).unwrap(), i64::MAX),
+        Ok(1 << 62)
+    );
+    assert_eq!(
+        enc1(&BitRound::<DateTime64>::new(2).unwrap(), DateTime64(7)).unwrap(),
+        DateTime64(8)
+    );
     // Decoding is the identity.
     assert_eq!(dec1(&b(1), 3), Ok(3));
 
@@ -759,12 +952,24 @@ fn bitround_integers() {
         let (x, k) = (rng.next(), (rng.next() % 66 + 1) as u32);
         let v = x as i64;
         let got = enc1(&BitRound::<i64>::new(u64::from(k)).unwrap(), v).unwrap();
-        assert_eq!(i128::from(got), ref_int_bitround(i128::from(v), int_range(64, true), k), "{v} {k}");
+        assert_eq!(
+            i128::from(got),
+            ref_int_bitround(i128::from(v), int_range(64, true), k),
+            "{v} {k}"
+        );
         let got = enc1(&BitRound::<u64>::new(u64::from(k)).unwrap(), x).unwrap();
-        assert_eq!(i128::from(got), ref_int_bitround(i128::from(x), int_range(64, false), k), "{x} {k}");
+        assert_eq!(
+            i128::from(got),
+            ref_int_bitround(i128::from(x), int_range(64, false), k),
+            "{x} {k}"
+        );
         let v = x as i32;
         let got = enc1(&BitRound::<i32>::new(u64::from(k)).unwrap(), v).unwrap();
-        assert_eq!(i128::from(got), ref_int_bitround(i128::from(v), int_range(32, true), k), "{v} {k}");
+        assert_eq!(
+            i128::from(got),
+            ref_int_bitround(i128::from(v), int_range(32, true), k),
+            "{v} {k}"
+        );
     }
 }
 
@@ -799,24 +1004,46 @@ fn bitround_float16_and_bfloat16_exhaustive() {
     let f: Vec<f16> = (0..=u16::MAX).map(f16::from_bits).collect();
     let mut out = f.clone();
     for k in 1..=10u32 {
-        BitRound::<f16>::new(u64::from(k)).unwrap().encode_slice(&f, &mut out).unwrap();
+        BitRound::<f16>::new(u64::from(k))
+            .unwrap()
+            .encode_slice(&f, &mut out)
+            .unwrap();
         for (x, y) in f.iter().zip(&out) {
             let want = numcodecs_bitround(u64::from(x.to_bits()), 16, 10, 5, k);
-            assert_eq!(u64::from(y.to_bits()), want, "float16 {:#06x} keepbits {k}", x.to_bits());
+            assert_eq!(
+                u64::from(y.to_bits()),
+                want,
+                "float16 {:#06x} keepbits {k}",
+                x.to_bits()
+            );
         }
     }
     let b: Vec<bf16> = (0..=u16::MAX).map(bf16::from_bits).collect();
     let mut out = b.clone();
     for k in 1..=7u32 {
-        BitRound::<bf16>::new(u64::from(k)).unwrap().encode_slice(&b, &mut out).unwrap();
+        BitRound::<bf16>::new(u64::from(k))
+            .unwrap()
+            .encode_slice(&b, &mut out)
+            .unwrap();
         for (x, y) in b.iter().zip(&out) {
             let want = numcodecs_bitround(u64::from(x.to_bits()), 16, 7, 8, k);
-            assert_eq!(u64::from(y.to_bits()), want, "bfloat16 {:#06x} keepbits {k}", x.to_bits());
+            assert_eq!(
+                u64::from(y.to_bits()),
+                want,
+                "bfloat16 {:#06x} keepbits {k}",
+                x.to_bits()
+            );
         }
     }
     // The carry can reach the exponent: max becomes Inf.
-    assert_eq!(enc1(&BitRound::<f16>::new(1).unwrap(), f16::MAX).unwrap(), f16::INFINITY);
-    assert_eq!(enc1(&BitRound::<f16>::new(10).unwrap(), f16::MAX).unwrap(), f16::MAX);
+    assert_eq!(
+        enc1(&BitRound::<f16>::new(1).unwrap(), f16::MAX).unwrap(),
+        f16::INFINITY
+    );
+    assert_eq!(
+        enc1(&BitRound::<f16>::new(10).unwrap(), f16::MAX).unwrap(),
+        f16::MAX
+    );
 }
 
 #[test]
@@ -826,15 +1053,36 @@ fn bitround_float32_float64_sampled() {
         let r = rng.next();
         let k = (r % 23 + 1) as u32;
         let x = (r >> 32) as u32;
-        let got = enc1(&BitRound::<f32>::new(u64::from(k)).unwrap(), f32::from_bits(x)).unwrap();
-        assert_eq!(u64::from(got.to_bits()), numcodecs_bitround(u64::from(x), 32, 23, 8, k), "{x:#x} {k}");
+        let got = enc1(
+            &BitRound::<f32>::new(u64::from(k)).unwrap(),
+            f32::from_bits(x),
+        )
+        .unwrap();
+        assert_eq!(
+            u64::from(got.to_bits()),
+            numcodecs_bitround(u64::from(x), 32, 23, 8, k),
+            "{x:#x} {k}"
+        );
         let x = rng.next();
         let k = (r % 52 + 1) as u32;
-        let got = enc1(&BitRound::<f64>::new(u64::from(k)).unwrap(), f64::from_bits(x)).unwrap();
-        assert_eq!(got.to_bits(), numcodecs_bitround(x, 64, 52, 11, k), "{x:#x} {k}");
+        let got = enc1(
+            &BitRound::<f64>::new(u64::from(k)).unwrap(),
+            f64::from_bits(x),
+        )
+        .unwrap();
+        assert_eq!(
+            got.to_bits(),
+            numcodecs_bitround(x, 64, 52, 11, k),
+            "{x:#x} {k}"
+        );
     }
     // The README example: 0.1f32 with keepbits 3.
-    assert_eq!(enc1(&BitRound::<f32>::new(3).unwrap(), 0.1).unwrap().to_bits(), 0x3dd0_0000);
+    assert_eq!(
+        enc1(&BitRound::<f32>::new(3).unwrap(), 0.1)
+            .unwrap()
+            .to_bits(),
+        0x3dd0_0000
+    );
 }
 
 #[test]

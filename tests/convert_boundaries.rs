@@ -440,7 +440,7 @@ fn expect_both<S: Real, D: Real>(x: S, opts: CastOptions, want: Option<u64>, sta
 fn spec_examples() {
     use OutOfRange::{Clamp, Error, Wrap};
     use Rounding::*;
-    use Status::{Clamped, Exact, InfUnrepresentable, Inexact, NanUnrepresentable, Wrapped};
+    use Status::{Clamped, Exact, Inexact, InfUnrepresentable, NanUnrepresentable, Wrapped};
     let o = CastOptions::new;
     // Rounding first, then the range check.
     expect_both::<f64, Float8E4M3>(245.0, o(NearestEven, Error), Some(0x77), Inexact);

@@ -22,9 +22,36 @@ impl Rng {
 /// they are valid codes of `S`).
 fn sources<S: Real>(rng: &mut Rng, n: usize, clean: bool) -> Vec<S> {
     let specials = [
-        0.0, -0.0, 0.5, 1.5, 2.5, -0.5, -1.5, 127.5, 128.0, 255.5, 256.0, -128.5, 32767.5, 65535.5,
-        2147483647.5, 4294967295.5, 9.223372036854775807e18, 1.8446744073709552e19, 1e300, -1e300,
-        f64::INFINITY, f64::NEG_INFINITY, f64::NAN, 65504.0, 65520.0, 240.0, 245.0, 448.0, 6.0, 1e-8,
+        0.0,
+        -0.0,
+        0.5,
+        1.5,
+        2.5,
+        -0.5,
+        -1.5,
+        127.5,
+        128.0,
+        255.5,
+        256.0,
+        -128.5,
+        32767.5,
+        65535.5,
+        2147483647.5,
+        4294967295.5,
+        9.223372036854775807e18,
+        1.8446744073709552e19,
+        1e300,
+        -1e300,
+        f64::INFINITY,
+        f64::NEG_INFINITY,
+        f64::NAN,
+        65504.0,
+        65520.0,
+        240.0,
+        245.0,
+        448.0,
+        6.0,
+        1e-8,
     ];
     (0..n)
         .map(|i| {
@@ -32,17 +59,26 @@ fn sources<S: Real>(rng: &mut Rng, n: usize, clean: bool) -> Vec<S> {
             if clean {
                 // In-range values for every common target: fast paths take the block.
                 let v = ((r % 20001) as f64 - 10000.0) / 100.0;
-                return zquant::convert::cast::<f64, S>(v.abs().min(100.0), CastOptions::default()).0;
+                return zquant::convert::cast::<f64, S>(v.abs().min(100.0), CastOptions::default())
+                    .0;
             }
             match i % 4 {
                 0 => S::from_bits(r),
                 1 => {
                     let v = specials[(r % specials.len() as u64) as usize];
-                    zquant::convert::cast::<f64, S>(v, CastOptions::new(Rounding::NearestEven, OutOfRange::Clamp)).0
+                    zquant::convert::cast::<f64, S>(
+                        v,
+                        CastOptions::new(Rounding::NearestEven, OutOfRange::Clamp),
+                    )
+                    .0
                 }
                 _ => {
                     let v = ((r % 2_000_001) as f64 - 1_000_000.0) / 8.0;
-                    zquant::convert::cast::<f64, S>(v, CastOptions::new(Rounding::NearestEven, OutOfRange::Clamp)).0
+                    zquant::convert::cast::<f64, S>(
+                        v,
+                        CastOptions::new(Rounding::NearestEven, OutOfRange::Clamp),
+                    )
+                    .0
                 }
             }
         })
@@ -60,7 +96,13 @@ fn check_pair<S: Real, D: Real>(rng: &mut Rng) {
                     let mut reference = vec![D::default(); n];
                     let a = cast_slice(&src, &mut fast, opts);
                     let b = cast_slice_reference(&src, &mut reference, opts);
-                    assert_eq!(a, b, "{} -> {} {opts:?} n={n}: result differs", S::NAME, D::NAME);
+                    assert_eq!(
+                        a,
+                        b,
+                        "{} -> {} {opts:?} n={n}: result differs",
+                        S::NAME,
+                        D::NAME
+                    );
                     if b.is_ok() {
                         for i in 0..n {
                             assert!(
@@ -114,12 +156,17 @@ fn sixteen_bit_table_path_matches_reference() {
     // Long enough for the 65536-entry table.
     let mut rng = Rng(7);
     let n = 1 << 18;
-    let src: Vec<half::f16> = (0..n).map(|_| half::f16::from_bits(rng.next() as u16)).collect();
+    let src: Vec<half::f16> = (0..n)
+        .map(|_| half::f16::from_bits(rng.next() as u16))
+        .collect();
     for oor in [OutOfRange::Error, OutOfRange::Clamp] {
         let opts = CastOptions::new(Rounding::TowardsNegative, oor);
         let mut a = vec![Float8E4M3::default(); n];
         let mut b = vec![Float8E4M3::default(); n];
-        assert_eq!(cast_slice(&src, &mut a, opts), cast_slice_reference(&src, &mut b, opts));
+        assert_eq!(
+            cast_slice(&src, &mut a, opts),
+            cast_slice_reference(&src, &mut b, opts)
+        );
         if oor == OutOfRange::Clamp {
             assert_eq!(a, b);
         }

@@ -75,7 +75,10 @@ fn decode_every_code_matches() {
         let theirs = F8E4M3::from_bits(code);
         let (t32, t64) = (theirs.to_f32(), theirs.to_f64());
         let (o32, o64) = (ours_to_f32(code), ours_to_f64(code));
-        assert!(same32(o32, t32), "{code:#04x}: zquant {o32:e}, float8 {t32:e}");
+        assert!(
+            same32(o32, t32),
+            "{code:#04x}: zquant {o32:e}, float8 {t32:e}"
+        );
         assert!(
             o64.to_bits() == t64.to_bits() || (o64.is_nan() && t64.is_nan()),
             "{code:#04x}: zquant {o64:e}, float8 {t64:e}"
@@ -124,8 +127,16 @@ fn agree_out_of_range(x: f32) {
     if x.is_infinite() {
         assert_eq!(st, Status::InfUnrepresentable, "{x:e}");
         let (_, st): (Fp8, _) = cast(x, NE_CLAMP);
-        assert_eq!(st, Status::InfUnrepresentable, "{x:e}: clamp does not map Inf");
-        assert_eq!(theirs, if x > 0.0 { 0x7e } else { 0xfe }, "float8 saturates Inf");
+        assert_eq!(
+            st,
+            Status::InfUnrepresentable,
+            "{x:e}: clamp does not map Inf"
+        );
+        assert_eq!(
+            theirs,
+            if x > 0.0 { 0x7e } else { 0xfe },
+            "float8 saturates Inf"
+        );
     } else {
         assert_eq!(st, Status::OutOfRange, "{x:e}");
         let (ours, st): (Fp8, _) = cast(x, NE_CLAMP);
@@ -213,11 +224,23 @@ fn encode_random_f32() {
 #[test]
 fn specials() {
     // Infinities and the saturation threshold.
-    for x in [f32::INFINITY, f32::NEG_INFINITY, 464.00003, 465.0, -1e30, f32::MAX] {
+    for x in [
+        f32::INFINITY,
+        f32::NEG_INFINITY,
+        464.00003,
+        465.0,
+        -1e30,
+        f32::MAX,
+    ] {
         agree_out_of_range(x);
     }
     // Zeros and underflow keep their sign in both.
-    for (x, code) in [(0.0f32, 0x00u8), (-0.0, 0x80), (1e-30, 0x00), (-1e-30, 0x80)] {
+    for (x, code) in [
+        (0.0f32, 0x00u8),
+        (-0.0, 0x80),
+        (1e-30, 0x00),
+        (-1e-30, 0x80),
+    ] {
         assert_eq!(F8E4M3::from_f32(x).to_bits(), code);
         assert_eq!(cast::<f32, Fp8>(x, NE).0.0, code, "{x:e}");
     }

@@ -8,8 +8,8 @@ use serde_json::{Value, json};
 use zquant::codec::cast_value::MapEntries;
 use zquant::dtype::{
     Complex, DateTime64, FillValueError, Float4E2M1Fn, Float6E2M3Fn, Float6E3M2Fn, Float8E3M4,
-    Float8E4M3, Float8E4M3B11Fnuz, Float8E4M3Fnuz, Float8E5M2, Float8E5M2Fnuz, Float8E8M0Fnu,
-    Int2, Int4, TimeDelta64, UInt2, UInt4,
+    Float8E4M3, Float8E4M3B11Fnuz, Float8E4M3Fnuz, Float8E5M2, Float8E5M2Fnuz, Float8E8M0Fnu, Int2,
+    Int4, TimeDelta64, UInt2, UInt4,
 };
 use zquant::error::{CodecError, ElementError, Rule};
 use zquant::pipeline::dynamic::Element;
@@ -92,20 +92,34 @@ where
     let chain = build(&json!(C::In::NAME), &fill_json, &md)
         .unwrap_or_else(|e| panic!("{what} fill {fill_json}: {e}"));
     assert_eq!(chain.to_metadata(), Value::Array(md.clone()), "{what}");
-    let again = build(&chain.data_type().to_json(), &fill_json, &list(chain.to_metadata())).unwrap();
+    let again = build(
+        &chain.data_type().to_json(),
+        &fill_json,
+        &list(chain.to_metadata()),
+    )
+    .unwrap();
     assert_eq!(again.to_metadata(), chain.to_metadata(), "{what}");
     assert_eq!(chain.encoded_data_type().id, C::Out::ID, "{what}");
 
     let typed_fill = codec.encode_fill_value(fill).unwrap();
     assert!(
-        C::Out::into_dyn(ArrayD::from_elem(IxDyn(&[]), typed_fill)).same_as(chain.encoded_fill_value()),
+        C::Out::into_dyn(ArrayD::from_elem(IxDyn(&[]), typed_fill))
+            .same_as(chain.encoded_fill_value()),
         "{what}: encoded fill"
     );
 
     let input = arr(input);
-    same_result(codec.encode(&input), chain.encode(&C::In::into_dyn(input.clone())), &what);
+    same_result(
+        codec.encode(&input),
+        chain.encode(&C::In::into_dyn(input.clone())),
+        &what,
+    );
     let encoded = arr(encoded);
-    same_result(codec.decode(&encoded), chain.decode(&C::Out::into_dyn(encoded.clone())), &what);
+    same_result(
+        codec.decode(&encoded),
+        chain.decode(&C::Out::into_dyn(encoded.clone())),
+        &what,
+    );
 }
 
 // ---------------------------------------------------------------------------------------
@@ -123,7 +137,11 @@ fn scale_offset_roundtrip<T: Real + Element>(seed: u64) {
             continue;
         };
         // Any fill value that survives the codec.
-        let Some(fill) = all.iter().copied().find(|&f| c.encode_fill_value(f).is_ok()) else {
+        let Some(fill) = all
+            .iter()
+            .copied()
+            .find(|&f| c.encode_fill_value(f).is_ok())
+        else {
             continue;
         };
         check_roundtrip(&c, fill, all.clone(), all.clone());
@@ -148,7 +166,10 @@ fn scale_offset_roundtrip<T: Real + Element>(seed: u64) {
 fn bitround_roundtrip<T: DType + Element>(max_keepbits: u64, input: Vec<T>, fill: T) {
     for k in 1..=max_keepbits {
         let c = BitRound::<T>::new(k).unwrap();
-        assert_eq!(c.to_metadata(), json!({"name": "bitround", "configuration": {"keepbits": k}}));
+        assert_eq!(
+            c.to_metadata(),
+            json!({"name": "bitround", "configuration": {"keepbits": k}})
+        );
         check_roundtrip(&c, fill, input.clone(), input.clone());
         let alias = BitRound::<T>::from_configuration(Some(&json!({"keepbits": k})), true).unwrap();
         assert_eq!(alias.to_metadata()["name"], json!("numcodecs.bitround"));
@@ -167,14 +188,21 @@ fn cast_roundtrip<S: Real + Element, D: Real + Element>(seed: u64) {
     for (i, rounding) in Rounding::ALL.into_iter().enumerate() {
         for oor in [OutOfRange::Error, OutOfRange::Clamp, OutOfRange::Wrap] {
             if oor == OutOfRange::Wrap && !int_target {
-                assert!(CastValue::<S, D>::new(CastOptions::new(rounding, oor), ScalarMap::default()).is_err());
+                assert!(
+                    CastValue::<S, D>::new(CastOptions::new(rounding, oor), ScalarMap::default())
+                        .is_err()
+                );
                 continue;
             }
             let map = if i % 2 == 0 {
                 ScalarMap::default()
             } else {
-                let enc: Vec<(S, D)> = (0..3).map(|_| (pick_s(&mut rng), pick_d(&mut rng))).collect();
-                let dec: Vec<(D, S)> = (0..2).map(|_| (pick_d(&mut rng), pick_s(&mut rng))).collect();
+                let enc: Vec<(S, D)> = (0..3)
+                    .map(|_| (pick_s(&mut rng), pick_d(&mut rng)))
+                    .collect();
+                let dec: Vec<(D, S)> = (0..2)
+                    .map(|_| (pick_d(&mut rng), pick_s(&mut rng)))
+                    .collect();
                 ScalarMap {
                     encode: MapEntries::new(enc),
                     decode: MapEntries::new(dec),
@@ -182,7 +210,11 @@ fn cast_roundtrip<S: Real + Element, D: Real + Element>(seed: u64) {
                 }
             };
             let c = CastValue::<S, D>::new(CastOptions::new(rounding, oor), map).unwrap();
-            let Some(fill) = src.iter().copied().find(|&f| c.encode_fill_value(f).is_ok()) else {
+            let Some(fill) = src
+                .iter()
+                .copied()
+                .find(|&f| c.encode_fill_value(f).is_ok())
+            else {
                 continue;
             };
             check_roundtrip(&c, fill, src.clone(), dst.clone());
@@ -246,7 +278,14 @@ fn bitround_metadata_roundtrip() {
             im: f32::from_bits((rng.next() >> 32) as u32),
         })
         .collect();
-    bitround_roundtrip::<Complex<f32>>(23, cplx, Complex { re: 1.5, im: f32::NAN });
+    bitround_roundtrip::<Complex<f32>>(
+        23,
+        cplx,
+        Complex {
+            re: 1.5,
+            im: f32::NAN,
+        },
+    );
     // Time types take their unit from the array metadata, which a typed codec does not
     // know, so they go through `from_metadata` directly.
     let times: Vec<DateTime64> = (0..300)
@@ -264,11 +303,19 @@ fn bitround_metadata_roundtrip() {
             if name == "numpy.timedelta64" {
                 let c = BitRound::<TimeDelta64>::new(k).unwrap();
                 let input = arr(deltas.clone());
-                same_result(c.encode(&input), chain.encode(&TimeDelta64::into_dyn(input.clone())), name);
+                same_result(
+                    c.encode(&input),
+                    chain.encode(&TimeDelta64::into_dyn(input.clone())),
+                    name,
+                );
             } else {
                 let c = BitRound::<DateTime64>::new(k).unwrap();
                 let input = arr(times.clone());
-                same_result(c.encode(&input), chain.encode(&DateTime64::into_dyn(input.clone())), name);
+                same_result(
+                    c.encode(&input),
+                    chain.encode(&DateTime64::into_dyn(input.clone())),
+                    name,
+                );
             }
         }
     }
@@ -315,8 +362,10 @@ fn cast_value_metadata_as_written() {
         assert_eq!(chain.to_metadata(), Value::Array(md));
     }
     // A repeated key is dropped: the first occurrence is the mapping.
-    let md = vec![json!({"name": "cast_value", "configuration": {"data_type": "uint8",
-        "scalar_map": {"encode": [[1.0, 5], [1.0, 6], ["NaN", 0], ["0x7ff8000000000001", 1]]}}})];
+    let md = vec![
+        json!({"name": "cast_value", "configuration": {"data_type": "uint8",
+        "scalar_map": {"encode": [[1.0, 5], [1.0, 6], ["NaN", 0], ["0x7ff8000000000001", 1]]}}}),
+    ];
     let chain = build(&json!("float64"), &json!(1.0), &md).unwrap();
     assert_eq!(
         chain.to_metadata()[0]["configuration"]["scalar_map"]["encode"],
@@ -351,7 +400,10 @@ fn chain_metadata_roundtrip() {
             {"name": "bitround", "configuration": {"keepbits": 5}},
         ])
     );
-    let input: Vec<f64> = (-20..2600).map(|i| i as f64 * 0.97).chain([f64::NAN, 1e300]).collect();
+    let input: Vec<f64> = (-20..2600)
+        .map(|i| i as f64 * 0.97)
+        .chain([f64::NAN, 1e300])
+        .collect();
     let encoded: Vec<u8> = (0..=255).collect();
     check_roundtrip(&chain, f64::NAN, input, encoded);
 }
@@ -371,7 +423,9 @@ fn err(dt: Value, fill: Value, codecs: Value) -> MetadataError {
 #[track_caller]
 fn assert_field(e: &MetadataError, codec: &str, field: &str) {
     match e {
-        MetadataError::Field { codec: c, field: f, .. } => {
+        MetadataError::Field {
+            codec: c, field: f, ..
+        } => {
             assert_eq!((*c, *f), (codec, field), "{e}");
         }
         other => panic!("expected Field {{{codec}, {field}}}, got {other:?}"),
@@ -383,7 +437,9 @@ fn assert_field(e: &MetadataError, codec: &str, field: &str) {
 #[track_caller]
 fn assert_scalar(e: &MetadataError, codec: &str, field: &str) {
     match e {
-        MetadataError::Scalar { codec: c, field: f, .. } => {
+        MetadataError::Scalar {
+            codec: c, field: f, ..
+        } => {
             assert_eq!((*c, *f), (codec, field), "{e}");
         }
         other => panic!("expected Scalar {{{codec}, {field}}}, got {other:?}"),
@@ -395,7 +451,9 @@ fn assert_scalar(e: &MetadataError, codec: &str, field: &str) {
 #[track_caller]
 fn assert_unsupported(e: &MetadataError, codec: &str, dtype: &str) {
     match e {
-        MetadataError::UnsupportedDataType { codec: c, dtype: d, .. } => {
+        MetadataError::UnsupportedDataType {
+            codec: c, dtype: d, ..
+        } => {
             assert_eq!((*c, d.as_str()), (codec, dtype), "{e}");
         }
         other => panic!("expected UnsupportedDataType {{{codec}, {dtype}}}, got {other:?}"),
@@ -416,7 +474,13 @@ fn br(cfg: Value) -> Value {
 
 #[test]
 fn unknown_codecs() {
-    for name in ["gzip", "bytes", "Scale_Offset", "", "numcodecs.scale_offset"] {
+    for name in [
+        "gzip",
+        "bytes",
+        "Scale_Offset",
+        "",
+        "numcodecs.scale_offset",
+    ] {
         let e = err(json!("float32"), json!(0), json!([{"name": name}]));
         assert_eq!(e, MetadataError::UnknownCodec(name.into()));
         assert!(e.to_string().contains(&format!("{name:?}")), "{e}");
@@ -446,13 +510,25 @@ fn unknown_codecs() {
 
 #[test]
 fn unknown_keys() {
-    let e = err(json!("float32"), json!(0), so(json!({"offset": 1, "foo": 2})));
+    let e = err(
+        json!("float32"),
+        json!(0),
+        so(json!({"offset": 1, "foo": 2})),
+    );
     assert_field(&e, "scale_offset", "configuration");
     assert!(e.to_string().contains("foo"));
-    let e = err(json!("float32"), json!(0), cv(json!({"data_type": "uint8", "foo": 2})));
+    let e = err(
+        json!("float32"),
+        json!(0),
+        cv(json!({"data_type": "uint8", "foo": 2})),
+    );
     assert_field(&e, "cast_value", "configuration");
     assert!(e.to_string().contains("foo"));
-    let e = err(json!("float32"), json!(0), br(json!({"keepbits": 3, "foo": 2})));
+    let e = err(
+        json!("float32"),
+        json!(0),
+        br(json!({"keepbits": 3, "foo": 2})),
+    );
     assert_field(&e, "bitround", "configuration");
     assert!(e.to_string().contains("foo"));
     let e = err(
@@ -466,37 +542,98 @@ fn unknown_keys() {
 
 #[test]
 fn mistyped_keys() {
-    for k in [json!("3"), json!(3.0), json!(-1), json!(1.5), json!(null), json!(true), json!([3]), json!({})] {
+    for k in [
+        json!("3"),
+        json!(3.0),
+        json!(-1),
+        json!(1.5),
+        json!(null),
+        json!(true),
+        json!([3]),
+        json!({}),
+    ] {
         let e = err(json!("float32"), json!(0), br(json!({"keepbits": k})));
         assert_field(&e, "bitround", "keepbits");
-        let e = err(json!("int32"), json!(0), json!([{"name": "numcodecs.bitround", "configuration": {"keepbits": k}}]));
+        let e = err(
+            json!("int32"),
+            json!(0),
+            json!([{"name": "numcodecs.bitround", "configuration": {"keepbits": k}}]),
+        );
         assert_field(&e, "bitround", "keepbits");
     }
-    assert_field(&err(json!("float32"), json!(0), br(json!({}))), "bitround", "keepbits");
-    assert_field(&err(json!("float32"), json!(0), json!([{"name": "bitround"}])), "bitround", "configuration");
-    assert_field(&err(json!("float32"), json!(0), br(json!([3]))), "bitround", "configuration");
+    assert_field(
+        &err(json!("float32"), json!(0), br(json!({}))),
+        "bitround",
+        "keepbits",
+    );
+    assert_field(
+        &err(json!("float32"), json!(0), json!([{"name": "bitround"}])),
+        "bitround",
+        "configuration",
+    );
+    assert_field(
+        &err(json!("float32"), json!(0), br(json!([3]))),
+        "bitround",
+        "configuration",
+    );
 
     for r in [json!(5), json!("up"), json!("nearest_even"), json!(null)] {
-        let e = err(json!("float32"), json!(0), cv(json!({"data_type": "uint8", "rounding": r})));
+        let e = err(
+            json!("float32"),
+            json!(0),
+            cv(json!({"data_type": "uint8", "rounding": r})),
+        );
         assert_field(&e, "cast_value", "rounding");
     }
     for o in [json!(null), json!("saturate"), json!("Clamp"), json!(1)] {
-        let e = err(json!("float32"), json!(0), cv(json!({"data_type": "uint8", "out_of_range": o})));
+        let e = err(
+            json!("float32"),
+            json!(0),
+            cv(json!({"data_type": "uint8", "out_of_range": o})),
+        );
         assert_field(&e, "cast_value", "out_of_range");
     }
     for d in [json!(5), json!(null), json!(["uint8"])] {
         let e = err(json!("float32"), json!(0), cv(json!({"data_type": d})));
         assert_field(&e, "cast_value", "data_type");
     }
-    assert_field(&err(json!("float32"), json!(0), cv(json!({}))), "cast_value", "data_type");
-    assert_field(&err(json!("float32"), json!(0), json!([{"name": "cast_value"}])), "cast_value", "configuration");
-    assert_field(&err(json!("float32"), json!(0), json!(["cast_value"])), "cast_value", "configuration");
-    for sm in [json!([]), json!({"encode": {}}), json!({"encode": [[1, 2, 3]]}), json!({"decode": [1]}), json!(null)] {
-        let e = err(json!("float32"), json!(0), cv(json!({"data_type": "uint8", "scalar_map": sm})));
+    assert_field(
+        &err(json!("float32"), json!(0), cv(json!({}))),
+        "cast_value",
+        "data_type",
+    );
+    assert_field(
+        &err(json!("float32"), json!(0), json!([{"name": "cast_value"}])),
+        "cast_value",
+        "configuration",
+    );
+    assert_field(
+        &err(json!("float32"), json!(0), json!(["cast_value"])),
+        "cast_value",
+        "configuration",
+    );
+    for sm in [
+        json!([]),
+        json!({"encode": {}}),
+        json!({"encode": [[1, 2, 3]]}),
+        json!({"decode": [1]}),
+        json!(null),
+    ] {
+        let e = err(
+            json!("float32"),
+            json!(0),
+            cv(json!({"data_type": "uint8", "scalar_map": sm})),
+        );
         assert_field(&e, "cast_value", "scalar_map");
     }
     // Entries that are not valid scalars of their type.
-    for entry in [json!(["abc", 0]), json!([1.0, 256]), json!([1.0, -1]), json!([1.0, 0.5]), json!(["nan", 0])] {
+    for entry in [
+        json!(["abc", 0]),
+        json!([1.0, 256]),
+        json!([1.0, -1]),
+        json!([1.0, 0.5]),
+        json!(["nan", 0]),
+    ] {
         let e = err(
             json!("float32"),
             json!(0),
@@ -527,7 +664,14 @@ fn mistyped_keys() {
 
 #[test]
 fn bad_data_types() {
-    for dt in [json!("float128"), json!("Float32"), json!(""), json!(5), json!(null), json!({"name": "float32", "x": 1})] {
+    for dt in [
+        json!("float128"),
+        json!("Float32"),
+        json!(""),
+        json!(5),
+        json!(null),
+        json!({"name": "float32", "x": 1}),
+    ] {
         let e = err(dt.clone(), json!(0), json!([]));
         assert!(matches!(e, MetadataError::DataType(_)), "{dt}: {e:?}");
         assert!(e.to_string().starts_with("data type"), "{e}");
@@ -546,7 +690,11 @@ fn bad_data_types() {
         assert!(matches!(e, MetadataError::DataType(_)), "{dt}: {e:?}");
     }
     // cast_value's target.
-    let e = err(json!("float32"), json!(0), cv(json!({"data_type": "float128"})));
+    let e = err(
+        json!("float32"),
+        json!(0),
+        cv(json!({"data_type": "float128"})),
+    );
     assert_field(&e, "cast_value", "data_type");
     assert!(e.to_string().contains("float128"), "{e}");
 }
@@ -571,7 +719,10 @@ fn bad_fill_values() {
         ("complex64", json!(1.0)),
     ] {
         let e = err(json!(dt), fill.clone(), json!([]));
-        assert!(matches!(e, MetadataError::FillValue(_)), "{dt} {fill}: {e:?}");
+        assert!(
+            matches!(e, MetadataError::FillValue(_)),
+            "{dt} {fill}: {e:?}"
+        );
         let s = e.to_string();
         assert!(s.contains("fill_value") && s.contains(dt), "{s}");
     }
@@ -592,60 +743,173 @@ fn bad_fill_values() {
 #[test]
 fn fill_value_transform_errors() {
     // Does not survive the cast_value round trip: 0.5 -> 0 -> 0.0.
-    let e = err(json!("float64"), json!(0.5), cv(json!({"data_type": "uint8"})));
-    assert!(matches!(e, MetadataError::FillValueTransform { codec: "cast_value", .. }), "{e:?}");
-    assert!(e.to_string().contains("cast_value") && e.to_string().contains("fill value"), "{e}");
+    let e = err(
+        json!("float64"),
+        json!(0.5),
+        cv(json!({"data_type": "uint8"})),
+    );
+    assert!(
+        matches!(
+            e,
+            MetadataError::FillValueTransform {
+                codec: "cast_value",
+                ..
+            }
+        ),
+        "{e:?}"
+    );
+    assert!(
+        e.to_string().contains("cast_value") && e.to_string().contains("fill value"),
+        "{e}"
+    );
     // Out of range without a rule; clamped but then not equal.
-    for cfg in [json!({"data_type": "uint8"}), json!({"data_type": "uint8", "out_of_range": "clamp"})] {
+    for cfg in [
+        json!({"data_type": "uint8"}),
+        json!({"data_type": "uint8", "out_of_range": "clamp"}),
+    ] {
         let e = err(json!("float64"), json!(300), cv(cfg));
-        assert!(matches!(e, MetadataError::FillValueTransform { codec: "cast_value", .. }), "{e:?}");
+        assert!(
+            matches!(
+                e,
+                MetadataError::FillValueTransform {
+                    codec: "cast_value",
+                    ..
+                }
+            ),
+            "{e:?}"
+        );
     }
     // NaN needs a map both ways.
-    let e = err(json!("float64"), json!("NaN"), cv(json!({"data_type": "uint8", "scalar_map": {"encode": [["NaN", 0]]}})));
-    assert!(matches!(e, MetadataError::FillValueTransform { codec: "cast_value", .. }), "{e:?}");
+    let e = err(
+        json!("float64"),
+        json!("NaN"),
+        cv(json!({"data_type": "uint8", "scalar_map": {"encode": [["NaN", 0]]}})),
+    );
+    assert!(
+        matches!(
+            e,
+            MetadataError::FillValueTransform {
+                codec: "cast_value",
+                ..
+            }
+        ),
+        "{e:?}"
+    );
     // scale_offset carries the fill value with the element arithmetic: 127 - (-1) overflows.
     let e = err(json!("int8"), json!(127), so(json!({"offset": -1})));
-    assert!(matches!(e, MetadataError::FillValueTransform { codec: "scale_offset", .. }), "{e:?}");
+    assert!(
+        matches!(
+            e,
+            MetadataError::FillValueTransform {
+                codec: "scale_offset",
+                ..
+            }
+        ),
+        "{e:?}"
+    );
     assert!(e.to_string().contains("scale_offset"), "{e}");
     // A later stage sees the transformed fill value: 10 -> (10 - 5) * 50 = 250 fits uint8,
     // 11 -> 300 does not.
-    build(&json!("float64"), &json!(10), &[json!({"name": "scale_offset", "configuration": {"offset": 5, "scale": 50}}), json!({"name": "cast_value", "configuration": {"data_type": "uint8"}})]).unwrap();
-    let e = err(json!("float64"), json!(11), json!([{"name": "scale_offset", "configuration": {"offset": 5, "scale": 50}}, {"name": "cast_value", "configuration": {"data_type": "uint8"}}]));
-    assert!(matches!(e, MetadataError::FillValueTransform { codec: "cast_value", .. }), "{e:?}");
+    build(
+        &json!("float64"),
+        &json!(10),
+        &[
+            json!({"name": "scale_offset", "configuration": {"offset": 5, "scale": 50}}),
+            json!({"name": "cast_value", "configuration": {"data_type": "uint8"}}),
+        ],
+    )
+    .unwrap();
+    let e = err(
+        json!("float64"),
+        json!(11),
+        json!([{"name": "scale_offset", "configuration": {"offset": 5, "scale": 50}}, {"name": "cast_value", "configuration": {"data_type": "uint8"}}]),
+    );
+    assert!(
+        matches!(
+            e,
+            MetadataError::FillValueTransform {
+                codec: "cast_value",
+                ..
+            }
+        ),
+        "{e:?}"
+    );
 }
 
 #[test]
 fn wrap_into_float() {
-    for dt in ["float32", "float16", "bfloat16", "float8_e4m3", "float8_e8m0fnu", "float4_e2m1fn"] {
-        let e = err(json!("int32"), json!(0), cv(json!({"data_type": dt, "out_of_range": "wrap"})));
+    for dt in [
+        "float32",
+        "float16",
+        "bfloat16",
+        "float8_e4m3",
+        "float8_e8m0fnu",
+        "float4_e2m1fn",
+    ] {
+        let e = err(
+            json!("int32"),
+            json!(0),
+            cv(json!({"data_type": dt, "out_of_range": "wrap"})),
+        );
         assert_field(&e, "cast_value", "out_of_range");
-        assert!(e.to_string().contains("wrap") && e.to_string().contains(dt), "{e}");
+        assert!(
+            e.to_string().contains("wrap") && e.to_string().contains(dt),
+            "{e}"
+        );
     }
-    let e = CastValue::<i32, f32>::new(CastOptions::new(Rounding::NearestEven, OutOfRange::Wrap), ScalarMap::default())
-        .unwrap_err();
+    let e = CastValue::<i32, f32>::new(
+        CastOptions::new(Rounding::NearestEven, OutOfRange::Wrap),
+        ScalarMap::default(),
+    )
+    .unwrap_err();
     assert_field(&e, "cast_value", "out_of_range");
 }
 
 #[test]
 fn unsupported_data_types() {
-    for dt in ["complex64", "complex128", "complex_float16", "complex_float8_e4m3"] {
-        let e = err(json!(dt), json!([0, 0]), cv(json!({"data_type": "float32"})));
+    for dt in [
+        "complex64",
+        "complex128",
+        "complex_float16",
+        "complex_float8_e4m3",
+    ] {
+        let e = err(
+            json!(dt),
+            json!([0, 0]),
+            cv(json!({"data_type": "float32"})),
+        );
         assert_unsupported(&e, "cast_value", dt);
         let e = err(json!(dt), json!([0, 0]), so(json!({"scale": 2})));
         assert_unsupported(&e, "scale_offset", dt);
         let e = err(json!("float32"), json!(0), cv(json!({"data_type": dt})));
         assert_unsupported(&e, "cast_value", dt);
     }
-    let time = json!({"name": "numpy.datetime64", "configuration": {"unit": "s", "scale_factor": 1}});
+    let time =
+        json!({"name": "numpy.datetime64", "configuration": {"unit": "s", "scale_factor": 1}});
     let e = err(time.clone(), json!(0), so(json!({"scale": 2})));
     assert_unsupported(&e, "scale_offset", "numpy.datetime64");
     let e = err(time.clone(), json!(0), cv(json!({"data_type": "int64"})));
     assert_unsupported(&e, "cast_value", "numpy.datetime64");
     let e = err(json!("int64"), json!(0), cv(json!({"data_type": time})));
     assert_unsupported(&e, "cast_value", "numpy.datetime64");
-    for dt in ["float8_e4m3", "float4_e2m1fn", "float8_e8m0fnu", "int4", "uint2", "complex_float8_e5m2"] {
-        let fill = if dt.starts_with("complex") { json!([0, 0]) } else { json!(0) };
-        let fill = if dt == "float8_e8m0fnu" { json!(1) } else { fill };
+    for dt in [
+        "float8_e4m3",
+        "float4_e2m1fn",
+        "float8_e8m0fnu",
+        "int4",
+        "uint2",
+        "complex_float8_e5m2",
+    ] {
+        let fill = if dt.starts_with("complex") {
+            json!([0, 0])
+        } else {
+            json!(0)
+        };
+        let fill = if dt == "float8_e8m0fnu" {
+            json!(1)
+        } else {
+            fill
+        };
         let e = err(json!(dt), fill, br(json!({"keepbits": 1})));
         assert_unsupported(&e, "bitround", dt);
     }
@@ -668,7 +932,11 @@ fn zero_scale() {
         let e = err(json!(dt), json!(0), so(json!({"scale": scale})));
         assert_field(&e, "scale_offset", "scale");
     }
-    assert_field(&ScaleOffset::<f32>::new(1.0, -0.0).unwrap_err(), "scale_offset", "scale");
+    assert_field(
+        &ScaleOffset::<f32>::new(1.0, -0.0).unwrap_err(),
+        "scale_offset",
+        "scale",
+    );
 }
 
 #[test]
@@ -685,23 +953,50 @@ fn keepbits_out_of_range() {
         ("complex_float32", 23),
         ("complex_float64", 52),
     ] {
-        let fill = if dt.starts_with("complex") { json!([0, 0]) } else { json!(0) };
+        let fill = if dt.starts_with("complex") {
+            json!([0, 0])
+        } else {
+            json!(0)
+        };
         for k in [json!(0), json!(max + 1), json!(64), json!(u64::MAX)] {
             let e = err(json!(dt), fill.clone(), br(json!({"keepbits": k})));
             assert_field(&e, "bitround", "keepbits");
         }
-        build(&json!(dt), &fill, br(json!({"keepbits": max})).as_array().unwrap()).unwrap();
-        build(&json!(dt), &fill, br(json!({"keepbits": 1})).as_array().unwrap()).unwrap();
+        build(
+            &json!(dt),
+            &fill,
+            br(json!({"keepbits": max})).as_array().unwrap(),
+        )
+        .unwrap();
+        build(
+            &json!(dt),
+            &fill,
+            br(json!({"keepbits": 1})).as_array().unwrap(),
+        )
+        .unwrap();
     }
     // Integers: zero is invalid, anything from 1 up is fine ("nothing to round" above the
     // width).
     for dt in ["int8", "uint64", "int64"] {
-        assert_field(&err(json!(dt), json!(0), br(json!({"keepbits": 0}))), "bitround", "keepbits");
+        assert_field(
+            &err(json!(dt), json!(0), br(json!({"keepbits": 0}))),
+            "bitround",
+            "keepbits",
+        );
         for k in [json!(1), json!(64), json!(65), json!(u64::MAX)] {
-            build(&json!(dt), &json!(0), br(json!({"keepbits": k})).as_array().unwrap()).unwrap();
+            build(
+                &json!(dt),
+                &json!(0),
+                br(json!({"keepbits": k})).as_array().unwrap(),
+            )
+            .unwrap();
         }
     }
-    assert_field(&BitRound::<f32>::new(24).unwrap_err(), "bitround", "keepbits");
+    assert_field(
+        &BitRound::<f32>::new(24).unwrap_err(),
+        "bitround",
+        "keepbits",
+    );
     assert_field(&BitRound::<i8>::new(0).unwrap_err(), "bitround", "keepbits");
 }
 
@@ -717,13 +1012,25 @@ fn element_err(r: Result<zquant::DynArray, CodecError>) -> ElementError {
 }
 
 #[track_caller]
-fn assert_element(e: &ElementError, codec: &str, direction: &str, rule: Rule, index: usize, value: &str) {
+fn assert_element(
+    e: &ElementError,
+    codec: &str,
+    direction: &str,
+    rule: Rule,
+    index: usize,
+    value: &str,
+) {
     assert_eq!(
         (e.codec, e.direction, e.rule, e.index, e.value.as_str()),
         (codec, direction, rule, index, value)
     );
     let s = e.to_string();
-    for part in [codec, direction, &format!("element {index}"), &format!("value {value}")] {
+    for part in [
+        codec,
+        direction,
+        &format!("element {index}"),
+        &format!("value {value}"),
+    ] {
         assert!(s.contains(part), "{s:?} lacks {part:?}");
     }
     assert!(s.contains(&rule.to_string()), "{s}");
@@ -737,7 +1044,12 @@ fn dyn_arr<T: Element>(v: &[T]) -> zquant::DynArray {
 #[ignore = "ElementError.value is JSON text; settle the format"]
 fn element_errors_name_codec_rule_index_value() {
     // The brief's example: float64 [1.0, 300.0] -> uint8 without out_of_range.
-    let chain = build(&json!("float64"), &json!(0), cv(json!({"data_type": "uint8"})).as_array().unwrap()).unwrap();
+    let chain = build(
+        &json!("float64"),
+        &json!(0),
+        cv(json!({"data_type": "uint8"})).as_array().unwrap(),
+    )
+    .unwrap();
     let e = element_err(chain.encode(&dyn_arr(&[1.0f64, 300.0])));
     assert_element(&e, "cast_value", "encode", Rule::OutOfRange, 1, "300.0");
     let typed = CastValue::<f64, u8>::new(CastOptions::default(), ScalarMap::default()).unwrap();
@@ -749,12 +1061,31 @@ fn element_errors_name_codec_rule_index_value() {
     let e = element_err(chain.encode(&dyn_arr(&[255.4f64, 255.5])));
     assert_element(&e, "cast_value", "encode", Rule::OutOfRange, 1, "255.5");
     let e = element_err(chain.encode(&dyn_arr(&[0.0f64, -0.0, f64::NAN])));
-    assert_element(&e, "cast_value", "encode", Rule::NanUnrepresentable, 2, "NaN");
+    assert_element(
+        &e,
+        "cast_value",
+        "encode",
+        Rule::NanUnrepresentable,
+        2,
+        "NaN",
+    );
     let e = element_err(chain.encode(&dyn_arr(&[f64::NEG_INFINITY])));
-    assert_element(&e, "cast_value", "encode", Rule::InfUnrepresentable, 0, "-Infinity");
+    assert_element(
+        &e,
+        "cast_value",
+        "encode",
+        Rule::InfUnrepresentable,
+        0,
+        "-Infinity",
+    );
 
     // Decoding int8 <- uint8.
-    let chain = build(&json!("int8"), &json!(0), cv(json!({"data_type": "uint8"})).as_array().unwrap()).unwrap();
+    let chain = build(
+        &json!("int8"),
+        &json!(0),
+        cv(json!({"data_type": "uint8"})).as_array().unwrap(),
+    )
+    .unwrap();
     let e = element_err(chain.decode(&dyn_arr(&[1u8, 2, 200, 255])));
     assert_element(&e, "cast_value", "decode", Rule::OutOfRange, 2, "200");
 
@@ -762,28 +1093,72 @@ fn element_errors_name_codec_rule_index_value() {
     let chain = build(
         &json!("float32"),
         &json!(0),
-        cv(json!({"data_type": "float8_e4m3fnuz", "out_of_range": "clamp"})).as_array().unwrap(),
+        cv(json!({"data_type": "float8_e4m3fnuz", "out_of_range": "clamp"}))
+            .as_array()
+            .unwrap(),
     )
     .unwrap();
     let e = element_err(chain.encode(&dyn_arr(&[1e30f32, f32::INFINITY])));
-    assert_element(&e, "cast_value", "encode", Rule::InfUnrepresentable, 1, "Infinity");
+    assert_element(
+        &e,
+        "cast_value",
+        "encode",
+        Rule::InfUnrepresentable,
+        1,
+        "Infinity",
+    );
 
     // scale_offset: an intermediate overflow, and an inexact division.
-    let chain = build(&json!("int8"), &json!(0), so(json!({"offset": -1, "scale": -1})).as_array().unwrap()).unwrap();
+    let chain = build(
+        &json!("int8"),
+        &json!(0),
+        so(json!({"offset": -1, "scale": -1})).as_array().unwrap(),
+    )
+    .unwrap();
     let e = element_err(chain.encode(&dyn_arr(&[0i8, 126, 127])));
-    assert_element(&e, "scale_offset", "encode", Rule::NotRepresentable, 2, "127");
-    let chain = build(&json!("int8"), &json!(0), so(json!({"scale": 2})).as_array().unwrap()).unwrap();
+    assert_element(
+        &e,
+        "scale_offset",
+        "encode",
+        Rule::NotRepresentable,
+        2,
+        "127",
+    );
+    let chain = build(
+        &json!("int8"),
+        &json!(0),
+        so(json!({"scale": 2})).as_array().unwrap(),
+    )
+    .unwrap();
     let e = element_err(chain.decode(&dyn_arr(&[2i8, 4, 3])));
     assert_element(&e, "scale_offset", "decode", Rule::InexactDivision, 2, "3");
     // Types without infinity fail on overflow.
-    let chain = build(&json!("float8_e4m3fnuz"), &json!(0), so(json!({"scale": 4})).as_array().unwrap()).unwrap();
+    let chain = build(
+        &json!("float8_e4m3fnuz"),
+        &json!(0),
+        so(json!({"scale": 4})).as_array().unwrap(),
+    )
+    .unwrap();
     let e = element_err(chain.encode(&dyn_arr(&[Float8E4M3Fnuz(0x38), Float8E4M3Fnuz(0x7f)])));
-    assert_element(&e, "scale_offset", "encode", Rule::NotRepresentable, 1, "240.0");
+    assert_element(
+        &e,
+        "scale_offset",
+        "encode",
+        Rule::NotRepresentable,
+        1,
+        "240.0",
+    );
 
     // In a 2-d array the index is the C-order flat index, whatever the memory order.
-    let chain = build(&json!("float64"), &json!(0), cv(json!({"data_type": "uint8"})).as_array().unwrap()).unwrap();
+    let chain = build(
+        &json!("float64"),
+        &json!(0),
+        cv(json!({"data_type": "uint8"})).as_array().unwrap(),
+    )
+    .unwrap();
     use ndarray::ShapeBuilder;
-    let f = ArrayD::from_shape_vec(IxDyn(&[2, 3]).f(), vec![0.0f64, 1.0, 2.0, 3.0, 400.0, 5.0]).unwrap();
+    let f = ArrayD::from_shape_vec(IxDyn(&[2, 3]).f(), vec![0.0f64, 1.0, 2.0, 3.0, 400.0, 5.0])
+        .unwrap();
     // C order: [[0, 2, 400], [1, 3, 5]]
     let e = element_err(chain.encode(&f64::into_dyn(f.clone())));
     assert_element(&e, "cast_value", "encode", Rule::OutOfRange, 2, "400.0");

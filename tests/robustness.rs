@@ -226,7 +226,10 @@ fn perturb(config: Map<String, Value>) -> impl Strategy<Value = Option<Value>> {
     ]
 }
 
-fn codec_object(name: impl Strategy<Value = Value>, config: impl Strategy<Value = Option<Value>>) -> impl Strategy<Value = Value> {
+fn codec_object(
+    name: impl Strategy<Value = Value>,
+    config: impl Strategy<Value = Option<Value>>,
+) -> impl Strategy<Value = Value> {
     (name, config).prop_map(|(name, config)| {
         let mut o = Map::new();
         o.insert("name".into(), name);
@@ -367,7 +370,13 @@ fn shape() -> impl Strategy<Value = Vec<usize>> {
 /// `len` bytes cycled from `bytes` (a zero byte when `bytes` is empty).
 fn bytes_of(bytes: &[u8], len: usize) -> Vec<u8> {
     (0..len)
-        .map(|i| if bytes.is_empty() { 0 } else { bytes[i % bytes.len()] })
+        .map(|i| {
+            if bytes.is_empty() {
+                0
+            } else {
+                bytes[i % bytes.len()]
+            }
+        })
         .collect()
 }
 
@@ -418,7 +427,10 @@ fn exercise(
             x,
             chain.encoded_fill_value()
         ),
-        Err(e) => prop_assert!(false, "the fill value was accepted but does not encode: {e}"),
+        Err(e) => prop_assert!(
+            false,
+            "the fill value was accepted but does not encode: {e}"
+        ),
     }
     let _ = chain.decode(chain.encoded_fill_value());
 
@@ -436,7 +448,11 @@ fn exercise(
     prop_assert_eq!(&again.to_metadata(), &md);
     prop_assert_eq!(again.data_type(), chain.data_type());
     prop_assert_eq!(again.encoded_data_type(), chain.encoded_data_type());
-    prop_assert!(again.encoded_fill_value().same_as(chain.encoded_fill_value()));
+    prop_assert!(
+        again
+            .encoded_fill_value()
+            .same_as(chain.encoded_fill_value())
+    );
 
     // Random data, both directions.
     let input = random_array(chain.data_type().id, shape, bytes);
@@ -523,31 +539,105 @@ fn generator_reaches_encoding() {
         exercise(&dt, &fill, &codecs, &shape, &bytes, Some(&mut counts)).unwrap();
     }
     let [rejected, failed, encoded] = counts;
-    assert!(encoded >= 60, "metadata rejected {rejected}, encode failed {failed}, encoded {encoded}");
-    assert!(rejected >= 60, "metadata rejected {rejected}, encode failed {failed}, encoded {encoded}");
+    assert!(
+        encoded >= 60,
+        "metadata rejected {rejected}, encode failed {failed}, encoded {encoded}"
+    );
+    assert!(
+        rejected >= 60,
+        "metadata rejected {rejected}, encode failed {failed}, encoded {encoded}"
+    );
 }
 
 /// Specific inputs that once looked risky: huge exponents, huge keepbits, empty arrays.
 #[test]
 fn specific_inputs() {
     let cases: Vec<(Value, Value, Vec<Value>)> = vec![
-        (json!("float64"), json!(0), vec![json!({"name": "scale_offset", "configuration": {"scale": parse("1e999999999").unwrap()}})]),
-        (json!("float64"), json!(0), vec![json!({"name": "scale_offset", "configuration": {"scale": parse("1e-999999999").unwrap()}})]),
-        (json!("float16"), json!(0), vec![json!({"name": "scale_offset", "configuration": {"offset": "NaN", "scale": "Infinity"}})]),
-        (json!("int64"), json!(0), vec![json!({"name": "bitround", "configuration": {"keepbits": parse("9223372036854775808").unwrap()}})]),
-        (json!("int64"), json!(0), vec![json!({"name": "bitround", "configuration": {"keepbits": parse("18446744073709551615").unwrap()}})]),
-        (json!("float32"), json!(0), vec![json!({"name": "bitround", "configuration": {"keepbits": parse("18446744073709551615").unwrap()}})]),
-        (json!({"name": "numpy.datetime64", "configuration": {"unit": "s", "scale_factor": 1}}), json!("NaT"),
-            vec![json!({"name": "bitround", "configuration": {"keepbits": 1}})]),
-        (json!("uint64"), json!(0), vec![json!({"name": "scale_offset", "configuration": {"offset": parse("18446744073709551615").unwrap(), "scale": parse("18446744073709551615").unwrap()}})]),
-        (json!("int64"), json!(0), vec![json!({"name": "scale_offset", "configuration": {"offset": parse("-9223372036854775808").unwrap(), "scale": -1}})]),
-        (json!("float8_e8m0fnu"), json!(1), vec![json!({"name": "scale_offset", "configuration": {"offset": 1}})]),
-        (json!("float64"), json!("NaN"), vec![json!({"name": "cast_value", "configuration": {"data_type": "float8_e8m0fnu", "out_of_range": "clamp", "scalar_map": {"encode": [["NaN", "NaN"]]}}})]),
+        (
+            json!("float64"),
+            json!(0),
+            vec![
+                json!({"name": "scale_offset", "configuration": {"scale": parse("1e999999999").unwrap()}}),
+            ],
+        ),
+        (
+            json!("float64"),
+            json!(0),
+            vec![
+                json!({"name": "scale_offset", "configuration": {"scale": parse("1e-999999999").unwrap()}}),
+            ],
+        ),
+        (
+            json!("float16"),
+            json!(0),
+            vec![
+                json!({"name": "scale_offset", "configuration": {"offset": "NaN", "scale": "Infinity"}}),
+            ],
+        ),
+        (
+            json!("int64"),
+            json!(0),
+            vec![
+                json!({"name": "bitround", "configuration": {"keepbits": parse("9223372036854775808").unwrap()}}),
+            ],
+        ),
+        (
+            json!("int64"),
+            json!(0),
+            vec![
+                json!({"name": "bitround", "configuration": {"keepbits": parse("18446744073709551615").unwrap()}}),
+            ],
+        ),
+        (
+            json!("float32"),
+            json!(0),
+            vec![
+                json!({"name": "bitround", "configuration": {"keepbits": parse("18446744073709551615").unwrap()}}),
+            ],
+        ),
+        (
+            json!({"name": "numpy.datetime64", "configuration": {"unit": "s", "scale_factor": 1}}),
+            json!("NaT"),
+            vec![json!({"name": "bitround", "configuration": {"keepbits": 1}})],
+        ),
+        (
+            json!("uint64"),
+            json!(0),
+            vec![
+                json!({"name": "scale_offset", "configuration": {"offset": parse("18446744073709551615").unwrap(), "scale": parse("18446744073709551615").unwrap()}}),
+            ],
+        ),
+        (
+            json!("int64"),
+            json!(0),
+            vec![
+                json!({"name": "scale_offset", "configuration": {"offset": parse("-9223372036854775808").unwrap(), "scale": -1}}),
+            ],
+        ),
+        (
+            json!("float8_e8m0fnu"),
+            json!(1),
+            vec![json!({"name": "scale_offset", "configuration": {"offset": 1}})],
+        ),
+        (
+            json!("float64"),
+            json!("NaN"),
+            vec![
+                json!({"name": "cast_value", "configuration": {"data_type": "float8_e8m0fnu", "out_of_range": "clamp", "scalar_map": {"encode": [["NaN", "NaN"]]}}}),
+            ],
+        ),
     ];
     for (dt, fill, codecs) in cases {
         for shape in [vec![], vec![0], vec![3, 0], vec![2, 3]] {
-            exercise(&dt, &fill, &codecs, &shape, &[0x00, 0xff, 0x80, 0x7f, 0x01], None)
-                .unwrap_or_else(|e| panic!("{dt} {fill} {codecs:?}: {e}"));
+            exercise(
+                &dt,
+                &fill,
+                &codecs,
+                &shape,
+                &[0x00, 0xff, 0x80, 0x7f, 0x01],
+                None,
+            )
+            .unwrap_or_else(|e| panic!("{dt} {fill} {codecs:?}: {e}"));
         }
     }
 }
