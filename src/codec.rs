@@ -69,7 +69,11 @@ pub fn element_error_at<T: DType>(
         direction: direction.name(),
         rule,
         index,
-        value: value.map_or_else(String::new, |v| v.fill_value_to_json().to_string()),
+        value: value.map_or_else(String::new, |v| match v.fill_value_to_json() {
+            // "NaN", "Infinity", "0x…": the text itself, not a quoted JSON string.
+            serde_json::Value::String(s) => s,
+            other => other.to_string(),
+        }),
     }
 }
 

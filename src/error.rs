@@ -50,7 +50,8 @@ pub struct ElementError {
     pub rule: Rule,
     /// Flat index of the first failing element, in C (row-major) order of the array.
     pub index: usize,
-    /// The failing input element, in the Zarr fill-value JSON encoding.
+    /// The failing input element in the Zarr fill-value JSON encoding, written without JSON
+    /// string quotes: `300.0`, `-2`, `NaN`, `-Infinity`, `0x7e01`, `["NaN",1.0]`.
     pub value: String,
 }
 

@@ -113,6 +113,13 @@ fn view_mut<T>(layout: Layout, x: &mut Array3<T>, [a, b, c]: [usize; 3]) -> Arra
     v
 }
 
+fn element(e: CodecError) -> ElementError {
+    match e {
+        CodecError::Element(e) => e,
+        other => panic!("expected an element error, got {other}"),
+    }
+}
+
 /// A contiguous C-order copy (built element by element, whatever the source layout).
 fn c_copy<T: Copy, D: Dimension>(a: &ndarray::ArrayView<'_, T, D>) -> Array<T, D> {
     let v = Array::from_shape_vec(a.raw_dim(), a.iter().copied().collect()).unwrap();
@@ -139,13 +146,13 @@ fn f_contiguous<T, D: Dimension>(a: &ndarray::ArrayView<'_, T, D>) -> bool {
 // ---------------------------------------------------------------------------------------
 
 type Whole<'c, A, B> = Box<dyn Fn(&ArrayView3<'_, A>) -> Result<Array3<B>, CodecError> + 'c>;
-type Into<'c, A, B> =
+type IntoFn<'c, A, B> =
     Box<dyn Fn(&ArrayView3<'_, A>, &mut ArrayViewMut3<'_, B>) -> Result<(), CodecError> + 'c>;
 type One<'c, A, B> = Box<dyn Fn(A) -> Result<B, ElementError> + 'c>;
 
 struct Direction<'c, A, B> {
     whole: Whole<'c, A, B>,
-    into: Into<'c, A, B>,
+    into: IntoFn<'c, A, B>,
     one: One<'c, A, B>,
 }
 
@@ -459,18 +466,14 @@ fn fortran_order_error_index_is_c_order() {
     assert!(!a.is_standard_layout());
     let c = CastValue::<f64, u8>::new(CastOptions::default(), ScalarMap::default()).unwrap();
     let e = c.encode(&a).unwrap_err();
-    let CodecError::Element(e) = e else {
-        panic!("{e}")
-    };
+    let e = element(e);
     assert_eq!((e.index, e.value.as_str()), (1, "300.0"));
 
     let so = ScaleOffset::<i8>::new(0, 2).unwrap();
     let mut b = Array::from_shape_vec((2, 2).f(), vec![1i8, 100, 90, 2]).unwrap();
     // `ScaleOffset` has an inherent slice `encode_in_place`; name the array one.
     let e = ArrayCodecExt::encode_in_place(&so, &mut b.view_mut()).unwrap_err();
-    let CodecError::Element(e) = e else {
-        panic!("{e}")
-    };
+    let e = element(e);
     assert_eq!((e.index, e.value.as_str()), (1, "90"));
 }
 
@@ -484,9 +487,7 @@ fn chain_error_is_the_first_failing_element() {
         .unwrap()
         .then(CastValue::<i8, u8>::new(CastOptions::default(), ScalarMap::default()).unwrap());
     let e = c.encode(&ndarray::arr1(&[-1i8, 100])).unwrap_err();
-    let CodecError::Element(e) = e else {
-        panic!("{e}")
-    };
+    let e = element(e);
     assert_eq!(
         (e.codec, e.index, e.value.as_str()),
         ("cast_value", 0, "-2")
@@ -494,17 +495,13 @@ fn chain_error_is_the_first_failing_element() {
     // Decoding runs the stages in reverse: element 0 fails in scale_offset (3 / 2 is
     // inexact), element 1 in cast_value (200 > 127).
     let e = c.decode(&ndarray::arr1(&[3u8, 200])).unwrap_err();
-    let CodecError::Element(e) = e else {
-        panic!("{e}")
-    };
+    let e = element(e);
     assert_eq!(
         (e.codec, e.index, e.value.as_str()),
         ("scale_offset", 0, "3")
     );
     let e = c.decode(&ndarray::arr1(&[4u8, 200, 3])).unwrap_err();
-    let CodecError::Element(e) = e else {
-        panic!("{e}")
-    };
+    let e = element(e);
     assert_eq!(
         (e.codec, e.index, e.value.as_str()),
         ("cast_value", 1, "200")

@@ -175,13 +175,13 @@ fn data_type() -> impl Strategy<Value = Value> {
     let mut units: Vec<Value> = TIME_UNITS.iter().map(|u| Value::from(*u)).collect();
     units.extend([json!("fortnight"), json!(1), Value::Null]);
     prop_oneof![
-        8 => prop::sample::select(real).prop_map(|d| Value::from(d.name())),
+        16 => prop::sample::select(real).prop_map(|d| Value::from(d.name())),
         3 => valid_dtype_name(),
         2 => (
             prop::sample::select(vec!["numpy.datetime64", "numpy.timedelta64", "float32"]),
             prop::sample::select(units),
-            prop_oneof![number(), any_json()],
-            any::<bool>(),
+            prop_oneof![4 => (1u64..100).prop_map(Value::from), 1 => number(), 1 => any_json()],
+            prop::bool::weighted(0.2),
         )
             .prop_map(|(n, u, sf, extra)| {
                 let mut c = Map::new();
@@ -202,7 +202,7 @@ fn data_type() -> impl Strategy<Value = Value> {
 fn perturb(config: Map<String, Value>) -> impl Strategy<Value = Option<Value>> {
     let keys: Vec<String> = config.keys().cloned().collect();
     prop_oneof![
-        10 => Just(Some(Value::Object(config.clone()))),
+        40 => Just(Some(Value::Object(config.clone()))),
         1 => Just(None),
         1 => any_json().prop_map(Some),
         1 => (prop::sample::select(KEYS.to_vec()), any_json()).prop_map({
@@ -257,7 +257,7 @@ fn scale_offset_codec() -> impl Strategy<Value = Value> {
 
 fn keepbits() -> impl Strategy<Value = Value> {
     prop_oneof![
-        6 => (1u64..=64).prop_map(Value::from),
+        16 => (1u64..=64).prop_map(Value::from),
         1 => prop::sample::select(vec![
             "0", "-1", "1.5", "3.0", "1e1", "9223372036854775808", "18446744073709551616",
             "9223372036854775807", "4294967297", "\"3\"", "null", "true", "[3]", "{}"
@@ -304,14 +304,14 @@ fn scalar_map() -> impl Strategy<Value = Value> {
 
 fn cast_value_codec() -> impl Strategy<Value = Value> {
     let rounding = prop_oneof![
-        8 => prop::sample::select(vec![
+        24 => prop::sample::select(vec![
             "nearest-even", "towards-zero", "towards-positive", "towards-negative", "nearest-away"
         ]).prop_map(Value::from),
         1 => prop::sample::select(vec!["nearest_even", "up", ""]).prop_map(Value::from),
         1 => any_json(),
     ];
     let oor = prop_oneof![
-        8 => prop::sample::select(vec!["clamp", "wrap"]).prop_map(Value::from),
+        24 => prop::sample::select(vec!["clamp", "wrap"]).prop_map(Value::from),
         1 => prop::sample::select(vec!["saturate", "Clamp"]).prop_map(Value::from),
         1 => any_json(),
     ];
@@ -339,9 +339,9 @@ fn cast_value_codec() -> impl Strategy<Value = Value> {
 
 fn codec() -> impl Strategy<Value = Value> {
     prop_oneof![
-        4 => scale_offset_codec(),
-        5 => cast_value_codec(),
-        4 => bitround_codec(),
+        8 => scale_offset_codec(),
+        10 => cast_value_codec(),
+        8 => bitround_codec(),
         1 => prop::sample::select(vec!["scale_offset", "bitround", "cast_value", "gzip", "bytes", "", "unknown"])
             .prop_map(Value::from),
         1 => codec_object(
@@ -353,8 +353,11 @@ fn codec() -> impl Strategy<Value = Value> {
 }
 
 fn fill_value() -> impl Strategy<Value = Value> {
+    // Mostly 0 or 1, which every type but a few (float8_e8m0fnu has no 0) can carry through
+    // any chain, so that enough generated chains get past metadata validation to encode.
     prop_oneof![
-        4 => (-3i64..300).prop_map(Value::from),
+        6 => (0i64..2).prop_map(Value::from),
+        2 => (-3i64..300).prop_map(Value::from),
         3 => scalar(),
     ]
 }
@@ -521,7 +524,6 @@ proptest! {
 /// The strategy reaches encoding often enough to be useful (a guard on the generator, not
 /// on the crate).
 #[test]
-#[ignore = "coverage assertion on the metadata generator fails: tune the generator"]
 fn generator_reaches_encoding() {
     use proptest::strategy::ValueTree;
     use proptest::test_runner::TestRunner;

@@ -35,7 +35,8 @@ pub struct FloatArgs {
     pub inf: bool,
     pub nan: Option<LitStr>,
     pub unsigned: bool,
-    pub no_subnormals: bool,
+    /// The span of the `no_subnormals` flag, when given.
+    pub no_subnormals: Option<Span>,
     pub span: Span,
 }
 
@@ -180,7 +181,7 @@ fn parse_float(input: ParseStream, span: Span) -> syn::Result<FloatArgs> {
         inf: false,
         nan: None,
         unsigned: false,
-        no_subnormals: false,
+        no_subnormals: None,
         span,
     };
     for it in items(input)? {
@@ -198,7 +199,7 @@ fn parse_float(input: ParseStream, span: Span) -> syn::Result<FloatArgs> {
             }
             "no_subnormals" => {
                 flag(&it)?;
-                a.no_subnormals = true;
+                a.no_subnormals = Some(it.key.span());
             }
             "nan" => match &it.value {
                 Some(syn::Lit::Str(s)) => once(&mut a.nan, s.clone(), &it.key)?,

@@ -4,7 +4,8 @@
 //! The pipeline is the one of `thiserror-impl`: parse the attribute and the item into a typed
 //! description ([`attr`], [`ast`]), validate it with spans pointing at the offending key
 //! ([`valid`]), then emit code ([`expand`]). On error only `compile_error!` and the original
-//! item are emitted, so one mistake gives one message.
+//! item are emitted (a struct is kept, an `impl DType for T {}` is dropped), so one mistake
+//! gives one message.
 //!
 //! Generated code names nothing but `::zquant::__private::…`, so it does not depend on what
 //! the user imported.
@@ -24,7 +25,13 @@ pub fn dtype(args: TokenStream, item: TokenStream) -> TokenStream {
         Ok(ts) => ts.into(),
         Err(e) => {
             let err = e.to_compile_error();
-            quote::quote!(#err #item2).into()
+            // Keep a struct, so that its uses do not cascade into more errors, but drop an
+            // `impl DType for T {}`: its items are the macro's to write, and the empty impl
+            // would add "not all trait items implemented".
+            match syn::parse2::<syn::Item>(item2.clone()) {
+                Ok(syn::Item::Impl(_)) => err.into(),
+                _ => quote::quote!(#err #item2).into(),
+            }
         }
     }
 }

@@ -162,9 +162,9 @@ fn float(f: FloatArgs) -> syn::Result<Layout> {
             "the \"negative_zero\" NaN encoding needs a sign bit",
         ));
     }
-    if f.no_subnormals && (!f.unsigned || mantissa != 0) {
+    if let Some(span) = f.no_subnormals.filter(|_| !f.unsigned || mantissa != 0) {
         return Err(syn::Error::new(
-            f.span,
+            span,
             "`no_subnormals` is supported only for unsigned exponent-only formats (`unsigned`, `mantissa = 0`), like float8_e8m0fnu",
         ));
     }
@@ -173,7 +173,7 @@ fn float(f: FloatArgs) -> syn::Result<Layout> {
         mantissa,
         bias,
         signed: !f.unsigned,
-        subnormals: !f.no_subnormals,
+        subnormals: f.no_subnormals.is_none(),
         inf: f.inf,
         nan,
     };

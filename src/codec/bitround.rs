@@ -41,6 +41,8 @@ pub fn supports(kind: Kind) -> bool {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct BitRound<T: DType> {
     keepbits: u32,
+    /// `keepbits` as configured (an integer's may exceed 64), for `to_metadata`.
+    configured: u64,
     alias: bool,
     _t: std::marker::PhantomData<T>,
 }
@@ -108,6 +110,7 @@ impl<T: DType> BitRound<T> {
         }
         Ok(BitRound {
             keepbits: keepbits.min(64) as u32,
+            configured: keepbits,
             alias: false,
             _t: std::marker::PhantomData,
         })
@@ -159,7 +162,7 @@ impl<T: DType> ArrayCodec for BitRound<T> {
 
     fn to_metadata(&self) -> Value {
         let mut config = Map::new();
-        config.insert("keepbits".into(), Value::from(self.keepbits));
+        config.insert("keepbits".into(), Value::from(self.configured));
         let mut obj = Map::new();
         obj.insert("name".into(), Value::from(self.name()));
         obj.insert("configuration".into(), Value::Object(config));

@@ -620,11 +620,17 @@ fn run_fused(
     let mut start = 0;
     while start < n {
         let end = (start + BLOCK).min(n);
-        let len = end - start;
+        // After a stage fails at element k of the block, only the elements before k go on:
+        // a later stage may fail on one of them, which is then the first failing element.
+        let mut len = end - start;
+        let mut failure: Option<CodecError> = None;
         for (i, (stage, dir)) in stages.iter().enumerate() {
+            if len == 0 {
+                break;
+            }
             let (prev, rest) = bufs.split_at_mut(i);
             let input_block = if i == 0 {
-                src.sub(start, end)
+                src.sub(start, start + len)
             } else {
                 prev[i - 1].slice(0, len)
             };
@@ -633,11 +639,23 @@ fn run_fused(
             } else {
                 (&mut rest[0], 0)
             };
-            let r = match dir {
-                Direction::Encode => stage.encode_block(input_block, dst, at),
-                Direction::Decode => stage.decode_block(input_block, dst, at),
+            let run = |block: DynSlice<'_>, dst: &mut DynVec| match dir {
+                Direction::Encode => stage.encode_block(block, dst, at),
+                Direction::Decode => stage.decode_block(block, dst, at),
             };
-            r.map_err(|e| shift_index(e, start))?;
+            if let Err(e) = run(input_block, dst) {
+                len = match &e {
+                    CodecError::Element(el) => el.index,
+                    _ => return Err(e),
+                };
+                failure = Some(shift_index(e, start));
+                // The output is only partly written after a failure: redo the elements
+                // before it (they succeed).
+                run(input_block.sub(0, len), dst).map_err(|e| shift_index(e, start))?;
+            }
+        }
+        if let Some(e) = failure {
+            return Err(e);
         }
         start = end;
     }
