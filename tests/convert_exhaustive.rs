@@ -5,11 +5,13 @@
 //! Each source type is one test (20 tests; the four 16-bit sources carry almost all of the
 //! ~100 million conversions). Conversions go through `cast` element by element (value and
 //! status) and through `cast_slice` on the whole code table (values, first failing index and
-//! its status). The whole run is the default `cargo test`; there is no reduced subset.
+//! its status; 8-bit tables take zquant's lookup-table path), and for 16-bit sources also on
+//! the table repeated to 2^18 elements (zquant's 16-bit lookup-table path). The whole run is
+//! the default `cargo test`; there is no reduced subset.
 
 mod common;
 
-use common::check::{Report, check_decoded, format_of, pair};
+use common::check::{Report, check_decoded, check_long_slice, format_of, pair};
 use common::reference::{FORMATS, Format, Mag, Nan, Target, Val, format};
 use common::types::{Visit, for_each_real, for_each_small};
 use zquant::Real;
@@ -31,6 +33,10 @@ impl Visit for AllTargets {
         let t = Target::new(D::NAME);
         let p = by_name::<D>(self.src_name);
         check_decoded(&p, &self.src, &self.vals, &t, &mut self.report);
+        if self.src.len() == 1 << 16 {
+            // 16-bit sources: also the long-slice path of cast_slice.
+            check_long_slice(&p, &self.src, &self.vals, &t, &mut self.report);
+        }
     }
 }
 

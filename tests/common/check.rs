@@ -251,3 +251,88 @@ impl Ctx<'_> {
         }
     }
 }
+
+/// `cast_slice` on long slices: the whole code table `src` repeated up to at least 2^18
+/// elements (where zquant switches to a lookup table for 16-bit sources), under all 15
+/// options: the first failing index and status, and the values of a repeated error-free
+/// subset.
+pub fn check_long_slice(p: &Pair, src: &[u64], vals: &[Val], t: &Target, report: &mut Report) {
+    const LONG: usize = 1 << 18;
+    let analyses: Vec<Analysis> = vals.iter().map(|v| t.analyze(v)).collect();
+    let repeat = |codes: &[u64]| -> Vec<u64> {
+        codes.iter().copied().cycle().take(LONG.max(codes.len())).collect()
+    };
+    let long = repeat(src);
+    let mut out = Vec::new();
+    for opts in all_options() {
+        let expected: Vec<Expected> = analyses.iter().map(|a| t.resolve(a, opts)).collect();
+        let first = expected
+            .iter()
+            .position(|e| e.status.is_error())
+            .map(|i| (i, expected[i].status));
+        report.checked += long.len() as u64;
+        let r = (p.slice)(&long, opts, &mut out);
+        match (r, first) {
+            (Ok(()), None) => {
+                for (i, d) in out.iter().enumerate() {
+                    let e = &expected[i % src.len()];
+                    if !e.accepts(&t.fmt, *d, e.status) {
+                        report.fail(|| {
+                            format!(
+                                "long cast_slice {} {:#x} -> {} {opts:?}: got {d:#x}, expected {}",
+                                p.src,
+                                src[i % src.len()],
+                                p.dst,
+                                show(e)
+                            )
+                        });
+                    }
+                }
+            }
+            (Err(ElementFailure { index, status }), Some((i, st)))
+                if index == i && status == st =>
+            {
+                let ok: Vec<usize> = (0..src.len())
+                    .filter(|i| !expected[*i].status.is_error())
+                    .collect();
+                if ok.is_empty() {
+                    continue;
+                }
+                let idx = repeat(&ok.iter().map(|i| *i as u64).collect::<Vec<_>>());
+                let codes: Vec<u64> = idx.iter().map(|i| src[*i as usize]).collect();
+                match (p.slice)(&codes, opts, &mut out) {
+                    Ok(()) => {
+                        for (i, d) in idx.iter().zip(&out) {
+                            let e = &expected[*i as usize];
+                            if !e.accepts(&t.fmt, *d, e.status) {
+                                report.fail(|| {
+                                    format!(
+                                        "long cast_slice (error-free part) {} {:#x} -> {} {opts:?}: got {d:#x}, expected {}",
+                                        p.src,
+                                        src[*i as usize],
+                                        p.dst,
+                                        show(e)
+                                    )
+                                });
+                            }
+                        }
+                    }
+                    Err(f) => report.fail(|| {
+                        format!(
+                            "long cast_slice (error-free part) {} -> {} {opts:?}: unexpected {f:?}",
+                            p.src, p.dst
+                        )
+                    }),
+                }
+            }
+            (r, first) => report.fail(|| {
+                format!(
+                    "long cast_slice {} -> {} {opts:?} on {} elements: got {r:?}, expected first failure {first:?}",
+                    p.src,
+                    p.dst,
+                    long.len()
+                )
+            }),
+        }
+    }
+}
