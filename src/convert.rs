@@ -16,6 +16,7 @@ pub mod exact;
 mod fast;
 pub mod float;
 pub mod int;
+mod narrow;
 pub mod round;
 
 pub use exact::{Class, Exact};

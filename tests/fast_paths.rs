@@ -3,9 +3,11 @@
 //! every pair of real types, every rounding mode and every out-of-range rule, on random bit
 //! patterns mixed with values near integers, ties, specials and range limits.
 
-use zquant::convert::{CastOptions, OutOfRange, Rounding, cast_slice, cast_slice_reference};
+use zquant::Real;
+use zquant::convert::{
+    CastOptions, OutOfRange, Rounding, Status, cast_slice, cast_slice_reference,
+};
 use zquant::dtype::*;
-use zquant::{DType, Real};
 
 struct Rng(u64);
 impl Rng {
@@ -171,4 +173,115 @@ fn sixteen_bit_table_path_matches_reference() {
             assert_eq!(a, b);
         }
     }
+}
+
+/// The bit-arithmetic narrowing of `f32`/`f64` into smaller float formats, on the inputs
+/// where rounding is decided: every code of the target, the midpoint between it and the next
+/// code, and the source values one ulp either side of both, with both signs, under every
+/// rounding mode. The inputs the fast path hands to the reference path (overflow, specials
+/// without a code, negative zero in `fnuz`) are filtered out first, so that every block runs
+/// the fast kernel; the unfiltered list is checked as well.
+fn check_narrowing<S: Real, D: Real>(codes: impl Iterator<Item = u64>) {
+    let zquant::dtype::Kind::Float(l) = D::KIND else {
+        unreachable!("float targets only")
+    };
+    let exact = CastOptions::default();
+    let mut inputs: Vec<S> = Vec::new();
+    for c in codes {
+        let v: f64 = zquant::convert::cast::<D, f64>(D::from_bits(c), exact).0;
+        let w: f64 = zquant::convert::cast::<D, f64>(D::from_bits(c + 1), exact).0;
+        let mut points = vec![v];
+        if v.is_finite() && w.is_finite() && w > v {
+            points.push(v + (w - v) / 2.0);
+        }
+        for p in points {
+            if !p.is_finite() {
+                continue;
+            }
+            let (x, st) = zquant::convert::cast::<f64, S>(p, exact);
+            assert_eq!(st, Status::Exact, "{p} is exact in {}", S::NAME);
+            let bits = x.to_bits();
+            for b in [bits.wrapping_sub(1), bits, bits + 1] {
+                let y = S::from_bits(b);
+                inputs.push(y);
+                inputs.push(S::from_bits(b | (1 << (S::BITS - 1))));
+            }
+        }
+    }
+    for rounding in Rounding::ALL {
+        for oor in [OutOfRange::Error, OutOfRange::Clamp] {
+            let opts = CastOptions::new(rounding, oor);
+            let n = inputs.len();
+            let mut reference = vec![D::default(); n];
+            let mut fast = vec![D::default(); n];
+            assert_eq!(
+                cast_slice(&inputs, &mut fast, opts),
+                cast_slice_reference(&inputs, &mut reference, opts),
+                "{} -> {} {opts:?}",
+                S::NAME,
+                D::NAME
+            );
+            // Per element, keep what the fast kernel accepts.
+            let mut kept = Vec::new();
+            let mut expected = Vec::new();
+            for x in &inputs {
+                let (y, st) = zquant::convert::cast::<S, D>(*x, opts);
+                let mag = y.to_bits() & l.magnitude_mask();
+                let negative = y.to_bits() & l.sign_bit() != 0 || x.to_bits() >> (S::BITS - 1) != 0;
+                let finite_in = zquant::convert::cast::<S, f64>(*x, exact).0.is_finite();
+                if st.is_error()
+                    || !finite_in
+                    || mag > l.max_finite_bits()
+                    || (negative && mag == 0 && !l.has_negative_zero())
+                {
+                    continue;
+                }
+                kept.push(*x);
+                expected.push(y);
+            }
+            assert!(
+                kept.len() * 2 > n,
+                "{} -> {}: most inputs are ordinary",
+                S::NAME,
+                D::NAME
+            );
+            let mut got = vec![D::default(); kept.len()];
+            assert_eq!(cast_slice(&kept, &mut got, opts), Ok(()));
+            for i in 0..kept.len() {
+                assert!(
+                    got[i].to_bits() == expected[i].to_bits(),
+                    "{} {:#x} -> {} {opts:?}: fast {:#x}, reference {:#x}",
+                    S::NAME,
+                    kept[i].to_bits(),
+                    D::NAME,
+                    got[i].to_bits(),
+                    expected[i].to_bits()
+                );
+            }
+        }
+    }
+}
+
+fn narrow_codes<D: Real>() -> impl Iterator<Item = u64> {
+    let zquant::dtype::Kind::Float(l) = D::KIND else {
+        unreachable!("float targets only")
+    };
+    // Non-negative magnitudes (the sign is added by `check_narrowing`).
+    0..=l.magnitude_mask()
+}
+
+#[test]
+fn narrowing_is_exact_at_every_rounding_boundary() {
+    macro_rules! targets {
+        ($s:ty; $($d:ty),*) => {
+            $( check_narrowing::<$s, $d>(narrow_codes::<$d>()); )*
+        };
+    }
+    targets!(f32; half::f16, half::bf16, Float4E2M1Fn, Float6E2M3Fn, Float6E3M2Fn, Float8E3M4,
+        Float8E4M3, Float8E4M3B11Fnuz, Float8E4M3Fnuz, Float8E5M2, Float8E5M2Fnuz);
+    targets!(f64; half::f16, half::bf16, Float4E2M1Fn, Float6E2M3Fn, Float6E3M2Fn, Float8E3M4,
+        Float8E4M3, Float8E4M3B11Fnuz, Float8E4M3Fnuz, Float8E5M2, Float8E5M2Fnuz);
+    // f64 -> f32 (the kernel serves the rounding modes other than nearest-even): every
+    // 2^13-th finite code of f32.
+    check_narrowing::<f64, f32>((0..(1u64 << 31) - (1 << 23)).step_by(1 << 13));
 }

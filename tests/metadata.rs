@@ -368,8 +368,8 @@ fn cast_value_metadata_as_written() {
         json!({"data_type": "uint8", "scalar_map": {"encode": [["NaN", 0]], "decode": [[0, "NaN"]]}}),
     ] {
         let md = vec![json!({"name": "cast_value", "configuration": cfg})];
-        let chain = build(&json!("float64"), &json!(1.0), &md)
-            .unwrap_or_else(|e| panic!("{cfg}: {e}"));
+        let chain =
+            build(&json!("float64"), &json!(1.0), &md).unwrap_or_else(|e| panic!("{cfg}: {e}"));
         assert_eq!(chain.to_metadata(), Value::Array(md));
     }
     // A repeated key is dropped: the first occurrence is the mapping.

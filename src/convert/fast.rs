@@ -16,6 +16,9 @@
 //! - Integer to integer: a range check (and the wrap is the low bits).
 //! - `f64 -> f32`, and integers to `f32`/`f64`, nearest-even: the hardware conversion, which
 //!   is correctly rounded; NaNs are canonicalized and overflow is detected.
+//! - `f32`/`f64` to any narrower signed float format (float16, bfloat16, float8/6/4, and
+//!   `f64 -> f32` in the other rounding modes), every rounding mode: integer arithmetic on
+//!   the bits ([`super::narrow`]).
 
 use super::{CastOptions, ElementFailure, Exact, OutOfRange, Rounding};
 use crate::dtype::layout::{FLOAT32, FLOAT64, IntLayout};
@@ -78,6 +81,12 @@ pub(crate) fn try_cast<S: Real, D: Real>(src: &[S], dst: &mut [D], opts: CastOpt
         }
         if opts.rounding == Rounding::NearestEven && s_f64 && float_layout_is(D::KIND, FLOAT32) {
             return f64_to_f32(src, dst, opts);
+        }
+        if let Kind::Float(l) = D::KIND {
+            if super::narrow::applies(l, s_f64) {
+                let rare = super::narrow::cast(src, dst, opts.rounding, l, s_f64);
+                return if rare { None } else { Some(Ok(())) };
+            }
         }
         if (s_f64 && float_layout_is(D::KIND, FLOAT64))
             || (s_f32 && float_layout_is(D::KIND, FLOAT32))

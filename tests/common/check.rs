@@ -260,7 +260,12 @@ pub fn check_long_slice(p: &Pair, src: &[u64], vals: &[Val], t: &Target, report:
     const LONG: usize = 1 << 18;
     let analyses: Vec<Analysis> = vals.iter().map(|v| t.analyze(v)).collect();
     let repeat = |codes: &[u64]| -> Vec<u64> {
-        codes.iter().copied().cycle().take(LONG.max(codes.len())).collect()
+        codes
+            .iter()
+            .copied()
+            .cycle()
+            .take(LONG.max(codes.len()))
+            .collect()
     };
     let long = repeat(src);
     let mut out = Vec::new();

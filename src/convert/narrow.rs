@@ -1,0 +1,140 @@
+//! `f32`/`f64` into a narrower signed float format (float16, bfloat16, the float8/6/4
+//! formats, `f64 -> f32`) by integer arithmetic on the bits, under every rounding mode.
+//!
+//! The source mantissa (with its implicit bit) is shifted right by the difference in
+//! precision, plus the distance below the target's smallest normal exponent for results that
+//! are subnormal in the target, and the shifted-out bits decide the increment. The target
+//! code is then `(biased exponent - 1) << mantissa_bits` plus the rounded mantissa, so a
+//! carry out of the mantissa moves into the exponent by itself. That is one rounding of the
+//! exact value, never two: no intermediate format is involved.
+//!
+//! Everything the rule set makes interesting is only *detected* here and left to the
+//! reference path (see [`super::fast`]): overflow after rounding, NaN or ±Inf into a format
+//! without them, and a negative value rounding to zero in a format without -0 (`fnuz`). NaN
+//! (any payload, any sign) into a format with NaN gives its canonical NaN, and ±Inf gives
+//! ±Inf, as the reference does.
+//!
+//! The loop has no data-dependent branches (the rounding mode is a const parameter), so LLVM
+//! vectorizes it with variable shifts.
+
+use super::Rounding;
+use crate::dtype::Real;
+use crate::dtype::layout::FloatLayout;
+
+const NEAREST_EVEN: u8 = 0;
+const TOWARDS_ZERO: u8 = 1;
+const TOWARDS_POSITIVE: u8 = 2;
+const TOWARDS_NEGATIVE: u8 = 3;
+const NEAREST_AWAY: u8 = 4;
+
+/// Whether the kernel is exact for `source -> l`: a signed target with subnormals, fewer
+/// mantissa bits, and a bias no larger than the source's (so that a source subnormal is a
+/// target subnormal or, for bfloat16 from `f32`, lands on the same exponent field).
+pub(crate) const fn applies(l: FloatLayout, source_f64: bool) -> bool {
+    let (mantissa, exponent, bias) = if source_f64 {
+        (52, 11, 1023)
+    } else {
+        (23, 8, 127)
+    };
+    l.signed
+        && l.subnormals
+        && l.mantissa_bits < mantissa
+        && l.exponent_bits <= exponent
+        && l.bias <= bias
+        && l.bias >= 1
+}
+
+/// Convert `src` (`f32` or `f64` bits, per `source_f64`) into `dst` in layout `l`. Returns
+/// whether a rare element was seen, in which case `dst` must be redone by the reference path.
+#[inline]
+pub(crate) fn cast<S: Real, D: Real>(
+    src: &[S],
+    dst: &mut [D],
+    mode: Rounding,
+    l: FloatLayout,
+    source_f64: bool,
+) -> bool {
+    macro_rules! by_mode {
+        ($kernel:ident) => {
+            match mode {
+                Rounding::NearestEven => $kernel::<S, D, NEAREST_EVEN>(src, dst, l),
+                Rounding::TowardsZero => $kernel::<S, D, TOWARDS_ZERO>(src, dst, l),
+                Rounding::TowardsPositive => $kernel::<S, D, TOWARDS_POSITIVE>(src, dst, l),
+                Rounding::TowardsNegative => $kernel::<S, D, TOWARDS_NEGATIVE>(src, dst, l),
+                Rounding::NearestAway => $kernel::<S, D, NEAREST_AWAY>(src, dst, l),
+            }
+        };
+    }
+    if source_f64 {
+        by_mode!(from_f64)
+    } else {
+        by_mode!(from_f32)
+    }
+}
+
+macro_rules! kernel {
+    ($name:ident, $uint:ty, $int:ty, $mantissa:expr, $exponent:expr) => {
+        #[inline(always)]
+        fn $name<S: Real, D: Real, const MODE: u8>(
+            src: &[S],
+            dst: &mut [D],
+            l: FloatLayout,
+        ) -> bool {
+            const SM: u32 = $mantissa;
+            const EXP_MASK: $uint = (1 << $exponent) - 1;
+            const FRAC_MASK: $uint = (1 << SM) - 1;
+            const SOURCE_BIAS: $int = (1 << ($exponent - 1)) - 1;
+            let target_m = l.mantissa_bits;
+            let sign_shift = l.exponent_bits + l.mantissa_bits;
+            let max_finite = l.max_finite_bits() as $uint;
+            let bias_delta = l.bias as $int - SOURCE_BIAS;
+            let nan_out = l.nan_bits().unwrap_or(0) as $uint;
+            let nan_ok = l.has_nan();
+            let inf_out = l.inf_bits().unwrap_or(0) as $uint;
+            let inf_ok = l.inf;
+            let neg_zero_ok = l.has_negative_zero();
+            let mut rare = false;
+            for (s, d) in src.iter().zip(dst.iter_mut()) {
+                let b = s.to_bits() as $uint;
+                let sign = b >> (SM + $exponent);
+                let e = ((b >> SM) & EXP_MASK) as $int;
+                let frac = b & FRAC_MASK;
+                let m = frac | (((e != 0) as $uint) << SM);
+                // Target biased exponent; at most 1 for source subnormals (see `applies`).
+                let te = e.max(1) + bias_delta;
+                let below = (1 - te).max(0) as u32;
+                // At least 1 (the target has fewer mantissa bits); capped so that the shift
+                // is defined: `m` < 2^(SM+1), so a cap above SM+1 changes nothing.
+                let shift = (SM - target_m + below).min(SM + 2);
+                let q = m >> shift;
+                let rem = m & ((1 << shift) - 1);
+                let half = 1 << (shift - 1);
+                let negative = sign != 0;
+                let up = match MODE {
+                    NEAREST_EVEN => (rem > half) | ((rem == half) & (q & 1 == 1)),
+                    NEAREST_AWAY => rem >= half,
+                    TOWARDS_POSITIVE => !negative & (rem != 0),
+                    TOWARDS_NEGATIVE => negative & (rem != 0),
+                    _ => false,
+                };
+                let code = (((te.max(1) - 1) as $uint) << target_m) + q + up as $uint;
+                let special = e as $uint == EXP_MASK;
+                let nan = special & (frac != 0);
+                let signed = sign << sign_shift;
+                let out = if special {
+                    if nan { nan_out } else { signed | inf_out }
+                } else {
+                    signed | code
+                };
+                rare |= (special & if nan { !nan_ok } else { !inf_ok })
+                    | (!special & (code > max_finite))
+                    | (!special & negative & (code == 0) & !neg_zero_ok);
+                *d = D::from_bits(out as u64);
+            }
+            rare
+        }
+    };
+}
+
+kernel!(from_f32, u32, i32, 23, 8);
+kernel!(from_f64, u64, i64, 52, 11);
