@@ -18,6 +18,7 @@ pub mod float;
 pub mod int;
 mod narrow;
 pub mod round;
+pub mod table;
 
 pub use exact::{Class, Exact};
 pub use round::Rounding;
@@ -125,7 +126,7 @@ pub fn cast_slice<S: Real, D: Real>(
     dst: &mut [D],
     opts: CastOptions,
 ) -> Result<(), ElementFailure> {
-    cast_slice_mapped(src, dst, opts, &|_| None)
+    cast_blocks(src, dst, opts, None::<&fn(Exact) -> Option<D>>)
 }
 
 /// [`cast_slice`] with a `scalar_map` applied before everything else: `map` returns the
@@ -140,27 +141,46 @@ pub fn cast_slice_mapped<S: Real, D: Real>(
     opts: CastOptions,
     map: &impl Fn(Exact) -> Option<D>,
 ) -> Result<(), ElementFailure> {
+    cast_blocks(src, dst, opts, Some(map))
+}
+
+/// The table path, else block by block the fast paths, with the map (if any) applied after
+/// a block's fast path and the reference path for a block the fast path declines.
+#[inline(always)]
+fn cast_blocks<S: Real, D: Real, M: Fn(Exact) -> Option<D>>(
+    src: &[S],
+    dst: &mut [D],
+    opts: CastOptions,
+    map: Option<&M>,
+) -> Result<(), ElementFailure> {
     let n = src.len().min(dst.len());
     let (src, dst) = (&src[..n], &mut dst[..n]);
-    if let Some(r) = fast::try_table(src, dst, opts, map) {
+    let no_map = |_: Exact| None;
+    if let Some(r) = match map {
+        Some(m) => fast::try_table(src, dst, opts, m),
+        None => fast::try_table(src, dst, opts, &no_map),
+    } {
         return r;
     }
     let mut start = 0;
     while start < n {
         let end = (start + FAST_BLOCK).min(n);
         let (s, d) = (&src[start..end], &mut dst[start..end]);
-        match fast::try_cast(s, d, opts) {
-            Some(Ok(())) => {
+        let shift = |mut f: ElementFailure| {
+            f.index += start;
+            f
+        };
+        match (fast::try_cast(s, d, opts), map) {
+            (Some(Ok(())), None) => {}
+            (Some(Ok(())), Some(m)) => {
                 for (x, y) in s.iter().zip(d.iter_mut()) {
-                    if let Some(v) = map(x.to_exact()) {
+                    if let Some(v) = m(x.to_exact()) {
                         *y = v;
                     }
                 }
             }
-            _ => reference_mapped(s, d, opts, map).map_err(|mut f| {
-                f.index += start;
-                f
-            })?,
+            (_, Some(m)) => reference_mapped(s, d, opts, m).map_err(shift)?,
+            (_, None) => reference_mapped(s, d, opts, &no_map).map_err(shift)?,
         }
         start = end;
     }
@@ -180,7 +200,7 @@ pub fn cast_slice_reference<S: Real, D: Real>(
     reference_mapped(src, dst, opts, &|_| None)
 }
 
-fn reference_mapped<S: Real, D: Real>(
+pub(crate) fn reference_mapped<S: Real, D: Real>(
     src: &[S],
     dst: &mut [D],
     opts: CastOptions,

@@ -21,6 +21,7 @@
 // Lets the `dtype` macro's absolute `::zquant::…` paths resolve inside this crate too.
 extern crate self as zquant;
 
+mod arch;
 pub mod codec;
 pub mod conformance;
 pub mod convert;

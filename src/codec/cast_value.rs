@@ -19,6 +19,8 @@
 use serde_json::{Map, Value};
 
 use super::{ArrayCodec, Direction, Rule, SliceFailure, element_error};
+use crate::convert::ElementFailure;
+use crate::convert::table::CodeTable;
 use crate::convert::{CastOptions, Class, Exact, OutOfRange, Rounding, Status};
 use crate::dtype::{Kind, Real};
 use crate::error::{ElementError, MetadataError};
@@ -133,6 +135,11 @@ pub struct MapEntries<K: Real, V: Real> {
     entries: Vec<(K, V)>,
     /// Keys as canonical exact values, for matching.
     keys: Vec<Exact>,
+    /// The same keys as the codes of `K` that have their value (both zeros for a zero key),
+    /// so that a slice is scanned for keys on its bits.
+    codes: Vec<(u64, V)>,
+    /// The value of a NaN key: every NaN code matches it.
+    nan: Option<V>,
 }
 
 impl<K: Real, V: Real> Default for MapEntries<K, V> {
@@ -140,6 +147,8 @@ impl<K: Real, V: Real> Default for MapEntries<K, V> {
         MapEntries {
             entries: Vec::new(),
             keys: Vec::new(),
+            codes: Vec::new(),
+            nan: None,
         }
     }
 }
@@ -168,9 +177,46 @@ impl<K: Real, V: Real> MapEntries<K, V> {
             if !m.keys.contains(&c) {
                 m.keys.push(c);
                 m.entries.push((k, v));
+                if c.class == Class::Nan {
+                    m.nan = Some(v);
+                    continue;
+                }
+                let signs: &[bool] = if c.class == Class::Zero {
+                    &[false, true]
+                } else {
+                    &[c.neg]
+                };
+                for &neg in signs {
+                    let x = Exact { neg, ..c };
+                    let (code, st) = K::from_exact(x, CastOptions::default());
+                    if st == Status::Exact && canonical(code.to_exact()) == c {
+                        let bits = code.to_bits();
+                        if !m.codes.iter().any(|(b, _)| *b == bits) {
+                            m.codes.push((bits, v));
+                        }
+                    }
+                }
             }
         }
         m
+    }
+
+    /// The mapped value of the element with code `bits`, if its value is a key (the same
+    /// answer as [`Self::lookup`], from the bits).
+    #[inline(always)]
+    fn lookup_bits(&self, bits: u64) -> Option<V> {
+        if let Some(v) = self.nan {
+            if is_nan_code::<K>(bits) {
+                return Some(v);
+            }
+        }
+        self.codes.iter().find(|(b, _)| *b == bits).map(|(_, v)| *v)
+    }
+
+    /// Whether the element with code `bits` is a key.
+    #[inline(always)]
+    fn is_key_bits(&self, bits: u64) -> bool {
+        (self.nan.is_some() && is_nan_code::<K>(bits)) | self.codes.iter().any(|(b, _)| *b == bits)
     }
 
     /// Whether there are no entries.
@@ -255,6 +301,11 @@ pub struct CastValue<S: Real, D: Real> {
     opts: CastOptions,
     rounding_explicit: bool,
     map: ScalarMap<S, D>,
+    /// Every code of an at-most-8-bit input converted once (scalar map included), so that a
+    /// fused chain's blocks are pure lookups.
+    encode_table: Option<CodeTable<D>>,
+    /// The same for an at-most-8-bit encoded type, when decoding.
+    decode_table: Option<CodeTable<S>>,
 }
 
 fn status_rule(st: Status) -> Option<Rule> {
@@ -266,6 +317,68 @@ fn status_rule(st: Status) -> Option<Rule> {
     }
 }
 
+/// Whether `bits` is a NaN code of `K`.
+#[inline(always)]
+fn is_nan_code<K: Real>(bits: u64) -> bool {
+    match K::KIND {
+        Kind::Float(l) => l.is_nan_bits(bits),
+        _ => false,
+    }
+}
+
+/// Elements per block of the mapped kernel.
+const MAP_BLOCK: usize = 256;
+
+/// `cast_slice` with a non-empty map, for inputs without a table. A block without a key
+/// (found on the bits) is a plain cast; a block with keys is cast with each key replaced by
+/// code 0, then the keys' values are written over. Only when that cast fails (the error may
+/// be the stand-in's) is the block redone by the element-wise mapped path, which also finds
+/// the first failing element.
+#[inline(always)]
+fn cast_mapped<A: Real, B: Real>(
+    src: &[A],
+    dst: &mut [B],
+    opts: CastOptions,
+    map: &MapEntries<A, B>,
+) -> Result<(), ElementFailure> {
+    let mut tmp = [A::default(); MAP_BLOCK];
+    for (k, (s, d)) in src
+        .chunks(MAP_BLOCK)
+        .zip(dst.chunks_mut(MAP_BLOCK))
+        .enumerate()
+    {
+        let shift = |mut f: ElementFailure| {
+            f.index += k * MAP_BLOCK;
+            f
+        };
+        let hit = s
+            .iter()
+            .fold(false, |h, x| h | map.is_key_bits(x.to_bits()));
+        if !hit {
+            crate::convert::cast_slice(s, d, opts).map_err(shift)?;
+            continue;
+        }
+        let t = &mut tmp[..s.len()];
+        for (x, y) in s.iter().zip(t.iter_mut()) {
+            *y = if map.is_key_bits(x.to_bits()) {
+                A::default()
+            } else {
+                *x
+            };
+        }
+        if crate::convert::cast_slice(t, d, opts).is_ok() {
+            for (x, y) in s.iter().zip(d.iter_mut()) {
+                if let Some(v) = map.lookup_bits(x.to_bits()) {
+                    *y = v;
+                }
+            }
+        } else {
+            crate::convert::cast_slice_mapped(s, d, opts, &|x| map.lookup(x)).map_err(shift)?;
+        }
+    }
+    Ok(())
+}
+
 /// One direction's kernel: map, else round and range-check — the conversion core's slice
 /// path (fast paths included), with the map applied first.
 #[inline(always)]
@@ -274,11 +387,14 @@ fn cast_kernel<A: Real, B: Real>(
     dst: &mut [B],
     opts: CastOptions,
     map: &MapEntries<A, B>,
+    table: Option<&CodeTable<B>>,
 ) -> Result<(), SliceFailure> {
-    let result = if map.is_empty() {
+    let result = if let Some(t) = table {
+        t.apply(src, dst)
+    } else if map.is_empty() {
         crate::convert::cast_slice(src, dst, opts)
     } else {
-        crate::convert::cast_slice_mapped(src, dst, opts, &|x| map.lookup(x))
+        cast_mapped(src, dst, opts, map)
     };
     result.map_err(|f| SliceFailure {
         index: f.index,
@@ -303,10 +419,18 @@ impl<S: Real, D: Real> CastValue<S, D> {
                 format!("wrap requires an integral target, not {}", D::NAME),
             ));
         }
+        let encode_table = (S::BITS <= 8)
+            .then(|| CodeTable::build::<S>(opts, &|x| map.encode.lookup(x)))
+            .flatten();
+        let decode_table = (D::BITS <= 8)
+            .then(|| CodeTable::build::<D>(opts, &|x| map.decode.lookup(x)))
+            .flatten();
         Ok(CastValue {
             opts,
             rounding_explicit: true,
             map,
+            encode_table,
+            decode_table,
         })
     }
 
@@ -354,13 +478,25 @@ impl<S: Real, D: Real> ArrayCodec for CastValue<S, D> {
     }
 
     fn encode_slice(&self, src: &[S], dst: &mut [D]) -> Result<(), ElementError> {
-        cast_kernel(src, dst, self.opts, &self.map.encode)
-            .map_err(|f| element_error(NAME, Direction::Encode, src, f))
+        cast_kernel(
+            src,
+            dst,
+            self.opts,
+            &self.map.encode,
+            self.encode_table.as_ref(),
+        )
+        .map_err(|f| element_error(NAME, Direction::Encode, src, f))
     }
 
     fn decode_slice(&self, src: &[D], dst: &mut [S]) -> Result<(), ElementError> {
-        cast_kernel(src, dst, self.opts, &self.map.decode)
-            .map_err(|f| element_error(NAME, Direction::Decode, src, f))
+        cast_kernel(
+            src,
+            dst,
+            self.opts,
+            &self.map.decode,
+            self.decode_table.as_ref(),
+        )
+        .map_err(|f| element_error(NAME, Direction::Decode, src, f))
     }
 
     fn encode_fill_value(&self, fill: S) -> Result<D, MetadataError> {

@@ -24,7 +24,8 @@ use serde_json::{Map, Value};
 
 use super::{ArrayCodec, Direction, element_error, element_error_at, map_slice};
 use crate::convert::Class;
-use crate::dtype::{ArithFault, Real};
+use crate::dtype::layout::{FLOAT32, FLOAT64, FloatLayout, IntLayout};
+use crate::dtype::{ArithFault, Kind, Real};
 use crate::error::{ElementError, MetadataError, Rule};
 
 /// The Zarr name.
@@ -174,17 +175,249 @@ impl<T: Real> ScaleOffset<T> {
     }
 
     fn in_place(&self, data: &mut [T], dir: Direction) -> Result<(), ElementError> {
+        if self.hardware_in_place(data, dir) {
+            return Ok(());
+        }
+        if let Some((l, o, s)) = self.small_int() {
+            // Chunk by chunk from a copy; a chunk with a failing element is restored and
+            // redone by the generic loop, which stops at that element.
+            let mut tmp = [T::default(); SMALL_INT_CHUNK];
+            for (k, chunk) in data.chunks_mut(SMALL_INT_CHUNK).enumerate() {
+                let t = &mut tmp[..chunk.len()];
+                t.copy_from_slice(chunk);
+                if !crate::arch::vectorized(|| small_int_map(t, chunk, l, o, s, dir)) {
+                    chunk.copy_from_slice(t);
+                    return self.generic_in_place(chunk, dir, k * SMALL_INT_CHUNK);
+                }
+            }
+            return Ok(());
+        }
+        self.generic_in_place(data, dir, 0)
+    }
+
+    /// Element by element, stopping at the first failure (`base` is `data`'s index in the
+    /// caller's slice).
+    fn generic_in_place(
+        &self,
+        data: &mut [T],
+        dir: Direction,
+        base: usize,
+    ) -> Result<(), ElementError> {
         for (i, x) in data.iter_mut().enumerate() {
             let (v, bad) = match dir {
                 Direction::Encode => self.encode_one(*x),
                 Direction::Decode => self.decode_one(*x),
             };
             if let Some(rule) = bad {
-                return Err(element_error_at(NAME, dir, rule, i, Some(*x)));
+                return Err(element_error_at(NAME, dir, rule, base + i, Some(*x)));
             }
             *x = v;
         }
         Ok(())
+    }
+
+    /// For an integer type of at most 16 bits: its layout, offset and scale as `i64`.
+    #[inline(always)]
+    fn small_int(&self) -> Option<(IntLayout, i64, i64)> {
+        match T::KIND {
+            Kind::Int(l) if l.bits <= 16 && !self.no_offset => Some((
+                l,
+                int_value(l, self.offset.to_bits()),
+                int_value(l, self.scale.to_bits()),
+            )),
+            _ => None,
+        }
+    }
+
+    /// The slice form of the small-integer kernel, with the generic path for a slice that
+    /// has a failing element (to find the first one).
+    #[inline(always)]
+    fn small_int_slice(&self, src: &[T], dst: &mut [T], dir: Direction) -> Option<bool> {
+        let (l, o, s) = self.small_int()?;
+        Some(crate::arch::vectorized(|| {
+            small_int_map(src, dst, l, o, s, dir)
+        }))
+    }
+}
+
+/// Chunk length of the in-place small-integer kernel.
+const SMALL_INT_CHUNK: usize = 1024;
+
+/// The value of an integer code.
+#[inline(always)]
+fn int_value(l: IntLayout, bits: u64) -> i64 {
+    if l.signed {
+        let sh = 64 - l.bits;
+        ((bits << sh) as i64) >> sh
+    } else {
+        bits as i64
+    }
+}
+
+/// `scale_offset` on integers of at most 16 bits, where nothing can overflow the arithmetic
+/// used: `x - offset` in `i32` (`|x|, |offset| < 2^16`), the product in `f64` (exact: below
+/// 2^33), the quotient in `f64` (on these operands it is an integer exactly when the true
+/// quotient is one: two distinct quotients differ by at least `1/|scale|`, far above the
+/// `f64` spacing below 2^16). Each intermediate is range-checked as the type's own
+/// arithmetic requires; the conversions `i32 <-> f64` vectorize (the `i64` ones do not).
+/// Returns whether every element succeeded (otherwise `dst` holds garbage).
+#[inline(always)]
+fn small_int_map<T: Real>(
+    src: &[T],
+    dst: &mut [T],
+    l: IntLayout,
+    o: i64,
+    s: i64,
+    dir: Direction,
+) -> bool {
+    let (lo, hi) = (l.min() as i32, l.max() as i32);
+    let (lo_f, hi_f) = (f64::from(lo), f64::from(hi));
+    let (o, s) = (o as i32, s as i32);
+    let sf = f64::from(s);
+    let value = |bits: u64| {
+        if l.signed {
+            let sh = 32 - l.bits;
+            ((bits as u32) << sh) as i32 >> sh
+        } else {
+            bits as i32
+        }
+    };
+    let mut ok = true;
+    match dir {
+        Direction::Encode => {
+            for (x, y) in src.iter().zip(dst.iter_mut()) {
+                let d = value(x.to_bits()) - o;
+                let r = f64::from(d) * sf;
+                ok &= (d >= lo) & (d <= hi) & (r >= lo_f) & (r <= hi_f);
+                *y = T::from_bits(r as i32 as u32 as u64);
+            }
+        }
+        Direction::Decode => {
+            for (x, y) in src.iter().zip(dst.iter_mut()) {
+                let qf = f64::from(value(x.to_bits())) / sf;
+                let q = qf as i32;
+                let r = q.wrapping_add(o);
+                ok &= (f64::from(q) == qf) & (q >= lo) & (q <= hi) & (r >= lo) & (r <= hi);
+                *y = T::from_bits(r as u32 as u64);
+            }
+        }
+    }
+    ok
+}
+
+/// `f32` and `f64`: the hardware operations *are* the type's own arithmetic (IEEE 754,
+/// each operation correctly rounded once, overflow to ±Inf as the catalogue's
+/// `float-overflow-inf` asks), so no element can fail. Only a NaN result differs from what
+/// the hardware leaves: the generic path canonicalizes it, and so do these kernels.
+trait HardwareFloat:
+    Copy
+    + PartialEq
+    + std::ops::Sub<Output = Self>
+    + std::ops::Mul<Output = Self>
+    + std::ops::Div<Output = Self>
+    + std::ops::Add<Output = Self>
+{
+    const LAYOUT: FloatLayout;
+    const CANONICAL_NAN: Self;
+    fn from_code(bits: u64) -> Self;
+    fn code(self) -> u64;
+}
+
+impl HardwareFloat for f64 {
+    const LAYOUT: FloatLayout = FLOAT64;
+    const CANONICAL_NAN: Self = f64::from_bits(0x7ff8_0000_0000_0000);
+    #[inline(always)]
+    fn from_code(bits: u64) -> Self {
+        f64::from_bits(bits)
+    }
+    #[inline(always)]
+    fn code(self) -> u64 {
+        self.to_bits()
+    }
+}
+
+impl HardwareFloat for f32 {
+    const LAYOUT: FloatLayout = FLOAT32;
+    const CANONICAL_NAN: Self = f32::from_bits(0x7fc0_0000);
+    #[inline(always)]
+    fn from_code(bits: u64) -> Self {
+        f32::from_bits(bits as u32)
+    }
+    #[inline(always)]
+    fn code(self) -> u64 {
+        u64::from(self.to_bits())
+    }
+}
+
+/// `dst[i] = f(src[i])` in the hardware float `F`, NaN results canonicalized.
+#[inline(always)]
+fn hardware_map<T: Real, F: HardwareFloat>(src: &[T], dst: &mut [T], f: impl Fn(F) -> F) {
+    for (x, y) in src.iter().zip(dst.iter_mut()) {
+        let v = f(F::from_code(x.to_bits()));
+        #[allow(clippy::eq_op)] // `v != v` is the NaN test, without a trait for `is_nan`.
+        let v = if v != v { F::CANONICAL_NAN } else { v };
+        *y = T::from_bits(v.code());
+    }
+}
+
+/// In-place form of [`hardware_map`].
+#[inline(always)]
+fn hardware_map_in_place<T: Real, F: HardwareFloat>(data: &mut [T], f: impl Fn(F) -> F) {
+    for y in data.iter_mut() {
+        let v = f(F::from_code(y.to_bits()));
+        #[allow(clippy::eq_op)]
+        let v = if v != v { F::CANONICAL_NAN } else { v };
+        *y = T::from_bits(v.code());
+    }
+}
+
+impl<T: Real> ScaleOffset<T> {
+    /// Offset and scale as the hardware float `F`, when `T` is `F`.
+    #[inline(always)]
+    fn hardware_pair<F: HardwareFloat>(&self) -> Option<(F, F)> {
+        (T::KIND == Kind::Float(F::LAYOUT)).then(|| {
+            (
+                F::from_code(self.offset.to_bits()),
+                F::from_code(self.scale.to_bits()),
+            )
+        })
+    }
+
+    /// The `f32`/`f64` kernels; `false` when `T` is another type.
+    #[inline(always)]
+    fn hardware(&self, src: &[T], dst: &mut [T], dir: Direction) -> bool {
+        macro_rules! run {
+            ($f:ty) => {
+                if let Some((o, s)) = self.hardware_pair::<$f>() {
+                    crate::arch::vectorized(|| match dir {
+                        Direction::Encode => hardware_map::<T, $f>(src, dst, |x| (x - o) * s),
+                        Direction::Decode => hardware_map::<T, $f>(src, dst, |x| x / s + o),
+                    });
+                    return true;
+                }
+            };
+        }
+        run!(f64);
+        run!(f32);
+        false
+    }
+
+    #[inline(always)]
+    fn hardware_in_place(&self, data: &mut [T], dir: Direction) -> bool {
+        macro_rules! run {
+            ($f:ty) => {
+                if let Some((o, s)) = self.hardware_pair::<$f>() {
+                    crate::arch::vectorized(|| match dir {
+                        Direction::Encode => hardware_map_in_place::<T, $f>(data, |x| (x - o) * s),
+                        Direction::Decode => hardware_map_in_place::<T, $f>(data, |x| x / s + o),
+                    });
+                    return true;
+                }
+            };
+        }
+        run!(f64);
+        run!(f32);
+        false
     }
 }
 
@@ -197,11 +430,21 @@ impl<T: Real> ArrayCodec for ScaleOffset<T> {
     }
 
     fn encode_slice(&self, src: &[T], dst: &mut [T]) -> Result<(), ElementError> {
+        if self.hardware(src, dst, Direction::Encode)
+            || self.small_int_slice(src, dst, Direction::Encode) == Some(true)
+        {
+            return Ok(());
+        }
         map_slice(src, dst, |x| self.encode_one(x))
             .map_err(|f| element_error(NAME, Direction::Encode, src, f))
     }
 
     fn decode_slice(&self, src: &[T], dst: &mut [T]) -> Result<(), ElementError> {
+        if self.hardware(src, dst, Direction::Decode)
+            || self.small_int_slice(src, dst, Direction::Decode) == Some(true)
+        {
+            return Ok(());
+        }
         map_slice(src, dst, |x| self.decode_one(x))
             .map_err(|f| element_error(NAME, Direction::Decode, src, f))
     }

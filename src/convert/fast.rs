@@ -60,10 +60,10 @@ pub(crate) fn try_table<S: Real, D: Real>(
 ) -> Fast {
     let n = src.len().min(dst.len());
     if S::BITS <= 8 && n >= 256 {
-        return Some(by_table::<S, D, 256>(&src[..n], &mut dst[..n], opts, map));
+        return Some(by_table(&src[..n], &mut dst[..n], opts, map));
     }
     if S::BITS <= 16 && n >= 1 << 18 {
-        return Some(by_table::<S, D, 65536>(&src[..n], &mut dst[..n], opts, map));
+        return Some(by_table(&src[..n], &mut dst[..n], opts, map));
     }
     None
 }
@@ -77,14 +77,16 @@ pub(crate) fn try_cast<S: Real, D: Real>(src: &[S], dst: &mut [D], opts: CastOpt
     let s_f32 = float_layout_is(S::KIND, FLOAT32);
     if s_f64 || s_f32 {
         if let Some(l) = int_layout(D::KIND) {
-            return float_to_int(src, dst, opts, l, s_f64);
+            return crate::arch::vectorized(|| float_to_int(src, dst, opts, l, s_f64));
         }
         if opts.rounding == Rounding::NearestEven && s_f64 && float_layout_is(D::KIND, FLOAT32) {
-            return f64_to_f32(src, dst, opts);
+            return crate::arch::vectorized(|| f64_to_f32(src, dst, opts));
         }
         if let Kind::Float(l) = D::KIND {
             if super::narrow::applies(l, s_f64) {
-                let rare = super::narrow::cast(src, dst, opts.rounding, l, s_f64);
+                let rare = crate::arch::vectorized(|| {
+                    super::narrow::cast(src, dst, opts.rounding, opts.out_of_range, l, s_f64)
+                });
                 return if rare { None } else { Some(Ok(())) };
             }
         }
@@ -98,50 +100,28 @@ pub(crate) fn try_cast<S: Real, D: Real>(src: &[S], dst: &mut [D], opts: CastOpt
     }
     if let Some(sl) = int_layout(S::KIND) {
         if let Some(dl) = int_layout(D::KIND) {
-            return int_to_int(src, dst, opts, sl, dl);
+            return crate::arch::vectorized(|| int_to_int(src, dst, opts, sl, dl));
         }
         if opts.rounding == Rounding::NearestEven
             && (float_layout_is(D::KIND, FLOAT32) || float_layout_is(D::KIND, FLOAT64))
         {
-            return int_to_hw_float(src, dst, sl);
+            return crate::arch::vectorized(|| int_to_hw_float(src, dst, sl));
         }
     }
     None
 }
 
-/// Convert every code of `S` once with the reference path (scalar map first), then look up.
-fn by_table<S: Real, D: Real, const N: usize>(
+/// Build the table of every code of `S` (scalar map first), then look up.
+fn by_table<S: Real, D: Real>(
     src: &[S],
     dst: &mut [D],
     opts: CastOptions,
     map: &impl Fn(Exact) -> Option<D>,
 ) -> Result<(), ElementFailure> {
-    let mask = (N - 1) as u64;
-    let mut values = vec![D::default(); N];
-    let mut bad = vec![false; N];
-    let mut any_bad = false;
-    for code in 0..N {
-        let x = S::from_bits(code as u64).to_exact();
-        let (v, st) = match map(x) {
-            Some(v) => (v, super::Status::Exact),
-            None => D::from_exact(x, opts),
-        };
-        values[code] = v;
-        bad[code] = st.is_error();
-        any_bad |= st.is_error();
+    match super::table::CodeTable::build::<S>(opts, map) {
+        Some(t) => t.apply(src, dst),
+        None => super::reference_mapped(src, dst, opts, map),
     }
-    for (s, d) in src.iter().zip(dst.iter_mut()) {
-        *d = values[(s.to_bits() & mask) as usize];
-    }
-    if any_bad {
-        if let Some(index) = src.iter().position(|s| bad[(s.to_bits() & mask) as usize]) {
-            return Err(ElementFailure {
-                index,
-                status: D::from_exact(src[index].to_exact(), opts).1,
-            });
-        }
-    }
-    Ok(())
 }
 
 #[inline(always)]
@@ -167,7 +147,10 @@ fn round_integral(x: f64, mode: Rounding) -> f64 {
 
 /// 2^63, exactly.
 const TWO_63: f64 = (1u64 << 63) as f64;
+/// 2^31, exactly.
+const TWO_31: f64 = (1u64 << 31) as f64;
 
+#[inline(always)]
 fn float_to_int<S: Real, D: Real>(
     src: &[S],
     dst: &mut [D],
@@ -186,8 +169,15 @@ fn float_to_int<S: Real, D: Real>(
     let oor = opts.out_of_range;
     let mode = opts.rounding;
     let mut bad = false;
-    // Wrap is only done here for |r| < 2^63 (so that `r as i64` is exact).
-    let wrap_limit = TWO_63;
+    // Wrap is only done here for |r| < 2^63 (so that `r as i64` is exact), or 2^31.
+    // Every value the block keeps (in range, clamped into it, or wrapped from below 2^31
+    // into a target of at most 32 bits, whose low bits an i32 holds) is an i32.
+    let fits_i32 = if oor == OutOfRange::Wrap {
+        l.bits <= 32
+    } else {
+        l.min() >= i32::MIN as i128 && l.max() <= i32::MAX as i128
+    };
+    let wrap_limit = if fits_i32 { TWO_31 } else { TWO_63 };
     for (s, d) in src.iter().zip(dst.iter_mut()) {
         let r = round_integral(as_f64(*s, s_f64), mode);
         let in_range = r >= lo && r < hi_excl;
@@ -198,8 +188,12 @@ fn float_to_int<S: Real, D: Real>(
             OutOfRange::Wrap => (r, r.abs() < wrap_limit),
         };
         // `as` saturates (and maps NaN to 0), so `v` never causes UB and in-range values
-        // convert exactly; for unsigned 64-bit targets values >= 2^63 go through u64.
-        let bits = if v >= TWO_63 {
+        // convert exactly; for unsigned 64-bit targets values >= 2^63 go through u64. A
+        // target within i32 converts through i32, which x86 vectorizes (`vcvttpd2dq`); the
+        // 64-bit conversions it cannot. Out-of-range values of a block are redone anyway.
+        let bits = if fits_i32 {
+            v as i32 as i64 as u64
+        } else if v >= TWO_63 {
             v as u64
         } else {
             v as i64 as u64
@@ -210,6 +204,7 @@ fn float_to_int<S: Real, D: Real>(
     if bad { None } else { Some(Ok(())) }
 }
 
+#[inline(always)]
 fn f64_to_f32<S: Real, D: Real>(src: &[S], dst: &mut [D], opts: CastOptions) -> Fast {
     let mut bad = false;
     let canonical_nan = f32::from_bits(0x7fc0_0000);
@@ -238,6 +233,7 @@ fn int_value(l: IntLayout, bits: u64) -> i64 {
     }
 }
 
+#[inline(always)]
 fn int_to_int<S: Real, D: Real>(
     src: &[S],
     dst: &mut [D],
@@ -264,6 +260,7 @@ fn int_to_int<S: Real, D: Real>(
     if bad { None } else { Some(Ok(())) }
 }
 
+#[inline(always)]
 fn int_to_hw_float<S: Real, D: Real>(src: &[S], dst: &mut [D], sl: IntLayout) -> Fast {
     let to_f64 = float_layout_is(D::KIND, FLOAT64);
     let unsigned64 = !sl.signed && sl.bits == 64;

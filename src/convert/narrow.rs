@@ -8,16 +8,18 @@
 //! carry out of the mantissa moves into the exponent by itself. That is one rounding of the
 //! exact value, never two: no intermediate format is involved.
 //!
-//! Everything the rule set makes interesting is only *detected* here and left to the
-//! reference path (see [`super::fast`]): overflow after rounding, NaN or ±Inf into a format
-//! without them, and a negative value rounding to zero in a format without -0 (`fnuz`). NaN
-//! (any payload, any sign) into a format with NaN gives its canonical NaN, and ±Inf gives
-//! ±Inf, as the reference does.
+//! The cases that are errors are only *detected* here and left to the reference path (see
+//! [`super::fast`]), which finds the first one: overflow after rounding without `clamp`, and
+//! NaN or ±Inf into a format without them. The others follow the reference's rules
+//! ([`super::float::round_to_float`]): NaN (any payload, any sign) gives the canonical NaN,
+//! ±Inf gives ±Inf, overflow under `clamp` gives ±Inf or, without infinities, the largest
+//! finite value of that sign, and a negative value rounding to zero in a format without -0
+//! (`fnuz`) gives +0.
 //!
 //! The loop has no data-dependent branches (the rounding mode is a const parameter), so LLVM
 //! vectorizes it with variable shifts.
 
-use super::Rounding;
+use super::{OutOfRange, Rounding};
 use crate::dtype::Real;
 use crate::dtype::layout::FloatLayout;
 
@@ -46,22 +48,24 @@ pub(crate) const fn applies(l: FloatLayout, source_f64: bool) -> bool {
 
 /// Convert `src` (`f32` or `f64` bits, per `source_f64`) into `dst` in layout `l`. Returns
 /// whether a rare element was seen, in which case `dst` must be redone by the reference path.
-#[inline]
+#[inline(always)]
 pub(crate) fn cast<S: Real, D: Real>(
     src: &[S],
     dst: &mut [D],
     mode: Rounding,
+    oor: OutOfRange,
     l: FloatLayout,
     source_f64: bool,
 ) -> bool {
+    let clamp = oor == OutOfRange::Clamp;
     macro_rules! by_mode {
         ($kernel:ident) => {
             match mode {
-                Rounding::NearestEven => $kernel::<S, D, NEAREST_EVEN>(src, dst, l),
-                Rounding::TowardsZero => $kernel::<S, D, TOWARDS_ZERO>(src, dst, l),
-                Rounding::TowardsPositive => $kernel::<S, D, TOWARDS_POSITIVE>(src, dst, l),
-                Rounding::TowardsNegative => $kernel::<S, D, TOWARDS_NEGATIVE>(src, dst, l),
-                Rounding::NearestAway => $kernel::<S, D, NEAREST_AWAY>(src, dst, l),
+                Rounding::NearestEven => $kernel::<S, D, NEAREST_EVEN>(src, dst, l, clamp),
+                Rounding::TowardsZero => $kernel::<S, D, TOWARDS_ZERO>(src, dst, l, clamp),
+                Rounding::TowardsPositive => $kernel::<S, D, TOWARDS_POSITIVE>(src, dst, l, clamp),
+                Rounding::TowardsNegative => $kernel::<S, D, TOWARDS_NEGATIVE>(src, dst, l, clamp),
+                Rounding::NearestAway => $kernel::<S, D, NEAREST_AWAY>(src, dst, l, clamp),
             }
         };
     }
@@ -79,6 +83,7 @@ macro_rules! kernel {
             src: &[S],
             dst: &mut [D],
             l: FloatLayout,
+            clamp: bool,
         ) -> bool {
             const SM: u32 = $mantissa;
             const EXP_MASK: $uint = (1 << $exponent) - 1;
@@ -93,6 +98,7 @@ macro_rules! kernel {
             let inf_out = l.inf_bits().unwrap_or(0) as $uint;
             let inf_ok = l.inf;
             let neg_zero_ok = l.has_negative_zero();
+            let clamped = l.inf_bits().unwrap_or(l.max_finite_bits()) as $uint;
             let mut rare = false;
             for (s, d) in src.iter().zip(dst.iter_mut()) {
                 let b = s.to_bits() as $uint;
@@ -121,14 +127,20 @@ macro_rules! kernel {
                 let special = e as $uint == EXP_MASK;
                 let nan = special & (frac != 0);
                 let signed = sign << sign_shift;
+                let overflow = !special & (code > max_finite);
+                let zero_sign = if (code == 0) & !neg_zero_ok {
+                    0
+                } else {
+                    signed
+                };
                 let out = if special {
                     if nan { nan_out } else { signed | inf_out }
+                } else if overflow {
+                    signed | clamped
                 } else {
-                    signed | code
+                    zero_sign | code
                 };
-                rare |= (special & if nan { !nan_ok } else { !inf_ok })
-                    | (!special & (code > max_finite))
-                    | (!special & negative & (code == 0) & !neg_zero_ok);
+                rare |= (special & if nan { !nan_ok } else { !inf_ok }) | (overflow & !clamp);
                 *d = D::from_bits(out as u64);
             }
             rare

@@ -98,6 +98,19 @@ impl FloatLayout {
         }
     }
 
+    /// Whether `bits` (sign included) is a NaN code.
+    pub const fn is_nan_bits(&self, bits: u64) -> bool {
+        let mag = bits & self.magnitude_mask();
+        match self.nan {
+            NanEncoding::None => false,
+            NanEncoding::Ieee => mag > ((1u64 << self.exponent_bits) - 1) << self.mantissa_bits,
+            NanEncoding::AllOnes => mag == self.magnitude_mask(),
+            NanEncoding::NegativeZero => {
+                (bits & (self.sign_bit() | self.magnitude_mask())) == self.sign_bit()
+            }
+        }
+    }
+
     /// The +Infinity code.
     pub const fn inf_bits(&self) -> Option<u64> {
         if self.inf {
