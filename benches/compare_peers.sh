@@ -46,3 +46,6 @@ cargo run --release --example throughput -- "${QUICK[@]}" --runs "$RUNS" --json 
 echo "== combined"
 echo "load after: $(cut -d' ' -f1-3 /proc/loadavg)"
 "${PY[@]}" benches/peers.py combine target/zquant.json target/peers.json
+"${PY[@]}" benches/peers.py combine --markdown target/zquant.json target/peers.json \
+    > target/compare.md
+echo "(markdown table: target/compare.md)"

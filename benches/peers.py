@@ -3,7 +3,8 @@
 Run by benches/compare_peers.sh (which sets up the venv); not part of cargo test or CI.
 
     python benches/peers.py measure --elements N [--runs R] --json target/peers.json
-    python benches/peers.py combine target/zquant.json target/peers.json
+    python benches/peers.py combine target/zquant.json target/peers.json [--markdown]
+    python benches/peers.py spread run1.json run2.json [--markdown]
 
 Peers, each on the cases it supports, named as in the Rust harness:
   * cast-value-rs (``cast_array_into``: preallocated output, like zquant's typed API);
@@ -224,43 +225,40 @@ def measure(args):
     print(json.dumps(versions), file=sys.stderr)
 
 
+def _load(path):
+    with open(path) as fh:
+        return json.load(fh)
+
+
 def combine(args):
-    with open(args.zquant) as fh:
-        zq = {c["name"]: c for c in json.load(fh)["cases"]}
-    with open(args.peers) as fh:
-        pdoc = json.load(fh)
+    zq = {c["name"]: c for c in _load(args.zquant)["cases"]}
+    pdoc = _load(args.peers)
     peers = {}
     for c in pdoc["cases"]:
         peers.setdefault(c["name"], {})[c["peer"]] = c
     cols = ["cast-value-rs", "numcodecs", "numpy-astype"]
-
-    def fmt(x, spec):
-        return "-" if x is None else format(x, spec)
-
-    w = max(len(k) for k in zq)
-    head = f"{'case':<{w}} {'zquant':>8} {'xmemcpy':>7}"
+    header = ["case", "zquant GB/s", "zquant x memcpy"]
     for p in cols:
-        head += f" {p:>14} {'zq/peer':>7}"
-    head += f" {'rust memcpy':>11} {'np memcpy':>9}"
-    print("GB/s of input bytes; zq/peer = peer median time / zquant median time (>1: zquant faster);")
-    print("memcpy columns: GB/s of bytes copied by each process's baseline (same byte count).")
-    print(head)
-    print("-" * len(head))
+        header += [f"{p} GB/s", f"zquant / {p}"]
+    header += ["Rust memcpy GB/s", "numpy memcpy GB/s"]
+    rows = []
     for name, z in zq.items():
-        line = f"{name:<{w}} {z['gbps']:8.2f} {z['ratio_to_memcpy']:7.2f}"
+        row = [name, f"{z['gbps']:.2f}", f"{z['ratio_to_memcpy']:.2f}"]
         np_mem = None
         for p in cols:
             c = peers.get(name, {}).get(p)
             if c is None:
-                line += f" {'-':>14} {'-':>7}"
+                row += ["-", "-"]
                 continue
             np_mem = c["memcpy_bytes"] / c["memcpy_median_s"] / 1e9
-            line += f" {c['gbps']:14.2f} {c['median_s'] / z['median_s']:7.2f}"
-        rust_mem = None
-        if z.get("memcpy_median_s"):
-            rust_mem = z["memcpy_bytes"] / z["memcpy_median_s"] / 1e9
-        line += f" {fmt(rust_mem, '11.2f')} {fmt(np_mem, '9.2f')}"
-        print(line)
+            row += [f"{c['gbps']:.2f}", f"{c['median_s'] / z['median_s']:.2f}"]
+        rust_mem = z["memcpy_bytes"] / z["memcpy_median_s"] / 1e9 if z.get("memcpy_median_s") else None
+        row += ["-" if rust_mem is None else f"{rust_mem:.2f}", "-" if np_mem is None else f"{np_mem:.2f}"]
+        rows.append(row)
+    print("GB/s of input bytes (10^9 B/s); zquant / peer = peer median time / zquant median time")
+    print("(> 1: zquant faster); memcpy columns: GB/s of the bytes each process's baseline copied.")
+    print()
+    _table(header, rows, args.markdown)
     chain = zq.get("chain/scale_offset+cast_value/f64->u8/encode/typed")
     clamp = peers.get("cast_value/f64->u8/nearest-even/clamp", {}).get("cast-value-rs")
     print()
@@ -268,10 +266,51 @@ def combine(args):
         r = clamp["median_s"] / chain["median_s"]
         verdict = "pass" if r >= 1.2 else "FAIL"
         print(
-            "target: fused scale_offset->cast_value f64->u8 encode vs cast-value-rs f64->u8 "
-            f"clamp cast: {r:.2f}x (>= 1.2x: {verdict})"
+            "target: fused scale_offset->cast_value f64->u8 encode (typed) vs cast-value-rs "
+            f"f64->u8 nearest-even clamp cast: {r:.2f}x (>= 1.2x: {verdict})"
         )
     print("peer versions:", json.dumps(pdoc.get("versions", {})))
+
+
+def spread(args):
+    """Per case, the two runs' GB/s and their relative difference."""
+    b = {(c["name"], c.get("peer", "zquant")): c for c in _load(args.second)["cases"]}
+    header = ["case", "run 1 GB/s", "run 2 GB/s", "spread"]
+    rows, spreads = [], []
+    for c in _load(args.first)["cases"]:
+        key = (c["name"], c.get("peer", "zquant"))
+        d = b.get(key)
+        if d is None:
+            continue
+        x, y = c["gbps"], d["gbps"]
+        s = abs(x - y) / ((x + y) / 2)
+        spreads.append(s)
+        label = c["name"] if key[1] == "zquant" else f"{c['name']} [{key[1]}]"
+        rows.append([label, f"{x:.2f}", f"{y:.2f}", f"{100 * s:.0f}%"])
+    _table(header, rows, args.markdown)
+    if spreads:
+        print()
+        print(
+            f"spread |r1 - r2| / mean: median {100 * statistics.median(spreads):.0f}%, "
+            f"max {100 * max(spreads):.0f}% over {len(spreads)} cases"
+        )
+
+
+def _table(header, rows, markdown):
+    if markdown:
+        print("| " + " | ".join(header) + " |")
+        print("|" + "|".join("---" if i == 0 else "---:" for i in range(len(header))) + "|")
+        for r in rows:
+            print("| " + " | ".join(r) + " |")
+        return
+    widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(header)]
+    fmt_row = lambda r: "  ".join(  # noqa: E731
+        (v.ljust(w) if i == 0 else v.rjust(w)) for i, (v, w) in enumerate(zip(r, widths))
+    )
+    print(fmt_row(header))
+    print("-" * (sum(widths) + 2 * (len(widths) - 1)))
+    for r in rows:
+        print(fmt_row(r))
 
 
 def main():
@@ -284,11 +323,13 @@ def main():
     c = sub.add_parser("combine")
     c.add_argument("zquant")
     c.add_argument("peers")
+    c.add_argument("--markdown", action="store_true")
+    s = sub.add_parser("spread", help="compare two runs' JSON (both zquant, or both peers)")
+    s.add_argument("first")
+    s.add_argument("second")
+    s.add_argument("--markdown", action="store_true")
     args = ap.parse_args()
-    if args.cmd == "measure":
-        measure(args)
-    else:
-        combine(args)
+    {"measure": measure, "combine": combine, "spread": spread}[args.cmd](args)
 
 
 if __name__ == "__main__":

@@ -19,6 +19,7 @@ use half::bf16;
 use ndarray::{ArrayD, IxDyn};
 use serde_json::{Value, json};
 use zquant::codec::cast_value::CastValueConfig;
+use zquant::codec::fixed_scale_offset::{FixedScaleOffset, FixedScaleOffsetConfig};
 use zquant::{ArrayCodec, BitRound, CastValue, Chain, DType, DynArray, DynChain, ScaleOffset};
 
 #[path = "common/data.rs"]
@@ -231,20 +232,47 @@ mod bitround {
     }
 }
 
-/// `numcodecs.fixedscaleoffset` (offset 1000, scale 10, `<f8` -> `|u1`) through the
-/// run-time API; skipped with a message when this build does not know the codec.
+/// `numcodecs.fixedscaleoffset` (offset 1000, scale 10, `<f8` -> `|u1`), typed and through
+/// the run-time API.
 #[divan::bench_group(sample_count = 30, sample_size = 1)]
 mod fixedscaleoffset {
     use super::*;
 
+    fn config() -> Value {
+        json!({"offset": 1000, "scale": 10, "dtype": "<f8", "astype": "|u1"})
+    }
+
+    fn typed() -> FixedScaleOffset<f64, u8> {
+        let cfg = FixedScaleOffsetConfig::from_json(Some(&config())).expect("valid");
+        FixedScaleOffset::from_config(&cfg).expect("valid")
+    }
+
     fn chain() -> Option<DynChain> {
-        let codecs = [
-            json!({"name": "numcodecs.fixedscaleoffset", "configuration":
-            {"offset": 1000, "scale": 10, "dtype": "<f8", "astype": "|u1"}}),
-        ];
+        let codecs = [json!({"name": "numcodecs.fixedscaleoffset", "configuration": config()})];
         DynChain::from_metadata(&json!("float64"), &json!(1000.0), &codecs)
             .map_err(|e| eprintln!("skipping numcodecs.fixedscaleoffset: {e}"))
             .ok()
+    }
+
+    #[divan::bench]
+    fn f8_to_u1_encode_typed(b: Bencher) {
+        let c = typed();
+        copying(
+            b,
+            data::scaled(unit(), 1000.0, 1025.0),
+            |s, d: &mut [u8]| c.encode_slice(s, d).expect("never fails"),
+        );
+    }
+
+    #[divan::bench]
+    fn f8_to_u1_decode_typed(b: Bencher) {
+        let c = typed();
+        let mut src = vec![0u8; N];
+        c.encode_slice(&data::scaled(unit(), 1000.0, 1025.0), &mut src)
+            .expect("never fails");
+        copying(b, src, |s, d: &mut [f64]| {
+            c.decode_slice(s, d).expect("never fails")
+        });
     }
 
     fn input() -> DynArray {

@@ -133,9 +133,12 @@ impl<T: DType> BitRound<T> {
 
     /// Round in place.
     pub fn encode_in_place(&self, data: &mut [T]) {
-        for x in data {
-            *x = x.bitround(self.keepbits);
-        }
+        let k = self.keepbits;
+        crate::arch::vectorized(|| {
+            for x in data {
+                *x = x.bitround(k);
+            }
+        });
     }
 }
 
@@ -148,9 +151,12 @@ impl<T: DType> ArrayCodec for BitRound<T> {
     }
 
     fn encode_slice(&self, src: &[T], dst: &mut [T]) -> Result<(), ElementError> {
-        for (s, d) in src.iter().zip(dst.iter_mut()) {
-            *d = s.bitround(self.keepbits);
-        }
+        let k = self.keepbits;
+        crate::arch::vectorized(|| {
+            for (s, d) in src.iter().zip(dst.iter_mut()) {
+                *d = s.bitround(k);
+            }
+        });
         Ok(())
     }
 

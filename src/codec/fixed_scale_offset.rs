@@ -119,7 +119,7 @@ pub fn cvtt_i32(x: f64) -> i32 {
 #[inline(always)]
 pub fn cvtt_i64(x: f64) -> i64 {
     // -2^63 is a double; the next double below it truncates out of range.
-    if x >= -9_223_372_036_854_775_808.0 && x < 9_223_372_036_854_775_808.0 {
+    if (-9_223_372_036_854_775_808.0..9_223_372_036_854_775_808.0).contains(&x) {
         x as i64
     } else {
         i64::MIN

@@ -9,7 +9,7 @@ use super::{ArithFault, Real};
 use crate::convert::float::decode_float;
 use crate::convert::int::int_value;
 use crate::convert::round::shift_round;
-use crate::convert::{CastOptions, Class, OutOfRange, Rounding, Status};
+use crate::convert::{CastOptions, OutOfRange, Rounding, Status};
 
 /// The four arithmetic operations `scale_offset` uses.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -102,9 +102,6 @@ pub fn float_bitround(l: &FloatLayout, bits: u64, keepbits: u32) -> u64 {
     if keepbits >= l.mantissa_bits {
         return bits;
     }
-    if matches!(decode_float(l, bits).class, Class::Nan) {
-        return bits;
-    }
     let maskbits = l.mantissa_bits - keepbits;
     let width_mask = if l.bits() == 64 {
         u64::MAX
@@ -113,7 +110,9 @@ pub fn float_bitround(l: &FloatLayout, bits: u64, keepbits: u32) -> u64 {
     };
     let half = (1u64 << (maskbits - 1)) - 1;
     let b = bits.wrapping_add((bits >> maskbits) & 1).wrapping_add(half) & width_mask;
-    b & (width_mask << maskbits) & width_mask
+    let rounded = b & (width_mask << maskbits) & width_mask;
+    // A select, not a branch, so that slices of it vectorize.
+    if l.is_nan_bits(bits) { bits } else { rounded }
 }
 
 /// Integer bit-rounding on the magnitude (catalogue `int-bitround-signed`): keep `keepbits`

@@ -64,6 +64,11 @@ pub fn format_of<T: Real>() -> Format {
     f
 }
 
+/// `cast` on codes: (value, status) per element.
+pub type CastFn = fn(&[u64], CastOptions, &mut Vec<(u64, Status)>);
+/// `cast_slice` on codes.
+pub type SliceFn = fn(&[u64], CastOptions, &mut Vec<u64>) -> Result<(), ElementFailure>;
+
 /// zquant's conversion for one (source, target) pair, over raw codes.
 #[derive(Clone, Copy)]
 pub struct Pair {
@@ -72,9 +77,9 @@ pub struct Pair {
     /// Target name.
     pub dst: &'static str,
     /// `cast` on each code: (result code, status).
-    pub cast: fn(&[u64], CastOptions, &mut Vec<(u64, Status)>),
+    pub cast: CastFn,
     /// `cast_slice` on the codes: result codes and the slice result.
-    pub slice: fn(&[u64], CastOptions, &mut Vec<u64>) -> Result<(), ElementFailure>,
+    pub slice: SliceFn,
 }
 
 /// The [`Pair`] of `S -> D`.
