@@ -24,6 +24,7 @@ use serde_json::{Map, Value};
 
 use super::{ArrayCodec, Direction, element_error, element_error_at, map_slice};
 use crate::convert::Class;
+use crate::convert::int::int_value_i64 as int_value;
 use crate::dtype::layout::{FLOAT32, FLOAT64, FloatLayout, IntLayout};
 use crate::dtype::{ArithFault, Kind, Real};
 use crate::error::{ElementError, MetadataError, Rule};
@@ -242,17 +243,6 @@ impl<T: Real> ScaleOffset<T> {
 
 /// Chunk length of the in-place small-integer kernel.
 const SMALL_INT_CHUNK: usize = 1024;
-
-/// The value of an integer code.
-#[inline(always)]
-fn int_value(l: IntLayout, bits: u64) -> i64 {
-    if l.signed {
-        let sh = 64 - l.bits;
-        ((bits << sh) as i64) >> sh
-    } else {
-        bits as i64
-    }
-}
 
 /// `scale_offset` on integers of at most 16 bits, where nothing can overflow the arithmetic
 /// used: `x - offset` in `i32` (`|x|, |offset| < 2^16`), the product in `f64` (exact: below

@@ -20,6 +20,7 @@
 //!   `f64 -> f32` in the other rounding modes), every rounding mode: integer arithmetic on
 //!   the bits ([`super::narrow`]).
 
+use super::int::int_value_i64 as int_value;
 use super::{CastOptions, ElementFailure, Exact, OutOfRange, Rounding};
 use crate::dtype::layout::{FLOAT32, FLOAT64, IntLayout};
 use crate::dtype::{Kind, Real};
@@ -221,16 +222,6 @@ fn f64_to_f32<S: Real, D: Real>(src: &[S], dst: &mut [D], opts: CastOptions) -> 
     }
     // Under clamp an overflow goes to ±Inf, which is what the hardware produced.
     Some(Ok(()))
-}
-
-#[inline(always)]
-fn int_value(l: IntLayout, bits: u64) -> i64 {
-    if l.signed {
-        let sh = 64 - l.bits;
-        ((bits << sh) as i64) >> sh
-    } else {
-        bits as i64
-    }
 }
 
 #[inline(always)]

@@ -85,3 +85,16 @@ pub fn round_to_int(l: &IntLayout, x: Exact, mode: Rounding, oor: OutOfRange) ->
         }
     }
 }
+
+/// The value of an integer code as an `i64` (an unsigned 64-bit value above `i64::MAX`
+/// wraps: callers range-check or exclude `uint64`), for the vectorized kernels, where the
+/// `i128` of [`int_value`] would not vectorize.
+#[inline(always)]
+pub(crate) fn int_value_i64(l: IntLayout, bits: u64) -> i64 {
+    if l.signed {
+        let sh = 64 - l.bits;
+        ((bits << sh) as i64) >> sh
+    } else {
+        bits as i64
+    }
+}
