@@ -19,9 +19,11 @@
 //! through a per-element scalar path (`D::from_exact(x.to_exact())` on one element at a
 //! time, kept from vectorising), for the ">= 30x a scalar path" target.
 //!
-//! `--threads N` (N > 1) splits every slice into N contiguous parts processed on N threads
-//! (`std::thread::scope`), the baseline memcpy too, and also times each case on one thread
-//! to report the speedup (target: >= 1.8x at N = 2 on >= 4M elements).
+//! `--threads N` (N > 1) runs every case, the baseline memcpy too, on N threads, and also
+//! times each case on one thread to report the speedup (target: >= 1.8x at N = 2 on >= 4M
+//! elements). Built with `--features rayon`, the typed cases go through the library's
+//! `zquant::parallel` (chunks on a rayon pool of N threads); without it, and for the
+//! run-time (`dyn`) cases, the input is cut into N contiguous parts, one scoped thread each.
 //!
 //! `--json PATH` writes `{"cases": [{"name", "elements", "in_bytes", "median_s", "gbps",
 //! "ratio_to_memcpy", ...}]}` (more keys are informative extras).
@@ -105,7 +107,10 @@ fn part_len(n: usize, threads: usize) -> usize {
     n.div_ceil(threads).next_multiple_of(64).max(64)
 }
 
-/// `f(src, dst)`, or `f` on `threads` contiguous parts of both, one thread each.
+/// `f(src, dst)`, or, on more than one thread, `f` on parts of both: with the `rayon`
+/// feature through the library's own [`zquant::parallel::map_chunks`] (chunks of
+/// [`zquant::parallel::CHUNK`] elements on the rayon pool, sized to `--threads` in `main`),
+/// without it on `threads` contiguous parts, one scoped thread each.
 fn par_map<A: Sync, B: Send>(
     threads: usize,
     src: &[A],
@@ -116,26 +121,48 @@ fn par_map<A: Sync, B: Send>(
         f(src, dst);
         return;
     }
-    let len = part_len(src.len(), threads);
-    std::thread::scope(|s| {
-        for (a, b) in src.chunks(len).zip(dst.chunks_mut(len)) {
-            s.spawn(move || f(a, b));
-        }
-    });
+    #[cfg(feature = "rayon")]
+    {
+        let r = zquant::parallel::map_chunks(src, dst, |a, b| {
+            f(a, b);
+            Ok(())
+        });
+        debug_assert!(r.is_ok());
+    }
+    #[cfg(not(feature = "rayon"))]
+    {
+        let len = part_len(src.len(), threads);
+        std::thread::scope(|s| {
+            for (a, b) in src.chunks(len).zip(dst.chunks_mut(len)) {
+                s.spawn(move || f(a, b));
+            }
+        });
+    }
 }
 
-/// `f(data)`, or `f` on `threads` contiguous parts, one thread each.
+/// `f(data)`, or, on more than one thread, `f` on parts of it, as [`par_map`].
 fn par_in_place<T: Send>(threads: usize, data: &mut [T], f: &(impl Fn(&mut [T]) + Sync)) {
     if threads <= 1 {
         f(data);
         return;
     }
-    let len = part_len(data.len(), threads);
-    std::thread::scope(|s| {
-        for part in data.chunks_mut(len) {
-            s.spawn(move || f(part));
-        }
-    });
+    #[cfg(feature = "rayon")]
+    {
+        let r = zquant::parallel::for_each_chunk(data, |c| {
+            f(c);
+            Ok(())
+        });
+        debug_assert!(r.is_ok());
+    }
+    #[cfg(not(feature = "rayon"))]
+    {
+        let len = part_len(data.len(), threads);
+        std::thread::scope(|s| {
+            for part in data.chunks_mut(len) {
+                s.spawn(move || f(part));
+            }
+        });
+    }
 }
 
 // ---------------------------------------------------------------------------------------
@@ -1093,12 +1120,29 @@ fn main() -> ExitCode {
     if cfg!(debug_assertions) {
         eprintln!("warning: debug build; run with --release for meaningful numbers");
     }
+    #[cfg(feature = "rayon")]
+    if opts.threads > 1 {
+        if let Err(e) = rayon::ThreadPoolBuilder::new()
+            .num_threads(opts.threads)
+            .build_global()
+        {
+            eprintln!("rayon pool: {e}");
+            return ExitCode::FAILURE;
+        }
+    }
     let n = opts.elements;
     let started = Instant::now();
     println!(
-        "zquant throughput: {n} elements, median of {} runs, {} thread(s){}",
+        "zquant throughput: {n} elements, median of {} runs, {} thread(s){}{}",
         opts.runs,
         opts.threads,
+        if cfg!(feature = "rayon") && opts.threads > 1 {
+            ", zquant::parallel on rayon"
+        } else if opts.threads > 1 {
+            ", scoped threads"
+        } else {
+            ""
+        },
         if opts.threads > 1 {
             " (the memcpy baseline is split the same way)"
         } else {

@@ -10,8 +10,12 @@
 //! or IEEE operation (Rust does not contract `a * b + c` into an FMA), only which
 //! instructions compute it.
 
-/// Run `f`, compiled with AVX2 when this CPU has it. `f` should be a closure calling
-/// `#[inline(always)]` kernels, so that they are compiled inside the AVX2 function.
+/// Run `f`, compiled with AVX2 when this CPU has it.
+///
+/// `f` must be a closure marked `#[inline(always)]` (`vectorized(#[inline(always)] || …)`)
+/// calling `#[inline(always)]` kernels: code is compiled with AVX2 only once it is inlined
+/// into [`avx2`], and LLVM declines to inline a large closure on its own — it then stays a
+/// baseline (SSE2) function called from the AVX2 one, and the twin gains nothing.
 #[inline(always)]
 pub(crate) fn vectorized<R>(f: impl FnOnce() -> R) -> R {
     #[cfg(target_arch = "x86_64")]

@@ -29,6 +29,8 @@ pub mod dispatch;
 pub mod dtype;
 pub mod error;
 pub mod metadata;
+#[cfg(feature = "rayon")]
+pub mod parallel;
 pub mod pipeline;
 
 pub use codec::{ArrayCodec, BitRound, CastValue, ScalarMap, ScaleOffset};

@@ -136,6 +136,88 @@ fn scale_offset_integers_exhaustive() {
     exhaustive_int_scale_offset::<UInt2>(false);
 }
 
+/// Every code of a 16-bit type in one slice (the vectorized kernel, not one element at a
+/// time), for offsets and scales at the ends of the range: the output equals the exact
+/// reference on every element, or the error names the first element the reference rejects.
+/// In place too, where the kernel works in chunks and a failure in a later chunk must still
+/// report its index in the whole slice.
+fn whole_slice_int_scale_offset<T: Real>(signed: bool) {
+    let bits = T::BITS;
+    let range = int_range(bits, signed);
+    let xs: Vec<T> = (0..1u64 << bits).map(T::from_bits).collect();
+    let pairs: [(i64, i64); 9] = [
+        (0, 1),
+        (0, -1),
+        (1, 2),
+        (-3, 3),
+        (100, -7),
+        (32767, 1),
+        (-32768, -1),
+        (0, 255),
+        (-1, 32767),
+    ];
+    for (o, s) in pairs {
+        let (o, s) = (o as u64 & 0xffff, s as u64 & 0xffff);
+        let (ov, sv) = (int_of(o, bits, signed), int_of(s, bits, signed));
+        let c = ScaleOffset::<T>::new(T::from_bits(o), T::from_bits(s)).unwrap();
+        for decode in [false, true] {
+            let want: Vec<Option<i128>> = xs
+                .iter()
+                .map(|x| {
+                    let xv = int_of(x.to_bits(), bits, signed);
+                    if decode {
+                        ref_int_decode(xv, ov, sv, range)
+                    } else {
+                        ref_int_encode(xv, ov, sv, range)
+                    }
+                })
+                .collect();
+            let first_bad = want.iter().position(Option::is_none);
+            let mut out = vec![T::default(); xs.len()];
+            let got = if decode {
+                c.decode_slice(&xs, &mut out)
+            } else {
+                c.encode_slice(&xs, &mut out)
+            };
+            let mut in_place = xs.clone();
+            let got_in_place = if decode {
+                c.decode_in_place(&mut in_place)
+            } else {
+                c.encode_in_place(&mut in_place)
+            };
+            let what = format!("{} o={ov} s={sv} decode={decode}", T::NAME);
+            match first_bad {
+                None => {
+                    got.unwrap();
+                    got_in_place.unwrap();
+                    for (i, w) in want.iter().enumerate() {
+                        let w = w.unwrap();
+                        assert_eq!(int_of(out[i].to_bits(), bits, signed), w, "{what} at {i}");
+                        assert_eq!(int_of(in_place[i].to_bits(), bits, signed), w, "{what}");
+                    }
+                }
+                Some(i) => {
+                    assert_eq!(got.unwrap_err().index, i, "{what}");
+                    assert_eq!(got_in_place.unwrap_err().index, i, "{what} in place");
+                    // In place: everything before the failing element is already done,
+                    // the rest untouched.
+                    for (j, w) in want[..i].iter().enumerate() {
+                        let g = int_of(in_place[j].to_bits(), bits, signed);
+                        assert_eq!(Some(g), *w, "{what} in place at {j}");
+                    }
+                    assert_eq!(in_place[i..], xs[i..], "{what} in place, after {i}");
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn scale_offset_16_bit_whole_slices() {
+    whole_slice_int_scale_offset::<i16>(true);
+    whole_slice_int_scale_offset::<u16>(false);
+}
+
 fn sampled_int_scale_offset<T: Real>(signed: bool, seed: u64) {
     let bits = T::BITS;
     let range = int_range(bits, signed);

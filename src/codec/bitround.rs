@@ -134,11 +134,14 @@ impl<T: DType> BitRound<T> {
     /// Round in place.
     pub fn encode_in_place(&self, data: &mut [T]) {
         let k = self.keepbits;
-        crate::arch::vectorized(|| {
-            for x in data {
-                *x = x.bitround(k);
-            }
-        });
+        crate::arch::vectorized(
+            #[inline(always)]
+            || {
+                for x in data {
+                    *x = x.bitround(k);
+                }
+            },
+        );
     }
 }
 
@@ -152,11 +155,14 @@ impl<T: DType> ArrayCodec for BitRound<T> {
 
     fn encode_slice(&self, src: &[T], dst: &mut [T]) -> Result<(), ElementError> {
         let k = self.keepbits;
-        crate::arch::vectorized(|| {
-            for (s, d) in src.iter().zip(dst.iter_mut()) {
-                *d = s.bitround(k);
-            }
-        });
+        crate::arch::vectorized(
+            #[inline(always)]
+            || {
+                for (s, d) in src.iter().zip(dst.iter_mut()) {
+                    *d = s.bitround(k);
+                }
+            },
+        );
         Ok(())
     }
 

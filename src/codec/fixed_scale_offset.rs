@@ -720,27 +720,35 @@ impl<S: NumpyNumber, D: NumpyNumber> ArrayCodec for FixedScaleOffset<S, D> {
     }
 
     fn encode_slice(&self, src: &[S], dst: &mut [D]) -> Result<(), ElementError> {
-        // One loop per path, so that the match is not in the loop.
-        match self.encode {
-            EncodePath::Float { offset, scale } => {
-                map_all(src, dst, |x| float_encode::<S, D>(x, offset, scale));
-            }
-            EncodePath::Int { offset, scale } => {
-                map_all(src, dst, |x| int_encode::<S, D>(x, offset, scale));
-            }
-            EncodePath::IntThenF64 { offset, scale } => {
-                map_all(src, dst, |x| int_then_f64_encode::<S, D>(x, offset, scale));
-            }
-            EncodePath::F64 { offset, scale } => {
-                map_all(src, dst, |x| f64_encode::<S, D>(x, offset, scale));
-            }
-        }
+        // One loop per path, so that the match is not in the loop; compiled with AVX2 where
+        // the CPU has it (`round_ties_even` is a library call without SSE4.1).
+        let encode = self.encode;
+        crate::arch::vectorized(
+            #[inline(always)]
+            || match encode {
+                EncodePath::Float { offset, scale } => {
+                    map_all(src, dst, |x| float_encode::<S, D>(x, offset, scale));
+                }
+                EncodePath::Int { offset, scale } => {
+                    map_all(src, dst, |x| int_encode::<S, D>(x, offset, scale));
+                }
+                EncodePath::IntThenF64 { offset, scale } => {
+                    map_all(src, dst, |x| int_then_f64_encode::<S, D>(x, offset, scale));
+                }
+                EncodePath::F64 { offset, scale } => {
+                    map_all(src, dst, |x| f64_encode::<S, D>(x, offset, scale));
+                }
+            },
+        );
         Ok(())
     }
 
     fn decode_slice(&self, src: &[D], dst: &mut [S]) -> Result<(), ElementError> {
         let DecodeParams { offset, scale } = self.decode;
-        map_all(src, dst, |y| decode::<S, D>(y, offset, scale));
+        crate::arch::vectorized(
+            #[inline(always)]
+            || map_all(src, dst, |y| decode::<S, D>(y, offset, scale)),
+        );
         Ok(())
     }
 

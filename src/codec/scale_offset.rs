@@ -25,7 +25,7 @@ use serde_json::{Map, Value};
 use super::{ArrayCodec, Direction, element_error, element_error_at, map_slice};
 use crate::convert::Class;
 use crate::convert::int::int_value_i64 as int_value;
-use crate::dtype::layout::{FLOAT32, FLOAT64, FloatLayout, IntLayout};
+use crate::dtype::layout::{FLOAT32, FLOAT64, FloatLayout};
 use crate::dtype::{ArithFault, Kind, Real};
 use crate::error::{ElementError, MetadataError, Rule};
 
@@ -179,14 +179,17 @@ impl<T: Real> ScaleOffset<T> {
         if self.hardware_in_place(data, dir) {
             return Ok(());
         }
-        if let Some((l, o, s)) = self.small_int() {
+        if let Some((o, s)) = self.small_int() {
             // Chunk by chunk from a copy; a chunk with a failing element is restored and
             // redone by the generic loop, which stops at that element.
             let mut tmp = [T::default(); SMALL_INT_CHUNK];
             for (k, chunk) in data.chunks_mut(SMALL_INT_CHUNK).enumerate() {
                 let t = &mut tmp[..chunk.len()];
                 t.copy_from_slice(chunk);
-                if !crate::arch::vectorized(|| small_int_map(t, chunk, l, o, s, dir)) {
+                if !crate::arch::vectorized(
+                    #[inline(always)]
+                    || small_int_map(t, chunk, o, s, dir),
+                ) {
                     chunk.copy_from_slice(t);
                     return self.generic_in_place(chunk, dir, k * SMALL_INT_CHUNK);
                 }
@@ -217,12 +220,11 @@ impl<T: Real> ScaleOffset<T> {
         Ok(())
     }
 
-    /// For an integer type of at most 16 bits: its layout, offset and scale as `i64`.
+    /// For an integer type of at most 16 bits: its offset and scale as `i64`.
     #[inline(always)]
-    fn small_int(&self) -> Option<(IntLayout, i64, i64)> {
+    fn small_int(&self) -> Option<(i64, i64)> {
         match T::KIND {
             Kind::Int(l) if l.bits <= 16 && !self.no_offset => Some((
-                l,
                 int_value(l, self.offset.to_bits()),
                 int_value(l, self.scale.to_bits()),
             )),
@@ -234,36 +236,43 @@ impl<T: Real> ScaleOffset<T> {
     /// has a failing element (to find the first one).
     #[inline(always)]
     fn small_int_slice(&self, src: &[T], dst: &mut [T], dir: Direction) -> Option<bool> {
-        let (l, o, s) = self.small_int()?;
-        Some(crate::arch::vectorized(|| {
-            small_int_map(src, dst, l, o, s, dir)
-        }))
+        let (o, s) = self.small_int()?;
+        Some(crate::arch::vectorized(
+            #[inline(always)]
+            || small_int_map(src, dst, o, s, dir),
+        ))
     }
 }
 
 /// Chunk length of the in-place small-integer kernel.
 const SMALL_INT_CHUNK: usize = 1024;
 
-/// `scale_offset` on integers of at most 16 bits, where nothing can overflow the arithmetic
-/// used: `x - offset` in `i32` (`|x|, |offset| < 2^16`), the product in `f64` (exact: below
-/// 2^33), the quotient in `f64` (on these operands it is an integer exactly when the true
-/// quotient is one: two distinct quotients differ by at least `1/|scale|`, far above the
-/// `f64` spacing below 2^16). Each intermediate is range-checked as the type's own
-/// arithmetic requires; the conversions `i32 <-> f64` vectorize (the `i64` ones do not).
-/// Returns whether every element succeeded (otherwise `dst` holds garbage).
+/// `scale_offset` on integers of at most 16 bits, in `i32`/`f32` lanes, where nothing can
+/// overflow the arithmetic used (`|x|, |offset|, |scale| < 2^16`):
+///
+/// - encode: `d = x - offset` in `i32`. The product `d * scale` is in the type's range
+///   exactly when `d` is in `[dlo, dhi]` (the range divided by the scale, computed once), so
+///   the check is on `d`, and the product is then exact in `i32` (`|d * scale| < 2^16`).
+/// - decode: `q` = `x * (1 / scale)` in `f32`, rounded to the nearest integer. The product
+///   is within a relative `2^-23` of `x / scale`, which is below 2^17 in magnitude, so it is
+///   within `2^-6` of it: when the exact quotient is an integer, `q` is that integer.
+///   `q * scale == x` (exact in `i32`: `|q| <= |x / scale| + 1`) then tells an integral
+///   quotient from a non-integral one. Then `q + offset`.
+///
+/// Each intermediate is range-checked as the type's own arithmetic requires. All of it is
+/// 8-lane AVX2 (`vpmulld`, `vcvtdq2ps`, `vmulps`). Returns whether every
+/// element succeeded (otherwise `dst` holds garbage).
 #[inline(always)]
-fn small_int_map<T: Real>(
-    src: &[T],
-    dst: &mut [T],
-    l: IntLayout,
-    o: i64,
-    s: i64,
-    dir: Direction,
-) -> bool {
+fn small_int_map<T: Real>(src: &[T], dst: &mut [T], o: i64, s: i64, dir: Direction) -> bool {
+    // The layout from `T` itself, a constant here (not a value captured by the closure
+    // given to `vectorized`, which the AVX2 function would see at run time).
+    let Kind::Int(l) = T::KIND else {
+        return false;
+    };
     let (lo, hi) = (l.min() as i32, l.max() as i32);
-    let (lo_f, hi_f) = (f64::from(lo), f64::from(hi));
+    // `lo <= x <= hi` as one unsigned comparison.
+    let in_range = |x: i32| (x.wrapping_sub(lo) as u32) <= (hi - lo) as u32;
     let (o, s) = (o as i32, s as i32);
-    let sf = f64::from(s);
     let value = |bits: u64| {
         if l.signed {
             let sh = 32 - l.bits;
@@ -275,24 +284,61 @@ fn small_int_map<T: Real>(
     let mut ok = true;
     match dir {
         Direction::Encode => {
+            let (dlo, dhi) = factor_range(lo, hi, s);
+            if dlo > dhi {
+                return src.is_empty() || dst.is_empty();
+            }
+            let span = (dhi - dlo) as u32;
             for (x, y) in src.iter().zip(dst.iter_mut()) {
-                let d = value(x.to_bits()) - o;
-                let r = f64::from(d) * sf;
-                ok &= (d >= lo) & (d <= hi) & (r >= lo_f) & (r <= hi_f);
-                *y = T::from_bits(r as i32 as u32 as u64);
+                let d = value(x.to_bits()).wrapping_sub(o);
+                ok &= (d.wrapping_sub(dlo) as u32) <= span;
+                *y = T::from_bits(d.wrapping_mul(s) as u32 as u64);
             }
         }
         Direction::Decode => {
+            if s == 0 {
+                return src.is_empty() || dst.is_empty();
+            }
+            let reciprocal = 1.0 / s as f32;
             for (x, y) in src.iter().zip(dst.iter_mut()) {
-                let qf = f64::from(value(x.to_bits())) / sf;
-                let q = qf as i32;
+                let v = value(x.to_bits());
+                // Round to nearest by the magic constant 1.5 * 2^23 (valid below 2^22),
+                // not `as i32`, whose saturation x86 does not vectorize for `f32`.
+                let q = ((v as f32 * reciprocal + MAGIC).to_bits() as i32).wrapping_sub(MAGIC_BITS);
                 let r = q.wrapping_add(o);
-                ok &= (f64::from(q) == qf) & (q >= lo) & (q <= hi) & (r >= lo) & (r <= hi);
+                ok &= (q.wrapping_mul(s) == v) & in_range(q) & in_range(r);
                 *y = T::from_bits(r as u32 as u64);
             }
         }
     }
     ok
+}
+
+/// `1.5 * 2^23`: adding it to an `f32` of magnitude below 2^22 leaves that value rounded to
+/// an integer in the low mantissa bits.
+const MAGIC: f32 = 12_582_912.0;
+const MAGIC_BITS: i32 = 0x4b40_0000;
+
+/// The `d` in `[lo, hi]` whose product `d * s` is also in `[lo, hi]`, as an interval (empty
+/// when `lo > hi`). Exact integer division, rounded inwards.
+fn factor_range(lo: i32, hi: i32, s: i32) -> (i32, i32) {
+    let (lo, hi, s) = (i64::from(lo), i64::from(hi), i64::from(s));
+    let floor_div = |a: i64, b: i64| {
+        let q = a / b;
+        if a % b != 0 && ((a < 0) != (b < 0)) {
+            q - 1
+        } else {
+            q
+        }
+    };
+    let ceil_div = |a: i64, b: i64| -floor_div(-a, b);
+    let (a, b) = match s.cmp(&0) {
+        std::cmp::Ordering::Equal => (lo, hi),
+        std::cmp::Ordering::Greater => (ceil_div(lo, s), floor_div(hi, s)),
+        std::cmp::Ordering::Less => (ceil_div(hi, s), floor_div(lo, s)),
+    };
+    // Both bounds are within [lo, hi] after the intersection, so they fit `i32`.
+    (a.max(lo) as i32, b.min(hi) as i32)
 }
 
 /// `f32` and `f64`: the hardware operations *are* the type's own arithmetic (IEEE 754,
@@ -379,10 +425,13 @@ impl<T: Real> ScaleOffset<T> {
         macro_rules! run {
             ($f:ty) => {
                 if let Some((o, s)) = self.hardware_pair::<$f>() {
-                    crate::arch::vectorized(|| match dir {
-                        Direction::Encode => hardware_map::<T, $f>(src, dst, |x| (x - o) * s),
-                        Direction::Decode => hardware_map::<T, $f>(src, dst, |x| x / s + o),
-                    });
+                    crate::arch::vectorized(
+                        #[inline(always)]
+                        || match dir {
+                            Direction::Encode => hardware_map::<T, $f>(src, dst, |x| (x - o) * s),
+                            Direction::Decode => hardware_map::<T, $f>(src, dst, |x| x / s + o),
+                        },
+                    );
                     return true;
                 }
             };
@@ -397,10 +446,17 @@ impl<T: Real> ScaleOffset<T> {
         macro_rules! run {
             ($f:ty) => {
                 if let Some((o, s)) = self.hardware_pair::<$f>() {
-                    crate::arch::vectorized(|| match dir {
-                        Direction::Encode => hardware_map_in_place::<T, $f>(data, |x| (x - o) * s),
-                        Direction::Decode => hardware_map_in_place::<T, $f>(data, |x| x / s + o),
-                    });
+                    crate::arch::vectorized(
+                        #[inline(always)]
+                        || match dir {
+                            Direction::Encode => {
+                                hardware_map_in_place::<T, $f>(data, |x| (x - o) * s)
+                            }
+                            Direction::Decode => {
+                                hardware_map_in_place::<T, $f>(data, |x| x / s + o)
+                            }
+                        },
+                    );
                     return true;
                 }
             };

@@ -69,6 +69,35 @@ pub(crate) fn try_table<S: Real, D: Real>(
     None
 }
 
+/// The layouts of `S` and `D` as constants of each monomorphized kernel.
+///
+/// Read them *inside* the closure given to [`crate::arch::vectorized`]: a value computed
+/// outside reaches the AVX2 function through the closure's environment, at run time, and
+/// every shift, select and range on it then stays in the loop as a register operand.
+struct Pair<S, D>(std::marker::PhantomData<(S, D)>);
+
+impl<S: Real, D: Real> Pair<S, D> {
+    const S_F64: bool = float_layout_is(S::KIND, FLOAT64);
+    const S_INT: IntLayout = int_layout_or_u8(S::KIND);
+    const D_INT: IntLayout = int_layout_or_u8(D::KIND);
+    const D_FLOAT: crate::dtype::FloatLayout = match D::KIND {
+        Kind::Float(l) => l,
+        _ => FLOAT32,
+    };
+}
+
+/// The integer layout of `k` (`uint8` for a kind that is not an integer; only read where
+/// `k` is known to be one).
+const fn int_layout_or_u8(k: Kind) -> IntLayout {
+    match k {
+        Kind::Int(l) => l,
+        _ => IntLayout {
+            bits: 8,
+            signed: false,
+        },
+    }
+}
+
 /// Try every elementwise fast path that applies to `S -> D` under `opts` (no scalar map).
 #[inline]
 pub(crate) fn try_cast<S: Real, D: Real>(src: &[S], dst: &mut [D], opts: CastOptions) -> Fast {
@@ -77,17 +106,27 @@ pub(crate) fn try_cast<S: Real, D: Real>(src: &[S], dst: &mut [D], opts: CastOpt
     let s_f64 = float_layout_is(S::KIND, FLOAT64);
     let s_f32 = float_layout_is(S::KIND, FLOAT32);
     if s_f64 || s_f32 {
-        if let Some(l) = int_layout(D::KIND) {
-            return crate::arch::vectorized(|| float_to_int(src, dst, opts, l, s_f64));
+        if int_layout(D::KIND).is_some() {
+            return crate::arch::vectorized(
+                #[inline(always)]
+                || float_to_int(src, dst, opts, Pair::<S, D>::D_INT, Pair::<S, D>::S_F64),
+            );
         }
         if opts.rounding == Rounding::NearestEven && s_f64 && float_layout_is(D::KIND, FLOAT32) {
-            return crate::arch::vectorized(|| f64_to_f32(src, dst, opts));
+            return crate::arch::vectorized(
+                #[inline(always)]
+                || f64_to_f32(src, dst, opts),
+            );
         }
         if let Kind::Float(l) = D::KIND {
             if super::narrow::applies(l, s_f64) {
-                let rare = crate::arch::vectorized(|| {
-                    super::narrow::cast(src, dst, opts.rounding, opts.out_of_range, l, s_f64)
-                });
+                let rare = crate::arch::vectorized(
+                    #[inline(always)]
+                    || {
+                        let (l, s_f64) = (Pair::<S, D>::D_FLOAT, Pair::<S, D>::S_F64);
+                        super::narrow::cast(src, dst, opts.rounding, opts.out_of_range, l, s_f64)
+                    },
+                );
                 return if rare { None } else { Some(Ok(())) };
             }
         }
@@ -99,14 +138,20 @@ pub(crate) fn try_cast<S: Real, D: Real>(src: &[S], dst: &mut [D], opts: CastOpt
             return None;
         }
     }
-    if let Some(sl) = int_layout(S::KIND) {
-        if let Some(dl) = int_layout(D::KIND) {
-            return crate::arch::vectorized(|| int_to_int(src, dst, opts, sl, dl));
+    if int_layout(S::KIND).is_some() {
+        if int_layout(D::KIND).is_some() {
+            return crate::arch::vectorized(
+                #[inline(always)]
+                || int_to_int(src, dst, opts, Pair::<S, D>::S_INT, Pair::<S, D>::D_INT),
+            );
         }
         if opts.rounding == Rounding::NearestEven
             && (float_layout_is(D::KIND, FLOAT32) || float_layout_is(D::KIND, FLOAT64))
         {
-            return crate::arch::vectorized(|| int_to_hw_float(src, dst, sl));
+            return crate::arch::vectorized(
+                #[inline(always)]
+                || int_to_hw_float(src, dst, Pair::<S, D>::S_INT),
+            );
         }
     }
     None
@@ -134,25 +179,54 @@ fn as_f64<S: Real>(x: S, is_f64: bool) -> f64 {
     }
 }
 
-/// Round to an integral value under `mode`, in hardware.
+/// Round to an integral value under `MODE` (a [`Rounding`] as `u8`), in hardware.
 #[inline(always)]
-fn round_integral(x: f64, mode: Rounding) -> f64 {
-    match mode {
-        Rounding::NearestEven => x.round_ties_even(),
-        Rounding::TowardsZero => x.trunc(),
-        Rounding::TowardsPositive => x.ceil(),
-        Rounding::TowardsNegative => x.floor(),
-        Rounding::NearestAway => x.round(),
+fn round_integral<const MODE: u8>(x: f64) -> f64 {
+    match MODE {
+        NEAREST_EVEN => x.round_ties_even(),
+        TOWARDS_ZERO => x.trunc(),
+        TOWARDS_POSITIVE => x.ceil(),
+        TOWARDS_NEGATIVE => x.floor(),
+        _ => x.round(),
     }
 }
+
+const NEAREST_EVEN: u8 = 0;
+const TOWARDS_ZERO: u8 = 1;
+const TOWARDS_POSITIVE: u8 = 2;
+const TOWARDS_NEGATIVE: u8 = 3;
+const NEAREST_AWAY: u8 = 4;
 
 /// 2^63, exactly.
 const TWO_63: f64 = (1u64 << 63) as f64;
 /// 2^31, exactly.
 const TWO_31: f64 = (1u64 << 31) as f64;
 
+/// `f32`/`f64` to an integer type. The rounding mode is made a constant here, outside the
+/// loop: with a `match` on it per element LLVM keeps the loop scalar.
 #[inline(always)]
 fn float_to_int<S: Real, D: Real>(
+    src: &[S],
+    dst: &mut [D],
+    opts: CastOptions,
+    l: IntLayout,
+    s_f64: bool,
+) -> Fast {
+    match opts.rounding {
+        Rounding::NearestEven => float_to_int_in::<S, D, NEAREST_EVEN>(src, dst, opts, l, s_f64),
+        Rounding::TowardsZero => float_to_int_in::<S, D, TOWARDS_ZERO>(src, dst, opts, l, s_f64),
+        Rounding::TowardsPositive => {
+            float_to_int_in::<S, D, TOWARDS_POSITIVE>(src, dst, opts, l, s_f64)
+        }
+        Rounding::TowardsNegative => {
+            float_to_int_in::<S, D, TOWARDS_NEGATIVE>(src, dst, opts, l, s_f64)
+        }
+        Rounding::NearestAway => float_to_int_in::<S, D, NEAREST_AWAY>(src, dst, opts, l, s_f64),
+    }
+}
+
+#[inline(always)]
+fn float_to_int_in<S: Real, D: Real, const MODE: u8>(
     src: &[S],
     dst: &mut [D],
     opts: CastOptions,
@@ -167,40 +241,53 @@ fn float_to_int<S: Real, D: Real>(
     }
     let lo = l.min() as f64;
     let hi_excl = (l.max() + 1) as f64;
+    let max = l.max() as f64;
     let oor = opts.out_of_range;
-    let mode = opts.rounding;
+    let (clamp, wrap) = (oor == OutOfRange::Clamp, oor == OutOfRange::Wrap);
     let mut bad = false;
     // Wrap is only done here for |r| < 2^63 (so that `r as i64` is exact), or 2^31.
     // Every value the block keeps (in range, clamped into it, or wrapped from below 2^31
     // into a target of at most 32 bits, whose low bits an i32 holds) is an i32.
-    let fits_i32 = if oor == OutOfRange::Wrap {
+    let fits_i32 = if wrap {
         l.bits <= 32
     } else {
         l.min() >= i32::MIN as i128 && l.max() <= i32::MAX as i128
     };
     let wrap_limit = if fits_i32 { TWO_31 } else { TWO_63 };
-    for (s, d) in src.iter().zip(dst.iter_mut()) {
-        let r = round_integral(as_f64(*s, s_f64), mode);
-        let in_range = r >= lo && r < hi_excl;
-        let (v, ok) = match oor {
-            OutOfRange::Error => (r, in_range),
-            // ±Inf and NaN are never clamped (catalogue `inf-clamp`): reference path.
-            OutOfRange::Clamp => (r.max(lo).min(l.max() as f64), r.is_finite()),
-            OutOfRange::Wrap => (r, r.abs() < wrap_limit),
+    // The out-of-range rule only selects between values computed for every element, so
+    // the loop has no branch on it. `as` saturates (and maps NaN to 0), so `v` never causes
+    // UB and in-range values convert exactly; out-of-range values of a block are redone
+    // anyway. A target within i32 converts through i32 in a loop of its own, which x86
+    // vectorizes (`vcvttpd2dq`); it cannot vectorize the 64-bit conversions, and a loop
+    // that has both (even behind a loop-invariant select) stays scalar.
+    macro_rules! each {
+        (|$v:ident| $bits:expr) => {
+            for (s, d) in src.iter().zip(dst.iter_mut()) {
+                let r = round_integral::<MODE>(as_f64(*s, s_f64));
+                let in_range = (r >= lo) & (r < hi_excl);
+                // ±Inf and NaN are never clamped (catalogue `inf-clamp`): reference path.
+                let ok = if clamp {
+                    r.is_finite()
+                } else if wrap {
+                    r.abs() < wrap_limit
+                } else {
+                    in_range
+                };
+                let $v = if clamp { r.max(lo).min(max) } else { r };
+                *d = D::from_bits($bits);
+                bad |= !ok;
+            }
         };
-        // `as` saturates (and maps NaN to 0), so `v` never causes UB and in-range values
-        // convert exactly; for unsigned 64-bit targets values >= 2^63 go through u64. A
-        // target within i32 converts through i32, which x86 vectorizes (`vcvttpd2dq`); the
-        // 64-bit conversions it cannot. Out-of-range values of a block are redone anyway.
-        let bits = if fits_i32 {
-            v as i32 as i64 as u64
-        } else if v >= TWO_63 {
+    }
+    if fits_i32 {
+        each!(|v| v as i32 as i64 as u64);
+    } else {
+        // For unsigned 64-bit targets values >= 2^63 go through u64.
+        each!(|v| if v >= TWO_63 {
             v as u64
         } else {
             v as i64 as u64
-        };
-        *d = D::from_bits(bits);
-        bad |= !ok;
+        });
     }
     if bad { None } else { Some(Ok(())) }
 }
@@ -224,6 +311,8 @@ fn f64_to_f32<S: Real, D: Real>(src: &[S], dst: &mut [D], opts: CastOptions) -> 
     Some(Ok(()))
 }
 
+/// Integer to integer. When both sides fit `i32` the loop runs in 32-bit lanes (8 per
+/// AVX2 vector instead of 4); the out-of-range rule is a select, not a branch.
 #[inline(always)]
 fn int_to_int<S: Real, D: Real>(
     src: &[S],
@@ -235,36 +324,69 @@ fn int_to_int<S: Real, D: Real>(
     if !sl.signed && sl.bits == 64 {
         return None; // u64 values above i64::MAX: leave to the reference path.
     }
-    let lo = dl.min().max(i64::MIN as i128) as i64;
-    let hi = dl.max().min(i64::MAX as i128) as i64;
+    let clamp = opts.out_of_range == OutOfRange::Clamp;
+    let check = opts.out_of_range == OutOfRange::Error;
     let mut bad = false;
-    for (s, d) in src.iter().zip(dst.iter_mut()) {
-        let v = int_value(sl, s.to_bits());
-        let in_range = v >= lo && v <= hi;
-        let out = match opts.out_of_range {
-            OutOfRange::Clamp => v.clamp(lo, hi),
-            _ => v,
-        };
-        *d = D::from_bits(out as u64);
-        bad |= !in_range && opts.out_of_range == OutOfRange::Error;
+    if sl.bits < 32 || (sl.signed && sl.bits == 32) {
+        // Every source value is an i32, so clamping to the target's range cut to i32 is
+        // the same clamp, and the low bits (wrap) of an i32 are those of the value.
+        let lo = dl.min().max(i32::MIN as i128) as i32;
+        let hi = dl.max().min(i32::MAX as i128) as i32;
+        for (s, d) in src.iter().zip(dst.iter_mut()) {
+            let v = int_value_i32(sl, s.to_bits());
+            let in_range = (v >= lo) & (v <= hi);
+            let out = if clamp { v.clamp(lo, hi) } else { v };
+            *d = D::from_bits(out as i64 as u64);
+            bad |= !in_range & check;
+        }
+    } else {
+        let lo = dl.min().max(i64::MIN as i128) as i64;
+        let hi = dl.max().min(i64::MAX as i128) as i64;
+        for (s, d) in src.iter().zip(dst.iter_mut()) {
+            let v = int_value(sl, s.to_bits());
+            let in_range = (v >= lo) & (v <= hi);
+            let out = if clamp { v.clamp(lo, hi) } else { v };
+            *d = D::from_bits(out as u64);
+            bad |= !in_range & check;
+        }
     }
     if bad { None } else { Some(Ok(())) }
 }
 
+/// The value of a code of at most 32 bits (`i32` range: not `uint32`) as an `i32`.
+#[inline(always)]
+fn int_value_i32(l: IntLayout, bits: u64) -> i32 {
+    if l.signed {
+        let sh = 32 - l.bits;
+        ((bits as u32) << sh) as i32 >> sh
+    } else {
+        bits as i32
+    }
+}
+
+/// Integer to `f32`/`f64`, nearest-even: Rust's integer-to-float `as` rounds once, to
+/// nearest-even. One loop per case (not a `match` per element, which keeps the loop
+/// scalar), and an `i32` source where the values fit one: x86 converts `i32` lanes
+/// (`vcvtdq2ps`/`vcvtdq2pd`) but not `i64` ones.
 #[inline(always)]
 fn int_to_hw_float<S: Real, D: Real>(src: &[S], dst: &mut [D], sl: IntLayout) -> Fast {
-    let to_f64 = float_layout_is(D::KIND, FLOAT64);
-    let unsigned64 = !sl.signed && sl.bits == 64;
-    for (s, d) in src.iter().zip(dst.iter_mut()) {
-        let b = s.to_bits();
-        // Rust's integer-to-float `as` rounds once, to nearest-even.
-        let bits = match (to_f64, unsigned64) {
-            (true, true) => (b as f64).to_bits(),
-            (true, false) => (int_value(sl, b) as f64).to_bits(),
-            (false, true) => (b as f32).to_bits() as u64,
-            (false, false) => (int_value(sl, b) as f32).to_bits() as u64,
+    macro_rules! each {
+        (|$b:ident| $e:expr) => {
+            for (s, d) in src.iter().zip(dst.iter_mut()) {
+                let $b = s.to_bits();
+                *d = D::from_bits($e);
+            }
         };
-        *d = D::from_bits(bits);
+    }
+    let to_f64 = float_layout_is(D::KIND, FLOAT64);
+    let fits_i32 = sl.bits < 32 || (sl.signed && sl.bits == 32);
+    match (to_f64, fits_i32, !sl.signed && sl.bits == 64) {
+        (true, true, _) => each!(|b| (int_value_i32(sl, b) as f64).to_bits()),
+        (false, true, _) => each!(|b| u64::from((int_value_i32(sl, b) as f32).to_bits())),
+        (true, false, true) => each!(|b| (b as f64).to_bits()),
+        (false, false, true) => each!(|b| u64::from((b as f32).to_bits())),
+        (true, false, false) => each!(|b| (int_value(sl, b) as f64).to_bits()),
+        (false, false, false) => each!(|b| u64::from((int_value(sl, b) as f32).to_bits())),
     }
     Some(Ok(()))
 }

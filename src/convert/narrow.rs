@@ -69,12 +69,115 @@ pub(crate) fn cast<S: Real, D: Real>(
             }
         };
     }
+    if mode == Rounding::NearestEven && nearest_even_applies(l, source_f64) {
+        // Block by block: the uniform kernel, and for a block it cannot finish (NaN, ±Inf,
+        // overflow without `clamp`) the general one.
+        let mut rare = false;
+        for (s, d) in src
+            .chunks(NEAREST_EVEN_BLOCK)
+            .zip(dst.chunks_mut(NEAREST_EVEN_BLOCK))
+        {
+            let done = if source_f64 {
+                nearest_even_f64(s, d, l, clamp)
+            } else {
+                nearest_even_f32(s, d, l, clamp)
+            };
+            if !done {
+                rare |= if source_f64 {
+                    from_f64::<S, D, NEAREST_EVEN>(s, d, l, clamp)
+                } else {
+                    from_f32::<S, D, NEAREST_EVEN>(s, d, l, clamp)
+                };
+            }
+        }
+        return rare;
+    }
     if source_f64 {
         by_mode!(from_f64)
     } else {
         by_mode!(from_f32)
     }
 }
+
+/// Block length of the nearest-even kernel: a block it cannot finish is redone by the
+/// general kernel, so a rare element costs at most this many elements twice.
+const NEAREST_EVEN_BLOCK: usize = 256;
+
+/// Whether the nearest-even kernel below is exact for `source -> l`: [`applies`], and the
+/// magic constant `2^(emin - m + SM)` (see the kernel) is a normal source number.
+const fn nearest_even_applies(l: FloatLayout, source_f64: bool) -> bool {
+    let (mantissa, bias) = if source_f64 { (52, 1023) } else { (23, 127) };
+    applies(l, source_f64) && (1 - l.bias) - l.mantissa_bits as i32 + mantissa + bias >= 1
+}
+
+/// The nearest-even conversion with the same shift for every element, which is what makes
+/// it cheap (the general kernel above shifts each lane by its own amount):
+///
+/// - a result in the target's normal range: re-bias the exponent field (subtract
+///   `source bias - target bias` from it), add `half - 1` plus the lowest kept bit, shift
+///   right by the difference in mantissa bits. A carry out of the mantissa moves into the
+///   exponent, as it should.
+/// - a result in the target's subnormal range (`|x| < 2^emin`): the hardware does the
+///   rounding. `M = 2^(emin - m + SM)` has a source ulp of exactly the target's subnormal
+///   spacing `2^(emin - m)`, and `|x| + M < 2M`, so the IEEE sum `|x| + M`, rounded to
+///   nearest-even by the FPU, is `M + k·2^(emin - m)` with `k` the correctly rounded
+///   subnormal code (`k = 2^m`, the smallest normal, when it rounds up into the normal
+///   range). `k` is the difference of the bit patterns. Rust never flushes subnormals and
+///   uses nearest-even for `+`.
+///
+/// Overflow gives the clamped code under `clamp`, and a zero result in a format without -0
+/// is +0; NaN, ±Inf and overflow without `clamp` make it return `false` (block not done).
+macro_rules! nearest_even_kernel {
+    ($name:ident, $uint:ty, $int:ty, $float:ty, $mantissa:expr, $exponent:expr) => {
+        #[inline(always)]
+        fn $name<S: Real, D: Real>(src: &[S], dst: &mut [D], l: FloatLayout, clamp: bool) -> bool {
+            const SM: u32 = $mantissa;
+            const SIGN_SHIFT: u32 = SM + $exponent;
+            const MAG_MASK: $uint = (1 << SIGN_SHIFT) - 1;
+            const INF: $uint = ((1 << $exponent) - 1) << SM;
+            const SOURCE_BIAS: $int = (1 << ($exponent - 1)) - 1;
+            let target_m = l.mantissa_bits;
+            let shift = SM - target_m;
+            let emin = 1 - l.bias as $int;
+            let min_normal = ((emin + SOURCE_BIAS) as $uint) << SM;
+            let magic_bits = ((emin - target_m as $int + SM as $int + SOURCE_BIAS) as $uint) << SM;
+            let magic = <$float>::from_bits(magic_bits);
+            let rebias = ((SOURCE_BIAS - l.bias as $int) as $uint) << SM;
+            let half_m1: $uint = (1 << (shift - 1)) - 1;
+            let max_finite = l.max_finite_bits() as $uint;
+            let clamped = l.inf_bits().unwrap_or(l.max_finite_bits()) as $uint;
+            debug_assert!(clamped == max_finite || clamped == max_finite + 1);
+            let sign_shift = l.exponent_bits + l.mantissa_bits;
+            // All ones keeps the sign of a zero result, 0 drops it (`fnuz`: no -0).
+            let zero_sign: $uint = if l.has_negative_zero() { !0 } else { 0 };
+            // The rare cases are found from two maxima after the loop (one `max` per
+            // vector each), not from per-element flags.
+            let (mut mag_max, mut code_max): ($uint, $uint) = (0, 0);
+            for (s, d) in src.iter().zip(dst.iter_mut()) {
+                let b = s.to_bits() as $uint;
+                let mag = b & MAG_MASK;
+                let sign = (b >> SIGN_SHIFT) << sign_shift;
+                let sub = (<$float>::from_bits(mag) + magic)
+                    .to_bits()
+                    .wrapping_sub(magic_bits);
+                let nb = mag.wrapping_sub(rebias);
+                let normal = nb.wrapping_add(half_m1 + ((nb >> shift) & 1)) >> shift;
+                let code = if mag < min_normal { sub } else { normal };
+                mag_max = mag_max.max(mag);
+                code_max = code_max.max(code);
+                // The clamped code is the next one above the largest finite one (Inf) or
+                // that one itself (no Inf), so `min` clamps every overflowing code.
+                let code = code.min(clamped);
+                let sign = if code == 0 { sign & zero_sign } else { sign };
+                *d = D::from_bits((sign | code) as u64);
+            }
+            mag_max < INF && (clamp || code_max <= max_finite)
+        }
+    };
+}
+
+nearest_even_kernel!(nearest_even_f32, u32, i32, f32, 23, 8);
+nearest_even_kernel!(nearest_even_f64, u64, i64, f64, 52, 11);
 
 macro_rules! kernel {
     ($name:ident, $uint:ty, $int:ty, $mantissa:expr, $exponent:expr) => {

@@ -1,0 +1,142 @@
+//! Multi-threaded encode and decode (feature `rayon`).
+//!
+//! Every codec's slice kernel is elementwise, so a slice can be cut into independent chunks
+//! and each chunk run on a worker of the current [rayon](https://docs.rs/rayon) pool (the
+//! global one, or the one a caller `install`s). A chunk is [`CHUNK`] elements: large
+//! enough that the per-task cost vanishes, small enough that both cores of a small machine
+//! get an even share and that a fused [`Chain`](crate::Chain) still works in cache-sized
+//! blocks inside it.
+//!
+//! Errors are those of the one-threaded call: the *first* failing element of the whole
+//! slice (every chunk is run, then the lowest failing index wins), with its index in the
+//! whole slice. As there, the output is then partly written.
+
+use ndarray::{Array, ArrayBase, Data, Dimension};
+use rayon::prelude::*;
+
+use crate::codec::ArrayCodec;
+use crate::error::{CodecError, ElementError};
+use crate::pipeline::ArrayCodecExt;
+
+/// Elements per task.
+pub const CHUNK: usize = 1 << 16;
+
+/// Run `f` on matching chunks of `src` and `dst` (up to the shorter length), in parallel.
+///
+/// # Errors
+/// The failing element with the lowest index, its index made relative to the whole slice.
+pub fn map_chunks<S: Sync, D: Send>(
+    src: &[S],
+    dst: &mut [D],
+    f: impl Fn(&[S], &mut [D]) -> Result<(), ElementError> + Sync,
+) -> Result<(), ElementError> {
+    let n = src.len().min(dst.len());
+    src[..n]
+        .par_chunks(CHUNK)
+        .zip(dst[..n].par_chunks_mut(CHUNK))
+        .enumerate()
+        .filter_map(|(k, (s, d))| {
+            f(s, d).err().map(|mut e| {
+                e.index += k * CHUNK;
+                e
+            })
+        })
+        .min_by_key(|e| e.index)
+        .map_or(Ok(()), Err)
+}
+
+/// Run `f` on chunks of `data`, in parallel.
+///
+/// # Errors
+/// As [`map_chunks`].
+pub fn for_each_chunk<T: Send>(
+    data: &mut [T],
+    f: impl Fn(&mut [T]) -> Result<(), ElementError> + Sync,
+) -> Result<(), ElementError> {
+    data.par_chunks_mut(CHUNK)
+        .enumerate()
+        .filter_map(|(k, c)| {
+            f(c).err().map(|mut e| {
+                e.index += k * CHUNK;
+                e
+            })
+        })
+        .min_by_key(|e| e.index)
+        .map_or(Ok(()), Err)
+}
+
+/// The multi-threaded forms of [`ArrayCodec`]'s and [`ArrayCodecExt`]'s calls, for every
+/// codec and chain.
+pub trait ParArrayCodec: ArrayCodec {
+    /// [`ArrayCodec::encode_slice`] on the current rayon pool.
+    ///
+    /// # Errors
+    /// As the one-threaded call: the first element that cannot be encoded.
+    fn par_encode_slice(
+        &self,
+        src: &[Self::In],
+        dst: &mut [Self::Out],
+    ) -> Result<(), ElementError> {
+        map_chunks(src, dst, |s, d| self.encode_slice(s, d))
+    }
+
+    /// [`ArrayCodec::decode_slice`] on the current rayon pool.
+    ///
+    /// # Errors
+    /// As the one-threaded call: the first element that cannot be decoded.
+    fn par_decode_slice(
+        &self,
+        src: &[Self::Out],
+        dst: &mut [Self::In],
+    ) -> Result<(), ElementError> {
+        map_chunks(src, dst, |s, d| self.decode_slice(s, d))
+    }
+
+    /// [`ArrayCodecExt::encode`] on the current rayon pool. An input in standard (C) layout
+    /// is encoded in parallel; any other layout goes through the one-threaded call, which
+    /// handles every layout.
+    ///
+    /// # Errors
+    /// The first element (C-order flat index) that cannot be encoded.
+    fn par_encode<S, D>(&self, input: &ArrayBase<S, D>) -> Result<Array<Self::Out, D>, CodecError>
+    where
+        S: Data<Elem = Self::In>,
+        D: Dimension,
+    {
+        match input.as_slice() {
+            Some(src) => {
+                let mut out = Array::from_elem(input.raw_dim(), Self::Out::default());
+                match out.as_slice_mut() {
+                    Some(dst) => self.par_encode_slice(src, dst)?,
+                    None => return self.encode(input),
+                }
+                Ok(out)
+            }
+            None => self.encode(input),
+        }
+    }
+
+    /// [`ArrayCodecExt::decode`] on the current rayon pool, as [`par_encode`](Self::par_encode).
+    ///
+    /// # Errors
+    /// The first element (C-order flat index) that cannot be decoded.
+    fn par_decode<S, D>(&self, input: &ArrayBase<S, D>) -> Result<Array<Self::In, D>, CodecError>
+    where
+        S: Data<Elem = Self::Out>,
+        D: Dimension,
+    {
+        match input.as_slice() {
+            Some(src) => {
+                let mut out = Array::from_elem(input.raw_dim(), Self::In::default());
+                match out.as_slice_mut() {
+                    Some(dst) => self.par_decode_slice(src, dst)?,
+                    None => return self.decode(input),
+                }
+                Ok(out)
+            }
+            None => self.decode(input),
+        }
+    }
+}
+
+impl<C: ArrayCodec + ?Sized> ParArrayCodec for C {}

@@ -1,0 +1,128 @@
+//! `zquant::parallel` (feature `rayon`) gives what the one-threaded calls give: the same
+//! output bits, and on failure the same first failing element with its whole-slice index.
+//!
+//! Run with `cargo test --features rayon --test parallel`.
+
+#![cfg(feature = "rayon")]
+
+use ndarray::{Array2, ShapeBuilder};
+use zquant::parallel::{CHUNK, ParArrayCodec, for_each_chunk, map_chunks};
+use zquant::{
+    ArrayCodec, ArrayCodecExt, CastOptions, CastValue, Chain, OutOfRange, Rounding, ScalarMap,
+    ScaleOffset,
+};
+
+/// SplitMix64.
+fn stream(seed: u64) -> impl FnMut() -> u64 {
+    let mut s = seed;
+    move || {
+        s = s.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = s;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
+}
+
+fn chain() -> Chain<ScaleOffset<f64>, CastValue<f64, u8>> {
+    let opts = CastOptions::new(Rounding::NearestEven, OutOfRange::Error);
+    Chain::new(
+        ScaleOffset::new(250.0, 4.0).expect("scale_offset"),
+        CastValue::new(opts, ScalarMap::default()).expect("cast_value"),
+    )
+}
+
+/// Values in `[250, 313.75]`: they encode to `[0, 255]`.
+fn in_range(n: usize, seed: u64) -> Vec<f64> {
+    let mut r = stream(seed);
+    (0..n)
+        .map(|_| 250.0 + (r() % 1024) as f64 / 16.0 * (255.0 / 256.0))
+        .collect()
+}
+
+#[test]
+fn par_encode_and_decode_match_one_thread() {
+    let c = chain();
+    // Not a multiple of CHUNK: the last chunk is short.
+    let n = 5 * CHUNK + 123;
+    let x = in_range(n, 1);
+    let (mut one, mut par) = (vec![0u8; n], vec![0u8; n]);
+    c.encode_slice(&x, &mut one).expect("one thread");
+    c.par_encode_slice(&x, &mut par).expect("parallel");
+    assert_eq!(one, par);
+    let (mut back_one, mut back_par) = (vec![0.0; n], vec![0.0; n]);
+    c.decode_slice(&one, &mut back_one).expect("one thread");
+    c.par_decode_slice(&one, &mut back_par).expect("parallel");
+    assert!(
+        back_one
+            .iter()
+            .zip(&back_par)
+            .all(|(a, b)| a.to_bits() == b.to_bits())
+    );
+}
+
+#[test]
+fn par_error_is_the_first_failing_element_of_the_whole_slice() {
+    let c = chain();
+    let n = 6 * CHUNK;
+    let mut x = in_range(n, 2);
+    // Failures in three chunks; the first one is not in the first chunk that finishes.
+    let bad = [4 * CHUNK + 7, 2 * CHUNK + CHUNK - 1, 5 * CHUNK];
+    for &i in &bad {
+        x[i] = 1.0e6;
+    }
+    let mut out = vec![0u8; n];
+    let one = c.encode_slice(&x, &mut out).expect_err("out of range");
+    let par = c.par_encode_slice(&x, &mut out).expect_err("out of range");
+    assert_eq!(par.index, 2 * CHUNK + CHUNK - 1);
+    assert_eq!(par, one);
+}
+
+#[test]
+fn par_arrays_match_one_thread_in_every_layout() {
+    let c = chain();
+    let (rows, cols) = (700, 300);
+    let v = in_range(rows * cols, 3);
+    let c_order = Array2::from_shape_vec((rows, cols), v.clone()).expect("shape");
+    let f_order = Array2::from_shape_vec((rows, cols).f(), v).expect("shape");
+    for a in [
+        c_order.view(),
+        f_order.view(),
+        c_order.slice(ndarray::s![..;3, 1..]),
+    ] {
+        let one = c.encode(&a).expect("one thread");
+        let par = c.par_encode(&a).expect("parallel");
+        assert_eq!(one, par);
+        assert_eq!(
+            c.decode(&one).expect("decode"),
+            c.par_decode(&one).expect("decode")
+        );
+    }
+}
+
+#[test]
+fn chunk_helpers_cover_every_element_once() {
+    let n = 3 * CHUNK + 5;
+    let src: Vec<u32> = (0..n as u32).collect();
+    let mut dst = vec![0u32; n];
+    map_chunks(&src, &mut dst, |s, d| {
+        for (a, b) in s.iter().zip(d.iter_mut()) {
+            *b = a + 1;
+        }
+        Ok(())
+    })
+    .expect("no error");
+    assert!(dst.iter().enumerate().all(|(i, &v)| v == i as u32 + 1));
+    for_each_chunk(&mut dst, |c| {
+        for v in c.iter_mut() {
+            *v *= 2;
+        }
+        Ok(())
+    })
+    .expect("no error");
+    assert!(
+        dst.iter()
+            .enumerate()
+            .all(|(i, &v)| v == 2 * (i as u32 + 1))
+    );
+}
