@@ -2,6 +2,7 @@
 # Compare zquant's throughput with its peers: cast-value-rs, numcodecs, numpy.
 #
 #   bash benches/compare_peers.sh [--quick]
+#   FEATURES=rayon bash benches/compare_peers.sh --quick   # reuse a --features rayon build
 #
 # Sets up a Python venv in target/peers-venv (numpy, numcodecs, cast-value-rs,
 # threadpoolctl), times the peers on the cases of examples/throughput.rs that they support
@@ -41,7 +42,12 @@ echo "== peers ($ELEMENTS elements, $RUNS runs)"
 "${PY[@]}" benches/peers.py measure --elements "$ELEMENTS" --runs "$RUNS" --json target/peers.json
 
 echo "== zquant"
-cargo run --release --example throughput -- "${QUICK[@]}" --runs "$RUNS" --json target/zquant.json
+FEATURE_ARGS=()
+if [[ -n "${FEATURES:-}" ]]; then
+    FEATURE_ARGS=(--features "$FEATURES")
+fi
+cargo run --release "${FEATURE_ARGS[@]}" --example throughput -- "${QUICK[@]}" --runs "$RUNS" \
+    --json target/zquant.json
 
 echo "== combined"
 echo "load after: $(cut -d' ' -f1-3 /proc/loadavg)"
