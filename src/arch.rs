@@ -9,6 +9,11 @@
 //! results are identical: enabling target features never changes the value of an integer
 //! or IEEE operation (Rust does not contract `a * b + c` into an FMA), only which
 //! instructions compute it.
+//!
+//! It also holds the crate's other `unsafe`: [`words`] and [`words_mut`], which let a
+//! kernel see a slice of any dtype as the storage words it is made of.
+
+use crate::dtype::storage::Plain;
 
 /// Run `f`, compiled with AVX2 when this CPU has it.
 ///
@@ -37,4 +42,34 @@ pub(crate) fn vectorized<R>(f: impl FnOnce() -> R) -> R {
 #[target_feature(enable = "avx2")]
 unsafe fn avx2<R>(f: impl FnOnce() -> R) -> R {
     f()
+}
+
+/// `src` seen as its storage words (`WORDS` per element).
+///
+/// This is how every kernel reads a dtype's slice: `&[Float8E4M3]`, `&[i8]` and `&[u8]` are
+/// all `&[u8]` to it, so kernels are compiled once per storage width, not once per dtype.
+#[inline(always)]
+pub(crate) fn words<T: Plain>(src: &[T]) -> &[T::Word] {
+    const { check_plain::<T>() };
+    // SAFETY: `Plain`'s contract: `T` is laid out as `[T::Word; T::WORDS]` with no padding
+    // and an alignment at least that of `T::Word` (also checked at compile time above), so
+    // `src.len() * WORDS` words fit exactly in the same memory, properly aligned, and every
+    // `T` is a valid sequence of words. The lifetime is `src`'s.
+    unsafe { std::slice::from_raw_parts(src.as_ptr().cast(), src.len() * T::WORDS) }
+}
+
+/// `dst` seen as its storage words (`WORDS` per element), for writing.
+#[inline(always)]
+pub(crate) fn words_mut<T: Plain>(dst: &mut [T]) -> &mut [T::Word] {
+    const { check_plain::<T>() };
+    // SAFETY: as in `words`; in addition `Plain` guarantees that every bit pattern of the
+    // words is a valid `T`, so any words written through the view leave valid elements, and
+    // the exclusive borrow of `dst` is moved into the view.
+    unsafe { std::slice::from_raw_parts_mut(dst.as_mut_ptr().cast(), dst.len() * T::WORDS) }
+}
+
+/// The compile-time half of `Plain`'s contract: size and alignment.
+const fn check_plain<T: Plain>() {
+    assert!(std::mem::size_of::<T>() == T::WORDS * std::mem::size_of::<T::Word>());
+    assert!(std::mem::align_of::<T>() >= std::mem::align_of::<T::Word>());
 }

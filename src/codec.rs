@@ -1,8 +1,16 @@
-//! The codecs, typed: each is an [`ArrayCodec`] from one element type to another, with its
-//! kernels monomorphized for that pair and run over slices.
+//! The codecs. Each has two faces over one implementation:
 //!
-//! A codec's slice kernel never builds a `Result` per element: it writes every output,
-//! remembers the first failing index, and only then builds one [`ElementError`].
+//! - typed: an [`ArrayCodec`] from one element type to another (`CastValue<f64, u8>`), for
+//!   chains checked by the compiler;
+//! - untyped: a [`DynStage`] bound to run-time [`DataType`]s, built from metadata.
+//!
+//! Both hold the same non-generic core (`CastCore`, `ScaleOffsetCore`, …) whose kernels
+//! were chosen once, at construction, from the data types' layouts, and which works on
+//! slices of storage words ([`Words`]). A typed codec views its slices as words; nothing is
+//! monomorphized per dtype pair.
+//!
+//! A kernel never builds a `Result` per element: it writes every output, remembers the
+//! first failing index, and only then builds one [`ElementError`].
 
 pub mod bitround;
 pub mod cast_value;
@@ -14,8 +22,17 @@ pub use cast_value::{CastValue, ScalarMap};
 pub use fixed_scale_offset::FixedScaleOffset;
 pub use scale_offset::ScaleOffset;
 
-use crate::dtype::DType;
-use crate::error::{ElementError, MetadataError, Rule};
+pub use bitround::BitRoundStage;
+pub use cast_value::CastValueStage;
+pub use fixed_scale_offset::FixedScaleOffsetStage;
+pub use scale_offset::ScaleOffsetStage;
+
+use serde_json::Value;
+
+use crate::dtype::id::Scalar;
+use crate::dtype::{DType, DTypeId, Words, WordsMut};
+use crate::error::{CodecError, ElementError, MetadataError, Rule};
+use crate::metadata::DataType;
 use crate::pipeline::Chain;
 
 /// The first failing element of a slice kernel.
@@ -69,11 +86,8 @@ pub fn element_error_at<T: DType>(
         direction: direction.name(),
         rule,
         index,
-        value: value.map_or_else(String::new, |v| match v.fill_value_to_json() {
-            // "NaN", "Infinity", "0x…": the text itself, not a quoted JSON string.
-            serde_json::Value::String(s) => s,
-            other => other.to_string(),
-        }),
+        // "NaN", "Infinity", "0x…": the text itself, not a quoted JSON string.
+        value: value.map_or_else(String::new, |v| json_text(v.fill_value_to_json())),
     }
 }
 
@@ -132,26 +146,140 @@ pub trait ArrayCodec: Send + Sync {
     }
 }
 
-/// Elementwise codec kernels share this loop shape: transform each element, remember the
-/// first failure, report it once.
-#[inline(always)]
-pub(crate) fn map_slice<A: Copy, B>(
-    src: &[A],
-    dst: &mut [B],
-    mut f: impl FnMut(A) -> (B, Option<Rule>),
-) -> Result<(), SliceFailure> {
-    let mut first: Option<SliceFailure> = None;
-    for (i, (s, d)) in src.iter().zip(dst.iter_mut()).enumerate() {
-        let (v, bad) = f(*s);
-        *d = v;
-        if let Some(rule) = bad {
-            if first.is_none() {
-                first = Some(SliceFailure { index: i, rule });
-            }
+/// A codec bound to run-time data types: what a chain built from metadata runs.
+///
+/// Data passes as storage words ([`Words`]); an element of a complex type is two words.
+/// One implementation per codec, whatever the data types (`CastValueStage`,
+/// `ScaleOffsetStage`, `BitRoundStage`, `FixedScaleOffsetStage`).
+pub trait DynStage: Send + Sync + std::fmt::Debug {
+    /// Codec name.
+    fn name(&self) -> &'static str;
+    /// Decoded data type.
+    fn input(&self) -> &DataType;
+    /// Encoded data type.
+    fn output(&self) -> &DataType;
+    /// Encode `src` (words of the input type) into `dst` (words of the output type, for
+    /// the same number of elements).
+    ///
+    /// # Errors
+    /// Buffers of the wrong width or length, or the first element that cannot be encoded
+    /// (index within `src`).
+    fn encode_words(&self, src: Words<'_>, dst: WordsMut<'_>) -> Result<(), CodecError>;
+    /// Decode `src` (words of the output type) into `dst` (words of the input type).
+    ///
+    /// # Errors
+    /// Buffers of the wrong width or length, or the first element that cannot be decoded
+    /// (index within `src`).
+    fn decode_words(&self, src: Words<'_>, dst: WordsMut<'_>) -> Result<(), CodecError>;
+    /// Carry a fill value (one element of the input type) forward, as the element
+    /// transformation does ("Implementations MUST transform the fill value as it propagates
+    /// through the codec chain").
+    ///
+    /// # Errors
+    /// The fill value cannot be encoded (or, for cast_value, does not survive the round trip).
+    fn encode_fill_value(&self, fill: Scalar) -> Result<Scalar, MetadataError> {
+        let (i, o) = (self.input().id, self.output().id);
+        let mut src = WordBuf1::new(i);
+        src.set(fill);
+        let mut dst = WordBuf1::new(o);
+        self.encode_words(src.words(), dst.words_mut())
+            .map_err(|e| MetadataError::FillValueTransform {
+                codec: self.name(),
+                reason: match e {
+                    CodecError::Element(e) => format!("{} (value {})", e.rule, e.value),
+                    other => other.to_string(),
+                },
+            })?;
+        Ok(dst.get())
+    }
+    /// The codec's metadata object.
+    fn to_metadata(&self) -> Value;
+}
+
+/// A one-element word buffer of a run-time data type (at most two words).
+pub(crate) struct WordBuf1 {
+    buf: crate::dtype::WordBuf,
+}
+
+impl WordBuf1 {
+    pub(crate) fn new(id: DTypeId) -> Self {
+        WordBuf1 {
+            buf: crate::dtype::WordBuf::zeroed(id.word_bits(), id.words_per_element()),
         }
     }
-    match first {
-        None => Ok(()),
-        Some(f) => Err(f),
+    pub(crate) fn set(&mut self, x: Scalar) {
+        let mut w = self.buf.as_words_mut();
+        for (i, v) in x.iter().enumerate().take(w.len()) {
+            w.set(i, *v);
+        }
     }
+    pub(crate) fn get(&self) -> Scalar {
+        let w = self.buf.as_words();
+        [w.get(0).unwrap_or(0), w.get(1).unwrap_or(0)]
+    }
+    pub(crate) fn words(&self) -> Words<'_> {
+        self.buf.as_words()
+    }
+    pub(crate) fn words_mut(&mut self) -> WordsMut<'_> {
+        self.buf.as_words_mut()
+    }
+}
+
+/// The error for the failing element `f.index` of `src`, words of the run-time type `id`.
+pub(crate) fn element_error_words(
+    codec: &'static str,
+    direction: Direction,
+    id: DTypeId,
+    src: Words<'_>,
+    f: SliceFailure,
+) -> ElementError {
+    let k = id.words_per_element();
+    let x = [
+        src.get(f.index * k).unwrap_or(0),
+        if k > 1 {
+            src.get(f.index * k + 1).unwrap_or(0)
+        } else {
+            0
+        },
+    ];
+    ElementError {
+        codec,
+        direction: direction.name(),
+        rule: f.rule,
+        index: f.index,
+        value: json_text(id.value_to_json(x)),
+    }
+}
+
+/// A fill-value JSON as error text: "NaN", "Infinity", "0x…" without JSON string quotes.
+pub(crate) fn json_text(v: Value) -> String {
+    match v {
+        Value::String(s) => s,
+        other => other.to_string(),
+    }
+}
+
+/// Check that a stage got words of the widths and element counts it expects.
+pub(crate) fn check_words(
+    input: &DataType,
+    output: &DataType,
+    src: &Words<'_>,
+    dst: &WordsMut<'_>,
+) -> Result<(), CodecError> {
+    let (i, o) = (input.id, output.id);
+    let n = src.len() / i.words_per_element();
+    if src.bits() != i.word_bits()
+        || dst.bits() != o.word_bits()
+        || src.len() % i.words_per_element() != 0
+        || dst.len() != n * o.words_per_element()
+    {
+        return Err(CodecError::Array(format!(
+            "stage reads {i} and writes {o}: given {} words of {} bits and {} words of {} bits",
+            src.len(),
+            src.bits(),
+            dst.len(),
+            dst.bits()
+        )));
+    }
+    Ok(())
 }

@@ -8,24 +8,32 @@
 //! twice: `1.0 + 2^-11 + 2^-40` rounds up to `1.0 + 2^-10` in float16, but through float32 it
 //! first becomes the tie `1.0 + 2^-11` and then rounds to even, `1.0`).
 //!
-//! Everything is monomorphized per (source, target) pair: [`cast_slice`] is a plain generic
-//! loop over slices that records the first failing element instead of building a `Result`
-//! per element.
+//! Nothing here is monomorphized per (source, target) pair. The reference path
+//! ([`exact_of`], [`round_into`]) takes the layouts as run-time [`Format`] values and is
+//! compiled once; the fast kernels are generic over storage *words* only. A [`Caster`]
+//! chooses, once, the fast path (or table) for its formats and options, and converts slices
+//! of words, recording the first failing element instead of building a `Result` per
+//! element. The typed functions ([`cast`], [`cast_slice`]) are thin views onto it.
 
 pub mod exact;
 mod fast;
 pub mod float;
 pub mod int;
+pub mod map;
 mod narrow;
 pub mod round;
 pub mod table;
 
 pub use exact::{Class, Exact};
+pub use map::KeyMap;
 pub use round::Rounding;
+
+use std::sync::OnceLock;
 
 use serde::{Deserialize, Serialize};
 
-use crate::dtype::Real;
+use crate::dtype::{Format, Real, Word, Words, WordsMut};
+use table::CodeTable;
 
 /// What to do with a rounded value outside the target's range (`out_of_range`).
 ///
@@ -95,9 +103,29 @@ impl Status {
 /// Convert one element, returning the result and its [`Status`].
 ///
 /// When the status is an error the returned value is unspecified (but valid).
-#[inline(always)]
+#[inline]
 pub fn cast<S: Real, D: Real>(x: S, opts: CastOptions) -> (D, Status) {
     D::from_exact(x.to_exact(), opts)
+}
+
+/// The exact value of the code `bits` of format `f` (bits above the format's width are
+/// ignored). The reference path's first step, compiled once for every format.
+#[inline]
+pub fn exact_of(f: Format, bits: u64) -> Exact {
+    match f {
+        Format::Int(l) => int::decode_int(&l, bits),
+        Format::Float(l) => float::decode_float(&l, bits),
+    }
+}
+
+/// `x` rounded once into format `f` under `opts`: the code and what happened. The
+/// reference path's second step, compiled once for every format.
+#[inline]
+pub fn round_into(f: Format, x: Exact, opts: CastOptions) -> (u64, Status) {
+    match f {
+        Format::Int(l) => int::round_to_int(&l, x, opts.rounding, opts.out_of_range),
+        Format::Float(l) => float::round_to_float(&l, x, opts.rounding, opts.out_of_range),
+    }
 }
 
 /// The first element of a slice that could not be converted.
@@ -113,10 +141,230 @@ pub struct ElementFailure {
 /// reference path, so the slow path costs at most this many elements per rare one.
 const FAST_BLOCK: usize = 1024;
 
+/// Elements per block of the mapped path (see [`Caster::run`]).
+const MAP_BLOCK: usize = 256;
+
+/// Slices at least this long with a 16-bit source are converted by a 65536-entry table,
+/// built on first use and kept.
+const TABLE16_MIN: usize = 1 << 18;
+
+/// One conversion, `src -> dst` under fixed options and scalar map, with its kernel chosen
+/// once: the table of an at-most-8-bit source, else a fast path over storage words (with
+/// the reference path for the blocks it declines), else the reference path.
+///
+/// This is what `cast_value` runs in each direction, typed or built from metadata.
+#[derive(Clone, Debug)]
+pub struct Caster {
+    src: Format,
+    dst: Format,
+    dst_word: u32,
+    opts: CastOptions,
+    fast: fast::Fast,
+    map: KeyMap,
+    /// Every code of an at-most-8-bit source converted once (scalar map included).
+    table: Option<CodeTable>,
+    /// The 65536-entry table of a 16-bit source, built on the first long slice.
+    table16: OnceLock<Option<CodeTable>>,
+}
+
+impl PartialEq for Caster {
+    fn eq(&self, other: &Self) -> bool {
+        (self.src, self.dst, self.dst_word, self.opts, &self.map)
+            == (other.src, other.dst, other.dst_word, other.opts, &other.map)
+    }
+}
+
+impl Caster {
+    /// A conversion from `src` codes stored in `src_word`-bit words to `dst` codes stored
+    /// in `dst_word`-bit words, `map` applied first (its key format must be `src`).
+    pub fn new(
+        src: Format,
+        src_word: u32,
+        dst: Format,
+        dst_word: u32,
+        opts: CastOptions,
+        map: KeyMap,
+    ) -> Self {
+        let table = (src.bits() <= 8)
+            .then(|| CodeTable::build(src, dst, dst_word, opts, &map))
+            .flatten();
+        Caster {
+            src,
+            dst,
+            dst_word,
+            opts,
+            fast: fast::select(src, src_word, dst, dst_word, opts),
+            map,
+            table,
+            table16: OnceLock::new(),
+        }
+    }
+
+    /// The source format.
+    pub fn source(&self) -> Format {
+        self.src
+    }
+
+    /// The target format.
+    pub fn target(&self) -> Format {
+        self.dst
+    }
+
+    /// The options.
+    pub fn options(&self) -> CastOptions {
+        self.opts
+    }
+
+    /// The scalar map.
+    pub fn map(&self) -> &KeyMap {
+        &self.map
+    }
+
+    /// Convert `src` into `dst` (the shorter length of the two).
+    ///
+    /// # Errors
+    /// The first element whose status is an error; `dst` is then partly written. Words of
+    /// other widths than the caster was made for convert nothing and report element 0 as
+    /// out of range.
+    pub fn run(&self, src: Words<'_>, dst: WordsMut<'_>) -> Result<(), ElementFailure> {
+        use {Words as S, WordsMut as D};
+        match (src, dst) {
+            (S::U8(s), D::U8(d)) => self.run_words(s, d),
+            (S::U8(s), D::U16(d)) => self.run_words(s, d),
+            (S::U8(s), D::U32(d)) => self.run_words(s, d),
+            (S::U8(s), D::U64(d)) => self.run_words(s, d),
+            (S::U16(s), D::U8(d)) => self.run_words(s, d),
+            (S::U16(s), D::U16(d)) => self.run_words(s, d),
+            (S::U16(s), D::U32(d)) => self.run_words(s, d),
+            (S::U16(s), D::U64(d)) => self.run_words(s, d),
+            (S::U32(s), D::U8(d)) => self.run_words(s, d),
+            (S::U32(s), D::U16(d)) => self.run_words(s, d),
+            (S::U32(s), D::U32(d)) => self.run_words(s, d),
+            (S::U32(s), D::U64(d)) => self.run_words(s, d),
+            (S::U64(s), D::U8(d)) => self.run_words(s, d),
+            (S::U64(s), D::U16(d)) => self.run_words(s, d),
+            (S::U64(s), D::U32(d)) => self.run_words(s, d),
+            (S::U64(s), D::U64(d)) => self.run_words(s, d),
+        }
+    }
+
+    fn run_words<SW: Word, DW: Word>(
+        &self,
+        src: &[SW],
+        dst: &mut [DW],
+    ) -> Result<(), ElementFailure> {
+        let n = src.len().min(dst.len());
+        let (src, dst) = (&src[..n], &mut dst[..n]);
+        if DW::BITS != self.dst_word {
+            return Err(ElementFailure {
+                index: 0,
+                status: Status::OutOfRange,
+            });
+        }
+        if let Some(t) = &self.table {
+            return t.apply(src, dst);
+        }
+        if n >= TABLE16_MIN && self.src.bits() <= 16 {
+            let t = self.table16.get_or_init(|| {
+                CodeTable::build(self.src, self.dst, self.dst_word, self.opts, &self.map)
+            });
+            if let Some(t) = t {
+                return t.apply(src, dst);
+            }
+        }
+        if self.map.is_empty() {
+            self.blocks(src, dst, 0)
+        } else {
+            self.mapped(src, dst)
+        }
+    }
+
+    /// Block by block: the fast path, and the reference path for a block it declines.
+    fn blocks<SW: Word, DW: Word>(
+        &self,
+        src: &[SW],
+        dst: &mut [DW],
+        base: usize,
+    ) -> Result<(), ElementFailure> {
+        for (k, (s, d)) in src
+            .chunks(FAST_BLOCK)
+            .zip(dst.chunks_mut(FAST_BLOCK))
+            .enumerate()
+        {
+            if !fast::run(self.fast, self.opts, s, d) {
+                reference_words(s, d, self.src, self.dst, self.opts, None).map_err(|mut f| {
+                    f.index += base + k * FAST_BLOCK;
+                    f
+                })?;
+            }
+        }
+        Ok(())
+    }
+
+    /// With a non-empty map: a block without a key (found on the bits) is a plain cast; a
+    /// block with keys is cast with each key replaced by code 0, then the keys' values are
+    /// written over. Only when that cast fails (the error may be the stand-in's) is the
+    /// block redone by the element-wise mapped path, which also finds the first failing
+    /// element.
+    fn mapped<SW: Word, DW: Word>(&self, src: &[SW], dst: &mut [DW]) -> Result<(), ElementFailure> {
+        let mut tmp = [SW::default(); MAP_BLOCK];
+        for (k, (s, d)) in src
+            .chunks(MAP_BLOCK)
+            .zip(dst.chunks_mut(MAP_BLOCK))
+            .enumerate()
+        {
+            let base = k * MAP_BLOCK;
+            let hit = s
+                .iter()
+                .fold(false, |h, x| h | self.map.is_key_bits(x.to_u64()));
+            if !hit {
+                self.blocks(s, d, base)?;
+                continue;
+            }
+            let t = &mut tmp[..s.len()];
+            for (x, y) in s.iter().zip(t.iter_mut()) {
+                *y = if self.map.is_key_bits(x.to_u64()) {
+                    SW::default()
+                } else {
+                    *x
+                };
+            }
+            if self.blocks(t, d, base).is_ok() {
+                for (x, y) in s.iter().zip(d.iter_mut()) {
+                    if let Some(v) = self.map.lookup_bits(x.to_u64()) {
+                        *y = DW::from_u64(v);
+                    }
+                }
+            } else {
+                reference_words(s, d, self.src, self.dst, self.opts, Some(&self.map)).map_err(
+                    |mut f| {
+                        f.index += base;
+                        f
+                    },
+                )?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The typed view of a slice as its storage words.
+#[inline(always)]
+pub(crate) fn words_of<T: crate::dtype::Plain>(s: &[T]) -> Words<'_> {
+    <T::Word as Word>::words(crate::arch::words(s))
+}
+
+/// The typed view of a mutable slice as its storage words.
+#[inline(always)]
+pub(crate) fn words_of_mut<T: crate::dtype::Plain>(s: &mut [T]) -> WordsMut<'_> {
+    <T::Word as Word>::words_mut(crate::arch::words_mut(s))
+}
+
 /// Convert `src` into `dst` (same length) element by element.
 ///
-/// Uses the vectorizable fast paths of [`fast`] where they apply and the reference path
-/// ([`cast_slice_reference`]) elsewhere; the results are bit-identical.
+/// Uses the vectorizable fast paths where they apply and the reference path
+/// ([`cast_slice_reference`]) elsewhere; the results are bit-identical. To convert many
+/// slices under the same options, build a [`Caster`] once instead.
 ///
 /// # Errors
 /// Returns the first element whose status is an error; `dst` is then partly written.
@@ -126,68 +374,22 @@ pub fn cast_slice<S: Real, D: Real>(
     dst: &mut [D],
     opts: CastOptions,
 ) -> Result<(), ElementFailure> {
-    cast_blocks(src, dst, opts, None::<&fn(Exact) -> Option<D>>)
+    caster::<S, D>(opts, KeyMap::empty(S::FORMAT)).run(words_of(src), words_of_mut(dst))
 }
 
-/// [`cast_slice`] with a `scalar_map` applied before everything else: `map` returns the
-/// mapped value of an element's exact value, if any.
-///
-/// # Errors
-/// Returns the first element whose status is an error; `dst` is then partly written.
-#[inline]
-pub fn cast_slice_mapped<S: Real, D: Real>(
-    src: &[S],
-    dst: &mut [D],
-    opts: CastOptions,
-    map: &impl Fn(Exact) -> Option<D>,
-) -> Result<(), ElementFailure> {
-    cast_blocks(src, dst, opts, Some(map))
+/// The [`Caster`] of `S -> D`.
+fn caster<S: Real, D: Real>(opts: CastOptions, map: KeyMap) -> Caster {
+    Caster::new(
+        S::FORMAT,
+        <S::Word as Word>::BITS,
+        D::FORMAT,
+        <D::Word as Word>::BITS,
+        opts,
+        map,
+    )
 }
 
-/// The table path, else block by block the fast paths, with the map (if any) applied after
-/// a block's fast path and the reference path for a block the fast path declines.
-#[inline(always)]
-fn cast_blocks<S: Real, D: Real, M: Fn(Exact) -> Option<D>>(
-    src: &[S],
-    dst: &mut [D],
-    opts: CastOptions,
-    map: Option<&M>,
-) -> Result<(), ElementFailure> {
-    let n = src.len().min(dst.len());
-    let (src, dst) = (&src[..n], &mut dst[..n]);
-    let no_map = |_: Exact| None;
-    if let Some(r) = match map {
-        Some(m) => fast::try_table(src, dst, opts, m),
-        None => fast::try_table(src, dst, opts, &no_map),
-    } {
-        return r;
-    }
-    let mut start = 0;
-    while start < n {
-        let end = (start + FAST_BLOCK).min(n);
-        let (s, d) = (&src[start..end], &mut dst[start..end]);
-        let shift = |mut f: ElementFailure| {
-            f.index += start;
-            f
-        };
-        match (fast::try_cast(s, d, opts), map) {
-            (Some(Ok(())), None) => {}
-            (Some(Ok(())), Some(m)) => {
-                for (x, y) in s.iter().zip(d.iter_mut()) {
-                    if let Some(v) = m(x.to_exact()) {
-                        *y = v;
-                    }
-                }
-            }
-            (_, Some(m)) => reference_mapped(s, d, opts, m).map_err(shift)?,
-            (_, None) => reference_mapped(s, d, opts, &no_map).map_err(shift)?,
-        }
-        start = end;
-    }
-    Ok(())
-}
-
-/// The reference path: one [`cast`] per element (after the scalar map), no fast path.
+/// The reference path: one conversion per element (after the scalar map), no fast path.
 /// Every fast path is tested against it.
 ///
 /// # Errors
@@ -197,24 +399,28 @@ pub fn cast_slice_reference<S: Real, D: Real>(
     dst: &mut [D],
     opts: CastOptions,
 ) -> Result<(), ElementFailure> {
-    reference_mapped(src, dst, opts, &|_| None)
+    let (s, d) = (crate::arch::words(src), crate::arch::words_mut(dst));
+    reference_words(s, d, S::FORMAT, D::FORMAT, opts, None)
 }
 
-pub(crate) fn reference_mapped<S: Real, D: Real>(
-    src: &[S],
-    dst: &mut [D],
+/// The reference path over words: decode, map, round, per element.
+pub(crate) fn reference_words<SW: Word, DW: Word>(
+    src: &[SW],
+    dst: &mut [DW],
+    sf: Format,
+    df: Format,
     opts: CastOptions,
-    map: &impl Fn(Exact) -> Option<D>,
+    map: Option<&KeyMap>,
 ) -> Result<(), ElementFailure> {
     let mut first: Option<ElementFailure> = None;
     for (i, (s, d)) in src.iter().zip(dst.iter_mut()).enumerate() {
-        let x = s.to_exact();
-        if let Some(v) = map(x) {
-            *d = v;
+        let x = exact_of(sf, s.to_u64());
+        if let Some(v) = map.and_then(|m| m.lookup(x)) {
+            *d = DW::from_u64(v);
             continue;
         }
-        let (v, st) = D::from_exact(x, opts);
-        *d = v;
+        let (v, st) = round_into(df, x, opts);
+        *d = DW::from_u64(v);
         if st.is_error() && first.is_none() {
             first = Some(ElementFailure {
                 index: i,

@@ -24,7 +24,8 @@ pub use builtin::*;
 pub use complex::Complex;
 pub use fill_value::FillValueError;
 pub use id::DTypeId;
-pub use layout::{FloatLayout, IntLayout, NanEncoding};
+pub use layout::{FloatLayout, Format, IntLayout, NanEncoding};
+pub use storage::{Plain, Storage, Word, WordBuf, Words, WordsMut};
 
 use crate::convert::{CastOptions, Exact, Status};
 
@@ -48,12 +49,21 @@ impl Kind {
     pub const fn is_real(&self) -> bool {
         matches!(self, Kind::Int(_) | Kind::Float(_))
     }
+
+    /// The format of a real kind.
+    pub const fn format(&self) -> Option<Format> {
+        match self {
+            Kind::Int(l) => Some(Format::Int(*l)),
+            Kind::Float(l) => Some(Format::Float(*l)),
+            _ => None,
+        }
+    }
 }
 
 /// An element type of a Zarr array.
 ///
 /// Implemented by the [`dtype`](crate::dtype()) attribute macro.
-pub trait DType: Copy + Default + Debug + PartialEq + Send + Sync + 'static {
+pub trait DType: Plain + Copy + Default + Debug + PartialEq + Send + Sync + 'static {
     /// The Zarr v3 data type name, e.g. `"float8_e4m3"`.
     const NAME: &'static str;
     /// Bytes per element in an array (sub-byte types take one byte each, value in the low
@@ -100,6 +110,11 @@ pub enum ArithFault {
 pub trait Real: DType {
     /// Meaningful bits per element.
     const BITS: u32;
+    /// The layout, as the run-time value kernels take.
+    const FORMAT: Format = match Self::KIND.format() {
+        Some(f) => f,
+        None => panic!("a Real type has an integer or float kind"),
+    };
 
     /// The raw code in the low [`Self::BITS`] bits.
     fn to_bits(self) -> u64;

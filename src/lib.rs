@@ -77,7 +77,7 @@ pub mod __private {
         complex_from_json, datetime_from_json, datetime_to_json, float_from_json, float_to_json,
         int_from_json, int_to_json,
     };
-    pub use crate::dtype::storage::{Storage, read_le_bits, write_le_bits};
+    pub use crate::dtype::storage::{ComplexOf, Plain, Storage, read_le_bits, write_le_bits};
     pub use crate::dtype::{
         ArithFault, Complex, DType, FillValueError, FloatLayout, IntLayout, Kind, NanEncoding, Real,
     };

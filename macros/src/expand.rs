@@ -69,8 +69,10 @@ fn emit(target: &Target, desc: &Desc) -> TokenStream {
                 arith(quote!(Mul)),
                 arith(quote!(Div)),
             );
+            let plain = plain_word(&p, &self_ty, &storage);
             quote! {
                 #prelude
+                #plain
                 const _: () = ::core::assert!(
                     #bits <= 8 * <#storage as #p::Storage>::SIZE as u32,
                     "the storage type is too small for the declared bits"
@@ -132,6 +134,17 @@ fn emit(target: &Target, desc: &Desc) -> TokenStream {
         Layout::Float(f) => emit_float(&p, &prelude, &self_ty, &storage, &get, &wrap, name, f),
         Layout::Complex(c) => quote! {
             #prelude
+            // SAFETY: the storage (`#self_ty` itself, or the newtype's field, which
+            // `#[repr(transparent)]` makes the layout of `#self_ty`) is `ComplexOf<#c>`: laid
+            // out as two `#c` components without padding, each `#c`'s own words.
+            const _: fn() = || {
+                fn complex_of<T: #p::ComplexOf<#c>>() {}
+                complex_of::<#storage>();
+            };
+            unsafe impl #p::Plain for #self_ty {
+                type Word = <#c as #p::Plain>::Word;
+                const WORDS: usize = 2 * <#c as #p::Plain>::WORDS;
+            }
             impl #p::DType for #self_ty {
                 const NAME: &'static str = #name;
                 const SIZE: usize = 2 * <#c as #p::DType>::SIZE;
@@ -182,8 +195,10 @@ fn emit(target: &Target, desc: &Desc) -> TokenStream {
             } else {
                 quote!(#p::Kind::TimeDelta)
             };
+            let plain = plain_word(&p, &self_ty, &storage);
             quote! {
                 #prelude
+                #plain
                 const _: () = ::core::assert!(
                     <#storage as #p::Storage>::SIZE == 8,
                     "datetime/timedelta storage must be i64"
@@ -219,6 +234,19 @@ fn emit(target: &Target, desc: &Desc) -> TokenStream {
                     }
                 }
             }
+        }
+    }
+}
+
+/// The `Plain` impl of a type made of one storage word: `self_ty` is `storage` itself, or a
+/// `#[repr(transparent)]` newtype of it (the macro re-emits the struct with that attribute).
+fn plain_word(p: &TokenStream, self_ty: &TokenStream, storage: &TokenStream) -> TokenStream {
+    quote! {
+        // SAFETY: `Storage` (an unsafe trait) guarantees that the storage is exactly its word,
+        // and `#self_ty` is the storage or a `#[repr(transparent)]` newtype of it.
+        unsafe impl #p::Plain for #self_ty {
+            type Word = <#storage as #p::Storage>::Word;
+            const WORDS: usize = 1;
         }
     }
 }
@@ -291,7 +319,8 @@ fn emit_float(
     let arith = |op: TokenStream| {
         quote! {
             const L: #p::FloatLayout = #l;
-            #p::float_arith(&L, self, rhs, #p::ArithOp::#op)
+            #p::float_arith(&L, <Self as #p::Real>::to_bits(self), <Self as #p::Real>::to_bits(rhs), #p::ArithOp::#op)
+                .map(<Self as #p::Real>::from_bits)
         }
     };
     let (sub, add, mul, div) = (
@@ -300,8 +329,10 @@ fn emit_float(
         arith(quote!(Mul)),
         arith(quote!(Div)),
     );
+    let plain = plain_word(p, self_ty, storage);
     quote! {
         #prelude
+        #plain
         const _: () = {
             const L: #p::FloatLayout = #l;
             ::core::assert!(L.validate().is_ok(), "invalid float layout");

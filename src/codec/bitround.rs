@@ -17,9 +17,13 @@
 
 use serde_json::{Map, Value};
 
-use super::ArrayCodec;
-use crate::dtype::{DType, Kind};
-use crate::error::{ElementError, MetadataError};
+use super::{ArrayCodec, DynStage, check_words};
+use crate::convert::{words_of, words_of_mut};
+use crate::dtype::derive::{bitround_word, int_bitround};
+use crate::dtype::layout::IntLayout;
+use crate::dtype::{DType, FloatLayout, Kind, Word, Words, WordsMut};
+use crate::error::{CodecError, ElementError, MetadataError};
+use crate::metadata::DataType;
 
 /// The Zarr name.
 pub const NAME: &str = "bitround";
@@ -37,10 +41,136 @@ pub fn supports(kind: Kind) -> bool {
     }
 }
 
+/// `bitround` on one element kind, untyped: what the typed [`BitRound`] and the run-time
+/// [`BitRoundStage`] both run, over storage words (a complex element is two float words).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct BitRoundCore {
+    target: Target,
+    keepbits: u32,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Target {
+    Float(FloatLayout),
+    Int(IntLayout),
+}
+
+impl BitRoundCore {
+    /// `keepbits` on elements of `kind`.
+    ///
+    /// # Errors
+    /// `keepbits` of 0, above a float's mantissa width, or a kind bitround does not
+    /// support; `name` is the data type's, for the message.
+    pub fn new(kind: Kind, keepbits: u64, name: &str) -> Result<Self, MetadataError> {
+        if !supports(kind) {
+            return Err(MetadataError::UnsupportedDataType {
+                codec: NAME,
+                dtype: name.into(),
+                reason: "bitround supports float16/32/64, bfloat16, their complex types, int8..uint64 and numpy datetime/timedelta",
+            });
+        }
+        if keepbits == 0 {
+            return Err(field("must be an integer >= 1, got 0"));
+        }
+        let target = match kind {
+            Kind::Float(l) | Kind::Complex(l) => {
+                if keepbits > l.mantissa_bits as u64 {
+                    return Err(field(format!(
+                        "keepbits {keepbits} > mantissa bits {} of {name}",
+                        l.mantissa_bits,
+                    )));
+                }
+                Target::Float(l)
+            }
+            Kind::Int(l) => Target::Int(l),
+            Kind::DateTime | Kind::TimeDelta => Target::Int(IntLayout {
+                bits: 64,
+                signed: true,
+            }),
+        };
+        Ok(BitRoundCore {
+            target,
+            keepbits: keepbits.min(64) as u32,
+        })
+    }
+
+    /// Round `src` into `dst` (same width, the shorter length); different widths copy
+    /// nothing.
+    pub fn encode(&self, src: Words<'_>, dst: WordsMut<'_>) {
+        match (src, dst) {
+            (Words::U8(s), WordsMut::U8(d)) => self.run(s, d),
+            (Words::U16(s), WordsMut::U16(d)) => self.run(s, d),
+            (Words::U32(s), WordsMut::U32(d)) => self.run(s, d),
+            (Words::U64(s), WordsMut::U64(d)) => self.run(s, d),
+            _ => {}
+        }
+    }
+
+    /// Round in place.
+    pub fn encode_in_place(&self, data: WordsMut<'_>) {
+        match data {
+            WordsMut::U8(d) => self.run_in_place(d),
+            WordsMut::U16(d) => self.run_in_place(d),
+            WordsMut::U32(d) => self.run_in_place(d),
+            WordsMut::U64(d) => self.run_in_place(d),
+        }
+    }
+
+    fn run<W: Word>(&self, src: &[W], dst: &mut [W]) {
+        let k = self.keepbits;
+        match self.target {
+            Target::Float(l) => {
+                if k >= l.mantissa_bits {
+                    let n = src.len().min(dst.len());
+                    dst[..n].copy_from_slice(&src[..n]);
+                    return;
+                }
+                crate::arch::vectorized(
+                    #[inline(always)]
+                    || {
+                        for (s, d) in src.iter().zip(dst.iter_mut()) {
+                            *d = bitround_word(&l, *s, k);
+                        }
+                    },
+                );
+            }
+            Target::Int(l) => {
+                for (s, d) in src.iter().zip(dst.iter_mut()) {
+                    *d = W::from_u64(int_bitround(&l, s.to_u64(), k));
+                }
+            }
+        }
+    }
+
+    fn run_in_place<W: Word>(&self, data: &mut [W]) {
+        let k = self.keepbits;
+        match self.target {
+            Target::Float(l) => {
+                if k >= l.mantissa_bits {
+                    return;
+                }
+                crate::arch::vectorized(
+                    #[inline(always)]
+                    || {
+                        for x in data.iter_mut() {
+                            *x = bitround_word(&l, *x, k);
+                        }
+                    },
+                );
+            }
+            Target::Int(l) => {
+                for x in data.iter_mut() {
+                    *x = W::from_u64(int_bitround(&l, x.to_u64(), k));
+                }
+            }
+        }
+    }
+}
+
 /// `bitround` on element type `T`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct BitRound<T: DType> {
-    keepbits: u32,
+    core: BitRoundCore,
     /// `keepbits` as configured (an integer's may exceed 64), for `to_metadata`.
     configured: u64,
     alias: bool,
@@ -89,27 +219,8 @@ impl<T: DType> BitRound<T> {
     /// `keepbits` of 0, above a float's mantissa width, or a data type bitround does not
     /// support.
     pub fn new(keepbits: u64) -> Result<Self, MetadataError> {
-        if !supports(T::KIND) {
-            return Err(MetadataError::UnsupportedDataType {
-                codec: NAME,
-                dtype: T::NAME.into(),
-                reason: "bitround supports float16/32/64, bfloat16, their complex types, int8..uint64 and numpy datetime/timedelta",
-            });
-        }
-        if keepbits == 0 {
-            return Err(field("must be an integer >= 1, got 0"));
-        }
-        if let Kind::Float(l) | Kind::Complex(l) = T::KIND {
-            if keepbits > l.mantissa_bits as u64 {
-                return Err(field(format!(
-                    "keepbits {keepbits} > mantissa bits {} of {}",
-                    l.mantissa_bits,
-                    T::NAME
-                )));
-            }
-        }
         Ok(BitRound {
-            keepbits: keepbits.min(64) as u32,
+            core: BitRoundCore::new(T::KIND, keepbits, T::NAME)?,
             configured: keepbits,
             alias: false,
             _t: std::marker::PhantomData,
@@ -128,21 +239,23 @@ impl<T: DType> BitRound<T> {
 
     /// The number of bits kept.
     pub fn keepbits(&self) -> u32 {
-        self.keepbits
+        self.core.keepbits
     }
 
     /// Round in place.
     pub fn encode_in_place(&self, data: &mut [T]) {
-        let k = self.keepbits;
-        crate::arch::vectorized(
-            #[inline(always)]
-            || {
-                for x in data {
-                    *x = x.bitround(k);
-                }
-            },
-        );
+        self.core.encode_in_place(words_of_mut(data));
     }
+}
+
+/// The metadata object.
+fn metadata(name: &str, keepbits: u64) -> Value {
+    let mut config = Map::new();
+    config.insert("keepbits".into(), Value::from(keepbits));
+    let mut obj = Map::new();
+    obj.insert("name".into(), Value::from(name));
+    obj.insert("configuration".into(), Value::Object(config));
+    Value::Object(obj)
 }
 
 impl<T: DType> ArrayCodec for BitRound<T> {
@@ -154,15 +267,7 @@ impl<T: DType> ArrayCodec for BitRound<T> {
     }
 
     fn encode_slice(&self, src: &[T], dst: &mut [T]) -> Result<(), ElementError> {
-        let k = self.keepbits;
-        crate::arch::vectorized(
-            #[inline(always)]
-            || {
-                for (s, d) in src.iter().zip(dst.iter_mut()) {
-                    *d = s.bitround(k);
-                }
-            },
-        );
+        self.core.encode(words_of(src), words_of_mut(dst));
         Ok(())
     }
 
@@ -173,11 +278,57 @@ impl<T: DType> ArrayCodec for BitRound<T> {
     }
 
     fn to_metadata(&self) -> Value {
-        let mut config = Map::new();
-        config.insert("keepbits".into(), Value::from(self.configured));
-        let mut obj = Map::new();
-        obj.insert("name".into(), Value::from(self.name()));
-        obj.insert("configuration".into(), Value::Object(config));
-        Value::Object(obj)
+        metadata(self.name(), self.configured)
+    }
+}
+
+/// `bitround` bound to a run-time data type: one type for every data type.
+#[derive(Debug)]
+pub struct BitRoundStage {
+    core: BitRoundCore,
+    data_type: DataType,
+    configured: u64,
+    alias: bool,
+}
+
+impl BitRoundStage {
+    /// Bind a `configuration` to the array data type `dt`; `alias` for the
+    /// `numcodecs.bitround` name.
+    ///
+    /// # Errors
+    /// See [`parse_keepbits`] and [`BitRound::new`].
+    pub fn new(dt: &DataType, config: Option<&Value>, alias: bool) -> Result<Self, MetadataError> {
+        let keepbits = parse_keepbits(config)?;
+        Ok(BitRoundStage {
+            core: BitRoundCore::new(dt.id.kind(), keepbits, dt.id.name())?,
+            data_type: dt.clone(),
+            configured: keepbits,
+            alias,
+        })
+    }
+}
+
+impl DynStage for BitRoundStage {
+    fn name(&self) -> &'static str {
+        if self.alias { ALIAS } else { NAME }
+    }
+    fn input(&self) -> &DataType {
+        &self.data_type
+    }
+    fn output(&self) -> &DataType {
+        &self.data_type
+    }
+    fn encode_words(&self, src: Words<'_>, dst: WordsMut<'_>) -> Result<(), CodecError> {
+        check_words(&self.data_type, &self.data_type, &src, &dst)?;
+        self.core.encode(src, dst);
+        Ok(())
+    }
+    fn decode_words(&self, src: Words<'_>, mut dst: WordsMut<'_>) -> Result<(), CodecError> {
+        check_words(&self.data_type, &self.data_type, &src, &dst)?;
+        dst.copy_from(src);
+        Ok(())
+    }
+    fn to_metadata(&self) -> Value {
+        metadata(self.name(), self.configured)
     }
 }

@@ -18,12 +18,18 @@
 
 use serde_json::{Map, Value};
 
-use super::{ArrayCodec, Direction, Rule, SliceFailure, element_error};
-use crate::convert::ElementFailure;
-use crate::convert::table::CodeTable;
-use crate::convert::{CastOptions, Class, Exact, OutOfRange, Rounding, Status};
-use crate::dtype::{Kind, Real};
-use crate::error::{ElementError, MetadataError};
+use super::{
+    ArrayCodec, Direction, DynStage, Rule, SliceFailure, check_words, element_error,
+    element_error_words, json_text,
+};
+use crate::convert::map::canonical;
+use crate::convert::{
+    CastOptions, Caster, ElementFailure, Exact, KeyMap, OutOfRange, Rounding, Status, exact_of,
+    words_of, words_of_mut,
+};
+use crate::dtype::id::Scalar;
+use crate::dtype::{DTypeId, Format, Real, Word, Words, WordsMut};
+use crate::error::{CodecError, ElementError, MetadataError};
 use crate::metadata::DataType;
 
 /// The Zarr name.
@@ -133,36 +139,14 @@ impl CastValueConfig {
 #[derive(Clone, Debug, PartialEq)]
 pub struct MapEntries<K: Real, V: Real> {
     entries: Vec<(K, V)>,
-    /// Keys as canonical exact values, for matching.
-    keys: Vec<Exact>,
-    /// The same keys as the codes of `K` that have their value (both zeros for a zero key),
-    /// so that a slice is scanned for keys on its bits.
-    codes: Vec<(u64, V)>,
-    /// The value of a NaN key: every NaN code matches it.
-    nan: Option<V>,
+    raw: KeyMap,
 }
 
 impl<K: Real, V: Real> Default for MapEntries<K, V> {
     fn default() -> Self {
         MapEntries {
             entries: Vec::new(),
-            keys: Vec::new(),
-            codes: Vec::new(),
-            nan: None,
-        }
-    }
-}
-
-/// The canonical form of a value for scalar_map matching: every NaN alike, ±0 alike, finite
-/// values with the significand's trailing zeros removed.
-fn canonical(x: Exact) -> Exact {
-    match x.class {
-        Class::Nan => Exact::NAN,
-        Class::Zero => Exact::ZERO,
-        Class::Inf => x,
-        Class::Finite => {
-            let tz = x.mant.trailing_zeros();
-            Exact::finite(x.neg, x.mant >> tz, x.exp + tz as i32)
+            raw: KeyMap::empty(K::FORMAT),
         }
     }
 }
@@ -171,52 +155,21 @@ impl<K: Real, V: Real> MapEntries<K, V> {
     /// Entries in order; later duplicates of a key are ignored ("readers MUST use the first
     /// occurrence").
     pub fn new(pairs: impl IntoIterator<Item = (K, V)>) -> Self {
-        let mut m = MapEntries::default();
-        for (k, v) in pairs {
-            let c = canonical(k.to_exact());
-            if !m.keys.contains(&c) {
-                m.keys.push(c);
-                m.entries.push((k, v));
-                if c.class == Class::Nan {
-                    m.nan = Some(v);
-                    continue;
-                }
-                let signs: &[bool] = if c.class == Class::Zero {
-                    &[false, true]
-                } else {
-                    &[c.neg]
-                };
-                for &neg in signs {
-                    let x = Exact { neg, ..c };
-                    let (code, st) = K::from_exact(x, CastOptions::default());
-                    if st == Status::Exact && canonical(code.to_exact()) == c {
-                        let bits = code.to_bits();
-                        if !m.codes.iter().any(|(b, _)| *b == bits) {
-                            m.codes.push((bits, v));
-                        }
-                    }
-                }
+        let all: Vec<(K, V)> = pairs.into_iter().collect();
+        let raw = KeyMap::new(
+            K::FORMAT,
+            all.iter().map(|(k, v)| (k.to_bits(), v.to_bits())),
+        );
+        // Keep the typed entries the raw map kept (the first occurrence of each key).
+        let mut entries = Vec::with_capacity(raw.entries().len());
+        let mut kept = raw.entries().iter().peekable();
+        for (k, v) in all {
+            if kept.peek() == Some(&&(k.to_bits(), v.to_bits())) {
+                entries.push((k, v));
+                kept.next();
             }
         }
-        m
-    }
-
-    /// The mapped value of the element with code `bits`, if its value is a key (the same
-    /// answer as [`Self::lookup`], from the bits).
-    #[inline(always)]
-    fn lookup_bits(&self, bits: u64) -> Option<V> {
-        if let Some(v) = self.nan {
-            if is_nan_code::<K>(bits) {
-                return Some(v);
-            }
-        }
-        self.codes.iter().find(|(b, _)| *b == bits).map(|(_, v)| *v)
-    }
-
-    /// Whether the element with code `bits` is a key.
-    #[inline(always)]
-    fn is_key_bits(&self, bits: u64) -> bool {
-        (self.nan.is_some() && is_nan_code::<K>(bits)) | self.codes.iter().any(|(b, _)| *b == bits)
+        MapEntries { entries, raw }
     }
 
     /// Whether there are no entries.
@@ -224,17 +177,20 @@ impl<K: Real, V: Real> MapEntries<K, V> {
         self.entries.is_empty()
     }
 
+    /// The entries, in order.
+    pub fn entries(&self) -> &[(K, V)] {
+        &self.entries
+    }
+
     /// The mapped value of `x`, if its value is a key.
-    #[inline(always)]
+    #[inline]
     pub fn lookup(&self, x: Exact) -> Option<V> {
-        if self.keys.is_empty() {
-            return None;
-        }
-        let c = canonical(x);
-        self.keys
-            .iter()
-            .position(|k| *k == c)
-            .map(|i| self.entries[i].1)
+        self.raw.lookup(x).map(V::from_bits)
+    }
+
+    /// The untyped map.
+    pub fn raw(&self) -> &KeyMap {
+        &self.raw
     }
 
     fn to_json(&self) -> Value {
@@ -247,31 +203,46 @@ impl<K: Real, V: Real> MapEntries<K, V> {
     }
 
     fn from_json(list: Option<&Value>) -> Result<Self, MetadataError> {
-        let Some(Value::Array(entries)) = list else {
-            return Ok(MapEntries::default());
-        };
-        let mut pairs = Vec::with_capacity(entries.len());
-        for e in entries {
-            let Value::Array(p) = e else {
-                return Err(field("scalar_map", "every entry must be a length-2 array"));
-            };
-            let [k, v] = p.as_slice() else {
-                return Err(field("scalar_map", "every entry must be a length-2 array"));
-            };
-            let k = K::fill_value_from_json(k).map_err(|source| MetadataError::Scalar {
-                codec: NAME,
-                field: "scalar_map",
-                source,
-            })?;
-            let v = V::fill_value_from_json(v).map_err(|source| MetadataError::Scalar {
-                codec: NAME,
-                field: "scalar_map",
-                source,
-            })?;
-            pairs.push((k, v));
-        }
-        Ok(MapEntries::new(pairs))
+        let pairs = map_pairs(
+            list,
+            &|v| K::fill_value_from_json(v).map(|k| k.to_bits()),
+            &|v| V::fill_value_from_json(v).map(|x| x.to_bits()),
+        )?;
+        Ok(MapEntries::new(
+            pairs
+                .into_iter()
+                .map(|(k, v)| (K::from_bits(k), V::from_bits(v))),
+        ))
     }
+}
+
+type ParseScalar<'a> = &'a dyn Fn(&Value) -> Result<u64, crate::dtype::FillValueError>;
+
+/// The `(key, value)` codes of one direction's list of pairs.
+fn map_pairs(
+    list: Option<&Value>,
+    key: ParseScalar<'_>,
+    value: ParseScalar<'_>,
+) -> Result<Vec<(u64, u64)>, MetadataError> {
+    let Some(Value::Array(entries)) = list else {
+        return Ok(Vec::new());
+    };
+    let scalar = |source| MetadataError::Scalar {
+        codec: NAME,
+        field: "scalar_map",
+        source,
+    };
+    let mut pairs = Vec::with_capacity(entries.len());
+    for e in entries {
+        let Value::Array(p) = e else {
+            return Err(field("scalar_map", "every entry must be a length-2 array"));
+        };
+        let [k, v] = p.as_slice() else {
+            return Err(field("scalar_map", "every entry must be a length-2 array"));
+        };
+        pairs.push((key(k).map_err(scalar)?, value(v).map_err(scalar)?));
+    }
+    Ok(pairs)
 }
 
 /// Both directions of a `scalar_map`.
@@ -295,116 +266,146 @@ impl<S: Real, D: Real> Default for ScalarMap<S, D> {
     }
 }
 
+fn status_rule(st: Status) -> Rule {
+    match st {
+        Status::NanUnrepresentable => Rule::NanUnrepresentable,
+        Status::InfUnrepresentable => Rule::InfUnrepresentable,
+        _ => Rule::OutOfRange,
+    }
+}
+
+fn slice_failure(f: ElementFailure) -> SliceFailure {
+    SliceFailure {
+        index: f.index,
+        rule: status_rule(f.status),
+    }
+}
+
+/// `cast_value` between two formats, untyped: one [`Caster`] per direction, kernels chosen
+/// at construction. The typed [`CastValue`] and the run-time [`CastValueStage`] both run
+/// one.
+#[derive(Clone, Debug, PartialEq)]
+pub struct CastCore {
+    encode: Caster,
+    decode: Caster,
+}
+
+impl CastCore {
+    /// `src` (in words of `src_word` bits) to `dst` (in words of `dst_word` bits) under
+    /// `opts`, with the scalar map's two directions.
+    ///
+    /// # Errors
+    /// `wrap` into a float target.
+    pub fn new(
+        (src, src_word): (Format, u32),
+        (dst, dst_word): (Format, u32),
+        opts: CastOptions,
+        encode_map: KeyMap,
+        decode_map: KeyMap,
+        target_name: &str,
+    ) -> Result<Self, MetadataError> {
+        if opts.out_of_range == OutOfRange::Wrap && !matches!(dst, Format::Int(_)) {
+            return Err(field(
+                "out_of_range",
+                format!("wrap requires an integral target, not {target_name}"),
+            ));
+        }
+        Ok(CastCore {
+            encode: Caster::new(src, src_word, dst, dst_word, opts, encode_map),
+            decode: Caster::new(dst, dst_word, src, src_word, opts, decode_map),
+        })
+    }
+
+    /// Encode `src` into `dst`.
+    ///
+    /// # Errors
+    /// The first element that cannot be encoded.
+    #[inline]
+    pub fn encode(&self, src: Words<'_>, dst: WordsMut<'_>) -> Result<(), SliceFailure> {
+        self.encode.run(src, dst).map_err(slice_failure)
+    }
+
+    /// Decode `src` into `dst`.
+    ///
+    /// # Errors
+    /// The first element that cannot be decoded.
+    #[inline]
+    pub fn decode(&self, src: Words<'_>, dst: WordsMut<'_>) -> Result<(), SliceFailure> {
+        self.decode.run(src, dst).map_err(slice_failure)
+    }
+
+    /// Encode the fill value `x` and check that it survives the round trip numerically
+    /// (catalogue `fill-roundtrip`); `show_in`/`show_out` print a code of the decoded and
+    /// encoded type for the error.
+    ///
+    /// # Errors
+    /// [`MetadataError::FillValueTransform`].
+    pub fn encode_fill(
+        &self,
+        x: u64,
+        show_in: &dyn Fn(u64) -> Value,
+        show_out: &dyn Fn(u64) -> Value,
+    ) -> Result<u64, MetadataError> {
+        let one = |c: &Caster, v: u64| -> Result<u64, Status> {
+            let mut out = [0u64];
+            c.run(Words::U64(&[v]), WordsMut::U64(&mut out))
+                .map(|()| out[0])
+                .map_err(|f| f.status)
+        };
+        let transform = |reason: String| MetadataError::FillValueTransform {
+            codec: NAME,
+            reason,
+        };
+        // Through 64-bit words: a caster for other widths reports a failure, so the
+        // one-element round trip runs on casters of the formats' own words.
+        let (enc, dec) = (&self.encode_u64(), &self.decode_u64());
+        let y = one(enc, x).map_err(|st| {
+            transform(format!(
+                "encode: {} (value {})",
+                status_rule(st),
+                json_text(show_in(x))
+            ))
+        })?;
+        let back = one(dec, y).map_err(|st| {
+            transform(format!(
+                "does not survive the round trip: decode: {} (value {})",
+                status_rule(st),
+                json_text(show_out(y))
+            ))
+        })?;
+        let (a, b) = (
+            exact_of(self.encode.source(), x),
+            exact_of(self.encode.source(), back),
+        );
+        if canonical(a) != canonical(b) {
+            return Err(transform(format!(
+                "{} does not survive the round trip (encodes to {}, decodes to {})",
+                show_in(x),
+                show_out(y),
+                show_in(back)
+            )));
+        }
+        Ok(y)
+    }
+
+    fn encode_u64(&self) -> Caster {
+        let c = &self.encode;
+        Caster::new(c.source(), 64, c.target(), 64, c.options(), c.map().clone())
+    }
+
+    fn decode_u64(&self) -> Caster {
+        let c = &self.decode;
+        Caster::new(c.source(), 64, c.target(), 64, c.options(), c.map().clone())
+    }
+}
+
 /// `cast_value` from `S` to `D`.
 #[derive(Clone, Debug, PartialEq)]
 pub struct CastValue<S: Real, D: Real> {
     opts: CastOptions,
     rounding_explicit: bool,
     map: ScalarMap<S, D>,
-    /// Every code of an at-most-8-bit input converted once (scalar map included), so that a
-    /// fused chain's blocks are pure lookups.
-    encode_table: Option<CodeTable<D>>,
-    /// The same for an at-most-8-bit encoded type, when decoding.
-    decode_table: Option<CodeTable<S>>,
-}
-
-fn status_rule(st: Status) -> Option<Rule> {
-    match st {
-        Status::OutOfRange => Some(Rule::OutOfRange),
-        Status::NanUnrepresentable => Some(Rule::NanUnrepresentable),
-        Status::InfUnrepresentable => Some(Rule::InfUnrepresentable),
-        _ => None,
-    }
-}
-
-/// Whether `bits` is a NaN code of `K`.
-#[inline(always)]
-fn is_nan_code<K: Real>(bits: u64) -> bool {
-    match K::KIND {
-        Kind::Float(l) => l.is_nan_bits(bits),
-        _ => false,
-    }
-}
-
-/// Elements per block of the mapped kernel.
-const MAP_BLOCK: usize = 256;
-
-/// `cast_slice` with a non-empty map, for inputs without a table. A block without a key
-/// (found on the bits) is a plain cast; a block with keys is cast with each key replaced by
-/// code 0, then the keys' values are written over. Only when that cast fails (the error may
-/// be the stand-in's) is the block redone by the element-wise mapped path, which also finds
-/// the first failing element.
-#[inline(always)]
-fn cast_mapped<A: Real, B: Real>(
-    src: &[A],
-    dst: &mut [B],
-    opts: CastOptions,
-    map: &MapEntries<A, B>,
-) -> Result<(), ElementFailure> {
-    let mut tmp = [A::default(); MAP_BLOCK];
-    for (k, (s, d)) in src
-        .chunks(MAP_BLOCK)
-        .zip(dst.chunks_mut(MAP_BLOCK))
-        .enumerate()
-    {
-        let shift = |mut f: ElementFailure| {
-            f.index += k * MAP_BLOCK;
-            f
-        };
-        let hit = s
-            .iter()
-            .fold(false, |h, x| h | map.is_key_bits(x.to_bits()));
-        if !hit {
-            crate::convert::cast_slice(s, d, opts).map_err(shift)?;
-            continue;
-        }
-        let t = &mut tmp[..s.len()];
-        for (x, y) in s.iter().zip(t.iter_mut()) {
-            *y = if map.is_key_bits(x.to_bits()) {
-                A::default()
-            } else {
-                *x
-            };
-        }
-        if crate::convert::cast_slice(t, d, opts).is_ok() {
-            for (x, y) in s.iter().zip(d.iter_mut()) {
-                if let Some(v) = map.lookup_bits(x.to_bits()) {
-                    *y = v;
-                }
-            }
-        } else {
-            crate::convert::cast_slice_mapped(s, d, opts, &|x| map.lookup(x)).map_err(shift)?;
-        }
-    }
-    Ok(())
-}
-
-/// One direction's kernel: map, else round and range-check — the conversion core's slice
-/// path (fast paths included), with the map applied first.
-#[inline(always)]
-fn cast_kernel<A: Real, B: Real>(
-    src: &[A],
-    dst: &mut [B],
-    opts: CastOptions,
-    map: &MapEntries<A, B>,
-    table: Option<&CodeTable<B>>,
-) -> Result<(), SliceFailure> {
-    let result = if let Some(t) = table {
-        t.apply(src, dst)
-    } else if map.is_empty() {
-        crate::convert::cast_slice(src, dst, opts)
-    } else {
-        cast_mapped(src, dst, opts, map)
-    };
-    result.map_err(|f| SliceFailure {
-        index: f.index,
-        rule: status_rule(f.status).unwrap_or(Rule::OutOfRange),
-    })
-}
-
-/// Numerical equality for the fill round trip: NaN equals NaN, -0 equals +0.
-fn same_number(a: Exact, b: Exact) -> bool {
-    canonical(a) == canonical(b)
+    core: CastCore,
 }
 
 impl<S: Real, D: Real> CastValue<S, D> {
@@ -413,24 +414,19 @@ impl<S: Real, D: Real> CastValue<S, D> {
     /// # Errors
     /// `wrap` into a float target.
     pub fn new(opts: CastOptions, map: ScalarMap<S, D>) -> Result<Self, MetadataError> {
-        if opts.out_of_range == OutOfRange::Wrap && !matches!(D::KIND, Kind::Int(_)) {
-            return Err(field(
-                "out_of_range",
-                format!("wrap requires an integral target, not {}", D::NAME),
-            ));
-        }
-        let encode_table = (S::BITS <= 8)
-            .then(|| CodeTable::build::<S>(opts, &|x| map.encode.lookup(x)))
-            .flatten();
-        let decode_table = (D::BITS <= 8)
-            .then(|| CodeTable::build::<D>(opts, &|x| map.decode.lookup(x)))
-            .flatten();
+        let core = CastCore::new(
+            (S::FORMAT, <S::Word as Word>::BITS),
+            (D::FORMAT, <D::Word as Word>::BITS),
+            opts,
+            map.encode.raw().clone(),
+            map.decode.raw().clone(),
+            D::NAME,
+        )?;
         Ok(CastValue {
             opts,
             rounding_explicit: true,
             map,
-            encode_table,
-            decode_table,
+            core,
         })
     }
 
@@ -467,6 +463,11 @@ impl<S: Real, D: Real> CastValue<S, D> {
     pub fn options(&self) -> CastOptions {
         self.opts
     }
+
+    /// The scalar map.
+    pub fn scalar_map(&self) -> &ScalarMap<S, D> {
+        &self.map
+    }
 }
 
 impl<S: Real, D: Real> ArrayCodec for CastValue<S, D> {
@@ -478,73 +479,27 @@ impl<S: Real, D: Real> ArrayCodec for CastValue<S, D> {
     }
 
     fn encode_slice(&self, src: &[S], dst: &mut [D]) -> Result<(), ElementError> {
-        cast_kernel(
-            src,
-            dst,
-            self.opts,
-            &self.map.encode,
-            self.encode_table.as_ref(),
-        )
-        .map_err(|f| element_error(NAME, Direction::Encode, src, f))
+        self.core
+            .encode(words_of(src), words_of_mut(dst))
+            .map_err(|f| element_error(NAME, Direction::Encode, src, f))
     }
 
     fn decode_slice(&self, src: &[D], dst: &mut [S]) -> Result<(), ElementError> {
-        cast_kernel(
-            src,
-            dst,
-            self.opts,
-            &self.map.decode,
-            self.decode_table.as_ref(),
-        )
-        .map_err(|f| element_error(NAME, Direction::Decode, src, f))
+        self.core
+            .decode(words_of(src), words_of_mut(dst))
+            .map_err(|f| element_error(NAME, Direction::Decode, src, f))
     }
 
     fn encode_fill_value(&self, fill: S) -> Result<D, MetadataError> {
-        let mut enc = [D::default()];
-        self.encode_slice(&[fill], &mut enc)
-            .map_err(|e| MetadataError::FillValueTransform {
-                codec: NAME,
-                reason: format!("encode: {} (value {})", e.rule, e.value),
-            })?;
-        let mut dec = [S::default()];
-        self.decode_slice(&enc, &mut dec)
-            .map_err(|e| MetadataError::FillValueTransform {
-                codec: NAME,
-                reason: format!(
-                    "does not survive the round trip: decode: {} (value {})",
-                    e.rule, e.value
-                ),
-            })?;
-        if !same_number(fill.to_exact(), dec[0].to_exact()) {
-            return Err(MetadataError::FillValueTransform {
-                codec: NAME,
-                reason: format!(
-                    "{} does not survive the round trip (encodes to {}, decodes to {})",
-                    fill.fill_value_to_json(),
-                    enc[0].fill_value_to_json(),
-                    dec[0].fill_value_to_json()
-                ),
-            });
-        }
-        Ok(enc[0])
+        let show_in = |b: u64| S::from_bits(b).fill_value_to_json();
+        let show_out = |b: u64| D::from_bits(b).fill_value_to_json();
+        self.core
+            .encode_fill(fill.to_bits(), &show_in, &show_out)
+            .map(D::from_bits)
     }
 
     fn to_metadata(&self) -> Value {
-        let mut config = Map::new();
-        config.insert("data_type".into(), Value::from(D::NAME));
-        if self.rounding_explicit || self.opts.rounding != Rounding::NearestEven {
-            config.insert("rounding".into(), Value::from(self.opts.rounding.name()));
-        }
-        match self.opts.out_of_range {
-            OutOfRange::Error => {}
-            OutOfRange::Clamp => {
-                config.insert("out_of_range".into(), Value::from("clamp"));
-            }
-            OutOfRange::Wrap => {
-                config.insert("out_of_range".into(), Value::from("wrap"));
-            }
-        }
-        if self.map.present {
+        let sm = self.map.present.then(|| {
             let mut sm = Map::new();
             if !self.map.encode.is_empty() {
                 sm.insert("encode".into(), self.map.encode.to_json());
@@ -552,11 +507,155 @@ impl<S: Real, D: Real> ArrayCodec for CastValue<S, D> {
             if !self.map.decode.is_empty() {
                 sm.insert("decode".into(), self.map.decode.to_json());
             }
-            config.insert("scalar_map".into(), Value::Object(sm));
+            Value::Object(sm)
+        });
+        metadata(D::NAME, self.opts, self.rounding_explicit, sm)
+    }
+}
+
+/// The `cast_value` metadata object.
+fn metadata(
+    target: &str,
+    opts: CastOptions,
+    rounding_explicit: bool,
+    scalar_map: Option<Value>,
+) -> Value {
+    let mut config = Map::new();
+    config.insert("data_type".into(), Value::from(target));
+    if rounding_explicit || opts.rounding != Rounding::NearestEven {
+        config.insert("rounding".into(), Value::from(opts.rounding.name()));
+    }
+    match opts.out_of_range {
+        OutOfRange::Error => {}
+        OutOfRange::Clamp => {
+            config.insert("out_of_range".into(), Value::from("clamp"));
         }
-        let mut obj = Map::new();
-        obj.insert("name".into(), Value::from(NAME));
-        obj.insert("configuration".into(), Value::Object(config));
-        Value::Object(obj)
+        OutOfRange::Wrap => {
+            config.insert("out_of_range".into(), Value::from("wrap"));
+        }
+    }
+    if let Some(sm) = scalar_map {
+        config.insert("scalar_map".into(), sm);
+    }
+    let mut obj = Map::new();
+    obj.insert("name".into(), Value::from(NAME));
+    obj.insert("configuration".into(), Value::Object(config));
+    Value::Object(obj)
+}
+
+/// `cast_value` bound to run-time data types: one type for every (source, target) pair.
+#[derive(Debug)]
+pub struct CastValueStage {
+    core: CastCore,
+    input: DataType,
+    output: DataType,
+    config: CastValueConfig,
+}
+
+fn real_format(dt: &DataType, role: &'static str) -> Result<(Format, u32), MetadataError> {
+    match dt.id.format() {
+        Some(f) => Ok((f, dt.id.word_bits())),
+        None => Err(MetadataError::UnsupportedDataType {
+            codec: NAME,
+            dtype: dt.id.name().into(),
+            reason: if role == "target" {
+                "cast_value only targets integer and floating-point types"
+            } else {
+                "cast_value only reads integer and floating-point types"
+            },
+        }),
+    }
+}
+
+impl CastValueStage {
+    /// Bind `config` to the array data type `input`.
+    ///
+    /// # Errors
+    /// A source or target that is not a real type, an invalid `scalar_map` entry, `wrap`
+    /// into a float target.
+    pub fn new(input: &DataType, config: &CastValueConfig) -> Result<Self, MetadataError> {
+        let output = config.data_type.clone();
+        let dst = real_format(&output, "target")?;
+        let src = real_format(input, "source")?;
+        let parse = |id: DTypeId| move |v: &Value| id.value_from_json(v).map(|x| x[0]);
+        let (i, o) = (input.id, output.id);
+        let (enc, dec) = match &config.scalar_map {
+            None => (Vec::new(), Vec::new()),
+            Some(sm) => (
+                map_pairs(sm.get("encode"), &parse(i), &parse(o))?,
+                map_pairs(sm.get("decode"), &parse(o), &parse(i))?,
+            ),
+        };
+        let opts = CastOptions::new(config.rounding, config.out_of_range);
+        let core = CastCore::new(
+            src,
+            dst,
+            opts,
+            KeyMap::new(src.0, enc),
+            KeyMap::new(dst.0, dec),
+            o.name(),
+        )?;
+        Ok(CastValueStage {
+            core,
+            input: input.clone(),
+            output,
+            config: config.clone(),
+        })
+    }
+}
+
+fn pairs_json(m: &KeyMap, k: DTypeId, v: DTypeId) -> Value {
+    Value::Array(
+        m.entries()
+            .iter()
+            .map(|&(a, b)| Value::Array(vec![k.value_to_json([a, 0]), v.value_to_json([b, 0])]))
+            .collect(),
+    )
+}
+
+impl DynStage for CastValueStage {
+    fn name(&self) -> &'static str {
+        NAME
+    }
+    fn input(&self) -> &DataType {
+        &self.input
+    }
+    fn output(&self) -> &DataType {
+        &self.output
+    }
+    fn encode_words(&self, src: Words<'_>, dst: WordsMut<'_>) -> Result<(), CodecError> {
+        check_words(&self.input, &self.output, &src, &dst)?;
+        self.core
+            .encode(src, dst)
+            .map_err(|f| element_error_words(NAME, Direction::Encode, self.input.id, src, f).into())
+    }
+    fn decode_words(&self, src: Words<'_>, dst: WordsMut<'_>) -> Result<(), CodecError> {
+        check_words(&self.output, &self.input, &src, &dst)?;
+        self.core.decode(src, dst).map_err(|f| {
+            element_error_words(NAME, Direction::Decode, self.output.id, src, f).into()
+        })
+    }
+    fn encode_fill_value(&self, fill: Scalar) -> Result<Scalar, MetadataError> {
+        let (i, o) = (self.input.id, self.output.id);
+        let show_in = |b: u64| i.value_to_json([b, 0]);
+        let show_out = |b: u64| o.value_to_json([b, 0]);
+        self.core
+            .encode_fill(fill[0], &show_in, &show_out)
+            .map(|y| [y, 0])
+    }
+    fn to_metadata(&self) -> Value {
+        let (i, o) = (self.input.id, self.output.id);
+        let sm = self.config.scalar_map.as_ref().map(|_| {
+            let mut sm = Map::new();
+            if !self.core.encode.map().is_empty() {
+                sm.insert("encode".into(), pairs_json(self.core.encode.map(), i, o));
+            }
+            if !self.core.decode.map().is_empty() {
+                sm.insert("decode".into(), pairs_json(self.core.decode.map(), o, i));
+            }
+            Value::Object(sm)
+        });
+        let opts = CastOptions::new(self.config.rounding, self.config.out_of_range);
+        metadata(o.name(), opts, self.config.rounding_explicit, sm)
     }
 }

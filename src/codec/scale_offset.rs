@@ -22,27 +22,19 @@
 
 use serde_json::{Map, Value};
 
-use super::{ArrayCodec, Direction, element_error, element_error_at, map_slice};
-use crate::convert::Class;
-use crate::convert::int::int_value_i64 as int_value;
-use crate::dtype::layout::{FLOAT32, FLOAT64, FloatLayout};
-use crate::dtype::{ArithFault, Kind, Real};
-use crate::error::{ElementError, MetadataError, Rule};
+use super::{
+    ArrayCodec, Direction, DynStage, SliceFailure, check_words, element_error, element_error_at,
+    element_error_words,
+};
+use crate::convert::{Class, Exact, exact_of, round_into, words_of, words_of_mut};
+use crate::dtype::derive::{ArithOp, arith};
+use crate::dtype::layout::IntLayout;
+use crate::dtype::{ArithFault, FillValueError, Format, Real, Word, Words, WordsMut};
+use crate::error::{CodecError, ElementError, MetadataError, Rule};
+use crate::metadata::DataType;
 
 /// The Zarr name.
 pub const NAME: &str = "scale_offset";
-
-/// `scale_offset` on element type `T`.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct ScaleOffset<T: Real> {
-    offset: T,
-    scale: T,
-    /// Whether `offset`/`scale` were given (so that metadata round-trips as written).
-    explicit: (bool, bool),
-    /// The offset is missing and `T` has no zero (`float8_e8m0fnu`): the additive identity
-    /// is not a value of `T`, so the subtraction and addition are skipped (exactly `x - 0`).
-    no_offset: bool,
-}
 
 fn fault_rule(f: ArithFault) -> Rule {
     match f {
@@ -51,144 +43,222 @@ fn fault_rule(f: ArithFault) -> Rule {
     }
 }
 
-impl<T: Real> ScaleOffset<T> {
-    /// A codec with the given offset and scale.
+fn config_field(reason: String) -> MetadataError {
+    MetadataError::Field {
+        codec: NAME,
+        field: "configuration",
+        reason,
+    }
+}
+
+/// Parse a `configuration` object: `(offset, scale, (offset given, scale given))` as codes
+/// of `format`, absent values being 0 and 1.
+fn parse_config(
+    config: Option<&Value>,
+    format: Format,
+    parse: &dyn Fn(&Value) -> Result<u64, FillValueError>,
+) -> Result<(u64, u64, (bool, bool)), MetadataError> {
+    let zero = round_into(format, Exact::ZERO, Default::default()).0;
+    let one = round_into(format, Exact::finite(false, 1, 0), Default::default()).0;
+    let Some(config) = config else {
+        return Ok((zero, one, (false, false)));
+    };
+    let Value::Object(map) = config else {
+        return Err(config_field(format!("must be an object, got {config}")));
+    };
+    if let Some(k) = map.keys().find(|k| *k != "offset" && *k != "scale") {
+        return Err(config_field(format!("unknown key {k:?}")));
+    }
+    let scalar = |field: &'static str, default: u64| match map.get(field) {
+        None => Ok((default, false)),
+        Some(v) => parse(v)
+            .map(|x| (x, true))
+            .map_err(|source| MetadataError::Scalar {
+                codec: NAME,
+                field,
+                source,
+            }),
+    };
+    let (offset, eo) = scalar("offset", zero)?;
+    let (scale, es) = scalar("scale", one)?;
+    Ok((offset, scale, (eo, es)))
+}
+
+/// `scale_offset` on one format, untyped: what the typed [`ScaleOffset`] and the run-time
+/// [`ScaleOffsetStage`] both run. Its kernel is picked per call from the format (a
+/// loop-invariant choice): the hardware operations for `f32`/`f64`, a small-integer kernel
+/// for integers of at most 16 bits, and the type's own checked arithmetic elsewhere.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct ScaleOffsetCore {
+    format: Format,
+    offset: u64,
+    scale: u64,
+    /// The offset is missing and the type has no zero (`float8_e8m0fnu`): the additive
+    /// identity is not a value of the type, so the subtraction and addition are skipped
+    /// (exactly `x - 0`).
+    no_offset: bool,
+}
+
+impl ScaleOffsetCore {
+    /// `offset` and `scale` as codes of `format`; `offset_given` says whether the offset
+    /// was configured (a missing one is the additive identity).
     ///
     /// # Errors
     /// [`MetadataError::Field`] when `scale` is zero (or -0).
-    pub fn new(offset: T, scale: T) -> Result<Self, MetadataError> {
-        Self::build(offset, scale, (true, true))
-    }
-
-    fn build(offset: T, scale: T, explicit: (bool, bool)) -> Result<Self, MetadataError> {
-        if matches!(scale.to_exact().class, Class::Zero) {
+    pub fn new(
+        format: Format,
+        offset: u64,
+        scale: u64,
+        offset_given: bool,
+    ) -> Result<Self, MetadataError> {
+        if exact_of(format, scale).class == Class::Zero {
             return Err(MetadataError::Field {
                 codec: NAME,
                 field: "scale",
                 reason: "scale must be non-zero".into(),
             });
         }
-        let no_zero = T::from_exact(crate::convert::Exact::ZERO, Default::default())
+        let no_zero = round_into(format, Exact::ZERO, Default::default())
             .1
             .is_error();
-        Ok(ScaleOffset {
-            offset,
-            scale,
-            explicit,
-            no_offset: !explicit.0 && no_zero,
+        Ok(ScaleOffsetCore {
+            format,
+            offset: offset & format.mask(),
+            scale: scale & format.mask(),
+            no_offset: !offset_given && no_zero,
         })
     }
 
-    /// Parse the `configuration` object (absent = `None`: identity).
-    ///
-    /// # Errors
-    /// Unknown keys, scalars that are not valid encodings for `T`, a zero scale.
-    pub fn from_configuration(config: Option<&Value>) -> Result<Self, MetadataError> {
-        let zero = T::from_exact(crate::convert::Exact::ZERO, Default::default()).0;
-        let one = T::from_exact(
-            crate::convert::Exact::finite(false, 1, 0),
-            Default::default(),
-        )
-        .0;
-        let Some(config) = config else {
-            return Self::build(zero, one, (false, false));
-        };
-        let Value::Object(map) = config else {
-            return Err(MetadataError::Field {
-                codec: NAME,
-                field: "configuration",
-                reason: format!("must be an object, got {config}"),
-            });
-        };
-        if let Some(k) = map.keys().find(|k| *k != "offset" && *k != "scale") {
-            return Err(MetadataError::Field {
-                codec: NAME,
-                field: "configuration",
-                reason: format!("unknown key {k:?}"),
-            });
-        }
-        let scalar = |field: &'static str, default: T| match map.get(field) {
-            None => Ok((default, false)),
-            Some(v) => T::fill_value_from_json(v)
-                .map(|x| (x, true))
-                .map_err(|source| MetadataError::Scalar {
-                    codec: NAME,
-                    field,
-                    source,
-                }),
-        };
-        let (offset, eo) = scalar("offset", zero)?;
-        let (scale, es) = scalar("scale", one)?;
-        Self::build(offset, scale, (eo, es))
-    }
-
-    /// The offset.
-    pub fn offset(&self) -> T {
-        self.offset
-    }
-
-    /// The scale.
-    pub fn scale(&self) -> T {
-        self.scale
-    }
-
-    #[inline(always)]
-    fn encode_one(&self, x: T) -> (T, Option<Rule>) {
+    #[inline]
+    fn encode_one(&self, x: u64) -> Result<u64, Rule> {
         let d = if self.no_offset {
             Ok(x)
         } else {
-            x.checked_sub(self.offset)
+            arith(self.format, x, self.offset, ArithOp::Sub)
         };
-        match d.and_then(|d| d.checked_mul(self.scale)) {
-            Ok(v) => (v, None),
-            Err(f) => (x, Some(fault_rule(f))),
-        }
+        d.and_then(|d| arith(self.format, d, self.scale, ArithOp::Mul))
+            .map_err(fault_rule)
     }
 
-    #[inline(always)]
-    fn decode_one(&self, x: T) -> (T, Option<Rule>) {
-        match x.checked_div(self.scale).and_then(|d| {
-            if self.no_offset {
-                Ok(d)
-            } else {
-                d.checked_add(self.offset)
-            }
-        }) {
-            Ok(v) => (v, None),
-            Err(f) => (x, Some(fault_rule(f))),
-        }
+    #[inline]
+    fn decode_one(&self, x: u64) -> Result<u64, Rule> {
+        arith(self.format, x, self.scale, ArithOp::Div)
+            .and_then(|d| {
+                if self.no_offset {
+                    Ok(d)
+                } else {
+                    arith(self.format, d, self.offset, ArithOp::Add)
+                }
+            })
+            .map_err(fault_rule)
+    }
+
+    /// Encode `src` into `dst` (same width, the shorter length).
+    ///
+    /// # Errors
+    /// The first failing element; words of different widths fail at element 0.
+    pub fn encode(&self, src: Words<'_>, dst: WordsMut<'_>) -> Result<(), SliceFailure> {
+        self.dispatch(src, dst, Direction::Encode)
+    }
+
+    /// Decode `src` into `dst` (same width, the shorter length).
+    ///
+    /// # Errors
+    /// The first failing element; words of different widths fail at element 0.
+    pub fn decode(&self, src: Words<'_>, dst: WordsMut<'_>) -> Result<(), SliceFailure> {
+        self.dispatch(src, dst, Direction::Decode)
     }
 
     /// Encode in place.
     ///
     /// # Errors
-    /// The first failing element (elements before it are already encoded).
-    pub fn encode_in_place(&self, data: &mut [T]) -> Result<(), ElementError> {
-        self.in_place(data, Direction::Encode)
+    /// The first failing element (elements before it are encoded, it and the rest not).
+    pub fn encode_in_place(&self, data: WordsMut<'_>) -> Result<(), SliceFailure> {
+        self.dispatch_in_place(data, Direction::Encode)
     }
 
     /// Decode in place.
     ///
     /// # Errors
-    /// The first failing element (elements before it are already decoded).
-    pub fn decode_in_place(&self, data: &mut [T]) -> Result<(), ElementError> {
-        self.in_place(data, Direction::Decode)
+    /// The first failing element (elements before it are decoded, it and the rest not).
+    pub fn decode_in_place(&self, data: WordsMut<'_>) -> Result<(), SliceFailure> {
+        self.dispatch_in_place(data, Direction::Decode)
     }
 
-    fn in_place(&self, data: &mut [T], dir: Direction) -> Result<(), ElementError> {
+    fn dispatch(
+        &self,
+        src: Words<'_>,
+        dst: WordsMut<'_>,
+        dir: Direction,
+    ) -> Result<(), SliceFailure> {
+        match (src, dst) {
+            (Words::U8(s), WordsMut::U8(d)) => self.run(s, d, dir),
+            (Words::U16(s), WordsMut::U16(d)) => self.run(s, d, dir),
+            (Words::U32(s), WordsMut::U32(d)) => self.run(s, d, dir),
+            (Words::U64(s), WordsMut::U64(d)) => self.run(s, d, dir),
+            _ => Err(SliceFailure {
+                index: 0,
+                rule: Rule::NotRepresentable,
+            }),
+        }
+    }
+
+    fn dispatch_in_place(&self, data: WordsMut<'_>, dir: Direction) -> Result<(), SliceFailure> {
+        match data {
+            WordsMut::U8(d) => self.in_place(d, dir),
+            WordsMut::U16(d) => self.in_place(d, dir),
+            WordsMut::U32(d) => self.in_place(d, dir),
+            WordsMut::U64(d) => self.in_place(d, dir),
+        }
+    }
+
+    fn run<W: Word>(&self, src: &[W], dst: &mut [W], dir: Direction) -> Result<(), SliceFailure> {
+        let n = src.len().min(dst.len());
+        let (src, dst) = (&src[..n], &mut dst[..n]);
+        if self.hardware(src, dst, dir) {
+            return Ok(());
+        }
+        if let Some((l, o, s)) = self.small_int::<W>() {
+            if crate::arch::vectorized(
+                #[inline(always)]
+                || small_int_map(src, dst, l, o, s, dir),
+            ) {
+                return Ok(());
+            }
+        }
+        let one = |x: u64| match dir {
+            Direction::Encode => self.encode_one(x),
+            Direction::Decode => self.decode_one(x),
+        };
+        let mut first: Option<SliceFailure> = None;
+        for (i, (s, d)) in src.iter().zip(dst.iter_mut()).enumerate() {
+            match one(s.to_u64()) {
+                Ok(v) => *d = W::from_u64(v),
+                Err(rule) => {
+                    *d = *s;
+                    if first.is_none() {
+                        first = Some(SliceFailure { index: i, rule });
+                    }
+                }
+            }
+        }
+        first.map_or(Ok(()), Err)
+    }
+
+    fn in_place<W: Word>(&self, data: &mut [W], dir: Direction) -> Result<(), SliceFailure> {
         if self.hardware_in_place(data, dir) {
             return Ok(());
         }
-        if let Some((o, s)) = self.small_int() {
+        if let Some((l, o, s)) = self.small_int::<W>() {
             // Chunk by chunk from a copy; a chunk with a failing element is restored and
             // redone by the generic loop, which stops at that element.
-            let mut tmp = [T::default(); SMALL_INT_CHUNK];
+            let mut tmp = [W::default(); SMALL_INT_CHUNK];
             for (k, chunk) in data.chunks_mut(SMALL_INT_CHUNK).enumerate() {
                 let t = &mut tmp[..chunk.len()];
                 t.copy_from_slice(chunk);
                 if !crate::arch::vectorized(
                     #[inline(always)]
-                    || small_int_map(t, chunk, o, s, dir),
+                    || small_int_map(t, chunk, l, o, s, dir),
                 ) {
                     chunk.copy_from_slice(t);
                     return self.generic_in_place(chunk, dir, k * SMALL_INT_CHUNK);
@@ -201,47 +271,161 @@ impl<T: Real> ScaleOffset<T> {
 
     /// Element by element, stopping at the first failure (`base` is `data`'s index in the
     /// caller's slice).
-    fn generic_in_place(
+    fn generic_in_place<W: Word>(
         &self,
-        data: &mut [T],
+        data: &mut [W],
         dir: Direction,
         base: usize,
-    ) -> Result<(), ElementError> {
+    ) -> Result<(), SliceFailure> {
         for (i, x) in data.iter_mut().enumerate() {
-            let (v, bad) = match dir {
-                Direction::Encode => self.encode_one(*x),
-                Direction::Decode => self.decode_one(*x),
+            let r = match dir {
+                Direction::Encode => self.encode_one(x.to_u64()),
+                Direction::Decode => self.decode_one(x.to_u64()),
             };
-            if let Some(rule) = bad {
-                return Err(element_error_at(NAME, dir, rule, base + i, Some(*x)));
+            match r {
+                Ok(v) => *x = W::from_u64(v),
+                Err(rule) => {
+                    return Err(SliceFailure {
+                        index: base + i,
+                        rule,
+                    });
+                }
             }
-            *x = v;
         }
         Ok(())
     }
 
-    /// For an integer type of at most 16 bits: its offset and scale as `i64`.
+    /// For an integer format of at most 16 bits in words of at most 16 bits: its layout,
+    /// offset and scale as `i32`.
     #[inline(always)]
-    fn small_int(&self) -> Option<(i64, i64)> {
-        match T::KIND {
-            Kind::Int(l) if l.bits <= 16 && !self.no_offset => Some((
-                int_value(l, self.offset.to_bits()),
-                int_value(l, self.scale.to_bits()),
-            )),
+    fn small_int<W: Word>(&self) -> Option<(IntLayout, i32, i32)> {
+        match self.format {
+            Format::Int(l) if W::BITS <= 16 && l.bits <= 16 && !self.no_offset => {
+                let v = |b: u64| crate::convert::int::int_value(&l, b) as i32;
+                Some((l, v(self.offset), v(self.scale)))
+            }
             _ => None,
         }
     }
 
-    /// The slice form of the small-integer kernel, with the generic path for a slice that
-    /// has a failing element (to find the first one).
+    /// The `f32`/`f64` kernels; `false` when the format or width is another.
     #[inline(always)]
-    fn small_int_slice(&self, src: &[T], dst: &mut [T], dir: Direction) -> Option<bool> {
-        let (o, s) = self.small_int()?;
-        Some(crate::arch::vectorized(
-            #[inline(always)]
-            || small_int_map(src, dst, o, s, dir),
-        ))
+    fn hardware<W: Word>(&self, src: &[W], dst: &mut [W], dir: Direction) -> bool {
+        macro_rules! run {
+            ($f:ty) => {{
+                let (o, s) = (<$f>::from_code(self.offset), <$f>::from_code(self.scale));
+                crate::arch::vectorized(
+                    #[inline(always)]
+                    || match dir {
+                        Direction::Encode => hardware_map::<W, $f>(src, dst, |x| (x - o) * s),
+                        Direction::Decode => hardware_map::<W, $f>(src, dst, |x| x / s + o),
+                    },
+                );
+                true
+            }};
+        }
+        match self.format.hardware_float() {
+            Some(true) if W::BITS == 64 => run!(f64),
+            Some(false) if W::BITS == 32 => run!(f32),
+            _ => false,
+        }
     }
+
+    #[inline(always)]
+    fn hardware_in_place<W: Word>(&self, data: &mut [W], dir: Direction) -> bool {
+        macro_rules! run {
+            ($f:ty) => {{
+                let (o, s) = (<$f>::from_code(self.offset), <$f>::from_code(self.scale));
+                crate::arch::vectorized(
+                    #[inline(always)]
+                    || match dir {
+                        Direction::Encode => hardware_map_in_place::<W, $f>(data, |x| (x - o) * s),
+                        Direction::Decode => hardware_map_in_place::<W, $f>(data, |x| x / s + o),
+                    },
+                );
+                true
+            }};
+        }
+        match self.format.hardware_float() {
+            Some(true) if W::BITS == 64 => run!(f64),
+            Some(false) if W::BITS == 32 => run!(f32),
+            _ => false,
+        }
+    }
+}
+
+/// `scale_offset` on element type `T`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct ScaleOffset<T: Real> {
+    offset: T,
+    scale: T,
+    /// Whether `offset`/`scale` were given (so that metadata round-trips as written).
+    explicit: (bool, bool),
+    core: ScaleOffsetCore,
+}
+
+impl<T: Real> ScaleOffset<T> {
+    /// A codec with the given offset and scale.
+    ///
+    /// # Errors
+    /// [`MetadataError::Field`] when `scale` is zero (or -0).
+    pub fn new(offset: T, scale: T) -> Result<Self, MetadataError> {
+        Self::build(offset.to_bits(), scale.to_bits(), (true, true))
+    }
+
+    fn build(offset: u64, scale: u64, explicit: (bool, bool)) -> Result<Self, MetadataError> {
+        let core = ScaleOffsetCore::new(T::FORMAT, offset, scale, explicit.0)?;
+        Ok(ScaleOffset {
+            offset: T::from_bits(offset),
+            scale: T::from_bits(scale),
+            explicit,
+            core,
+        })
+    }
+
+    /// Parse the `configuration` object (absent = `None`: identity).
+    ///
+    /// # Errors
+    /// Unknown keys, scalars that are not valid encodings for `T`, a zero scale.
+    pub fn from_configuration(config: Option<&Value>) -> Result<Self, MetadataError> {
+        let parse = |v: &Value| T::fill_value_from_json(v).map(|x| x.to_bits());
+        let (offset, scale, explicit) = parse_config(config, T::FORMAT, &parse)?;
+        Self::build(offset, scale, explicit)
+    }
+
+    /// The offset.
+    pub fn offset(&self) -> T {
+        self.offset
+    }
+
+    /// The scale.
+    pub fn scale(&self) -> T {
+        self.scale
+    }
+
+    /// Encode in place.
+    ///
+    /// # Errors
+    /// The first failing element (elements before it are already encoded).
+    pub fn encode_in_place(&self, data: &mut [T]) -> Result<(), ElementError> {
+        self.core
+            .encode_in_place(words_of_mut(data))
+            .map_err(|f| in_place_error(Direction::Encode, data, f))
+    }
+
+    /// Decode in place.
+    ///
+    /// # Errors
+    /// The first failing element (elements before it are already decoded).
+    pub fn decode_in_place(&self, data: &mut [T]) -> Result<(), ElementError> {
+        self.core
+            .decode_in_place(words_of_mut(data))
+            .map_err(|f| in_place_error(Direction::Decode, data, f))
+    }
+}
+
+fn in_place_error<T: Real>(dir: Direction, data: &[T], f: SliceFailure) -> ElementError {
+    element_error_at(NAME, dir, f.rule, f.index, data.get(f.index).copied())
 }
 
 /// Chunk length of the in-place small-integer kernel.
@@ -263,22 +447,24 @@ const SMALL_INT_CHUNK: usize = 1024;
 /// 8-lane AVX2 (`vpmulld`, `vcvtdq2ps`, `vmulps`). Returns whether every
 /// element succeeded (otherwise `dst` holds garbage).
 #[inline(always)]
-fn small_int_map<T: Real>(src: &[T], dst: &mut [T], o: i64, s: i64, dir: Direction) -> bool {
-    // The layout from `T` itself, a constant here (not a value captured by the closure
-    // given to `vectorized`, which the AVX2 function would see at run time).
-    let Kind::Int(l) = T::KIND else {
-        return false;
-    };
+fn small_int_map<W: Word>(
+    src: &[W],
+    dst: &mut [W],
+    l: IntLayout,
+    o: i32,
+    s: i32,
+    dir: Direction,
+) -> bool {
     let (lo, hi) = (l.min() as i32, l.max() as i32);
     // `lo <= x <= hi` as one unsigned comparison.
     let in_range = |x: i32| (x.wrapping_sub(lo) as u32) <= (hi - lo) as u32;
-    let (o, s) = (o as i32, s as i32);
-    let value = |bits: u64| {
-        if l.signed {
-            let sh = 32 - l.bits;
-            ((bits as u32) << sh) as i32 >> sh
+    let (sh, signed, mask) = (32 - l.bits, l.signed, l.mask() as u32);
+    let value = |w: W| {
+        let up = (w.to_u64() as u32) << sh;
+        if signed {
+            (up as i32) >> sh
         } else {
-            bits as i32
+            (up >> sh) as i32
         }
     };
     let mut ok = true;
@@ -290,9 +476,9 @@ fn small_int_map<T: Real>(src: &[T], dst: &mut [T], o: i64, s: i64, dir: Directi
             }
             let span = (dhi - dlo) as u32;
             for (x, y) in src.iter().zip(dst.iter_mut()) {
-                let d = value(x.to_bits()).wrapping_sub(o);
+                let d = value(*x).wrapping_sub(o);
                 ok &= (d.wrapping_sub(dlo) as u32) <= span;
-                *y = T::from_bits(d.wrapping_mul(s) as u32 as u64);
+                *y = W::from_u64(u64::from(d.wrapping_mul(s) as u32 & mask));
             }
         }
         Direction::Decode => {
@@ -301,13 +487,13 @@ fn small_int_map<T: Real>(src: &[T], dst: &mut [T], o: i64, s: i64, dir: Directi
             }
             let reciprocal = 1.0 / s as f32;
             for (x, y) in src.iter().zip(dst.iter_mut()) {
-                let v = value(x.to_bits());
+                let v = value(*x);
                 // Round to nearest by the magic constant 1.5 * 2^23 (valid below 2^22),
                 // not `as i32`, whose saturation x86 does not vectorize for `f32`.
                 let q = ((v as f32 * reciprocal + MAGIC).to_bits() as i32).wrapping_sub(MAGIC_BITS);
                 let r = q.wrapping_add(o);
                 ok &= (q.wrapping_mul(s) == v) & in_range(q) & in_range(r);
-                *y = T::from_bits(r as u32 as u64);
+                *y = W::from_u64(u64::from(r as u32 & mask));
             }
         }
     }
@@ -353,14 +539,12 @@ trait HardwareFloat:
     + std::ops::Div<Output = Self>
     + std::ops::Add<Output = Self>
 {
-    const LAYOUT: FloatLayout;
     const CANONICAL_NAN: Self;
     fn from_code(bits: u64) -> Self;
     fn code(self) -> u64;
 }
 
 impl HardwareFloat for f64 {
-    const LAYOUT: FloatLayout = FLOAT64;
     const CANONICAL_NAN: Self = f64::from_bits(0x7ff8_0000_0000_0000);
     #[inline(always)]
     fn from_code(bits: u64) -> Self {
@@ -373,7 +557,6 @@ impl HardwareFloat for f64 {
 }
 
 impl HardwareFloat for f32 {
-    const LAYOUT: FloatLayout = FLOAT32;
     const CANONICAL_NAN: Self = f32::from_bits(0x7fc0_0000);
     #[inline(always)]
     fn from_code(bits: u64) -> Self {
@@ -387,84 +570,41 @@ impl HardwareFloat for f32 {
 
 /// `dst[i] = f(src[i])` in the hardware float `F`, NaN results canonicalized.
 #[inline(always)]
-fn hardware_map<T: Real, F: HardwareFloat>(src: &[T], dst: &mut [T], f: impl Fn(F) -> F) {
+fn hardware_map<W: Word, F: HardwareFloat>(src: &[W], dst: &mut [W], f: impl Fn(F) -> F) {
     for (x, y) in src.iter().zip(dst.iter_mut()) {
-        let v = f(F::from_code(x.to_bits()));
+        let v = f(F::from_code(x.to_u64()));
         #[allow(clippy::eq_op)] // `v != v` is the NaN test, without a trait for `is_nan`.
         let v = if v != v { F::CANONICAL_NAN } else { v };
-        *y = T::from_bits(v.code());
+        *y = W::from_u64(v.code());
     }
 }
 
 /// In-place form of [`hardware_map`].
 #[inline(always)]
-fn hardware_map_in_place<T: Real, F: HardwareFloat>(data: &mut [T], f: impl Fn(F) -> F) {
+fn hardware_map_in_place<W: Word, F: HardwareFloat>(data: &mut [W], f: impl Fn(F) -> F) {
     for y in data.iter_mut() {
-        let v = f(F::from_code(y.to_bits()));
+        let v = f(F::from_code(y.to_u64()));
         #[allow(clippy::eq_op)]
         let v = if v != v { F::CANONICAL_NAN } else { v };
-        *y = T::from_bits(v.code());
+        *y = W::from_u64(v.code());
     }
 }
 
-impl<T: Real> ScaleOffset<T> {
-    /// Offset and scale as the hardware float `F`, when `T` is `F`.
-    #[inline(always)]
-    fn hardware_pair<F: HardwareFloat>(&self) -> Option<(F, F)> {
-        (T::KIND == Kind::Float(F::LAYOUT)).then(|| {
-            (
-                F::from_code(self.offset.to_bits()),
-                F::from_code(self.scale.to_bits()),
-            )
-        })
+/// The metadata object of a `scale_offset` with these scalars (JSON already encoded).
+fn metadata(offset: Option<Value>, scale: Option<Value>) -> Value {
+    let mut config = Map::new();
+    if let Some(o) = offset {
+        config.insert("offset".into(), o);
     }
-
-    /// The `f32`/`f64` kernels; `false` when `T` is another type.
-    #[inline(always)]
-    fn hardware(&self, src: &[T], dst: &mut [T], dir: Direction) -> bool {
-        macro_rules! run {
-            ($f:ty) => {
-                if let Some((o, s)) = self.hardware_pair::<$f>() {
-                    crate::arch::vectorized(
-                        #[inline(always)]
-                        || match dir {
-                            Direction::Encode => hardware_map::<T, $f>(src, dst, |x| (x - o) * s),
-                            Direction::Decode => hardware_map::<T, $f>(src, dst, |x| x / s + o),
-                        },
-                    );
-                    return true;
-                }
-            };
-        }
-        run!(f64);
-        run!(f32);
-        false
+    if let Some(s) = scale {
+        config.insert("scale".into(), s);
     }
-
-    #[inline(always)]
-    fn hardware_in_place(&self, data: &mut [T], dir: Direction) -> bool {
-        macro_rules! run {
-            ($f:ty) => {
-                if let Some((o, s)) = self.hardware_pair::<$f>() {
-                    crate::arch::vectorized(
-                        #[inline(always)]
-                        || match dir {
-                            Direction::Encode => {
-                                hardware_map_in_place::<T, $f>(data, |x| (x - o) * s)
-                            }
-                            Direction::Decode => {
-                                hardware_map_in_place::<T, $f>(data, |x| x / s + o)
-                            }
-                        },
-                    );
-                    return true;
-                }
-            };
-        }
-        run!(f64);
-        run!(f32);
-        false
+    let mut obj = Map::new();
+    obj.insert("name".into(), Value::from(NAME));
+    if !config.is_empty() {
+        obj.insert("configuration".into(), Value::Object(config));
     }
+    Value::Object(obj)
 }
 
 impl<T: Real> ArrayCodec for ScaleOffset<T> {
@@ -476,38 +616,91 @@ impl<T: Real> ArrayCodec for ScaleOffset<T> {
     }
 
     fn encode_slice(&self, src: &[T], dst: &mut [T]) -> Result<(), ElementError> {
-        if self.hardware(src, dst, Direction::Encode)
-            || self.small_int_slice(src, dst, Direction::Encode) == Some(true)
-        {
-            return Ok(());
-        }
-        map_slice(src, dst, |x| self.encode_one(x))
+        self.core
+            .encode(words_of(src), words_of_mut(dst))
             .map_err(|f| element_error(NAME, Direction::Encode, src, f))
     }
 
     fn decode_slice(&self, src: &[T], dst: &mut [T]) -> Result<(), ElementError> {
-        if self.hardware(src, dst, Direction::Decode)
-            || self.small_int_slice(src, dst, Direction::Decode) == Some(true)
-        {
-            return Ok(());
-        }
-        map_slice(src, dst, |x| self.decode_one(x))
+        self.core
+            .decode(words_of(src), words_of_mut(dst))
             .map_err(|f| element_error(NAME, Direction::Decode, src, f))
     }
 
     fn to_metadata(&self) -> Value {
-        let mut config = Map::new();
-        if self.explicit.0 {
-            config.insert("offset".into(), self.offset.fill_value_to_json());
-        }
-        if self.explicit.1 {
-            config.insert("scale".into(), self.scale.fill_value_to_json());
-        }
-        let mut obj = Map::new();
-        obj.insert("name".into(), Value::from(NAME));
-        if !config.is_empty() {
-            obj.insert("configuration".into(), Value::Object(config));
-        }
-        Value::Object(obj)
+        metadata(
+            self.explicit.0.then(|| self.offset.fill_value_to_json()),
+            self.explicit.1.then(|| self.scale.fill_value_to_json()),
+        )
+    }
+}
+
+/// `scale_offset` bound to a run-time data type: one type for every data type.
+#[derive(Debug)]
+pub struct ScaleOffsetStage {
+    core: ScaleOffsetCore,
+    data_type: DataType,
+    offset: u64,
+    scale: u64,
+    explicit: (bool, bool),
+}
+
+impl ScaleOffsetStage {
+    /// Bind a `configuration` (absent = identity) to the array data type `dt`.
+    ///
+    /// # Errors
+    /// A data type that is not real, unknown keys, scalars that are not valid encodings
+    /// for the type, a zero scale.
+    pub fn new(dt: &DataType, config: Option<&Value>) -> Result<Self, MetadataError> {
+        let Some(format) = dt.id.format() else {
+            return Err(MetadataError::UnsupportedDataType {
+                codec: NAME,
+                dtype: dt.id.name().into(),
+                reason: "scale_offset is only defined for integer and floating-point types",
+            });
+        };
+        let id = dt.id;
+        let parse = move |v: &Value| id.value_from_json(v).map(|x| x[0]);
+        let (offset, scale, explicit) = parse_config(config, format, &parse)?;
+        Ok(ScaleOffsetStage {
+            core: ScaleOffsetCore::new(format, offset, scale, explicit.0)?,
+            data_type: dt.clone(),
+            offset,
+            scale,
+            explicit,
+        })
+    }
+}
+
+impl DynStage for ScaleOffsetStage {
+    fn name(&self) -> &'static str {
+        NAME
+    }
+    fn input(&self) -> &DataType {
+        &self.data_type
+    }
+    fn output(&self) -> &DataType {
+        &self.data_type
+    }
+    fn encode_words(&self, src: Words<'_>, dst: WordsMut<'_>) -> Result<(), CodecError> {
+        check_words(&self.data_type, &self.data_type, &src, &dst)?;
+        let id = self.data_type.id;
+        self.core
+            .encode(src, dst)
+            .map_err(|f| element_error_words(NAME, Direction::Encode, id, src, f).into())
+    }
+    fn decode_words(&self, src: Words<'_>, dst: WordsMut<'_>) -> Result<(), CodecError> {
+        check_words(&self.data_type, &self.data_type, &src, &dst)?;
+        let id = self.data_type.id;
+        self.core
+            .decode(src, dst)
+            .map_err(|f| element_error_words(NAME, Direction::Decode, id, src, f).into())
+    }
+    fn to_metadata(&self) -> Value {
+        let id = self.data_type.id;
+        metadata(
+            self.explicit.0.then(|| id.value_to_json([self.offset, 0])),
+            self.explicit.1.then(|| id.value_to_json([self.scale, 0])),
+        )
     }
 }

@@ -16,7 +16,7 @@ use super::{OutOfRange, Rounding, Status};
 use crate::dtype::layout::{FloatLayout, NanEncoding};
 
 /// Decode a code of format `l` (bits above the format's width are ignored).
-#[inline(always)]
+#[inline]
 pub const fn decode_float(l: &FloatLayout, bits: u64) -> Exact {
     let m_bits = l.mantissa_bits;
     let mag = bits & l.magnitude_mask();
@@ -73,7 +73,7 @@ pub const fn decode_table<const N: usize>(l: &FloatLayout) -> [Exact; N] {
 /// largest finite value of that sign; for an unsigned format a negative value or zero, or a
 /// value below the smallest one, clamps to the smallest value. [`OutOfRange::Wrap`] is not
 /// defined for floats and reports [`Status::OutOfRange`].
-#[inline(always)]
+#[inline]
 pub fn round_to_float(l: &FloatLayout, x: Exact, mode: Rounding, oor: OutOfRange) -> (u64, Status) {
     let sign = if x.neg { l.sign_bit() } else { 0 };
     match x.class {
@@ -103,7 +103,7 @@ pub fn round_to_float(l: &FloatLayout, x: Exact, mode: Rounding, oor: OutOfRange
     }
 }
 
-#[inline(always)]
+#[inline]
 fn round_finite(
     l: &FloatLayout,
     x: Exact,
@@ -161,7 +161,7 @@ fn round_finite(
     (sign | mag, status)
 }
 
-#[inline(always)]
+#[inline]
 fn out_of_range_high(l: &FloatLayout, oor: OutOfRange, sign: u64) -> (u64, Status) {
     match oor {
         OutOfRange::Clamp => match l.inf_bits() {
@@ -173,7 +173,7 @@ fn out_of_range_high(l: &FloatLayout, oor: OutOfRange, sign: u64) -> (u64, Statu
 }
 
 /// Below the smallest value of a format without zero (or negative, for an unsigned format).
-#[inline(always)]
+#[inline]
 fn out_of_range_low(oor: OutOfRange) -> (u64, Status) {
     match oor {
         OutOfRange::Clamp => (0, Status::Clamped),

@@ -42,7 +42,7 @@ pub const fn int_value(l: &IntLayout, bits: u64) -> i128 {
 ///
 /// NaN and ±Inf are never representable in an integer and are reported as such whatever
 /// `oor` says (catalogue `inf-clamp`). -0 becomes 0.
-#[inline(always)]
+#[inline]
 pub fn round_to_int(l: &IntLayout, x: Exact, mode: Rounding, oor: OutOfRange) -> (u64, Status) {
     match x.class {
         Class::Nan => (0, Status::NanUnrepresentable),
@@ -83,18 +83,5 @@ pub fn round_to_int(l: &IntLayout, x: Exact, mode: Rounding, oor: OutOfRange) ->
                 }
             }
         }
-    }
-}
-
-/// The value of an integer code as an `i64` (an unsigned 64-bit value above `i64::MAX`
-/// wraps: callers range-check or exclude `uint64`), for the vectorized kernels, where the
-/// `i128` of [`int_value`] would not vectorize.
-#[inline(always)]
-pub(crate) fn int_value_i64(l: IntLayout, bits: u64) -> i64 {
-    if l.signed {
-        let sh = 64 - l.bits;
-        ((bits << sh) as i64) >> sh
-    } else {
-        bits as i64
     }
 }

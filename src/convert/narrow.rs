@@ -19,15 +19,10 @@
 //! The loop has no data-dependent branches (the rounding mode is a const parameter), so LLVM
 //! vectorizes it with variable shifts.
 
+use super::fast::{NEAREST_AWAY, NEAREST_EVEN, TOWARDS_NEGATIVE, TOWARDS_POSITIVE, TOWARDS_ZERO};
 use super::{OutOfRange, Rounding};
-use crate::dtype::Real;
+use crate::dtype::Word;
 use crate::dtype::layout::FloatLayout;
-
-const NEAREST_EVEN: u8 = 0;
-const TOWARDS_ZERO: u8 = 1;
-const TOWARDS_POSITIVE: u8 = 2;
-const TOWARDS_NEGATIVE: u8 = 3;
-const NEAREST_AWAY: u8 = 4;
 
 /// Whether the kernel is exact for `source -> l`: a signed target with subnormals, fewer
 /// mantissa bits, and a bias no larger than the source's (so that a source subnormal is a
@@ -46,26 +41,30 @@ pub(crate) const fn applies(l: FloatLayout, source_f64: bool) -> bool {
         && l.bias >= 1
 }
 
-/// Convert `src` (`f32` or `f64` bits, per `source_f64`) into `dst` in layout `l`. Returns
+/// Convert `src` (`f32` or `f64` bits, by word width) into `dst` in layout `l`. Returns
 /// whether a rare element was seen, in which case `dst` must be redone by the reference path.
 #[inline(always)]
-pub(crate) fn cast<S: Real, D: Real>(
-    src: &[S],
-    dst: &mut [D],
+pub(crate) fn cast<SW: Word, DW: Word>(
+    src: &[SW],
+    dst: &mut [DW],
     mode: Rounding,
     oor: OutOfRange,
     l: FloatLayout,
-    source_f64: bool,
 ) -> bool {
+    let source_f64 = SW::BITS == 64;
     let clamp = oor == OutOfRange::Clamp;
     macro_rules! by_mode {
         ($kernel:ident) => {
             match mode {
-                Rounding::NearestEven => $kernel::<S, D, NEAREST_EVEN>(src, dst, l, clamp),
-                Rounding::TowardsZero => $kernel::<S, D, TOWARDS_ZERO>(src, dst, l, clamp),
-                Rounding::TowardsPositive => $kernel::<S, D, TOWARDS_POSITIVE>(src, dst, l, clamp),
-                Rounding::TowardsNegative => $kernel::<S, D, TOWARDS_NEGATIVE>(src, dst, l, clamp),
-                Rounding::NearestAway => $kernel::<S, D, NEAREST_AWAY>(src, dst, l, clamp),
+                Rounding::NearestEven => $kernel::<SW, DW, NEAREST_EVEN>(src, dst, l, clamp),
+                Rounding::TowardsZero => $kernel::<SW, DW, TOWARDS_ZERO>(src, dst, l, clamp),
+                Rounding::TowardsPositive => {
+                    $kernel::<SW, DW, TOWARDS_POSITIVE>(src, dst, l, clamp)
+                }
+                Rounding::TowardsNegative => {
+                    $kernel::<SW, DW, TOWARDS_NEGATIVE>(src, dst, l, clamp)
+                }
+                Rounding::NearestAway => $kernel::<SW, DW, NEAREST_AWAY>(src, dst, l, clamp),
             }
         };
     }
@@ -84,9 +83,9 @@ pub(crate) fn cast<S: Real, D: Real>(
             };
             if !done {
                 rare |= if source_f64 {
-                    from_f64::<S, D, NEAREST_EVEN>(s, d, l, clamp)
+                    from_f64::<SW, DW, NEAREST_EVEN>(s, d, l, clamp)
                 } else {
-                    from_f32::<S, D, NEAREST_EVEN>(s, d, l, clamp)
+                    from_f32::<SW, DW, NEAREST_EVEN>(s, d, l, clamp)
                 };
             }
         }
@@ -130,7 +129,12 @@ const fn nearest_even_applies(l: FloatLayout, source_f64: bool) -> bool {
 macro_rules! nearest_even_kernel {
     ($name:ident, $uint:ty, $int:ty, $float:ty, $mantissa:expr, $exponent:expr) => {
         #[inline(always)]
-        fn $name<S: Real, D: Real>(src: &[S], dst: &mut [D], l: FloatLayout, clamp: bool) -> bool {
+        fn $name<SW: Word, DW: Word>(
+            src: &[SW],
+            dst: &mut [DW],
+            l: FloatLayout,
+            clamp: bool,
+        ) -> bool {
             const SM: u32 = $mantissa;
             const SIGN_SHIFT: u32 = SM + $exponent;
             const MAG_MASK: $uint = (1 << SIGN_SHIFT) - 1;
@@ -154,7 +158,7 @@ macro_rules! nearest_even_kernel {
             // vector each), not from per-element flags.
             let (mut mag_max, mut code_max): ($uint, $uint) = (0, 0);
             for (s, d) in src.iter().zip(dst.iter_mut()) {
-                let b = s.to_bits() as $uint;
+                let b = s.to_u64() as $uint;
                 let mag = b & MAG_MASK;
                 let sign = (b >> SIGN_SHIFT) << sign_shift;
                 let sub = (<$float>::from_bits(mag) + magic)
@@ -169,7 +173,7 @@ macro_rules! nearest_even_kernel {
                 // that one itself (no Inf), so `min` clamps every overflowing code.
                 let code = code.min(clamped);
                 let sign = if code == 0 { sign & zero_sign } else { sign };
-                *d = D::from_bits((sign | code) as u64);
+                *d = DW::from_u64((sign | code) as u64);
             }
             mag_max < INF && (clamp || code_max <= max_finite)
         }
@@ -182,9 +186,9 @@ nearest_even_kernel!(nearest_even_f64, u64, i64, f64, 52, 11);
 macro_rules! kernel {
     ($name:ident, $uint:ty, $int:ty, $mantissa:expr, $exponent:expr) => {
         #[inline(always)]
-        fn $name<S: Real, D: Real, const MODE: u8>(
-            src: &[S],
-            dst: &mut [D],
+        fn $name<SW: Word, DW: Word, const MODE: u8>(
+            src: &[SW],
+            dst: &mut [DW],
             l: FloatLayout,
             clamp: bool,
         ) -> bool {
@@ -204,7 +208,7 @@ macro_rules! kernel {
             let clamped = l.inf_bits().unwrap_or(l.max_finite_bits()) as $uint;
             let mut rare = false;
             for (s, d) in src.iter().zip(dst.iter_mut()) {
-                let b = s.to_bits() as $uint;
+                let b = s.to_u64() as $uint;
                 let sign = b >> (SM + $exponent);
                 let e = ((b >> SM) & EXP_MASK) as $int;
                 let frac = b & FRAC_MASK;
@@ -244,7 +248,7 @@ macro_rules! kernel {
                     zero_sign | code
                 };
                 rare |= (special & if nan { !nan_ok } else { !inf_ok }) | (overflow & !clamp);
-                *d = D::from_bits(out as u64);
+                *d = DW::from_u64(out as u64);
             }
             rare
         }

@@ -51,7 +51,7 @@ impl Rounding {
 /// `sticky` says the true value has further non-zero bits below `n`; `neg` is the sign of the
 /// value (directed modes depend on it). Returns `(rounded quotient, inexact)`; the quotient
 /// can be `(n >> shift) + 1`, which may carry into a new bit.
-#[inline(always)]
+#[inline]
 pub(crate) const fn shift_round(
     n: u64,
     shift: u32,

@@ -2,54 +2,78 @@
 //! by the reference path (scalar map first), then a slice is one lookup per element. Correct
 //! by construction for every target, rounding mode and out-of-range rule.
 //!
-//! `cast_value` keeps the table of an at-most-8-bit side for the codec's lifetime, so that a
-//! fused chain, which converts blocks of a few thousand elements, does not rebuild it per
-//! block.
+//! A [`Caster`](super::Caster) keeps the table of an at-most-8-bit source for its lifetime,
+//! and builds the 65536-entry table of a 16-bit source the first time a long slice asks
+//! for it, so that a fused chain, which converts blocks of a few thousand elements, and the
+//! chunks of a parallel call do not rebuild it.
 
-use super::{CastOptions, ElementFailure, Exact, Status};
-use crate::dtype::Real;
+use super::map::KeyMap;
+use super::{CastOptions, ElementFailure, exact_of, round_into};
+use crate::dtype::{Format, Word, WordBuf};
 
-/// Every code of `S` converted to `D`: the value, and whether its status is an error.
+/// Every code of a source format converted to a target format: the value, and whether its
+/// status is an error.
 #[derive(Clone, PartialEq)]
-pub struct CodeTable<D> {
-    values: Box<[D]>,
+pub struct CodeTable {
+    values: WordBuf,
     bad: Box<[bool]>,
     any_bad: bool,
+    src: Format,
+    dst: Format,
     opts: CastOptions,
 }
 
-impl<D> std::fmt::Debug for CodeTable<D> {
+impl std::fmt::Debug for CodeTable {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "CodeTable({} codes, {:?})", self.values.len(), self.opts)
+        write!(
+            f,
+            "CodeTable({} codes, {:?} -> {:?}, {:?})",
+            self.values.len(),
+            self.src,
+            self.dst,
+            self.opts
+        )
     }
 }
 
-impl<D: Real> CodeTable<D> {
-    /// The table of `S -> D` under `opts`, `map` applied first. `S` must have at most 16
-    /// bits (`None` otherwise).
-    pub fn build<S: Real>(opts: CastOptions, map: &impl Fn(Exact) -> Option<D>) -> Option<Self> {
-        if S::BITS > 16 {
+impl CodeTable {
+    /// The table of `src -> dst` under `opts`, `map` applied first, with values stored in
+    /// words of `dst_word_bits`. `src` must have at most 16 bits (`None` otherwise).
+    pub fn build(
+        src: Format,
+        dst: Format,
+        dst_word_bits: u32,
+        opts: CastOptions,
+        map: &KeyMap,
+    ) -> Option<Self> {
+        if src.bits() > 16 {
             return None;
         }
         // Whole bytes: a sub-byte type's storage byte indexes the table as it is.
-        let n = if S::BITS <= 8 { 256 } else { 65536 };
-        let mut values = vec![D::default(); n];
+        let n = if src.bits() <= 8 { 256 } else { 65536 };
+        let mut values = WordBuf::zeroed(dst_word_bits, n);
         let mut bad = vec![false; n];
         let mut any_bad = false;
-        for code in 0..n {
-            let x = S::from_bits(code as u64).to_exact();
-            let (v, st) = match map(x) {
-                Some(v) => (v, Status::Exact),
-                None => D::from_exact(x, opts),
+        let mut out = values.as_words_mut();
+        for (code, b) in bad.iter_mut().enumerate() {
+            let x = exact_of(src, code as u64);
+            let (v, err) = match map.lookup(x) {
+                Some(v) => (v, false),
+                None => {
+                    let (v, st) = round_into(dst, x, opts);
+                    (v, st.is_error())
+                }
             };
-            values[code] = v;
-            bad[code] = st.is_error();
-            any_bad |= st.is_error();
+            out.set(code, v);
+            *b = err;
+            any_bad |= err;
         }
         Some(CodeTable {
-            values: values.into_boxed_slice(),
+            values,
             bad: bad.into_boxed_slice(),
             any_bad,
+            src,
+            dst,
             opts,
         })
     }
@@ -60,19 +84,29 @@ impl<D: Real> CodeTable<D> {
     /// The first element whose status is an error (`dst` is fully written, with that
     /// element's reference value in place).
     #[inline]
-    pub fn apply<S: Real>(&self, src: &[S], dst: &mut [D]) -> Result<(), ElementFailure> {
-        let mask = (self.values.len() - 1) as u64;
+    pub fn apply<SW: Word, DW: Word>(
+        &self,
+        src: &[SW],
+        dst: &mut [DW],
+    ) -> Result<(), ElementFailure> {
+        let Some(values) = DW::of_buf(&self.values) else {
+            // Built for another target width: the caller's bug, reported as the reference
+            // path would (every element redone by it).
+            return super::reference_words(src, dst, self.src, self.dst, self.opts, None);
+        };
+        let mask = (values.len() - 1) as u64;
         for (s, d) in src.iter().zip(dst.iter_mut()) {
-            *d = self.values[(s.to_bits() & mask) as usize];
+            *d = values[(s.to_u64() & mask) as usize];
         }
         if self.any_bad {
             if let Some(index) = src
                 .iter()
-                .position(|s| self.bad[(s.to_bits() & mask) as usize])
+                .position(|s| self.bad[(s.to_u64() & mask) as usize])
             {
+                let x = exact_of(self.src, src[index].to_u64());
                 return Err(ElementFailure {
                     index,
-                    status: D::from_exact(src[index].to_exact(), self.opts).1,
+                    status: round_into(self.dst, x, self.opts).1,
                 });
             }
         }

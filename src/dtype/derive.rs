@@ -4,12 +4,12 @@
 //! rule lives here, once, generic over the layout, and is inlined into each monomorphized
 //! impl (the layout is a constant there, so the branches on it fold away).
 
-use super::layout::{FloatLayout, IntLayout};
-use super::{ArithFault, Real};
-use crate::convert::float::decode_float;
+use super::ArithFault;
+use super::layout::{FloatLayout, Format, IntLayout};
+use crate::convert::float::{decode_float, round_to_float};
 use crate::convert::int::int_value;
 use crate::convert::round::shift_round;
-use crate::convert::{CastOptions, OutOfRange, Rounding, Status};
+use crate::convert::{OutOfRange, Rounding, Status};
 
 /// The four arithmetic operations `scale_offset` uses.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -25,7 +25,7 @@ pub enum ArithOp {
 }
 
 /// Checked integer arithmetic on codes of layout `l`: the exact result must fit.
-#[inline(always)]
+#[inline]
 pub fn int_arith(l: &IntLayout, a: u64, b: u64, op: ArithOp) -> Result<u64, ArithFault> {
     let (x, y) = (int_value(l, a), int_value(l, b));
     let r = match op {
@@ -60,9 +60,9 @@ pub fn int_arith(l: &IntLayout, a: u64, b: u64, op: ArithOp) -> Result<u64, Arit
 /// IEEE semantics apply to the result (catalogue `float-overflow-inf`): an overflow gives
 /// ±Inf where the type has infinities, and is an error otherwise; a NaN result is an error
 /// in a type without NaN.
-#[inline(always)]
-pub fn float_arith<T: Real>(l: &FloatLayout, a: T, b: T, op: ArithOp) -> Result<T, ArithFault> {
-    let (x, y) = (a.to_exact().to_f64(), b.to_exact().to_f64());
+#[inline]
+pub fn float_arith(l: &FloatLayout, a: u64, b: u64, op: ArithOp) -> Result<u64, ArithFault> {
+    let (x, y) = (decode_float(l, a).to_f64(), decode_float(l, b).to_f64());
     let r = match op {
         ArithOp::Sub => x - y,
         ArithOp::Add => x + y,
@@ -75,11 +75,20 @@ pub fn float_arith<T: Real>(l: &FloatLayout, a: T, b: T, op: ArithOp) -> Result<
     } else {
         OutOfRange::Error
     };
-    let (v, st) = T::from_exact(exact, CastOptions::new(Rounding::NearestEven, oor));
+    let (v, st) = round_to_float(l, exact, Rounding::NearestEven, oor);
     match st {
         Status::NanUnrepresentable => Err(ArithFault::NotANumber),
         Status::OutOfRange | Status::InfUnrepresentable => Err(ArithFault::Overflow),
         _ => Ok(v),
+    }
+}
+
+/// Checked arithmetic on two codes of format `f`: [`int_arith`] or [`float_arith`].
+#[inline]
+pub fn arith(f: Format, a: u64, b: u64, op: ArithOp) -> Result<u64, ArithFault> {
+    match f {
+        Format::Int(l) => int_arith(&l, a, b, op),
+        Format::Float(l) => float_arith(&l, a, b, op),
     }
 }
 
@@ -134,6 +143,34 @@ macro_rules! bitround_in {
         }
     };
 }
+/// [`float_bitround`] on a code held in a storage word of any width, for a format with
+/// IEEE NaNs (every format bitround supports) and `keepbits < mantissa_bits`. It computes in
+/// the word's own width, so that a slice of `f32` or `bfloat16` vectorizes in 32- or 16-bit
+/// lanes; everything derived from the layout is a loop invariant.
+#[inline(always)]
+pub fn bitround_word<W: crate::dtype::Word>(l: &FloatLayout, w: W, keepbits: u32) -> W {
+    macro_rules! in_width {
+        ($u:ty) => {{
+            let maskbits = l.mantissa_bits - keepbits;
+            let width_mask = (u64::MAX >> (64 - l.bits())) as $u;
+            let mag_mask = l.magnitude_mask() as $u;
+            let inf = (((1u64 << l.exponent_bits) - 1) << l.mantissa_bits) as $u;
+            let half: $u = (1 << (maskbits - 1)) - 1;
+            let bits = w.to_u64() as $u & width_mask;
+            let b = bits.wrapping_add((bits >> maskbits) & 1).wrapping_add(half) & width_mask;
+            let rounded = b & (width_mask << maskbits);
+            // A NaN is left as it is; a select, not a branch.
+            let out = if bits & mag_mask > inf { bits } else { rounded };
+            W::from_u64(out as u64)
+        }};
+    }
+    match W::BITS {
+        8 | 16 => in_width!(u16),
+        32 => in_width!(u32),
+        _ => in_width!(u64),
+    }
+}
+
 bitround_in!(bitround_in_u16, u16);
 bitround_in!(bitround_in_u32, u32);
 bitround_in!(bitround_in_u64, u64);
@@ -142,7 +179,7 @@ bitround_in!(bitround_in_u64, u64);
 /// bits from the magnitude's most significant set bit, round half to even, and when the
 /// rounded magnitude no longer fits the sign's range take the largest one that does (the
 /// truncated value); the sign never changes. `INT_MIN` (and NaT) keeps its single bit.
-#[inline(always)]
+#[inline]
 pub fn int_bitround(l: &IntLayout, bits: u64, keepbits: u32) -> u64 {
     let v = int_value(l, bits);
     let mag = v.unsigned_abs() as u64;

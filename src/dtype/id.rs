@@ -101,15 +101,83 @@ macro_rules! define_id {
                     $(DTypeId::$v => <$t as $crate::dtype::DType>::SIZE,)*
                 }
             }
+
+            /// Width of the storage words an element is made of (8, 16, 32 or 64).
+            pub fn word_bits(self) -> u32 {
+                match self {
+                    $(DTypeId::$v => <<$t as $crate::dtype::Plain>::Word as $crate::dtype::Word>::BITS,)*
+                }
+            }
+
+            /// Storage words per element (2 for complex types, 1 otherwise).
+            pub fn words_per_element(self) -> usize {
+                match self {
+                    $(DTypeId::$v => <$t as $crate::dtype::Plain>::WORDS,)*
+                }
+            }
+
+            /// Parse a Zarr fill-value encoding of this type into an element's storage words.
+            ///
+            /// # Errors
+            /// Not a valid encoding for the type.
+            pub fn value_from_json(self, v: &serde_json::Value) -> Result<Scalar, $crate::dtype::FillValueError> {
+                match self {
+                    $(DTypeId::$v => <$t as $crate::dtype::DType>::fill_value_from_json(v).map(scalar_of),)*
+                }
+            }
+
+            /// The Zarr fill-value encoding of an element given by its storage words.
+            pub fn value_to_json(self, x: Scalar) -> serde_json::Value {
+                match self {
+                    $(DTypeId::$v => $crate::dtype::DType::fill_value_to_json(element_of::<$t>(x)),)*
+                }
+            }
         }
     };
 }
 __zquant_dtype_table!(define_id);
 
+/// One element of any built-in type as its storage words, zero-extended (complex types use
+/// both, real then imaginary component; the others only the first).
+pub type Scalar = [u64; 2];
+
+fn scalar_of<T: crate::dtype::DType>(x: T) -> Scalar {
+    let mut out = [0u64; 2];
+    for (o, w) in out
+        .iter_mut()
+        .zip(crate::arch::words(std::slice::from_ref(&x)))
+    {
+        *o = crate::dtype::Word::to_u64(*w);
+    }
+    out
+}
+
+/// The element whose storage words are `x` (words beyond the type's own are ignored).
+pub(crate) fn element_of<T: crate::dtype::DType>(x: Scalar) -> T {
+    let mut e = T::default();
+    for (w, o) in crate::arch::words_mut(std::slice::from_mut(&mut e))
+        .iter_mut()
+        .zip(x)
+    {
+        *w = crate::dtype::Word::from_u64(o);
+    }
+    e
+}
+
+/// The storage words of one element.
+pub(crate) fn scalar<T: crate::dtype::DType>(x: T) -> Scalar {
+    scalar_of(x)
+}
+
 impl DTypeId {
     /// Whether values of this type are real numbers (integers or floats).
     pub fn is_real(self) -> bool {
         self.kind().is_real()
+    }
+
+    /// The format of a real type (`None` for complex and time types).
+    pub fn format(self) -> Option<crate::dtype::Format> {
+        self.kind().format()
     }
 }
 

@@ -227,3 +227,49 @@ pub const FLOAT32: FloatLayout = ieee(8, 23);
 pub const FLOAT16: FloatLayout = ieee(5, 10);
 /// bfloat16: the upper half of binary32.
 pub const BFLOAT16: FloatLayout = ieee(8, 7);
+
+/// The layout of a real (integer or float) element type: what the kernels and the
+/// reference conversion take as a run-time parameter instead of a type parameter.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Format {
+    /// An integer format.
+    Int(IntLayout),
+    /// A float format.
+    Float(FloatLayout),
+}
+
+impl Format {
+    /// Meaningful bits of a code.
+    pub const fn bits(&self) -> u32 {
+        match self {
+            Format::Int(l) => l.bits,
+            Format::Float(l) => l.bits(),
+        }
+    }
+
+    /// Mask of the meaningful bits.
+    pub const fn mask(&self) -> u64 {
+        let b = self.bits();
+        if b >= 64 { u64::MAX } else { (1u64 << b) - 1 }
+    }
+
+    /// Whether this is exactly IEEE binary32 or binary64 (`Some(true)` for binary64).
+    pub const fn hardware_float(&self) -> Option<bool> {
+        match self {
+            Format::Float(l) if is_ieee(l, &FLOAT64) => Some(true),
+            Format::Float(l) if is_ieee(l, &FLOAT32) => Some(false),
+            _ => None,
+        }
+    }
+}
+
+/// Field-by-field equality, usable in `const` context.
+const fn is_ieee(l: &FloatLayout, ieee: &FloatLayout) -> bool {
+    l.exponent_bits == ieee.exponent_bits
+        && l.mantissa_bits == ieee.mantissa_bits
+        && l.bias == ieee.bias
+        && l.signed == ieee.signed
+        && l.subnormals == ieee.subnormals
+        && l.inf == ieee.inf
+        && matches!(l.nan, NanEncoding::Ieee)
+}

@@ -3,19 +3,23 @@
 //! [`DynChain::from_metadata`] takes an array's `data_type`, `fill_value` and its list of
 //! array->array codec objects exactly as in `zarr.json`, validates everything up front (a
 //! codec name, key, data type or fill value that is wrong is a [`MetadataError`] naming the
-//! codec and the field), binds each codec once to its monomorphized kernels through
-//! [`crate::dispatch`], and carries the fill value through the chain.
+//! codec and the field), binds each codec once to its stage through [`crate::dispatch`],
+//! and carries the fill value through the chain. Data flows through the stages as storage
+//! words ([`Words`]), block by block.
 
 use ndarray::{ArrayD, IxDyn};
 use serde_json::Value;
 
 use crate::codec::cast_value::CastValueConfig;
-use crate::codec::{ArrayCodec, Direction, bitround, cast_value, fixed_scale_offset, scale_offset};
+use crate::codec::{Direction, DynStage, bitround, cast_value, fixed_scale_offset, scale_offset};
 use crate::dispatch::{self, match_all_arms};
-use crate::dtype::{DType, DTypeId};
+use crate::dtype::id::{Scalar, element_of, scalar};
+use crate::dtype::{DType, DTypeId, WordBuf, Words, WordsMut};
 use crate::error::{CodecError, MetadataError};
 use crate::metadata::{CodecObject, DataType};
 use crate::pipeline::BLOCK;
+
+pub use crate::codec::DynStage as Stage;
 
 macro_rules! define_dyn_array {
     (() $($kind:ident $v:ident = $t:ty,)*) => {
@@ -42,78 +46,19 @@ macro_rules! define_dyn_array {
                     $(DynArray::$v(a) => a.shape(),)*
                 }
             }
-        }
 
-        /// A flat buffer of any built-in data type (a block of a fused run-time chain).
-        #[derive(Clone, Debug, PartialEq)]
-        pub enum DynVec {
-            $(
-                #[doc = concat!("`", stringify!($t), "` elements")]
-                $v(Vec<$t>),
-            )*
-        }
-
-        /// A borrowed flat slice of any built-in data type.
-        #[derive(Clone, Copy, Debug, PartialEq)]
-        pub enum DynSlice<'a> {
-            $(
-                #[doc = concat!("`", stringify!($t), "` elements")]
-                $v(&'a [$t]),
-            )*
-        }
-
-        impl DynVec {
-            /// The element type.
-            pub fn dtype(&self) -> DTypeId {
+            /// The elements as storage words (in memory order), when the array is in
+            /// standard (C) layout.
+            pub fn words(&self) -> Option<Words<'_>> {
                 match self {
-                    $(DynVec::$v(_) => DTypeId::$v,)*
+                    $(DynArray::$v(a) => a.as_slice().map(crate::convert::words_of),)*
                 }
             }
 
-            /// Number of elements.
-            pub fn len(&self) -> usize {
+            /// The elements as mutable storage words, when the array is in standard layout.
+            pub fn words_mut(&mut self) -> Option<WordsMut<'_>> {
                 match self {
-                    $(DynVec::$v(v) => v.len(),)*
-                }
-            }
-
-            /// Whether there are no elements.
-            pub fn is_empty(&self) -> bool {
-                self.len() == 0
-            }
-
-            /// Borrow `[start, end)`.
-            pub fn slice(&self, start: usize, end: usize) -> DynSlice<'_> {
-                match self {
-                    $(DynVec::$v(v) => DynSlice::$v(&v[start..end]),)*
-                }
-            }
-        }
-
-        impl DynSlice<'_> {
-            /// Number of elements.
-            pub fn len(&self) -> usize {
-                match self {
-                    $(DynSlice::$v(v) => v.len(),)*
-                }
-            }
-
-            /// Whether there are no elements.
-            pub fn is_empty(&self) -> bool {
-                self.len() == 0
-            }
-
-            /// The element type.
-            pub fn dtype(&self) -> DTypeId {
-                match self {
-                    $(DynSlice::$v(_) => DTypeId::$v,)*
-                }
-            }
-
-            /// Sub-slice `[start, end)`.
-            pub fn sub(&self, start: usize, end: usize) -> Self {
-                match self {
-                    $(DynSlice::$v(v) => DynSlice::$v(&v[start..end]),)*
+                    $(DynArray::$v(a) => a.as_slice_mut().map(crate::convert::words_of_mut),)*
                 }
             }
         }
@@ -131,33 +76,6 @@ macro_rules! define_dyn_array {
                         _ => None,
                     }
                 }
-                fn vec_mut(v: &mut DynVec) -> Option<&mut Vec<Self>> {
-                    match v {
-                        DynVec::$v(x) => Some(x),
-                        #[allow(unreachable_patterns)]
-                        _ => None,
-                    }
-                }
-                fn into_vec(v: DynVec) -> Option<Vec<Self>> {
-                    match v {
-                        DynVec::$v(x) => Some(x),
-                        #[allow(unreachable_patterns)]
-                        _ => None,
-                    }
-                }
-                fn slice_of(s: DynSlice<'_>) -> Option<&[Self]> {
-                    match s {
-                        DynSlice::$v(x) => Some(x),
-                        #[allow(unreachable_patterns)]
-                        _ => None,
-                    }
-                }
-                fn wrap_vec(v: Vec<Self>) -> DynVec {
-                    DynVec::$v(v)
-                }
-                fn wrap_slice(s: &[Self]) -> DynSlice<'_> {
-                    DynSlice::$v(s)
-                }
             }
         )*
     };
@@ -171,16 +89,6 @@ pub trait Element: DType {
     fn into_dyn(a: ArrayD<Self>) -> DynArray;
     /// Borrow the array if it holds this type.
     fn from_dyn(a: &DynArray) -> Option<&ArrayD<Self>>;
-    /// Borrow the buffer if it holds this type.
-    fn vec_mut(v: &mut DynVec) -> Option<&mut Vec<Self>>;
-    /// Unwrap the buffer if it holds this type.
-    fn into_vec(v: DynVec) -> Option<Vec<Self>>;
-    /// Borrow the slice if it holds this type.
-    fn slice_of(s: DynSlice<'_>) -> Option<&[Self]>;
-    /// Wrap a buffer.
-    fn wrap_vec(v: Vec<Self>) -> DynVec;
-    /// Wrap a slice.
-    fn wrap_slice(s: &[Self]) -> DynSlice<'_>;
 }
 
 crate::__zquant_dtype_table!(define_dyn_array);
@@ -254,6 +162,31 @@ impl DynArray {
             .map(DType::fill_value_to_json))
     }
 
+    /// An array of `shape` filled with the element whose storage words are `x`.
+    pub fn from_scalar(dtype: DTypeId, shape: &[usize], x: Scalar) -> Self {
+        dispatch::with_any!(dtype, T => T::into_dyn(ArrayD::from_elem(IxDyn(shape), element_of::<T>(x))))
+    }
+
+    /// The first element's storage words (`None` for an empty array).
+    pub fn first_scalar(&self) -> Option<Scalar> {
+        let id = self.dtype();
+        dispatch::with_any!(id, T => T::from_dyn(self)
+            .and_then(|a| a.iter().next().copied())
+            .map(scalar))
+    }
+
+    /// The same elements in standard (C) layout: `self` when it already is, else a copy.
+    pub fn to_standard_layout(&self) -> std::borrow::Cow<'_, DynArray> {
+        if self.words().is_some() {
+            return std::borrow::Cow::Borrowed(self);
+        }
+        let id = self.dtype();
+        std::borrow::Cow::Owned(dispatch::with_any!(id, T => match T::from_dyn(self) {
+            Some(a) => T::into_dyn(a.as_standard_layout().into_owned()),
+            None => self.clone(),
+        }))
+    }
+
     /// Conformance equality: same type and shape, every element bit-equal or both NaN.
     pub fn same_as(&self, other: &DynArray) -> bool {
         if self.dtype() != other.dtype() {
@@ -264,146 +197,6 @@ impl DynArray {
             (Some(a), Some(b)) => same(a, b),
             _ => false,
         })
-    }
-}
-
-/// A codec bound to run-time data types.
-pub trait DynStage: Send + Sync {
-    /// Codec name.
-    fn name(&self) -> &'static str;
-    /// Decoded data type.
-    fn input(&self) -> &DataType;
-    /// Encoded data type.
-    fn output(&self) -> &DataType;
-    /// A zeroed buffer of `n` elements of the encoded type.
-    fn new_output(&self, n: usize) -> DynVec;
-    /// A zeroed buffer of `n` elements of the decoded type.
-    fn new_input(&self, n: usize) -> DynVec;
-    /// Encode `src` (of the input type) into `dst[at..at + src.len()]` (of the output type).
-    ///
-    /// # Errors
-    /// Wrong buffer types, or the first element that cannot be encoded (index within `src`).
-    fn encode_block(
-        &self,
-        src: DynSlice<'_>,
-        dst: &mut DynVec,
-        at: usize,
-    ) -> Result<(), CodecError>;
-    /// Decode `src` (of the output type) into `dst[at..at + src.len()]` (of the input type).
-    ///
-    /// # Errors
-    /// Wrong buffer types, or the first element that cannot be decoded (index within `src`).
-    fn decode_block(
-        &self,
-        src: DynSlice<'_>,
-        dst: &mut DynVec,
-        at: usize,
-    ) -> Result<(), CodecError>;
-    /// Carry a 0-d fill value forward.
-    ///
-    /// # Errors
-    /// The fill value cannot be encoded (or, for cast_value, does not survive the round trip).
-    fn encode_fill_value(&self, fill: &DynArray) -> Result<DynArray, MetadataError>;
-    /// The codec's metadata object.
-    fn to_metadata(&self) -> Value;
-}
-
-/// A typed codec behind the [`DynStage`] interface.
-pub struct Bound<C> {
-    codec: C,
-    input: DataType,
-    output: DataType,
-}
-
-impl<C> Bound<C> {
-    /// Wrap `codec`, which reads `input` and writes `output`.
-    pub fn new(codec: C, input: DataType, output: DataType) -> Self {
-        Bound {
-            codec,
-            input,
-            output,
-        }
-    }
-}
-
-fn wrong_type(expected: DTypeId, found: DTypeId) -> CodecError {
-    CodecError::Array(format!("expected an array of {expected}, got {found}"))
-}
-
-fn wrong_buffers(src: DTypeId, dst: DTypeId, found: (DTypeId, DTypeId)) -> CodecError {
-    CodecError::Array(format!(
-        "stage reads {src} and writes {dst}, given {} and {}",
-        found.0, found.1
-    ))
-}
-
-impl<C> DynStage for Bound<C>
-where
-    C: ArrayCodec,
-    C::In: Element,
-    C::Out: Element,
-{
-    fn name(&self) -> &'static str {
-        self.codec.name()
-    }
-    fn input(&self) -> &DataType {
-        &self.input
-    }
-    fn output(&self) -> &DataType {
-        &self.output
-    }
-    fn new_output(&self, n: usize) -> DynVec {
-        C::Out::wrap_vec(vec![C::Out::default(); n])
-    }
-    fn new_input(&self, n: usize) -> DynVec {
-        C::In::wrap_vec(vec![C::In::default(); n])
-    }
-    fn encode_block(
-        &self,
-        src: DynSlice<'_>,
-        dst: &mut DynVec,
-        at: usize,
-    ) -> Result<(), CodecError> {
-        let found = (src.dtype(), dst.dtype());
-        let (Some(s), Some(d)) = (C::In::slice_of(src), C::Out::vec_mut(dst)) else {
-            return Err(wrong_buffers(C::In::ID, C::Out::ID, found));
-        };
-        let d = d
-            .get_mut(at..at + s.len())
-            .ok_or_else(|| CodecError::Array("output block out of bounds".into()))?;
-        self.codec.encode_slice(s, d).map_err(CodecError::from)
-    }
-    fn decode_block(
-        &self,
-        src: DynSlice<'_>,
-        dst: &mut DynVec,
-        at: usize,
-    ) -> Result<(), CodecError> {
-        let found = (src.dtype(), dst.dtype());
-        let (Some(s), Some(d)) = (C::Out::slice_of(src), C::In::vec_mut(dst)) else {
-            return Err(wrong_buffers(C::Out::ID, C::In::ID, found));
-        };
-        let d = d
-            .get_mut(at..at + s.len())
-            .ok_or_else(|| CodecError::Array("output block out of bounds".into()))?;
-        self.codec.decode_slice(s, d).map_err(CodecError::from)
-    }
-    fn encode_fill_value(&self, fill: &DynArray) -> Result<DynArray, MetadataError> {
-        let x = C::In::from_dyn(fill)
-            .and_then(|a| a.iter().next().copied())
-            .ok_or_else(|| MetadataError::FillValueTransform {
-                codec: self.codec.name(),
-                reason: format!(
-                    "fill value of type {} given to a stage reading {}",
-                    fill.dtype(),
-                    C::In::ID
-                ),
-            })?;
-        let y = self.codec.encode_fill_value(x)?;
-        Ok(C::Out::into_dyn(ArrayD::from_elem(IxDyn(&[]), y)))
-    }
-    fn to_metadata(&self) -> Value {
-        self.codec.to_metadata()
     }
 }
 
@@ -465,10 +258,10 @@ impl DynChain {
             stages.push(stage);
         }
         let mut fills = Vec::with_capacity(stages.len());
-        let mut f = fill.clone();
+        let mut f = fill.first_scalar().unwrap_or_default();
         for s in &stages {
-            f = s.encode_fill_value(&f)?;
-            fills.push(f.clone());
+            f = s.encode_fill_value(f)?;
+            fills.push(DynArray::from_scalar(s.output().id, &[], f));
         }
         Ok(DynChain {
             data_type: dt,
@@ -518,7 +311,7 @@ impl DynChain {
             .iter()
             .map(|s| (s.as_ref(), Direction::Encode))
             .collect();
-        run_fused(input, &kinds, self.encoded_data_type().id)
+        run_fused(input, &kinds)
     }
 
     /// Decode through every stage in reverse, fused like [`DynChain::encode`].
@@ -536,7 +329,7 @@ impl DynChain {
             .rev()
             .map(|s| (s.as_ref(), Direction::Decode))
             .collect();
-        run_fused(encoded, &kinds, self.data_type.id)
+        run_fused(encoded, &kinds)
     }
 
     /// The `codecs` list.
@@ -545,26 +338,8 @@ impl DynChain {
     }
 }
 
-/// The elements of `a` in C order: borrowed when it is in standard layout, else gathered.
-fn c_order(a: &DynArray) -> (Option<DynVec>, Option<DynSlice<'_>>) {
-    let id = a.dtype();
-    dispatch::with_any!(id, T => match T::from_dyn(a) {
-        Some(x) => match x.as_slice() {
-            Some(s) => (None, Some(T::wrap_slice(s))),
-            None => (Some(T::wrap_vec(x.iter().copied().collect())), None),
-        },
-        None => (None, None),
-    })
-}
-
-fn vec_into_array(v: DynVec, shape: &[usize]) -> Result<DynArray, CodecError> {
-    let id = v.dtype();
-    dispatch::with_any!(id, T => {
-        let data = T::into_vec(v).ok_or_else(|| CodecError::Array("buffer type mismatch".into()))?;
-        ArrayD::from_shape_vec(IxDyn(shape), data)
-            .map(T::into_dyn)
-            .map_err(|e| CodecError::Array(e.to_string()))
-    })
+fn wrong_type(expected: DTypeId, found: DTypeId) -> CodecError {
+    CodecError::Array(format!("expected an array of {expected}, got {found}"))
 }
 
 fn shift_index(e: CodecError, by: usize) -> CodecError {
@@ -577,46 +352,51 @@ fn shift_index(e: CodecError, by: usize) -> CodecError {
     }
 }
 
-/// Run `stages` (each in its direction) over `input` block by block.
+/// The data type a stage writes in a direction.
+fn written(stage: &dyn DynStage, dir: Direction) -> DTypeId {
+    match dir {
+        Direction::Encode => stage.output().id,
+        Direction::Decode => stage.input().id,
+    }
+}
+
+/// Run `stages` (each in its direction) over `input` block by block: each block of
+/// [`BLOCK`] elements goes through every stage while it is in cache, with one block-sized
+/// word buffer per stage boundary, and the last stage writes straight into the output.
 fn run_fused(
     input: &DynArray,
     stages: &[(&dyn DynStage, Direction)],
-    out_type: DTypeId,
 ) -> Result<DynArray, CodecError> {
-    let shape = input.shape().to_vec();
-    let (owned, borrowed) = c_order(input);
-    let src = match (&owned, borrowed) {
-        (_, Some(s)) => s,
-        (Some(v), None) => v.slice(0, v.len()),
-        (None, None) => {
-            return Err(CodecError::Array(
-                "array variant does not match its type".into(),
-            ));
-        }
-    };
-    let n = src.len();
-    if stages.is_empty() {
+    let Some(&(last_stage, last_dir)) = stages.last() else {
         return Ok(input.clone());
-    }
-    let make = |s: &dyn DynStage, d: Direction, len: usize| match d {
-        Direction::Encode => s.new_output(len),
-        Direction::Decode => s.new_input(len),
     };
-    let last = stages.len() - 1;
+    let shape = input.shape().to_vec();
+    let standard = input.to_standard_layout();
+    let src = standard
+        .words()
+        .ok_or_else(|| CodecError::Array("array is not in standard layout".into()))?;
+    let k0 = input.dtype().words_per_element();
+    let n = src.len() / k0.max(1);
+    let out_type = written(last_stage, last_dir);
+    let mut out = DynArray::from_scalar(out_type, &shape, [0, 0]);
+    let mut out_words = out
+        .words_mut()
+        .ok_or_else(|| CodecError::Array("output is not in standard layout".into()))?;
+    let kl = out_type.words_per_element();
     let block = BLOCK.min(n.max(1));
-    // One block-sized buffer per intermediate, one full-size buffer for the result.
-    let mut bufs: Vec<DynVec> = stages[..last]
+    let last = stages.len() - 1;
+    // One block-sized buffer per intermediate.
+    let mut bufs: Vec<WordBuf> = stages[..last]
         .iter()
-        .map(|(s, d)| make(*s, *d, block))
+        .map(|&(s, d)| {
+            let id = written(s, d);
+            WordBuf::zeroed(id.word_bits(), block * id.words_per_element())
+        })
         .collect();
-    let (ls, ld) = stages[last];
-    let mut out = make(ls, ld, n);
-    if out.dtype() != out_type {
-        return Err(CodecError::Array(format!(
-            "chain ends in {} but should end in {out_type}",
-            out.dtype()
-        )));
-    }
+    let ks: Vec<usize> = stages
+        .iter()
+        .map(|&(s, d)| written(s, d).words_per_element())
+        .collect();
     let mut start = 0;
     while start < n {
         let end = (start + BLOCK).min(n);
@@ -624,26 +404,27 @@ fn run_fused(
         // a later stage may fail on one of them, which is then the first failing element.
         let mut len = end - start;
         let mut failure: Option<CodecError> = None;
-        for (i, (stage, dir)) in stages.iter().enumerate() {
+        for (i, &(stage, dir)) in stages.iter().enumerate() {
             if len == 0 {
                 break;
             }
             let (prev, rest) = bufs.split_at_mut(i);
             let input_block = if i == 0 {
-                src.sub(start, start + len)
+                src.sub(start * k0, (start + len) * k0)
             } else {
-                prev[i - 1].slice(0, len)
+                prev[i - 1].as_words().sub(0, len * ks[i - 1])
             };
-            let (dst, at) = if i == last {
-                (&mut out, start)
+            let mut dst = if i == last {
+                out_words.sub(start * kl, (start + len) * kl)
             } else {
-                (&mut rest[0], 0)
+                rest[0].as_words_mut()
             };
-            let run = |block: DynSlice<'_>, dst: &mut DynVec| match dir {
-                Direction::Encode => stage.encode_block(block, dst, at),
-                Direction::Decode => stage.decode_block(block, dst, at),
+            let k = if i == last { kl } else { ks[i] };
+            let run = |block: Words<'_>, dst: WordsMut<'_>| match dir {
+                Direction::Encode => stage.encode_words(block, dst),
+                Direction::Decode => stage.decode_words(block, dst),
             };
-            if let Err(e) = run(input_block, dst) {
+            if let Err(e) = run(input_block, dst.sub(0, len * k)) {
                 len = match &e {
                     CodecError::Element(el) => el.index,
                     _ => return Err(e),
@@ -651,7 +432,9 @@ fn run_fused(
                 failure = Some(shift_index(e, start));
                 // The output is only partly written after a failure: redo the elements
                 // before it (they succeed).
-                run(input_block.sub(0, len), dst).map_err(|e| shift_index(e, start))?;
+                let k_in = if i == 0 { k0 } else { ks[i - 1] };
+                run(input_block.sub(0, len * k_in), dst.sub(0, len * k))
+                    .map_err(|e| shift_index(e, start))?;
             }
         }
         if let Some(e) = failure {
@@ -659,5 +442,5 @@ fn run_fused(
         }
         start = end;
     }
-    vec_into_array(out, &shape)
+    Ok(out)
 }

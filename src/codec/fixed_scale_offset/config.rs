@@ -1,0 +1,222 @@
+//! The `configuration` of `numcodecs.fixedscaleoffset`: Python numbers as `json.loads`
+//! reads them, and Zarr v2 data type strings.
+
+use serde_json::Value;
+
+use super::field;
+use super::numpy::from_v2_code;
+use crate::dtype::DTypeId;
+use crate::error::MetadataError;
+
+/// A JSON number as Python's `json` module reads it.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum PyNumber {
+    /// No fraction and no exponent: a Python `int`.
+    Int(i128),
+    /// A Python `float` (the nearest double to the decimal text).
+    Float(f64),
+}
+
+impl PyNumber {
+    /// Read a JSON number (its decimal text is kept by `serde_json`'s
+    /// `arbitrary_precision`).
+    ///
+    /// # Errors
+    /// Not a number; an integer beyond `i128`.
+    pub fn from_json(v: &Value) -> Result<Self, String> {
+        let Value::Number(n) = v else {
+            return Err(format!("must be a JSON number, got {v}"));
+        };
+        let text = n.to_string();
+        if text.contains(['.', 'e', 'E']) {
+            text.parse::<f64>()
+                .map(PyNumber::Float)
+                .map_err(|e| format!("invalid number {text}: {e}"))
+        } else {
+            text.parse::<i128>()
+                .map(PyNumber::Int)
+                .map_err(|_| format!("integer {text} is too large"))
+        }
+    }
+
+    /// The nearest double (Python's `float(int)`).
+    pub fn to_f64(self) -> f64 {
+        match self {
+            PyNumber::Int(i) => i as f64,
+            PyNumber::Float(f) => f,
+        }
+    }
+
+    /// The JSON number, written so that it reads back as the same Python number.
+    pub fn to_json(self) -> Value {
+        match self {
+            PyNumber::Int(i) => match (i64::try_from(i), u64::try_from(i)) {
+                (Ok(v), _) => Value::from(v),
+                (_, Ok(v)) => Value::from(v),
+                _ => serde_json::from_str(&i.to_string()).unwrap_or(Value::Null),
+            },
+            // `{:?}` always writes a `.` or an exponent, so the text stays a float. An
+            // infinity (read from a text like `1e400`, as Python does) is written back as one.
+            PyNumber::Float(f) => {
+                let text = match f {
+                    f64::INFINITY => "1e999".to_string(),
+                    f64::NEG_INFINITY => "-1e999".to_string(),
+                    _ => format!("{f:?}"),
+                };
+                serde_json::from_str(&text).unwrap_or(Value::Null)
+            }
+        }
+    }
+}
+
+/// A `dtype`/`astype` value: the data type and the text it was written as.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct NumpyDType {
+    /// The data type.
+    pub id: DTypeId,
+    /// As written in the configuration.
+    pub text: String,
+}
+
+/// Parse a Zarr v2 data type string (`"<f8"`, `"|u1"`, …) or a Zarr v3 data type name.
+///
+/// # Errors
+/// An unknown or big-endian multi-byte data type.
+pub fn parse_dtype(s: &str) -> Result<DTypeId, String> {
+    if let Ok(id) = s.parse::<DTypeId>() {
+        return Ok(id);
+    }
+    let (order, code) = match s.chars().next() {
+        Some(c @ ('<' | '>' | '|' | '=')) => (Some(c), &s[1..]),
+        _ => (None, s),
+    };
+    let id = match code {
+        "c8" => DTypeId::Complex64,
+        "c16" => DTypeId::Complex128,
+        _ => from_v2_code(code).ok_or_else(|| format!("unknown data type {s:?}"))?,
+    };
+    if order == Some('>') && id.size() > 1 {
+        return Err(format!(
+            "big-endian data type {s:?} is not supported (Zarr v3 arrays hold native values)"
+        ));
+    }
+    Ok(id)
+}
+
+impl NumpyDType {
+    fn from_json(name: &'static str, v: &Value) -> Result<Self, MetadataError> {
+        let Value::String(s) = v else {
+            return Err(field(name, format!("must be a data type string, got {v}")));
+        };
+        let id = parse_dtype(s).map_err(|e| field(name, e))?;
+        Ok(NumpyDType {
+            id,
+            text: s.clone(),
+        })
+    }
+
+    /// The Zarr v2 string of a NumPy type (`"<f8"`, `"|u1"`).
+    pub fn v2(id: DTypeId) -> Self {
+        let kind = match id.kind() {
+            crate::dtype::Kind::Float(_) => 'f',
+            crate::dtype::Kind::Int(l) if l.signed => 'i',
+            _ => 'u',
+        };
+        let order = if id.size() == 1 { '|' } else { '<' };
+        NumpyDType {
+            id,
+            text: format!("{order}{kind}{}", id.size()),
+        }
+    }
+}
+
+/// The untyped `configuration` of a `numcodecs.fixedscaleoffset` codec.
+#[derive(Clone, Debug, PartialEq)]
+pub struct FixedScaleOffsetConfig {
+    /// Subtracted before scaling.
+    pub offset: PyNumber,
+    /// Multiplied after subtracting.
+    pub scale: PyNumber,
+    /// The decoded data type.
+    pub dtype: NumpyDType,
+    /// The encoded data type, if written (`dtype` otherwise).
+    pub astype: Option<NumpyDType>,
+}
+
+impl FixedScaleOffsetConfig {
+    /// Parse a `configuration` object.
+    ///
+    /// # Errors
+    /// A missing or non-object configuration, unknown keys, a missing `offset`/`scale`/
+    /// `dtype`, a non-number scalar, an unknown data type string.
+    pub fn from_json(config: Option<&Value>) -> Result<Self, MetadataError> {
+        let Some(Value::Object(map)) = config else {
+            return Err(field(
+                "configuration",
+                "numcodecs.fixedscaleoffset requires a configuration object",
+            ));
+        };
+        if let Some(k) = map
+            .keys()
+            .find(|k| !matches!(k.as_str(), "offset" | "scale" | "dtype" | "astype"))
+        {
+            return Err(field("configuration", format!("unknown key {k:?}")));
+        }
+        let number = |name: &'static str| match map.get(name) {
+            None => Err(field(name, "missing")),
+            Some(v) => PyNumber::from_json(v).map_err(|e| field(name, e)),
+        };
+        let offset = number("offset")?;
+        let scale = number("scale")?;
+        let dtype = match map.get("dtype") {
+            None => return Err(field("dtype", "missing")),
+            Some(v) => NumpyDType::from_json("dtype", v)?,
+        };
+        let astype = map
+            .get("astype")
+            .map(|v| NumpyDType::from_json("astype", v))
+            .transpose()?;
+        Ok(FixedScaleOffsetConfig {
+            offset,
+            scale,
+            dtype,
+            astype,
+        })
+    }
+
+    /// The encoded data type.
+    pub fn astype_id(&self) -> DTypeId {
+        self.astype.as_ref().map_or(self.dtype.id, |a| a.id)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn python_numbers() {
+        let n = |s: &str| PyNumber::from_json(&serde_json::from_str(s).unwrap()).unwrap();
+        assert_eq!(n("10"), PyNumber::Int(10));
+        assert_eq!(n("-0"), PyNumber::Int(0));
+        assert_eq!(n("10.0"), PyNumber::Float(10.0));
+        assert_eq!(n("1e3"), PyNumber::Float(1000.0));
+        assert_eq!(n("0.1"), PyNumber::Float(0.1));
+        for p in [
+            PyNumber::Int(-5),
+            PyNumber::Int(u64::MAX as i128),
+            PyNumber::Float(10.0),
+            PyNumber::Float(0.1),
+            PyNumber::Float(-0.0),
+            PyNumber::Float(1e300),
+            PyNumber::Float(f64::INFINITY),
+            PyNumber::Float(f64::NEG_INFINITY),
+        ] {
+            let back = PyNumber::from_json(&p.to_json()).unwrap();
+            assert!(
+                back == p && back.to_f64().to_bits() == p.to_f64().to_bits(),
+                "{p:?}"
+            );
+        }
+    }
+}

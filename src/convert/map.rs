@@ -1,0 +1,144 @@
+//! A `scalar_map` direction, untyped: keys matched by value on the codes of one format.
+//!
+//! The typed [`MapEntries`](crate::codec::cast_value::MapEntries) and the run-time
+//! `cast_value` stage both hold one of these, so the matching code exists once, whatever
+//! the data types.
+
+use super::exact::{Class, Exact};
+use super::{CastOptions, Status, exact_of, round_into};
+use crate::dtype::Format;
+
+/// Keys (codes of the `key` format) and the codes they map to, first occurrence first.
+#[derive(Clone, Debug, PartialEq)]
+pub struct KeyMap {
+    key: Format,
+    /// `(key code, value code)` as given, later duplicates of a key dropped.
+    entries: Vec<(u64, u64)>,
+    /// The keys as canonical exact values, for matching by value.
+    keys: Vec<Exact>,
+    /// Every code of the key format that has a key's value (both zeros for a zero key), with
+    /// its value: a slice is scanned for keys on its bits.
+    codes: Vec<(u64, u64)>,
+    /// The value of a NaN key: every NaN code matches it.
+    nan: Option<u64>,
+}
+
+/// The canonical form of a value for matching: every NaN alike, ±0 alike, finite values
+/// with the significand's trailing zeros removed.
+pub fn canonical(x: Exact) -> Exact {
+    match x.class {
+        Class::Nan => Exact::NAN,
+        Class::Zero => Exact::ZERO,
+        Class::Inf => x,
+        Class::Finite => {
+            let tz = x.mant.trailing_zeros();
+            Exact {
+                mant: x.mant >> tz,
+                exp: x.exp + tz as i32,
+                ..x
+            }
+        }
+    }
+}
+
+impl KeyMap {
+    /// An empty map on keys of format `key`.
+    pub fn empty(key: Format) -> Self {
+        KeyMap {
+            key,
+            entries: Vec::new(),
+            keys: Vec::new(),
+            codes: Vec::new(),
+            nan: None,
+        }
+    }
+
+    /// Entries in order; later duplicates of a key are ignored ("readers MUST use the first
+    /// occurrence").
+    pub fn new(key: Format, pairs: impl IntoIterator<Item = (u64, u64)>) -> Self {
+        let mut m = KeyMap::empty(key);
+        for (k, v) in pairs {
+            let c = canonical(exact_of(key, k));
+            if m.keys.contains(&c) {
+                continue;
+            }
+            m.keys.push(c);
+            m.entries.push((k & key.mask(), v));
+            if c.class == Class::Nan {
+                m.nan = Some(v);
+                continue;
+            }
+            let signs: &[bool] = if c.class == Class::Zero {
+                &[false, true]
+            } else {
+                &[c.neg]
+            };
+            for &neg in signs {
+                let (code, st) = round_into(key, Exact { neg, ..c }, CastOptions::default());
+                if st == Status::Exact
+                    && canonical(exact_of(key, code)) == c
+                    && !m.codes.iter().any(|(b, _)| *b == code)
+                {
+                    m.codes.push((code, v));
+                }
+            }
+        }
+        m
+    }
+
+    /// The key format.
+    pub fn key_format(&self) -> Format {
+        self.key
+    }
+
+    /// `(key code, value code)` in order.
+    pub fn entries(&self) -> &[(u64, u64)] {
+        &self.entries
+    }
+
+    /// Whether there are no entries.
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+
+    /// The mapped code of the value `x`, if it is a key.
+    #[inline]
+    pub fn lookup(&self, x: Exact) -> Option<u64> {
+        if self.keys.is_empty() {
+            return None;
+        }
+        let c = canonical(x);
+        self.keys
+            .iter()
+            .position(|k| *k == c)
+            .map(|i| self.entries[i].1)
+    }
+
+    /// The mapped code of the element with code `bits`, if its value is a key (the same
+    /// answer as [`KeyMap::lookup`], from the bits).
+    #[inline(always)]
+    pub fn lookup_bits(&self, bits: u64) -> Option<u64> {
+        let bits = bits & self.key.mask();
+        if let Some(v) = self.nan {
+            if self.is_nan_code(bits) {
+                return Some(v);
+            }
+        }
+        self.codes.iter().find(|(b, _)| *b == bits).map(|(_, v)| *v)
+    }
+
+    /// Whether the element with code `bits` is a key.
+    #[inline(always)]
+    pub fn is_key_bits(&self, bits: u64) -> bool {
+        let bits = bits & self.key.mask();
+        (self.nan.is_some() && self.is_nan_code(bits)) | self.codes.iter().any(|(b, _)| *b == bits)
+    }
+
+    #[inline(always)]
+    fn is_nan_code(&self, bits: u64) -> bool {
+        match self.key {
+            Format::Float(l) => l.is_nan_bits(bits),
+            Format::Int(_) => false,
+        }
+    }
+}
