@@ -1,11 +1,8 @@
-//! Static iteration over the built-in real types.
+//! Static iteration over the built-in real types, derived from zquant's one data-type table
+//! (`zquant::__zquant_dtype_table!`, kinds `int` and `float`), so that a type added there is
+//! visited here too.
 
-use half::{bf16, f16};
 use zquant::Real;
-use zquant::dtype::{
-    Float4E2M1Fn, Float6E2M3Fn, Float6E3M2Fn, Float8E3M4, Float8E4M3, Float8E4M3B11Fnuz,
-    Float8E4M3Fnuz, Float8E5M2, Float8E5M2Fnuz, Float8E8M0Fnu, Int2, Int4, UInt2, UInt4,
-};
 
 /// Something done once per type.
 pub trait Visit {
@@ -13,37 +10,40 @@ pub trait Visit {
     fn visit<T: Real>(&mut self);
 }
 
-/// The built-in real types of at most 16 bits (20 types).
-pub fn for_each_small<V: Visit>(v: &mut V) {
-    v.visit::<Int2>();
-    v.visit::<Int4>();
-    v.visit::<i8>();
-    v.visit::<i16>();
-    v.visit::<UInt2>();
-    v.visit::<UInt4>();
-    v.visit::<u8>();
-    v.visit::<u16>();
-    v.visit::<f16>();
-    v.visit::<bf16>();
-    v.visit::<Float4E2M1Fn>();
-    v.visit::<Float6E2M3Fn>();
-    v.visit::<Float6E3M2Fn>();
-    v.visit::<Float8E3M4>();
-    v.visit::<Float8E4M3>();
-    v.visit::<Float8E4M3B11Fnuz>();
-    v.visit::<Float8E4M3Fnuz>();
-    v.visit::<Float8E5M2>();
-    v.visit::<Float8E5M2Fnuz>();
-    v.visit::<Float8E8M0Fnu>();
+/// `$v.visit::<T>()` for each `int` and `float` row of the table whose `T::BITS` is at most
+/// 16 (`small`) or above 16 (`wide`). The width test is an inline `const`, so the calls it
+/// rules out are not instantiated.
+macro_rules! visit_reals {
+    (($v:ident, $width:ident) $($kind:ident $variant:ident = $t:ty,)*) => {
+        $( visit_reals!(@row $v, $width, $kind $t); )*
+    };
+    (@row $v:ident, $width:ident, int $t:ty) => {
+        visit_reals!(@width $v, $width, $t);
+    };
+    (@row $v:ident, $width:ident, float $t:ty) => {
+        visit_reals!(@width $v, $width, $t);
+    };
+    (@row $v:ident, $width:ident, complex $t:ty) => {};
+    (@row $v:ident, $width:ident, time $t:ty) => {};
+    (@width $v:ident, small, $t:ty) => {
+        if const { <$t as Real>::BITS <= 16 } {
+            $v.visit::<$t>();
+        }
+    };
+    (@width $v:ident, wide, $t:ty) => {
+        if const { <$t as Real>::BITS > 16 } {
+            $v.visit::<$t>();
+        }
+    };
 }
 
-/// All 26 built-in real types.
+/// The built-in real types of at most 16 bits (20 types), in table order.
+pub fn for_each_small<V: Visit>(v: &mut V) {
+    zquant::__zquant_dtype_table!(visit_reals(v, small));
+}
+
+/// All 26 built-in real types: the small ones, then the wider ones, each in table order.
 pub fn for_each_real<V: Visit>(v: &mut V) {
     for_each_small(v);
-    v.visit::<i32>();
-    v.visit::<i64>();
-    v.visit::<u32>();
-    v.visit::<u64>();
-    v.visit::<f32>();
-    v.visit::<f64>();
+    zquant::__zquant_dtype_table!(visit_reals(v, wide));
 }
