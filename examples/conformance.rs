@@ -1,7 +1,7 @@
 //! Run conformance vector directories through the run-time API.
 //!
 //! ```sh
-//! cargo run --release --example conformance -- ../shared/conformance
+//! cargo run --release --example conformance -- tests/data/conformance
 //! ```
 //!
 //! Prints one line per failing case and ends with `N passed, M failed`; exits non-zero when

@@ -4,11 +4,9 @@
 //! The reference decoder is `formula` (written from the READMEs, sharing nothing with
 //! zquant); the facts each README states outright are also asserted literally.
 
-mod formula;
-
 use std::path::PathBuf;
 
-use formula::{Fmt, SMALL, same_f64};
+use crate::formula::{self, Fmt, SMALL, same_f64};
 use serde_json::Value;
 use zquant::Real;
 use zquant::dtype::*;
@@ -222,7 +220,10 @@ fn readme_facts() {
 }
 
 fn conformance_path() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/conformance/cast_value.json")
+    PathBuf::from(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/data/conformance/cast_value.json"
+    ))
 }
 
 /// A `values` entry as an `f64` (-0.0 keeps its sign).
@@ -256,8 +257,8 @@ fn every_code_matches_the_conformance_vectors() {
     let path = conformance_path();
     let text = std::fs::read_to_string(&path).unwrap_or_else(|e| {
         panic!(
-            "cannot read the conformance vectors at {} ({e}); this test needs the shared/ \
-             directory next to the crate (CI has it)",
+            "cannot read the conformance vectors at {} ({e}); they are in the repository, \
+             tests/data/conformance/",
             path.display()
         )
     });

@@ -1,6 +1,6 @@
 //! Exhaustive check of the conversion core: every code of every built-in real type of at
 //! most 16 bits, converted to each of the 26 built-in real types, under all 5 rounding modes
-//! and all 3 out-of-range rules, against the exact reference in `tests/common/reference.rs`.
+//! and all 3 out-of-range rules, against the exact reference in `tests/it/common/reference.rs`.
 //!
 //! Each source type is one test (20 tests; the four 16-bit sources carry almost all of the
 //! ~100 million conversions). Conversions go through `cast` element by element (value and
@@ -9,11 +9,9 @@
 //! the table repeated to 2^18 elements (zquant's 16-bit lookup-table path). The whole run is
 //! the default `cargo test`; there is no reduced subset.
 
-mod common;
-
-use common::check::{Report, check_decoded, check_long_slice, format_of, pair};
-use common::reference::{FORMATS, Format, Mag, Nan, Target, Val, format};
-use common::types::{Visit, for_each_real, for_each_small};
+use crate::common::check::{Report, check_decoded, check_long_slice, format_of, pair};
+use crate::common::reference::{FORMATS, Format, Mag, Nan, Target, Val, format};
+use crate::common::types::{Visit, for_each_real, for_each_small};
 use zquant::Real;
 use zquant::dtype::{
     Float4E2M1Fn, Float6E2M3Fn, Float6E3M2Fn, Float8E3M4, Float8E4M3, Float8E4M3B11Fnuz,
@@ -42,10 +40,10 @@ impl Visit for AllTargets {
 
 /// The pair `S -> D` for the source named `src`: a dispatch over the 20 small sources, so
 /// that only the 20 x 26 `cast` instantiations are generic.
-fn by_name<D: Real>(src: &str) -> common::check::Pair {
+fn by_name<D: Real>(src: &str) -> crate::common::check::Pair {
     struct Find<D> {
         name: String,
-        found: Option<common::check::Pair>,
+        found: Option<crate::common::check::Pair>,
         _d: std::marker::PhantomData<D>,
     }
     impl<D: Real> Visit for Find<D> {

@@ -1,9 +1,7 @@
 //! `zquant::parallel` (feature `rayon`) gives what the one-threaded calls give: the same
 //! output bits, and on failure the same first failing element with its whole-slice index.
 //!
-//! Run with `cargo test --features rayon --test parallel`.
-
-#![cfg(feature = "rayon")]
+//! Run with `cargo test --features rayon --test it parallel::`.
 
 use ndarray::{Array2, ShapeBuilder};
 use zquant::parallel::{CHUNK, ParArrayCodec, for_each_chunk, map_chunks};

@@ -13,11 +13,9 @@
 //!   adjacent values, written out as an exact decimal and nudged by `10^-k`), for `float32`
 //!   and `float64` against Rust's own correctly rounded `str::parse`.
 
-mod formula;
-
 use std::cmp::Ordering;
 
-use formula::{Fmt, Specials, Val};
+use crate::formula::{self, Fmt, Specials, Val};
 use half::{bf16, f16};
 use serde_json::Value;
 use zquant::dtype::*;
@@ -894,7 +892,7 @@ fn small(fmt: Fmt) -> impl Fn(u64) -> f64 {
 
 #[test]
 fn roundtrip_small_floats_every_code() {
-    use formula::*;
+    use crate::formula::*;
     let n = float_roundtrip::<Float4E2M1Fn>(0..16, small(FLOAT4_E2M1FN), None)
         + float_roundtrip::<Float6E2M3Fn>(0..64, small(FLOAT6_E2M3FN), None)
         + float_roundtrip::<Float6E3M2Fn>(0..64, small(FLOAT6_E3M2FN), None)
@@ -1141,7 +1139,7 @@ fn random_pairs(rng: &mut Rng, e_bits: u32, m_bits: u32) -> Vec<(u64, u64)> {
 
 #[test]
 fn roundtrip_complex() {
-    use formula::*;
+    use crate::formula::*;
     macro_rules! small_complex {
         ($t:ty, $fmt:expr, $nan:expr) => {
             complex_roundtrip::<$t, Complex<$t>>(

@@ -1,5 +1,5 @@
 //! Rounding boundaries and random values from wide sources, against the exact reference in
-//! `tests/common/reference.rs`.
+//! `tests/it/common/reference.rs`.
 //!
 //! Sources: `float64` and `float32` into every narrower float type and every integer type;
 //! `int64`/`uint64`/`int32`/`uint32` into every type. For each target the inputs are the
@@ -15,18 +15,16 @@
 //! run, at least 10^6 random samples per (source, target) pair, is the ignored tests:
 //!
 //! ```sh
-//! ZQUANT_SAMPLES=1000000 cargo test --release --test convert_boundaries -- --ignored
+//! ZQUANT_SAMPLES=1000000 cargo test --release --test it convert_boundaries -- --ignored
 //! ```
 //!
 //! (the ignored tests default to 1000000 when `ZQUANT_SAMPLES` is unset; `ZQUANT_SEED`
 //! changes the random seed.)
 
-mod common;
-
-use common::check::{Pair, Report, check_codes, format_of, pair};
-use common::reference::{Format, Mag, Target, Val, format};
-use common::types::{Visit, for_each_real};
-use common::{Rng, samples, seed};
+use crate::common::check::{Pair, Report, check_codes, format_of, pair};
+use crate::common::reference::{Format, Mag, Target, Val, format};
+use crate::common::types::{Visit, for_each_real};
+use crate::common::{Rng, samples, seed};
 use half::{bf16, f16};
 use zquant::convert::{cast, cast_slice};
 use zquant::dtype::{Float8E4M3, Float8E8M0Fnu};
@@ -302,19 +300,19 @@ fn int32_uint32_boundaries_and_samples() {
 }
 
 #[test]
-#[ignore = "long: ZQUANT_SAMPLES=1000000 cargo test --release --test convert_boundaries -- --ignored"]
+#[ignore = "long: ZQUANT_SAMPLES=1000000 cargo test --release --test it convert_boundaries -- --ignored"]
 fn float64_full_random() {
     run("float64", false, samples(FULL_SAMPLES));
 }
 
 #[test]
-#[ignore = "long: ZQUANT_SAMPLES=1000000 cargo test --release --test convert_boundaries -- --ignored"]
+#[ignore = "long: ZQUANT_SAMPLES=1000000 cargo test --release --test it convert_boundaries -- --ignored"]
 fn float32_full_random() {
     run("float32", false, samples(FULL_SAMPLES));
 }
 
 #[test]
-#[ignore = "long: ZQUANT_SAMPLES=1000000 cargo test --release --test convert_boundaries -- --ignored"]
+#[ignore = "long: ZQUANT_SAMPLES=1000000 cargo test --release --test it convert_boundaries -- --ignored"]
 fn int64_uint64_full_random() {
     run("int64", false, samples(FULL_SAMPLES));
     run("uint64", false, samples(FULL_SAMPLES));

@@ -3,17 +3,15 @@
 //! 1. `float64 -> T -> float64` is the identity, with status `Exact` both ways and under
 //!    every option, for every value representable in `T` (codes drawn at random; for int64
 //!    and uint64 the drawn value is first truncated to 53 significant bits so that float64
-//!    holds it). The expected codes come from the reference decoder in `tests/common`.
+//!    holds it). The expected codes come from the reference decoder in `tests/it/common`.
 //! 2. `cast_slice` equals `cast` element by element: the same codes where it succeeds, and
 //!    the first element whose status is an error as its failure (index and status).
 //!
 //! Cases per type: 512, or `PROPTEST_CASES`.
 
-mod common;
-
-use common::check::format_of;
-use common::reference::{Format, Mag, Val, format};
-use common::types::{Visit, for_each_real};
+use crate::common::check::format_of;
+use crate::common::reference::{Format, Mag, Val, format};
+use crate::common::types::{Visit, for_each_real};
 use proptest::prelude::*;
 use proptest::test_runner::{Config, TestRunner};
 use zquant::convert::{cast, cast_slice};

@@ -1,4 +1,5 @@
-//! Every public conformance vector (`../shared/conformance`) through the run-time API.
+//! Every public conformance vector (`tests/data/conformance`, a verbatim copy of
+//! `../shared/conformance`) through the run-time API.
 //! The case id appears in every failure message.
 
 use std::path::PathBuf;
@@ -7,10 +8,13 @@ use zquant::conformance::{Report, run_dir};
 
 #[test]
 fn all_public_conformance_vectors_pass() {
-    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/conformance");
+    let dir = PathBuf::from(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/data/conformance"
+    ));
     assert!(
         dir.is_dir(),
-        "conformance vectors not found at {} (CI lays shared/ beside the clone)",
+        "conformance vectors not found at {} (tests/data/conformance/ in the repository)",
         dir.display()
     );
     let mut report = Report::default();

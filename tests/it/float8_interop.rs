@@ -1,6 +1,6 @@
 //! A user-declared OCP FP8 E4M3FN type agrees with the `float8` crate's `F8E4M3`.
 //!
-//! Run with `cargo test --features float8 --test float8_interop`.
+//! Run with `cargo test --features float8 --test it float8_interop::`.
 //!
 //! What `float8` 0.7 does (read from its source, `convert_to_fp8`, a port of CUDA's
 //! `__nv_cvt_double_to_fp8` with `__NV_SATFINITE`), and so what is compared here:
@@ -15,8 +15,6 @@
 //!   (`out_of_range` absent) is an error; with `clamp` zquant also gives ±448 for finite
 //!   values, but ±Inf stays an error (the spec's reading `inf-clamp`).
 //! - NaN keeps its sign (`-NaN -> 0xff`); zquant writes the canonical `0x7f`. Both are NaN.
-
-#![cfg(feature = "float8")]
 
 use float8::F8E4M3;
 use zquant::convert::{CastOptions, OutOfRange, Rounding, Status, cast};

@@ -1,0 +1,28 @@
+//! zquant's integration tests, as one test crate: one module per topic, plus the shared
+//! helpers (`common`, `formula`). One crate links zquant and the dev-dependencies once,
+//! instead of once per test file.
+//!
+//! `cargo test` runs them all; `cargo test --test it <module>::` runs one topic. The
+//! feature-gated modules need `--features float8` / `--features rayon`.
+
+mod common;
+mod formula;
+
+mod codecs;
+mod compile_fail;
+mod conformance;
+mod convert_boundaries;
+mod convert_exhaustive;
+mod convert_properties;
+mod fast_paths;
+mod fill_value;
+mod fixedscaleoffset_fixture;
+#[cfg(feature = "float8")]
+mod float8_interop;
+mod layouts;
+mod metadata;
+#[cfg(feature = "rayon")]
+mod parallel;
+mod robustness;
+mod small_float_tables;
+mod smoke;
