@@ -1,5 +1,6 @@
 //! numcodecs' own backwards-compatibility fixture for `FixedScaleOffset`
-//! (`shared/specs/codecs/numcodecs.fixedscaleoffset/numcodecs_fixture`): every
+//! (copied verbatim from `shared/specs/codecs/numcodecs.fixedscaleoffset/numcodecs_fixture`
+//! to `tests/data/numcodecs_fixedscaleoffset_fixture`): every
 //! `codec.0M/encoded.0N.dat` must be reproduced byte for byte from `array.0N.npy` by the
 //! codec that `codec.0M/config.json` describes, built through [`DynChain`] for a float64
 //! array.
@@ -16,10 +17,10 @@ use zquant::{DTypeId, DynArray, DynChain};
 
 fn fixture_dir() -> PathBuf {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../shared/specs/codecs/numcodecs.fixedscaleoffset/numcodecs_fixture");
+        .join("tests/data/numcodecs_fixedscaleoffset_fixture");
     assert!(
         dir.is_dir(),
-        "numcodecs fixture not found at {} (expected the shared specs checkout next to the crate)",
+        "numcodecs fixture not found at {}",
         dir.display()
     );
     dir
