@@ -29,6 +29,7 @@ pub use map::KeyMap;
 pub use round::Rounding;
 
 use std::sync::OnceLock;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use serde::{Deserialize, Serialize};
 
@@ -137,15 +138,12 @@ pub struct ElementFailure {
     pub status: Status,
 }
 
-/// Elements per block of the fast paths: a block with a rare element is redone by the
-/// reference path, so the slow path costs at most this many elements per rare one.
-const FAST_BLOCK: usize = 1024;
-
 /// Elements per block of the mapped path (see [`Caster::run`]).
 const MAP_BLOCK: usize = 256;
 
-/// Slices at least this long with a 16-bit source are converted by a 65536-entry table,
-/// built on first use and kept.
+/// Once a caster with a 16-bit source has converted this many elements, it converts by a
+/// 65536-entry table, built then and kept (its cost, 65536 reference conversions, is then
+/// a small fraction of the work).
 const TABLE16_MIN: usize = 1 << 18;
 
 /// One conversion, `src -> dst` under fixed options and scalar map, with its kernel chosen
@@ -153,7 +151,7 @@ const TABLE16_MIN: usize = 1 << 18;
 /// the reference path for the blocks it declines), else the reference path.
 ///
 /// This is what `cast_value` runs in each direction, typed or built from metadata.
-#[derive(Clone, Debug)]
+#[derive(Debug)]
 pub struct Caster {
     src: Format,
     dst: Format,
@@ -163,8 +161,28 @@ pub struct Caster {
     map: KeyMap,
     /// Every code of an at-most-8-bit source converted once (scalar map included).
     table: Option<CodeTable>,
-    /// The 65536-entry table of a 16-bit source, built on the first long slice.
+    /// The 65536-entry table of a 16-bit source, built once this caster has converted
+    /// [`TABLE16_MIN`] elements (in one call or many: a chain's blocks, a parallel call's
+    /// chunks), so that its cost is amortized.
     table16: OnceLock<Option<CodeTable>>,
+    /// Elements converted so far from a 16-bit source without the table.
+    seen16: AtomicUsize,
+}
+
+impl Clone for Caster {
+    fn clone(&self) -> Self {
+        Caster {
+            src: self.src,
+            dst: self.dst,
+            dst_word: self.dst_word,
+            opts: self.opts,
+            fast: self.fast,
+            map: self.map.clone(),
+            table: self.table.clone(),
+            table16: self.table16.clone(),
+            seen16: AtomicUsize::new(self.seen16.load(Ordering::Relaxed)),
+        }
+    }
 }
 
 impl PartialEq for Caster {
@@ -197,6 +215,7 @@ impl Caster {
             map,
             table,
             table16: OnceLock::new(),
+            seen16: AtomicUsize::new(0),
         }
     }
 
@@ -264,12 +283,15 @@ impl Caster {
         if let Some(t) = &self.table {
             return t.apply(src, dst);
         }
-        if n >= TABLE16_MIN && self.src.bits() <= 16 {
-            let t = self.table16.get_or_init(|| {
-                CodeTable::build(self.src, self.dst, self.dst_word, self.opts, &self.map)
-            });
-            if let Some(t) = t {
-                return t.apply(src, dst);
+        if self.src.bits() <= 16 {
+            let seen = self.seen16.fetch_add(n, Ordering::Relaxed) + n;
+            if seen >= TABLE16_MIN {
+                let t = self.table16.get_or_init(|| {
+                    CodeTable::build(self.src, self.dst, self.dst_word, self.opts, &self.map)
+                });
+                if let Some(t) = t {
+                    return t.apply(src, dst);
+                }
             }
         }
         if self.map.is_empty() {
@@ -279,23 +301,32 @@ impl Caster {
         }
     }
 
-    /// Block by block: the fast path, and the reference path for a block it declines.
+    /// The fast path, and the reference path for each block it declines.
     fn blocks<SW: Word, DW: Word>(
         &self,
         src: &[SW],
         dst: &mut [DW],
         base: usize,
     ) -> Result<(), ElementFailure> {
-        for (k, (s, d)) in src
-            .chunks(FAST_BLOCK)
-            .zip(dst.chunks_mut(FAST_BLOCK))
-            .enumerate()
-        {
-            if !fast::run(self.fast, self.opts, s, d) {
-                reference_words(s, d, self.src, self.dst, self.opts, None).map_err(|mut f| {
-                    f.index += base + k * FAST_BLOCK;
+        let n = src.len().min(dst.len());
+        let mut start = 0;
+        while start < n {
+            start += fast::run(self.fast, self.opts, &src[start..n], &mut dst[start..n]);
+            if start < n {
+                let end = (start + fast::FAST_BLOCK).min(n);
+                reference_words(
+                    &src[start..end],
+                    &mut dst[start..end],
+                    self.src,
+                    self.dst,
+                    self.opts,
+                    None,
+                )
+                .map_err(|mut f| {
+                    f.index += base + start;
                     f
                 })?;
+                start = end;
             }
         }
         Ok(())
@@ -314,9 +345,7 @@ impl Caster {
             .enumerate()
         {
             let base = k * MAP_BLOCK;
-            let hit = s
-                .iter()
-                .fold(false, |h, x| h | self.map.is_key_bits(x.to_u64()));
+            let hit = self.map.any_key(s);
             if !hit {
                 self.blocks(s, d, base)?;
                 continue;

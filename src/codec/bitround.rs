@@ -127,11 +127,7 @@ impl BitRoundCore {
                 }
                 crate::arch::vectorized(
                     #[inline(always)]
-                    || {
-                        for (s, d) in src.iter().zip(dst.iter_mut()) {
-                            *d = bitround_word(&l, *s, k);
-                        }
-                    },
+                    || float_copy(src, dst, l, k),
                 );
             }
             Target::Int(l) => {
@@ -151,11 +147,7 @@ impl BitRoundCore {
                 }
                 crate::arch::vectorized(
                     #[inline(always)]
-                    || {
-                        for x in data.iter_mut() {
-                            *x = bitround_word(&l, *x, k);
-                        }
-                    },
+                    || float_in_place(data, l, k),
                 );
             }
             Target::Int(l) => {
@@ -164,6 +156,22 @@ impl BitRoundCore {
                 }
             }
         }
+    }
+}
+
+/// The float kernel, its parameters passed by value (not read through a closure's captured
+/// references, which LLVM cannot prove distinct from `dst`).
+#[inline(always)]
+fn float_copy<W: Word>(src: &[W], dst: &mut [W], l: FloatLayout, k: u32) {
+    for (s, d) in src.iter().zip(dst.iter_mut()) {
+        *d = bitround_word(&l, *s, k);
+    }
+}
+
+#[inline(always)]
+fn float_in_place<W: Word>(data: &mut [W], l: FloatLayout, k: u32) {
+    for x in data.iter_mut() {
+        *x = bitround_word(&l, *x, k);
     }
 }
 

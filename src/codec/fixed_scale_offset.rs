@@ -248,6 +248,13 @@ impl FixedScaleOffsetCore {
     /// Decode `src` (words of `astype`) into `dst` (words of `dtype`), the shorter length.
     pub fn decode(&self, src: Words<'_>, mut dst: WordsMut<'_>) {
         let n = src.len().min(dst.len());
+        if let (DTypeId::Float64, WordsMut::U64(out)) = (self.source, &mut dst) {
+            // The first pass's float64 values are the output: one pass.
+            let p = self.decode;
+            let s = src.sub(0, n);
+            with_numpy!(self.target, T => decode_target::<T>(p, s, &mut out[..n]), else {});
+            return;
+        }
         let mut mid = [0u64; BLOCK];
         let mut start = 0;
         while start < n {
@@ -278,10 +285,12 @@ fn encode_source<T: NumpyNumber>(path: EncodePath, src: Words<'_>, mid: &mut [u6
     };
     let x = |w: &T::Word| T::from_bits(w.to_u64());
     // One loop per path, so that the match is not in the loop; compiled with AVX2 where
-    // the CPU has it (`round_ties_even` is a library call without SSE4.1).
+    // the CPU has it (`round_ties_even` is a library call without SSE4.1). The path is
+    // moved into the closure: its scalars are then read once, not through a reference
+    // LLVM cannot tell from `mid`.
     crate::arch::vectorized(
         #[inline(always)]
-        || match path {
+        move || match path {
             EncodePath::Float { offset, scale } => {
                 for (s, m) in src.iter().zip(mid.iter_mut()) {
                     let d = T::round_f64(x(s).to_f64() - offset);
@@ -322,7 +331,7 @@ fn decode_target<T: NumpyNumber>(p: DecodeParams, src: Words<'_>, mid: &mut [u64
     let DecodeParams { offset, scale } = p;
     crate::arch::vectorized(
         #[inline(always)]
-        || {
+        move || {
             for (s, m) in src.iter().zip(mid.iter_mut()) {
                 // For an integer T, `round_f64` is the identity: float64 arithmetic.
                 let q = T::round_f64(T::from_bits(s.to_u64()).to_f64() / scale);
@@ -341,7 +350,7 @@ fn to_target<T: NumpyNumber>(mid: Mid, src: &[u64], dst: WordsMut<'_>) {
     let w = |v: T| <T::Word as Word>::from_u64(v.to_bits());
     crate::arch::vectorized(
         #[inline(always)]
-        || match mid {
+        move || match mid {
             Mid::Float => {
                 for (m, d) in src.iter().zip(dst.iter_mut()) {
                     *d = w(T::from_f64(f64::from_bits(*m)));

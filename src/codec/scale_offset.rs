@@ -295,12 +295,14 @@ impl ScaleOffsetCore {
         Ok(())
     }
 
-    /// For an integer format of at most 16 bits in words of at most 16 bits: its layout,
-    /// offset and scale as `i32`.
+    /// For an integer format of 8 or 16 bits filling its word: its layout, offset and scale
+    /// as `i32`.
     #[inline(always)]
     fn small_int<W: Word>(&self) -> Option<(IntLayout, i32, i32)> {
         match self.format {
-            Format::Int(l) if W::BITS <= 16 && l.bits <= 16 && !self.no_offset => {
+            // Codes that fill their word (`int8` … `uint16`), so that extending a code to
+            // its value is a constant shift.
+            Format::Int(l) if W::BITS <= 16 && l.bits == W::BITS && !self.no_offset => {
                 let v = |b: u64| crate::convert::int::int_value(&l, b) as i32;
                 Some((l, v(self.offset), v(self.scale)))
             }
@@ -316,7 +318,7 @@ impl ScaleOffsetCore {
                 let (o, s) = (<$f>::from_code(self.offset), <$f>::from_code(self.scale));
                 crate::arch::vectorized(
                     #[inline(always)]
-                    || match dir {
+                    move || match dir {
                         Direction::Encode => hardware_map::<W, $f>(src, dst, |x| (x - o) * s),
                         Direction::Decode => hardware_map::<W, $f>(src, dst, |x| x / s + o),
                     },
@@ -338,7 +340,7 @@ impl ScaleOffsetCore {
                 let (o, s) = (<$f>::from_code(self.offset), <$f>::from_code(self.scale));
                 crate::arch::vectorized(
                     #[inline(always)]
-                    || match dir {
+                    move || match dir {
                         Direction::Encode => hardware_map_in_place::<W, $f>(data, |x| (x - o) * s),
                         Direction::Decode => hardware_map_in_place::<W, $f>(data, |x| x / s + o),
                     },
@@ -455,13 +457,37 @@ fn small_int_map<W: Word>(
     s: i32,
     dir: Direction,
 ) -> bool {
-    let (lo, hi) = (l.min() as i32, l.max() as i32);
+    if l.signed {
+        small_int_map_in::<W, true>(src, dst, l, o, s, dir)
+    } else {
+        small_int_map_in::<W, false>(src, dst, l, o, s, dir)
+    }
+}
+
+#[inline(always)]
+fn small_int_map_in<W: Word, const SIGNED: bool>(
+    src: &[W],
+    dst: &mut [W],
+    l: IntLayout,
+    o: i32,
+    s: i32,
+    dir: Direction,
+) -> bool {
+    // The code fills the word (see `small_int`), so the range is a constant too.
+    debug_assert!(l.bits == W::BITS && l.signed == SIGNED);
+    let bits = W::BITS.min(16);
+    let (lo, hi) = if SIGNED {
+        (-(1i32 << (bits - 1)), (1i32 << (bits - 1)) - 1)
+    } else {
+        (0, (1i32 << bits) - 1)
+    };
     // `lo <= x <= hi` as one unsigned comparison.
     let in_range = |x: i32| (x.wrapping_sub(lo) as u32) <= (hi - lo) as u32;
-    let (sh, signed, mask) = (32 - l.bits, l.signed, l.mask() as u32);
+    // The code fills the word (see `small_int`): a constant shift extends it.
+    let sh = 32 - W::BITS.min(32);
     let value = |w: W| {
         let up = (w.to_u64() as u32) << sh;
-        if signed {
+        if SIGNED {
             (up as i32) >> sh
         } else {
             (up >> sh) as i32
@@ -478,7 +504,7 @@ fn small_int_map<W: Word>(
             for (x, y) in src.iter().zip(dst.iter_mut()) {
                 let d = value(*x).wrapping_sub(o);
                 ok &= (d.wrapping_sub(dlo) as u32) <= span;
-                *y = W::from_u64(u64::from(d.wrapping_mul(s) as u32 & mask));
+                *y = W::from_u64(u64::from(d.wrapping_mul(s) as u32));
             }
         }
         Direction::Decode => {
@@ -493,7 +519,7 @@ fn small_int_map<W: Word>(
                 let q = ((v as f32 * reciprocal + MAGIC).to_bits() as i32).wrapping_sub(MAGIC_BITS);
                 let r = q.wrapping_add(o);
                 ok &= (q.wrapping_mul(s) == v) & in_range(q) & in_range(r);
-                *y = W::from_u64(u64::from(r as u32 & mask));
+                *y = W::from_u64(u64::from(r as u32));
             }
         }
     }

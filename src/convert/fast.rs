@@ -87,9 +87,15 @@ pub(crate) fn select(
                 }
             }
         }
+        // Integer sources fill their word (`int8` … `int64`; narrower ones go by table, and a
+        // user's `uint12` in 16 bits takes the reference path), so the sign extension is a
+        // constant shift of the word.
+        (Format::Int(sl), _) if sl.bits != src_word => Fast::None,
         (Format::Int(sl), Format::Int(dl)) => {
-            if !sl.signed && sl.bits == 64 {
-                Fast::None // u64 values above i64::MAX: left to the reference path.
+            if (!sl.signed && sl.bits == 64) || dl.bits != dst_word {
+                // u64 values above i64::MAX, and targets narrower than their word (`int4`
+                // from `int16`: rare), are left to the reference path.
+                Fast::None
             } else {
                 Fast::IntToInt(sl, dl)
             }
@@ -103,51 +109,91 @@ pub(crate) fn select(
     }
 }
 
-/// Run `fast` over `src` into `dst` (same length). Returns whether the block is done;
-/// `false` means it must be redone by the reference path.
+/// Elements per block of the fast paths: a block with a rare element is redone by the
+/// reference path, so the slow path costs at most this many elements per rare one.
+pub(crate) const FAST_BLOCK: usize = 1024;
+
+/// Run `fast` over `src` into `dst` (same length), block by block inside one call of the
+/// kernel's twin (a call per block costs as much as a block of a narrow type). Returns how
+/// many elements are done: all of them, or those before the first block that must be
+/// redone by the reference path.
 #[inline]
 pub(crate) fn run<SW: Word, DW: Word>(
     fast: Fast,
     opts: CastOptions,
     src: &[SW],
     dst: &mut [DW],
-) -> bool {
+) -> usize {
+    let declined = 0;
     match fast {
-        Fast::None => false,
+        Fast::None => declined,
         Fast::FloatToInt(l) => {
             if SW::BITS < 32 {
-                return false;
+                return declined;
             }
             float_to_int::<SW, DW>(src, dst, opts, l)
         }
         Fast::F64ToF32 => {
             if SW::BITS != 64 || DW::BITS != 32 {
-                return false;
+                return declined;
             }
             let clamp = opts.out_of_range == OutOfRange::Clamp;
             crate::arch::vectorized(
                 #[inline(always)]
-                || f64_to_f32(src, dst, clamp),
+                move || {
+                    by_blocks(
+                        src,
+                        dst,
+                        #[inline(always)]
+                        |s, d| f64_to_f32(s, d, clamp),
+                    )
+                },
             )
         }
         Fast::Narrow(l) => {
             if SW::BITS < 32 || DW::BITS > 32 {
-                return false;
+                return declined;
             }
-            let rare = crate::arch::vectorized(
+            let (mode, oor) = (opts.rounding, opts.out_of_range);
+            crate::arch::vectorized(
                 #[inline(always)]
-                || super::narrow::cast(src, dst, opts.rounding, opts.out_of_range, l),
-            );
-            !rare
+                move || {
+                    by_blocks(
+                        src,
+                        dst,
+                        #[inline(always)]
+                        |s, d| !super::narrow::cast(s, d, mode, oor, l),
+                    )
+                },
+            )
         }
         Fast::IntToInt(sl, dl) => int_to_int(src, dst, opts, sl, dl),
         Fast::IntToFloat(sl) => {
             if DW::BITS < 32 {
-                return false;
+                return declined;
             }
-            int_to_hw_float(src, dst, sl)
+            int_to_hw_float(src, dst, sl);
+            src.len().min(dst.len())
         }
     }
+}
+
+/// `kernel` over `src` and `dst` block by block, stopping at the first block it declines.
+/// Returns the elements done.
+#[inline(always)]
+fn by_blocks<SW: Word, DW: Word>(
+    src: &[SW],
+    dst: &mut [DW],
+    mut kernel: impl FnMut(&[SW], &mut [DW]) -> bool,
+) -> usize {
+    let mut done = 0;
+    for (s, d) in src.chunks(FAST_BLOCK).zip(dst.chunks_mut(FAST_BLOCK)) {
+        if !kernel(s, d) {
+            return done;
+        }
+        done += s.len();
+    }
+    done
 }
 
 /// The value of a float word: `f64` for 64-bit words, `f32` (widened exactly) otherwise.
@@ -191,13 +237,14 @@ fn float_to_int<SW: Word, DW: Word>(
     dst: &mut [DW],
     opts: CastOptions,
     l: IntLayout,
-) -> bool {
+) -> usize {
+    let oor = opts.out_of_range;
     macro_rules! by_mode {
         ($($mode:ident => $m:ident),*) => {
             match opts.rounding {
                 $(Rounding::$mode => crate::arch::vectorized(
                     #[inline(always)]
-                    || float_to_int_in::<SW, DW, $m>(src, dst, opts.out_of_range, l),
+                    move || by_blocks(src, dst, #[inline(always)] |s, d| float_to_int_in::<SW, DW, $m>(s, d, oor, l)),
                 ),)*
             }
         };
@@ -255,7 +302,7 @@ fn float_to_int_in<SW: Word, DW: Word, const MODE: u8>(
                     in_range
                 };
                 let $v = if clamp { r.max(lo).min(max) } else { r };
-                *d = DW::from_u64($bits & mask);
+                *d = DW::from_u64(narrow_mask::<DW>($bits, mask));
                 bad |= !ok;
             }
         };
@@ -291,7 +338,8 @@ fn f64_to_f32<SW: Word, DW: Word>(src: &[SW], dst: &mut [DW], clamp: bool) -> bo
 }
 
 /// Integer to integer. When the source fits `i32` the loop runs in 32-bit lanes (8 per
-/// AVX2 vector instead of 4); the out-of-range rule is a select, not a branch.
+/// AVX2 vector instead of 4); the out-of-range rule is a select, not a branch. The source's
+/// signedness is a const parameter (it picks the shift that extends a code to its value).
 #[inline(always)]
 fn int_to_int<SW: Word, DW: Word>(
     src: &[SW],
@@ -299,52 +347,126 @@ fn int_to_int<SW: Word, DW: Word>(
     opts: CastOptions,
     sl: IntLayout,
     dl: IntLayout,
-) -> bool {
-    let clamp = opts.out_of_range == OutOfRange::Clamp;
-    let check = opts.out_of_range == OutOfRange::Error;
-    let mask = dl.mask();
+) -> usize {
+    let oor = opts.out_of_range;
+    // The out-of-range rule is a const parameter of the loops: a range check (its
+    // comparisons and reduction) or a clamp is then only compiled where it is asked for,
+    // and a wrap into a narrower word is the truncation LLVM does in the narrow lanes.
+    macro_rules! by_oor {
+        ($kernel:ident, $signed:literal, $lo:ident, $hi:ident) => {
+            match oor {
+                OutOfRange::Error => by_blocks(
+                    src,
+                    dst,
+                    #[inline(always)]
+                    |s, d| $kernel::<SW, DW, $signed, OOR_ERROR>(s, d, $lo, $hi),
+                ),
+                OutOfRange::Clamp => by_blocks(
+                    src,
+                    dst,
+                    #[inline(always)]
+                    |s, d| $kernel::<SW, DW, $signed, OOR_CLAMP>(s, d, $lo, $hi),
+                ),
+                OutOfRange::Wrap => by_blocks(
+                    src,
+                    dst,
+                    #[inline(always)]
+                    |s, d| $kernel::<SW, DW, $signed, OOR_WRAP>(s, d, $lo, $hi),
+                ),
+            }
+        };
+    }
     if sl.bits < 32 || (sl.signed && sl.bits == 32) {
         // Every source value is an i32, so clamping to the target's range cut to i32 is
         // the same clamp, and the low bits (wrap) of an i32 are those of the value.
         let lo = dl.min().max(i32::MIN as i128) as i32;
         let hi = dl.max().min(i32::MAX as i128) as i32;
-        let (sh, signed) = (32 - sl.bits, sl.signed);
-        crate::arch::vectorized(
-            #[inline(always)]
-            || {
-                let mut bad = false;
-                for (s, d) in src.iter().zip(dst.iter_mut()) {
-                    let v = value_i32(s.to_u64() as u32, sh, signed);
-                    let in_range = (v >= lo) & (v <= hi);
-                    let out = if clamp { v.clamp(lo, hi) } else { v };
-                    *d = DW::from_u64(out as i64 as u64 & mask);
-                    bad |= !in_range & check;
-                }
-                !bad
-            },
-        )
+        if sl.signed {
+            crate::arch::vectorized(
+                #[inline(always)]
+                move || by_oor!(int_to_int_32, true, lo, hi),
+            )
+        } else {
+            crate::arch::vectorized(
+                #[inline(always)]
+                move || by_oor!(int_to_int_32, false, lo, hi),
+            )
+        }
     } else {
         if SW::BITS < 32 {
-            return false; // not reached: a source in 8 or 16 bits fits i32
+            return 0; // not reached: a source in 8 or 16 bits fits i32
         }
         let lo = dl.min().max(i64::MIN as i128) as i64;
         let hi = dl.max().min(i64::MAX as i128) as i64;
-        let (sh, signed) = (64 - sl.bits, sl.signed);
-        crate::arch::vectorized(
-            #[inline(always)]
-            || {
-                let mut bad = false;
-                for (s, d) in src.iter().zip(dst.iter_mut()) {
-                    let v = value_i64(s.to_u64(), sh, signed);
-                    let in_range = (v >= lo) & (v <= hi);
-                    let out = if clamp { v.clamp(lo, hi) } else { v };
-                    *d = DW::from_u64(out as u64 & mask);
-                    bad |= !in_range & check;
-                }
-                !bad
-            },
-        )
+        if sl.signed {
+            crate::arch::vectorized(
+                #[inline(always)]
+                move || by_oor!(int_to_int_64, true, lo, hi),
+            )
+        } else {
+            crate::arch::vectorized(
+                #[inline(always)]
+                move || by_oor!(int_to_int_64, false, lo, hi),
+            )
+        }
     }
+}
+
+/// `bits & mask`, computed in 32 bits when the word has at most 32 (so that a loop writing
+/// `u8`/`u16`/`u32` words stays in 32-bit lanes instead of widening every value to 64).
+#[inline(always)]
+fn narrow_mask<DW: Word>(bits: u64, mask: u64) -> u64 {
+    if DW::BITS <= 32 {
+        u64::from(bits as u32 & mask as u32)
+    } else {
+        bits & mask
+    }
+}
+
+const OOR_ERROR: u8 = 0;
+const OOR_CLAMP: u8 = 1;
+const OOR_WRAP: u8 = 2;
+
+#[inline(always)]
+fn int_to_int_32<SW: Word, DW: Word, const SIGNED: bool, const OOR: u8>(
+    src: &[SW],
+    dst: &mut [DW],
+    lo: i32,
+    hi: i32,
+) -> bool {
+    // Sources and targets fill their words (see `select`): the shift that extends a code to
+    // its value, and the truncation to the target word, are constants here.
+    let sh = 32 - SW::BITS.min(32);
+    let mut bad = false;
+    for (s, d) in src.iter().zip(dst.iter_mut()) {
+        let v = value_i32(s.to_u64() as u32, sh, SIGNED);
+        let in_range = (v >= lo) & (v <= hi);
+        let out = if OOR == OOR_CLAMP { v.clamp(lo, hi) } else { v };
+        *d = DW::from_u64(out as i64 as u64);
+        bad |= !in_range & (OOR == OOR_ERROR);
+    }
+    !bad
+}
+
+#[inline(always)]
+fn int_to_int_64<SW: Word, DW: Word, const SIGNED: bool, const OOR: u8>(
+    src: &[SW],
+    dst: &mut [DW],
+    lo: i64,
+    hi: i64,
+) -> bool {
+    // Sources and targets fill their words (see `select`): the shift that extends a code to
+    // its value, and the truncation to the target word, are constants here.
+    let sh = 64 - SW::BITS.min(64);
+    let mut bad = false;
+    for (s, d) in src.iter().zip(dst.iter_mut()) {
+        let v = value_i64(s.to_u64(), sh, SIGNED);
+        let in_range = (v >= lo) & (v <= hi);
+        let out = if OOR == OOR_CLAMP { v.clamp(lo, hi) } else { v };
+        *d = DW::from_u64(out as u64);
+        bad |= !in_range & (OOR == OOR_ERROR);
+    }
+    !bad
 }
 
 /// The value of an integer code of `32 - sh` bits held in the low bits of `w` (bits above
@@ -381,7 +503,9 @@ fn int_to_hw_float<SW: Word, DW: Word>(src: &[SW], dst: &mut [DW], sl: IntLayout
         (|$b:ident| $e:expr) => {
             crate::arch::vectorized(
                 #[inline(always)]
-                || {
+                // `move`: the invariants are copied into the closure, not read through
+                // references that LLVM cannot tell from `dst` (which keeps a loop scalar).
+                move || {
                     for (s, d) in src.iter().zip(dst.iter_mut()) {
                         let $b = s.to_u64();
                         *d = DW::from_u64($e);
@@ -392,12 +516,14 @@ fn int_to_hw_float<SW: Word, DW: Word>(src: &[SW], dst: &mut [DW], sl: IntLayout
     }
     let to_f64 = DW::BITS == 64;
     let fits_i32 = sl.bits < 32 || (sl.signed && sl.bits == 32);
-    let (sh32, sh64, signed) = (32u32.saturating_sub(sl.bits), 64 - sl.bits, sl.signed);
+    let signed = sl.signed;
     if SW::BITS <= 16 || fits_i32 {
         if to_f64 {
-            each!(|b| (value_i32(b as u32, sh32, signed) as f64).to_bits());
+            each!(|b| (value_i32(b as u32, 32 - SW::BITS.min(32), signed) as f64).to_bits());
         } else {
-            each!(|b| u64::from((value_i32(b as u32, sh32, signed) as f32).to_bits()));
+            each!(|b| u64::from(
+                (value_i32(b as u32, 32 - SW::BITS.min(32), signed) as f32).to_bits()
+            ));
         }
     } else if !signed && sl.bits == 64 {
         if to_f64 {
@@ -406,9 +532,9 @@ fn int_to_hw_float<SW: Word, DW: Word>(src: &[SW], dst: &mut [DW], sl: IntLayout
             each!(|b| u64::from((b as f32).to_bits()));
         }
     } else if to_f64 {
-        each!(|b| (value_i64(b, sh64, signed) as f64).to_bits());
+        each!(|b| (value_i64(b, 64 - SW::BITS, signed) as f64).to_bits());
     } else {
-        each!(|b| u64::from((value_i64(b, sh64, signed) as f32).to_bits()));
+        each!(|b| u64::from((value_i64(b, 64 - SW::BITS, signed) as f32).to_bits()));
     }
     true
 }

@@ -134,6 +134,27 @@ impl KeyMap {
         (self.nan.is_some() && self.is_nan_code(bits)) | self.codes.iter().any(|(b, _)| *b == bits)
     }
 
+    /// Whether any element of `s` is a key: [`KeyMap::is_key_bits`] over a slice, with the
+    /// layout's tests hoisted out of the loop.
+    #[inline]
+    pub fn any_key<W: crate::dtype::Word>(&self, s: &[W]) -> bool {
+        let mask = self.key.mask();
+        let codes = &self.codes[..];
+        let has = |b: u64| codes.iter().any(|(c, _)| *c == b);
+        match (self.nan, self.key) {
+            (None, _) => s.iter().fold(false, |h, x| h | has(x.to_u64() & mask)),
+            (Some(_), Format::Float(l)) if l.nan == crate::dtype::NanEncoding::Ieee => {
+                let mag = l.magnitude_mask();
+                let inf = l.inf_bits().unwrap_or(mag);
+                s.iter().fold(false, |h, x| {
+                    let b = x.to_u64() & mask;
+                    h | (b & mag > inf) | has(b)
+                })
+            }
+            _ => s.iter().any(|x| self.is_key_bits(x.to_u64())),
+        }
+    }
+
     #[inline(always)]
     fn is_nan_code(&self, bits: u64) -> bool {
         match self.key {

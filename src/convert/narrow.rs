@@ -76,10 +76,11 @@ pub(crate) fn cast<SW: Word, DW: Word>(
             .chunks(NEAREST_EVEN_BLOCK)
             .zip(dst.chunks_mut(NEAREST_EVEN_BLOCK))
         {
-            let done = if source_f64 {
-                nearest_even_f64(s, d, l, clamp)
-            } else {
-                nearest_even_f32(s, d, l, clamp)
+            let done = match (source_f64, l.has_negative_zero()) {
+                (true, true) => nearest_even_f64::<SW, DW, true>(s, d, l, clamp),
+                (true, false) => nearest_even_f64::<SW, DW, false>(s, d, l, clamp),
+                (false, true) => nearest_even_f32::<SW, DW, true>(s, d, l, clamp),
+                (false, false) => nearest_even_f32::<SW, DW, false>(s, d, l, clamp),
             };
             if !done {
                 rare |= if source_f64 {
@@ -129,7 +130,7 @@ const fn nearest_even_applies(l: FloatLayout, source_f64: bool) -> bool {
 macro_rules! nearest_even_kernel {
     ($name:ident, $uint:ty, $int:ty, $float:ty, $mantissa:expr, $exponent:expr) => {
         #[inline(always)]
-        fn $name<SW: Word, DW: Word>(
+        fn $name<SW: Word, DW: Word, const NEG_ZERO: bool>(
             src: &[SW],
             dst: &mut [DW],
             l: FloatLayout,
@@ -152,8 +153,8 @@ macro_rules! nearest_even_kernel {
             let clamped = l.inf_bits().unwrap_or(l.max_finite_bits()) as $uint;
             debug_assert!(clamped == max_finite || clamped == max_finite + 1);
             let sign_shift = l.exponent_bits + l.mantissa_bits;
-            // All ones keeps the sign of a zero result, 0 drops it (`fnuz`: no -0).
-            let zero_sign: $uint = if l.has_negative_zero() { !0 } else { 0 };
+            // `NEG_ZERO` (a const: the select folds away) keeps the sign of a zero result;
+            // without it (`fnuz`: no -0) a zero result is +0.
             // The rare cases are found from two maxima after the loop (one `max` per
             // vector each), not from per-element flags.
             let (mut mag_max, mut code_max): ($uint, $uint) = (0, 0);
@@ -172,7 +173,7 @@ macro_rules! nearest_even_kernel {
                 // The clamped code is the next one above the largest finite one (Inf) or
                 // that one itself (no Inf), so `min` clamps every overflowing code.
                 let code = code.min(clamped);
-                let sign = if code == 0 { sign & zero_sign } else { sign };
+                let sign = if !NEG_ZERO && code == 0 { 0 } else { sign };
                 *d = DW::from_u64((sign | code) as u64);
             }
             mag_max < INF && (clamp || code_max <= max_finite)

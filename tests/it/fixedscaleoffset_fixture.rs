@@ -16,8 +16,8 @@ use serde_json::{Value, json};
 use zquant::{DTypeId, DynArray, DynChain};
 
 fn fixture_dir() -> PathBuf {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/data/numcodecs_fixedscaleoffset_fixture");
+    let dir =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/numcodecs_fixedscaleoffset_fixture");
     assert!(
         dir.is_dir(),
         "numcodecs fixture not found at {}",
