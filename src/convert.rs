@@ -351,19 +351,9 @@ impl Caster {
                 continue;
             }
             let t = &mut tmp[..s.len()];
-            for (x, y) in s.iter().zip(t.iter_mut()) {
-                *y = if self.map.is_key_bits(x.to_u64()) {
-                    SW::default()
-                } else {
-                    *x
-                };
-            }
+            self.map.stand_in(s, t);
             if self.blocks(t, d, base).is_ok() {
-                for (x, y) in s.iter().zip(d.iter_mut()) {
-                    if let Some(v) = self.map.lookup_bits(x.to_u64()) {
-                        *y = DW::from_u64(v);
-                    }
-                }
+                self.map.write_keys(s, d);
             } else {
                 reference_words(s, d, self.src, self.dst, self.opts, Some(&self.map)).map_err(
                     |mut f| {

@@ -155,6 +155,71 @@ impl KeyMap {
         }
     }
 
+    /// `src` with every key replaced by code 0, into `dst`.
+    #[inline]
+    pub fn stand_in<W: crate::dtype::Word>(&self, src: &[W], dst: &mut [W]) {
+        let mask = self.key.mask();
+        let codes = &self.codes[..];
+        let has = |b: u64| codes.iter().any(|(c, _)| *c == b);
+        match (self.nan, self.key) {
+            (Some(_), Format::Float(l)) if l.nan == crate::dtype::NanEncoding::Ieee => {
+                let mag = l.magnitude_mask();
+                let inf = l.inf_bits().unwrap_or(mag);
+                for (x, y) in src.iter().zip(dst.iter_mut()) {
+                    let b = x.to_u64() & mask;
+                    *y = if (b & mag > inf) | has(b) {
+                        W::default()
+                    } else {
+                        *x
+                    };
+                }
+            }
+            _ => {
+                for (x, y) in src.iter().zip(dst.iter_mut()) {
+                    *y = if self.is_key_bits(x.to_u64()) {
+                        W::default()
+                    } else {
+                        *x
+                    };
+                }
+            }
+        }
+    }
+
+    /// Write the mapped value over every element of `src` that is a key:
+    /// [`KeyMap::lookup_bits`] over a slice, with the layout's tests hoisted.
+    #[inline]
+    pub fn write_keys<SW: crate::dtype::Word, DW: crate::dtype::Word>(
+        &self,
+        src: &[SW],
+        dst: &mut [DW],
+    ) {
+        let mask = self.key.mask();
+        let codes = &self.codes[..];
+        let code = |b: u64| codes.iter().find(|(c, _)| *c == b).map(|(_, v)| *v);
+        match (self.nan, self.key) {
+            (Some(v), Format::Float(l)) if l.nan == crate::dtype::NanEncoding::Ieee => {
+                let mag = l.magnitude_mask();
+                let inf = l.inf_bits().unwrap_or(mag);
+                for (x, y) in src.iter().zip(dst.iter_mut()) {
+                    let b = x.to_u64() & mask;
+                    if b & mag > inf {
+                        *y = DW::from_u64(v);
+                    } else if let Some(v) = code(b) {
+                        *y = DW::from_u64(v);
+                    }
+                }
+            }
+            _ => {
+                for (x, y) in src.iter().zip(dst.iter_mut()) {
+                    if let Some(v) = self.lookup_bits(x.to_u64()) {
+                        *y = DW::from_u64(v);
+                    }
+                }
+            }
+        }
+    }
+
     #[inline(always)]
     fn is_nan_code(&self, bits: u64) -> bool {
         match self.key {
