@@ -13,7 +13,7 @@
 //! It also holds the crate's other `unsafe`: [`words`] and [`words_mut`], which let a
 //! kernel see a slice of any dtype as the storage words it is made of.
 
-use crate::dtype::storage::Plain;
+use crate::number::storage::Plain;
 
 /// Run `f`, compiled with AVX2 when this CPU has it.
 ///

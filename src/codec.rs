@@ -14,11 +14,13 @@
 
 pub mod bitround;
 pub mod cast_value;
+pub mod chain;
 pub mod fixed_scale_offset;
 pub mod scale_offset;
 
 pub use bitround::BitRound;
 pub use cast_value::{CastValue, ScalarMap};
+pub use chain::Chain;
 pub use fixed_scale_offset::FixedScaleOffset;
 pub use scale_offset::ScaleOffset;
 
@@ -33,7 +35,6 @@ use crate::dtype::id::Scalar;
 use crate::dtype::{DType, DTypeId, Words, WordsMut};
 use crate::error::{CodecError, ElementError, MetadataError, Rule};
 use crate::metadata::DataType;
-use crate::pipeline::Chain;
 
 /// The first failing element of a slice kernel.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -94,7 +95,7 @@ pub fn element_error_at<T: DType>(
 /// An array->array codec from `In` elements to `Out` elements.
 ///
 /// Implementors provide the slice kernels; arrays, chains and fill values are handled on top
-/// of them by [`Chain`](crate::pipeline::Chain) and the run-time pipeline.
+/// of them by [`Chain`] and the run-time [`DynChain`](crate::DynChain).
 pub trait ArrayCodec: Send + Sync {
     /// Decoded element type.
     type In: DType;

@@ -12,8 +12,8 @@ use std::path::Path;
 
 use serde_json::Value;
 
+use crate::dispatch::{DynArray, DynChain};
 use crate::metadata::DataType;
-use crate::pipeline::{DynArray, DynChain};
 
 /// The outcome of one case.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -15,15 +15,13 @@
 //! of words, recording the first failing element instead of building a `Result` per
 //! element. The typed functions ([`cast`], [`cast_slice`]) are thin views onto it.
 
-pub mod exact;
 mod fast;
-pub mod float;
-pub mod int;
 pub mod map;
 mod narrow;
-pub mod round;
 pub mod table;
 
+pub use crate::number::{CastOptions, OutOfRange, Status};
+pub use crate::number::{exact, float, int, round};
 pub use exact::{Class, Exact};
 pub use map::KeyMap;
 pub use round::Rounding;
@@ -31,75 +29,8 @@ pub use round::Rounding;
 use std::sync::OnceLock;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use serde::{Deserialize, Serialize};
-
 use crate::dtype::{Format, Real, Word, Words, WordsMut};
 use table::CodeTable;
-
-/// What to do with a rounded value outside the target's range (`out_of_range`).
-///
-/// The spec's absent key is [`OutOfRange::Error`]: "implementations MUST treat any
-/// out-of-range value as an encoding or decoding failure".
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum OutOfRange {
-    /// Fail (the key is absent).
-    #[default]
-    Error,
-    /// Clamp to the minimum or maximum (±Inf for float targets with infinities).
-    Clamp,
-    /// Two's complement wrap modulo 2^N; integer targets only.
-    Wrap,
-}
-
-/// The rounding and out-of-range rules of one cast.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-pub struct CastOptions {
-    /// Rounding mode.
-    pub rounding: Rounding,
-    /// Out-of-range rule.
-    pub out_of_range: OutOfRange,
-}
-
-impl CastOptions {
-    /// Options with the given rounding and out-of-range rule.
-    pub const fn new(rounding: Rounding, out_of_range: OutOfRange) -> Self {
-        CastOptions {
-            rounding,
-            out_of_range,
-        }
-    }
-}
-
-/// What happened to one converted element.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum Status {
-    /// The value is represented exactly (NaN to NaN counts as exact).
-    Exact,
-    /// The value was rounded.
-    Inexact,
-    /// Out of range after rounding, clamped.
-    Clamped,
-    /// Out of range after rounding, wrapped.
-    Wrapped,
-    /// Out of range after rounding, and the rule is to fail (or wrap into a float).
-    OutOfRange,
-    /// A NaN, and the target has no NaN.
-    NanUnrepresentable,
-    /// An infinity, and the target has no infinity of that sign.
-    InfUnrepresentable,
-}
-
-impl Status {
-    /// Whether the element failed to convert.
-    #[inline(always)]
-    pub const fn is_error(self) -> bool {
-        matches!(
-            self,
-            Status::OutOfRange | Status::NanUnrepresentable | Status::InfUnrepresentable
-        )
-    }
-}
 
 /// Convert one element, returning the result and its [`Status`].
 ///

@@ -8,7 +8,10 @@
 //! The `with_any!`/`with_real!` matches below are only used to view a [`DynArray`]'s
 //! elements as words and to build arrays.
 //!
-//! [`DynArray`]: crate::DynArray
+
+mod dynamic;
+
+pub use dynamic::{DynArray, DynChain, Element, bind_codec};
 
 use crate::codec::cast_value::CastValueConfig;
 use crate::codec::{

@@ -15,8 +15,7 @@ pub mod decimal;
 pub mod derive;
 pub mod fill_value;
 pub mod id;
-pub mod layout;
-pub mod storage;
+pub use crate::number::{layout, storage};
 
 use std::fmt::Debug;
 
@@ -27,7 +26,8 @@ pub use id::DTypeId;
 pub use layout::{FloatLayout, Format, IntLayout, NanEncoding};
 pub use storage::{Plain, Storage, Word, WordBuf, Words, WordsMut};
 
-use crate::convert::{CastOptions, Exact, Status};
+use crate::number::exact::Exact;
+use crate::number::{CastOptions, Status};
 
 /// The family of an element type, with its bit layout.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]

@@ -29,15 +29,18 @@ pub mod dispatch;
 pub mod dtype;
 pub mod error;
 pub mod metadata;
+pub mod number;
 #[cfg(feature = "rayon")]
 pub mod parallel;
 pub mod pipeline;
 
+pub use codec::Chain;
 pub use codec::{ArrayCodec, BitRound, CastValue, ScalarMap, ScaleOffset};
 pub use convert::{CastOptions, OutOfRange, Rounding, Status};
+pub use dispatch::{DynArray, DynChain};
 pub use dtype::{DType, DTypeId, Kind, Real};
 pub use error::{CodecError, ElementError, MetadataError};
-pub use pipeline::{ArrayCodecExt, Chain, DynArray, DynChain};
+pub use pipeline::ArrayCodecExt;
 
 /// Generate [`DType`] (and [`Real`] for integers and floats) from a layout description.
 ///

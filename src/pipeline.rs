@@ -1,9 +1,4 @@
-//! Codecs over `ndarray` arrays, and chains of codecs checked by the compiler.
-//!
-//! [`Chain`] composes two [`ArrayCodec`]s whose types line up (`a.then(b)` only compiles
-//! when `b` takes `a`'s output type) and runs them fused: the input is processed in blocks of
-//! [`BLOCK`] elements, each block going through every stage while it is in cache, so a chain
-//! never materialises a whole-array intermediate.
+//! Codecs over `ndarray` arrays.
 //!
 //! [`ArrayCodecExt`] gives every codec (and chain) `encode`/`decode` on arrays of any memory
 //! layout. The memory-order slice is used when the array is contiguous (C or Fortran order);
@@ -12,131 +7,13 @@
 //! output. Values never depend on the layout. Element errors report the flat index in C
 //! (row-major) order whatever the layout.
 
-pub mod dynamic;
-
-pub use dynamic::{DynArray, DynChain};
+pub use crate::codec::chain::{BLOCK, Chain};
 
 use ndarray::{Array, ArrayBase, ArrayViewMut, Data, Dimension, ShapeBuilder};
-use serde_json::Value;
 
 use crate::codec::ArrayCodec;
 use crate::dtype::DType;
-use crate::error::{CodecError, ElementError, MetadataError};
-
-/// Elements per block in fused chains: 4096 elements of at most 16 bytes stay in L1/L2.
-pub const BLOCK: usize = 4096;
-
-/// Two codecs run one after the other: `A`, then `B`.
-#[derive(Clone, Debug, PartialEq)]
-pub struct Chain<A, B> {
-    first: A,
-    second: B,
-}
-
-impl<A: ArrayCodec, B: ArrayCodec<In = A::Out>> Chain<A, B> {
-    /// `first`, then `second`.
-    pub fn new(first: A, second: B) -> Self {
-        Chain { first, second }
-    }
-
-    /// The first stage.
-    pub fn first(&self) -> &A {
-        &self.first
-    }
-
-    /// The second stage.
-    pub fn second(&self) -> &B {
-        &self.second
-    }
-}
-
-fn shift(mut e: ElementError, by: usize) -> ElementError {
-    e.index += by;
-    e
-}
-
-impl<A: ArrayCodec, B: ArrayCodec<In = A::Out>> ArrayCodec for Chain<A, B> {
-    type In = A::In;
-    type Out = B::Out;
-
-    fn name(&self) -> &'static str {
-        "chain"
-    }
-
-    fn encode_slice(&self, src: &[A::In], dst: &mut [B::Out]) -> Result<(), ElementError> {
-        let n = src.len().min(dst.len());
-        let mut buf = vec![A::Out::default(); n.min(BLOCK)];
-        let mut start = 0;
-        while start < n {
-            let end = (start + BLOCK).min(n);
-            let tmp = &mut buf[..end - start];
-            let first = self.first.encode_slice(&src[start..end], tmp);
-            // The second stage may fail on an element before the first stage's failure,
-            // which is then the first failing element. `tmp` is only partly written after a
-            // failure, so the elements before it are redone (they succeed).
-            let ok = match &first {
-                Ok(()) => end - start,
-                Err(e) => {
-                    let ok = e.index;
-                    self.first
-                        .encode_slice(&src[start..start + ok], &mut tmp[..ok])
-                        .map_err(|e| shift(e, start))?;
-                    ok
-                }
-            };
-            self.second
-                .encode_slice(&tmp[..ok], &mut dst[start..start + ok])
-                .map_err(|e| shift(e, start))?;
-            first.map_err(|e| shift(e, start))?;
-            start = end;
-        }
-        Ok(())
-    }
-
-    fn decode_slice(&self, src: &[B::Out], dst: &mut [A::In]) -> Result<(), ElementError> {
-        let n = src.len().min(dst.len());
-        let mut buf = vec![A::Out::default(); n.min(BLOCK)];
-        let mut start = 0;
-        while start < n {
-            let end = (start + BLOCK).min(n);
-            let tmp = &mut buf[..end - start];
-            let second = self.second.decode_slice(&src[start..end], tmp);
-            let ok = match &second {
-                Ok(()) => end - start,
-                Err(e) => {
-                    let ok = e.index;
-                    self.second
-                        .decode_slice(&src[start..start + ok], &mut tmp[..ok])
-                        .map_err(|e| shift(e, start))?;
-                    ok
-                }
-            };
-            self.first
-                .decode_slice(&tmp[..ok], &mut dst[start..start + ok])
-                .map_err(|e| shift(e, start))?;
-            second.map_err(|e| shift(e, start))?;
-            start = end;
-        }
-        Ok(())
-    }
-
-    fn encode_fill_value(&self, fill: A::In) -> Result<B::Out, MetadataError> {
-        let mid = self.first.encode_fill_value(fill)?;
-        self.second.encode_fill_value(mid)
-    }
-
-    /// The codec list, flattened.
-    fn to_metadata(&self) -> Value {
-        let mut list = Vec::new();
-        for part in [self.first.to_metadata(), self.second.to_metadata()] {
-            match part {
-                Value::Array(v) => list.extend(v),
-                other => list.push(other),
-            }
-        }
-        Value::Array(list)
-    }
-}
+use crate::error::{CodecError, ElementError};
 
 /// The flat C-order index of the element at memory position `pos` of an F-contiguous array.
 fn f_to_c_index(shape: &[usize], mut pos: usize) -> usize {

@@ -5,7 +5,7 @@
 //! the target would round twice; instead the decimal text is turned into an [`Exact`] value
 //! with 64 significant bits plus a sticky bit, which the rounding core then rounds once.
 
-use crate::convert::Exact;
+use crate::number::exact::Exact;
 
 /// Largest decimal exponent magnitude handled exactly; beyond it every value over- or
 /// underflows every supported type, and is replaced by a value that does the same.

@@ -6,10 +6,10 @@
 
 use super::ArithFault;
 use super::layout::{FloatLayout, Format, IntLayout};
-use crate::convert::float::{decode_float, round_to_float};
-use crate::convert::int::int_value;
-use crate::convert::round::shift_round;
-use crate::convert::{OutOfRange, Rounding, Status};
+use crate::number::float::{decode_float, round_to_float};
+use crate::number::int::int_value;
+use crate::number::round::shift_round;
+use crate::number::{OutOfRange, Rounding, Status};
 
 /// The four arithmetic operations `scale_offset` uses.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -94,7 +94,7 @@ pub fn arith(f: Format, a: u64, b: u64, op: ArithOp) -> Result<u64, ArithFault> 
 
 /// The exact value of an `f64`.
 #[inline(always)]
-pub fn f64_to_exact(x: f64) -> crate::convert::Exact {
+pub fn f64_to_exact(x: f64) -> crate::number::exact::Exact {
     decode_float(&super::layout::FLOAT64, x.to_bits())
 }
 

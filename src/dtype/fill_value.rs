@@ -24,8 +24,9 @@ use thiserror::Error;
 use super::decimal::parse_decimal;
 use super::layout::{FloatLayout, IntLayout};
 use super::{DType, Real};
-use crate::convert::int::int_value;
-use crate::convert::{CastOptions, Class, Exact, OutOfRange, Rounding};
+use crate::number::exact::{Class, Exact};
+use crate::number::int::int_value;
+use crate::number::{CastOptions, OutOfRange, Rounding};
 
 /// A JSON scalar that is not a valid fill-value encoding for a data type.
 #[derive(Clone, Debug, PartialEq, Eq, Error)]
@@ -174,7 +175,7 @@ pub fn float_from_json<T: Real>(l: &FloatLayout, v: &Value) -> Result<T, FillVal
 /// Encode a float code as JSON: finite values as numbers (exact, so they parse back to the
 /// same code), the canonical NaN as `"NaN"`, any other NaN as `"0x…"`, infinities by name.
 pub fn float_to_json(l: &FloatLayout, size: usize, bits: u64) -> Value {
-    let x: Exact = crate::convert::float::decode_float(l, bits);
+    let x: Exact = crate::number::float::decode_float(l, bits);
     match x.class {
         Class::Nan => {
             if Some(bits) == l.nan_bits() {

@@ -17,6 +17,7 @@ mod convert_properties;
 mod fast_paths;
 mod fill_value;
 mod fixedscaleoffset_fixture;
+mod fixedscaleoffset_metadata;
 #[cfg(feature = "float8")]
 mod float8_interop;
 mod layouts;

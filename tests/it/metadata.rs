@@ -6,13 +6,13 @@ use half::{bf16, f16};
 use ndarray::{ArrayD, IxDyn, arr1};
 use serde_json::{Value, json};
 use zquant::codec::cast_value::MapEntries;
+use zquant::dispatch::Element;
 use zquant::dtype::{
     Complex, DateTime64, FillValueError, Float4E2M1Fn, Float6E2M3Fn, Float6E3M2Fn, Float8E3M4,
     Float8E4M3, Float8E4M3B11Fnuz, Float8E4M3Fnuz, Float8E5M2, Float8E5M2Fnuz, Float8E8M0Fnu, Int2,
     Int4, TimeDelta64, UInt2, UInt4,
 };
 use zquant::error::{CodecError, ElementError, Rule};
-use zquant::pipeline::dynamic::Element;
 use zquant::{
     ArrayCodec, ArrayCodecExt, BitRound, CastOptions, CastValue, DType, DynChain, MetadataError,
     OutOfRange, Real, Rounding, ScalarMap, ScaleOffset,

@@ -11,15 +11,13 @@ use ndarray::{ArrayD, IxDyn};
 use serde_json::Value;
 
 use crate::codec::cast_value::CastValueConfig;
+use crate::codec::chain::{BLOCK, fused};
 use crate::codec::{Direction, DynStage, bitround, cast_value, fixed_scale_offset, scale_offset};
 use crate::dispatch::{self, match_all_arms};
 use crate::dtype::id::{Scalar, element_of, scalar};
 use crate::dtype::{DType, DTypeId, WordBuf, Words, WordsMut};
 use crate::error::{CodecError, MetadataError};
 use crate::metadata::{CodecObject, DataType};
-use crate::pipeline::BLOCK;
-
-pub use crate::codec::DynStage as Stage;
 
 macro_rules! define_dyn_array {
     (() $($kind:ident $v:ident = $t:ty,)*) => {
@@ -342,6 +340,18 @@ fn wrong_type(expected: DTypeId, found: DTypeId) -> CodecError {
     CodecError::Array(format!("expected an array of {expected}, got {found}"))
 }
 
+fn run(
+    stage: &dyn DynStage,
+    dir: Direction,
+    src: Words<'_>,
+    dst: WordsMut<'_>,
+) -> Result<(), CodecError> {
+    match dir {
+        Direction::Encode => stage.encode_words(src, dst),
+        Direction::Decode => stage.decode_words(src, dst),
+    }
+}
+
 fn shift_index(e: CodecError, by: usize) -> CodecError {
     match e {
         CodecError::Element(mut el) => {
@@ -397,50 +407,27 @@ fn run_fused(
         .iter()
         .map(|&(s, d)| written(s, d).words_per_element())
         .collect();
-    let mut start = 0;
-    while start < n {
-        let end = (start + BLOCK).min(n);
-        // After a stage fails at element k of the block, only the elements before k go on:
-        // a later stage may fail on one of them, which is then the first failing element.
-        let mut len = end - start;
-        let mut failure: Option<CodecError> = None;
-        for (i, &(stage, dir)) in stages.iter().enumerate() {
-            if len == 0 {
-                break;
-            }
-            let (prev, rest) = bufs.split_at_mut(i);
-            let input_block = if i == 0 {
-                src.sub(start * k0, (start + len) * k0)
-            } else {
-                prev[i - 1].as_words().sub(0, len * ks[i - 1])
-            };
-            let mut dst = if i == last {
-                out_words.sub(start * kl, (start + len) * kl)
-            } else {
-                rest[0].as_words_mut()
-            };
-            let k = if i == last { kl } else { ks[i] };
-            let run = |block: Words<'_>, dst: WordsMut<'_>| match dir {
-                Direction::Encode => stage.encode_words(block, dst),
-                Direction::Decode => stage.decode_words(block, dst),
-            };
-            if let Err(e) = run(input_block, dst.sub(0, len * k)) {
-                len = match &e {
-                    CodecError::Element(el) => el.index,
-                    _ => return Err(e),
-                };
-                failure = Some(shift_index(e, start));
-                // The output is only partly written after a failure: redo the elements
-                // before it (they succeed).
-                let k_in = if i == 0 { k0 } else { ks[i - 1] };
-                run(input_block.sub(0, len * k_in), dst.sub(0, len * k))
-                    .map_err(|e| shift_index(e, start))?;
-            }
-        }
-        if let Some(e) = failure {
-            return Err(e);
-        }
-        start = end;
-    }
+    let step = |i: usize, start: usize, len: usize| {
+        let (stage, dir) = stages[i];
+        let (prev, rest) = bufs.split_at_mut(i);
+        let input = if i == 0 {
+            src.sub(start * k0, (start + len) * k0)
+        } else {
+            prev[i - 1].as_words().sub(0, len * ks[i - 1])
+        };
+        let output = if i == last {
+            out_words.sub(start * kl, (start + len) * kl)
+        } else {
+            let mut w = rest[0].as_words_mut();
+            // Reborrow through the buffer for the block's length.
+            return run(stage, dir, input, w.sub(0, len * ks[i]));
+        };
+        run(stage, dir, input, output)
+    };
+    let index = |e: &CodecError| match e {
+        CodecError::Element(el) => Some(el.index),
+        _ => None,
+    };
+    fused(n, stages.len(), step, index, shift_index)?;
     Ok(out)
 }

@@ -5,7 +5,7 @@
 //! never on the element type: `&[Float8E4M3]`, `&[u8]` and `&[i8]` are all seen as `&[u8]`
 //! (see [`Plain`]), and the element's layout travels as a run-time [`Format`] value.
 //!
-//! [`Format`]: crate::dtype::Format
+//! [`Format`]: super::layout::Format
 
 /// A plain-old-data storage type with a fixed-width bit pattern: what a `#[dtype]` newtype
 /// wraps, or an existing type implemented as its own storage.
@@ -48,8 +48,6 @@ pub unsafe trait Plain: Copy + Send + Sync + 'static {
 /// `Self` must be laid out as `[C; 2]` with no padding (e.g. a `#[repr(C)]` struct of two
 /// `C` fields, or a `#[repr(transparent)]` newtype of one).
 pub unsafe trait ComplexOf<C: Plain>: Copy + Send + Sync + 'static {}
-
-unsafe impl<C: Plain> ComplexOf<C> for super::Complex<C> {}
 
 mod sealed {
     pub trait Sealed {}

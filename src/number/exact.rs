@@ -136,7 +136,7 @@ trait FromExactNearest {
 impl FromExactNearest for f64 {
     fn from_exact_nearest(x: Exact) -> f64 {
         let (bits, _) = super::float::round_to_float(
-            &crate::dtype::layout::FLOAT64,
+            &super::layout::FLOAT64,
             x,
             super::Rounding::NearestEven,
             super::OutOfRange::Clamp,

@@ -9,9 +9,9 @@
 //! wrap) is `-1 mod 256 = 255`.
 
 use super::exact::{Class, Exact};
+use super::layout::IntLayout;
 use super::round::shift_round;
 use super::{OutOfRange, Rounding, Status};
-use crate::dtype::layout::IntLayout;
 
 /// Decode the low `l.bits` bits of `bits` (sign-extending for signed formats).
 #[inline(always)]

@@ -11,9 +11,9 @@
 //! `65504`, while `65520.0` rounds to `65536` and is out of range.
 
 use super::exact::{Class, Exact};
+use super::layout::{FloatLayout, NanEncoding};
 use super::round::shift_round;
 use super::{OutOfRange, Rounding, Status};
-use crate::dtype::layout::{FloatLayout, NanEncoding};
 
 /// Decode a code of format `l` (bits above the format's width are ignored).
 #[inline]
