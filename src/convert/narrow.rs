@@ -155,9 +155,15 @@ macro_rules! nearest_even_kernel {
             let sign_shift = l.exponent_bits + l.mantissa_bits;
             // `NEG_ZERO` (a const: the select folds away) keeps the sign of a zero result;
             // without it (`fnuz`: no -0) a zero result is +0.
-            // The rare cases are found from two maxima after the loop (one `max` per
-            // vector each), not from per-element flags.
-            let (mut mag_max, mut code_max): ($uint, $uint) = (0, 0);
+            // Overflow after rounding, found on the source: rounding is monotonic, so the
+            // code exceeds `max_finite` exactly from the magnitude `over` on, the midpoint
+            // between `max_finite` and the next code (the tie rounds up when `max_finite`
+            // is odd, down to it when even). So one comparison per element, on the
+            // magnitude, finds every rare element (NaN, ±Inf, overflow without `clamp`):
+            // no 64-bit `max` reduction, which AVX2 does not have.
+            let over = (max_finite << shift) + rebias + (1 << (shift - 1)) + (1 - (max_finite & 1));
+            let limit = if clamp { INF } else { over.min(INF) };
+            let mut rare = false;
             for (s, d) in src.iter().zip(dst.iter_mut()) {
                 let b = s.to_u64() as $uint;
                 let mag = b & MAG_MASK;
@@ -168,15 +174,14 @@ macro_rules! nearest_even_kernel {
                 let nb = mag.wrapping_sub(rebias);
                 let normal = nb.wrapping_add(half_m1 + ((nb >> shift) & 1)) >> shift;
                 let code = if mag < min_normal { sub } else { normal };
-                mag_max = mag_max.max(mag);
-                code_max = code_max.max(code);
+                rare |= mag >= limit;
                 // The clamped code is the next one above the largest finite one (Inf) or
                 // that one itself (no Inf), so `min` clamps every overflowing code.
                 let code = code.min(clamped);
                 let sign = if !NEG_ZERO && code == 0 { 0 } else { sign };
                 *d = DW::from_u64((sign | code) as u64);
             }
-            mag_max < INF && (clamp || code_max <= max_finite)
+            !rare
         }
     };
 }
