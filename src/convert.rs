@@ -214,7 +214,9 @@ impl Caster {
         if let Some(t) = &self.table {
             return t.apply(src, dst);
         }
-        if self.src.bits() <= 16 {
+        // A fast kernel (integer -> integer, int16 -> float) beats a table lookup, which is
+        // one scalar load per element: the table is for sources without one, or with a map.
+        if self.src.bits() <= 16 && (self.fast == fast::Fast::None || !self.map.is_empty()) {
             let seen = self.seen16.fetch_add(n, Ordering::Relaxed) + n;
             if seen >= TABLE16_MIN {
                 let t = self.table16.get_or_init(|| {
