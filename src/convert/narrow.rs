@@ -99,9 +99,11 @@ pub(crate) fn cast<SW: Word, DW: Word>(
     }
 }
 
-/// Block length of the nearest-even kernel: a block it cannot finish is redone by the
+/// Block length of the nearest-even kernel (one block per fast-path block, so that its
+/// prologue, which derives a dozen constants from the layout, runs once per block): a block
+/// it cannot finish is redone by the
 /// general kernel, so a rare element costs at most this many elements twice.
-const NEAREST_EVEN_BLOCK: usize = 256;
+const NEAREST_EVEN_BLOCK: usize = 1024;
 
 /// Whether the nearest-even kernel below is exact for `source -> l`: [`applies`], and the
 /// magic constant `2^(emin - m + SM)` (see the kernel) is a normal source number.
