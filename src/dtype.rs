@@ -5,7 +5,7 @@
 //! (`cast_value`, `scale_offset`) need: an exact value, correctly rounded construction from
 //! an exact value, and checked arithmetic in the type's own semantics.
 //!
-//! Neither trait is meant to be implemented by hand: the [`dtype`](crate::dtype()) attribute
+//! Neither trait is meant to be implemented by hand: the [`dtype`](macro@crate::dtype) attribute
 //! macro writes both impls from a layout description, for zquant's built-in types as for a
 //! user's own.
 
@@ -62,7 +62,7 @@ impl Kind {
 
 /// An element type of a Zarr array.
 ///
-/// Implemented by the [`dtype`](crate::dtype()) attribute macro.
+/// Implemented by the [`dtype`](macro@crate::dtype) attribute macro.
 pub trait DType: Plain + Copy + Default + Debug + PartialEq + Send + Sync + 'static {
     /// The Zarr v3 data type name, e.g. `"float8_e4m3"`.
     const NAME: &'static str;

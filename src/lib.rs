@@ -4,7 +4,7 @@
 //! legacy `numcodecs.fixedscaleoffset`/`numcodecs.bitround` — over every data type the Zarr
 //! specs name, right on every value.
 //!
-//! The foundation is [`dtype`] (what each element type is, bit for bit, declared with the
+//! The foundation is [`dtype`](mod@dtype) (what each element type is, bit for bit, declared with the
 //! [`dtype`](macro@dtype) attribute macro) and [`convert`] (one correctly rounded conversion
 //! from any real type to any other, under the five `cast_value` rounding modes).
 //!

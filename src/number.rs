@@ -11,7 +11,7 @@
 //! - the options of one conversion ([`CastOptions`]) and what happened to an element
 //!   ([`Status`]).
 //!
-//! Nothing here knows about element types: [`crate::dtype`] builds on it.
+//! Nothing here knows about element types: [`mod@crate::dtype`] builds on it.
 
 pub mod exact;
 pub mod float;

@@ -4,7 +4,7 @@
 //! when `b` takes `a`'s output type) and runs them fused: the input is processed in blocks
 //! of [`BLOCK`] elements, each block going through every stage while it is in cache, so a
 //! chain never materialises a whole-array intermediate. The run-time
-//! [`DynChain`](crate::DynChain) runs the same loop, [`fused`], over storage words.
+//! [`DynChain`](crate::DynChain) runs the same loop, `fused`, over storage words.
 
 use serde_json::Value;
 

@@ -1,4 +1,4 @@
-//! Every data type the Zarr specs name, each declared once with the [`dtype`](crate::dtype)
+//! Every data type the Zarr specs name, each declared once with the [`dtype`](macro@crate::dtype)
 //! macro, the same one users get.
 //!
 //! Layouts are copied from `data-types/*/README.md` of zarr-extensions; the doc comment of each

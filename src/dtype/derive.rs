@@ -1,4 +1,4 @@
-//! The generic bodies behind the impls that the [`dtype`](crate::dtype) macro writes.
+//! The generic bodies behind the impls that the [`dtype`](macro@crate::dtype) macro writes.
 //!
 //! The macro only turns a layout description into constants and one-line methods; every
 //! rule lives here, once, generic over the layout, and is inlined into each monomorphized

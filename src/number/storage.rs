@@ -27,7 +27,7 @@ pub unsafe trait Storage: Copy + Default + PartialEq + Send + Sync + 'static {
 
 /// An element type made of `WORDS` storage words and nothing else.
 ///
-/// The [`dtype`](crate::dtype()) macro implements it (the one place that may): for a
+/// The [`dtype`](macro@crate::dtype) macro implements it (the one place that may): for a
 /// `#[repr(transparent)]` newtype over a [`Storage`] type, for an existing `Storage` type,
 /// and for complex types (`WORDS = 2`: real, then imaginary component).
 ///

@@ -1,7 +1,7 @@
 //! NumPy's numeric rules on x86-64, as numcodecs' `FixedScaleOffset` meets them: the
 //! float -> integer casts (`cvttsd2si` and its "integer indefinite" value), the correctly
 //! rounded `float64 -> float16`, and the eleven NumPy types with the casts and arithmetic
-//! numcodecs relies on ([`NumpyNumber`]), listed once in [`numpy_types!`].
+//! numcodecs relies on ([`NumpyNumber`]), listed once in `numpy_types!`.
 
 use crate::dtype::{DTypeId, Real};
 
