@@ -165,7 +165,12 @@ macro_rules! nearest_even_kernel {
             // no 64-bit `max` reduction, which AVX2 does not have.
             let over = (max_finite << shift) + rebias + (1 << (shift - 1)) + (1 - (max_finite & 1));
             let limit = if clamp { INF } else { over.min(INF) };
-            let mut rare = false;
+            // `mag >= limit` as the top bit of `mag + (TOP - limit)` (no overflow: `mag`
+            // and `limit` are below `TOP`, the sign bit), OR-ed over the block: an add and
+            // an or per vector, no comparison mask to narrow and accumulate.
+            const TOP: $uint = 1 << SIGN_SHIFT;
+            let bias_rare = TOP - limit;
+            let mut rare: $uint = 0;
             for (s, d) in src.iter().zip(dst.iter_mut()) {
                 let b = s.to_u64() as $uint;
                 let mag = b & MAG_MASK;
@@ -175,15 +180,20 @@ macro_rules! nearest_even_kernel {
                     .wrapping_sub(magic_bits);
                 let nb = mag.wrapping_sub(rebias);
                 let normal = nb.wrapping_add(half_m1 + ((nb >> shift) & 1)) >> shift;
-                let code = if mag < min_normal { sub } else { normal };
-                rare |= mag >= limit;
+                // Signed: `mag` has no sign bit, and x86 compares signed lanes directly.
+                let code = if (mag as $int) < (min_normal as $int) {
+                    sub
+                } else {
+                    normal
+                };
+                rare |= mag + bias_rare;
                 // The clamped code is the next one above the largest finite one (Inf) or
                 // that one itself (no Inf), so `min` clamps every overflowing code.
                 let code = code.min(clamped);
                 let sign = if !NEG_ZERO && code == 0 { 0 } else { sign };
                 *d = DW::from_u64((sign | code) as u64);
             }
-            !rare
+            rare & TOP == 0
         }
     };
 }
