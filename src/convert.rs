@@ -198,7 +198,7 @@ impl Caster {
         }
     }
 
-    fn run_words<SW: Word, DW: Word>(
+    fn run_words<SW: fast::Src, DW: fast::Dst>(
         &self,
         src: &[SW],
         dst: &mut [DW],
@@ -235,7 +235,7 @@ impl Caster {
     }
 
     /// The fast path, and the reference path for each block it declines.
-    fn blocks<SW: Word, DW: Word>(
+    fn blocks<SW: fast::Src, DW: fast::Dst>(
         &self,
         src: &[SW],
         dst: &mut [DW],
@@ -270,7 +270,11 @@ impl Caster {
     /// written over. Only when that cast fails (the error may be the stand-in's) is the
     /// block redone by the element-wise mapped path, which also finds the first failing
     /// element.
-    fn mapped<SW: Word, DW: Word>(&self, src: &[SW], dst: &mut [DW]) -> Result<(), ElementFailure> {
+    fn mapped<SW: fast::Src, DW: fast::Dst>(
+        &self,
+        src: &[SW],
+        dst: &mut [DW],
+    ) -> Result<(), ElementFailure> {
         let mut tmp = [SW::default(); MAP_BLOCK];
         for (k, (s, d)) in src
             .chunks(MAP_BLOCK)

@@ -118,64 +118,188 @@ pub(crate) const FAST_BLOCK: usize = 1024;
 /// many elements are done: all of them, or those before the first block that must be
 /// redone by the reference path.
 #[inline]
-pub(crate) fn run<SW: Word, DW: Word>(
+pub(crate) fn run<SW: Src, DW: Dst>(
     fast: Fast,
     opts: CastOptions,
     src: &[SW],
     dst: &mut [DW],
 ) -> usize {
-    let declined = 0;
     match fast {
-        Fast::None => declined,
-        Fast::FloatToInt(l) => {
-            if SW::BITS < 32 {
-                return declined;
-            }
-            float_to_int::<SW, DW>(src, dst, opts, l)
-        }
-        Fast::F64ToF32 => {
-            if SW::BITS != 64 || DW::BITS != 32 {
-                return declined;
-            }
-            let clamp = opts.out_of_range == OutOfRange::Clamp;
-            crate::arch::vectorized(
-                #[inline(always)]
-                move || {
-                    by_blocks(
-                        src,
-                        dst,
-                        #[inline(always)]
-                        |s, d| f64_to_f32(s, d, clamp),
-                    )
-                },
-            )
-        }
-        Fast::Narrow(l) => {
-            if SW::BITS < 32 || DW::BITS > 32 {
-                return declined;
-            }
-            let (mode, oor) = (opts.rounding, opts.out_of_range);
-            crate::arch::vectorized(
-                #[inline(always)]
-                move || {
-                    by_blocks(
-                        src,
-                        dst,
-                        #[inline(always)]
-                        |s, d| !super::narrow::cast(s, d, mode, oor, l),
-                    )
-                },
-            )
-        }
+        Fast::None => 0,
+        Fast::FloatToInt(l) => SW::float_to_int(src, dst, opts, l),
+        Fast::F64ToF32 => SW::f64_to_f32(src, dst, opts.out_of_range == OutOfRange::Clamp),
+        Fast::Narrow(l) => SW::narrow(src, dst, opts.rounding, opts.out_of_range, l),
         Fast::IntToInt(sl, dl) => int_to_int(src, dst, opts, sl, dl),
-        Fast::IntToFloat(sl) => {
-            if DW::BITS < 32 {
-                return declined;
-            }
-            int_to_hw_float(src, dst, sl);
-            src.len().min(dst.len())
-        }
+        Fast::IntToFloat(sl) => DW::from_int(src, dst, sl),
     }
+}
+
+/// The kernels a storage width can be the source of. A kernel that does not apply to a
+/// width (float -> integer from `u8` words, …) is the default method here, `0` (declined):
+/// only the kernels of valid (source, target) widths are compiled, instead of every kernel
+/// for all 16 pairs of widths.
+pub(crate) trait Src: Word {
+    /// `f32`/`f64` to an integer format.
+    fn float_to_int<DW: Dst>(_: &[Self], _: &mut [DW], _: CastOptions, _: IntLayout) -> usize {
+        0
+    }
+    /// `f64 -> f32`, nearest-even.
+    fn f64_to_f32<DW: Dst>(_: &[Self], _: &mut [DW], _clamp: bool) -> usize {
+        0
+    }
+    /// `f32`/`f64` to a narrower float format.
+    fn narrow<DW: Dst>(
+        _: &[Self],
+        _: &mut [DW],
+        _: Rounding,
+        _: OutOfRange,
+        _: FloatLayout,
+    ) -> usize {
+        0
+    }
+    /// Integer to integer from a source beyond `i32`.
+    fn int_to_int_wide<DW: Word>(
+        _: &[Self],
+        _: &mut [DW],
+        _: CastOptions,
+        _: IntLayout,
+        _: IntLayout,
+    ) -> usize {
+        0
+    }
+}
+
+/// The kernels a storage width can be the target of (see [`Src`]).
+pub(crate) trait Dst: Word {
+    /// `f32`/`f64` (`SW`) to a narrower float format in these words.
+    fn narrow_from<SW: Word>(
+        _: &[SW],
+        _: &mut [Self],
+        _: Rounding,
+        _: OutOfRange,
+        _: FloatLayout,
+    ) -> usize {
+        0
+    }
+    /// `f64` to `f32` in these words.
+    fn f32_from_f64<SW: Word>(_: &[SW], _: &mut [Self], _clamp: bool) -> usize {
+        0
+    }
+    /// An integer to `f32`/`f64` in these words.
+    fn from_int<SW: Word>(_: &[SW], _: &mut [Self], _: IntLayout) -> usize {
+        0
+    }
+}
+
+impl Src for u8 {}
+impl Src for u16 {}
+
+/// The source methods of `f32`/`f64` words (and `int32`/`uint32`/`int64`).
+macro_rules! float_src {
+    ($t:ty { $($extra:tt)* }) => {
+        impl Src for $t {
+            fn float_to_int<DW: Dst>(src: &[Self], dst: &mut [DW], opts: CastOptions, l: IntLayout) -> usize {
+                float_to_int(src, dst, opts, l)
+            }
+            fn narrow<DW: Dst>(
+                src: &[Self],
+                dst: &mut [DW],
+                mode: Rounding,
+                oor: OutOfRange,
+                l: FloatLayout,
+            ) -> usize {
+                DW::narrow_from(src, dst, mode, oor, l)
+            }
+            fn int_to_int_wide<DW: Word>(
+                src: &[Self],
+                dst: &mut [DW],
+                opts: CastOptions,
+                sl: IntLayout,
+                dl: IntLayout,
+            ) -> usize {
+                int_to_int_wide(src, dst, opts, sl, dl)
+            }
+            $($extra)*
+        }
+    };
+}
+float_src! { u32 {} }
+float_src! { u64 {
+    fn f64_to_f32<DW: Dst>(src: &[Self], dst: &mut [DW], clamp: bool) -> usize {
+        DW::f32_from_f64(src, dst, clamp)
+    }
+} }
+
+/// The target methods of narrow-float words (float16, float8, …, and `f32`).
+macro_rules! narrow_dst {
+    ($t:ty { $($extra:tt)* }) => {
+        impl Dst for $t {
+            fn narrow_from<SW: Word>(
+                src: &[SW],
+                dst: &mut [Self],
+                mode: Rounding,
+                oor: OutOfRange,
+                l: FloatLayout,
+            ) -> usize {
+                narrow(src, dst, mode, oor, l)
+            }
+            $($extra)*
+        }
+    };
+}
+narrow_dst! { u8 {} }
+narrow_dst! { u16 {} }
+narrow_dst! { u32 {
+    fn f32_from_f64<SW: Word>(src: &[SW], dst: &mut [Self], clamp: bool) -> usize {
+        f64_to_f32_blocks(src, dst, clamp)
+    }
+    fn from_int<SW: Word>(src: &[SW], dst: &mut [Self], sl: IntLayout) -> usize {
+        int_to_hw_float(src, dst, sl);
+        src.len().min(dst.len())
+    }
+} }
+
+impl Dst for u64 {
+    fn from_int<SW: Word>(src: &[SW], dst: &mut [Self], sl: IntLayout) -> usize {
+        int_to_hw_float(src, dst, sl);
+        src.len().min(dst.len())
+    }
+}
+
+#[inline(always)]
+fn narrow<SW: Word, DW: Word>(
+    src: &[SW],
+    dst: &mut [DW],
+    mode: Rounding,
+    oor: OutOfRange,
+    l: FloatLayout,
+) -> usize {
+    crate::arch::vectorized(
+        #[inline(always)]
+        move || {
+            by_blocks(
+                src,
+                dst,
+                #[inline(always)]
+                |s, d| !super::narrow::cast(s, d, mode, oor, l),
+            )
+        },
+    )
+}
+
+#[inline(always)]
+fn f64_to_f32_blocks<SW: Word, DW: Word>(src: &[SW], dst: &mut [DW], clamp: bool) -> usize {
+    crate::arch::vectorized(
+        #[inline(always)]
+        move || {
+            by_blocks(
+                src,
+                dst,
+                #[inline(always)]
+                |s, d| f64_to_f32(s, d, clamp),
+            )
+        },
+    )
 }
 
 /// `kernel` over `src` and `dst` block by block, stopping at the first block it declines.
@@ -337,11 +461,40 @@ fn f64_to_f32<SW: Word, DW: Word>(src: &[SW], dst: &mut [DW], clamp: bool) -> bo
     !bad || clamp
 }
 
+/// The integer loop `$kernel` run block by block with the out-of-range rule `$oor` as a
+/// const parameter: a range check (its comparisons and reduction) or a clamp is then only
+/// compiled where it is asked for, and a wrap into a narrower word is the truncation LLVM
+/// does in narrow lanes.
+macro_rules! by_oor {
+    ($oor:ident, $src:ident, $dst:ident, $kernel:ident, $signed:literal, $lo:ident, $hi:ident) => {
+        match $oor {
+            OutOfRange::Error => by_blocks(
+                $src,
+                $dst,
+                #[inline(always)]
+                |s, d| $kernel::<SW, DW, $signed, OOR_ERROR>(s, d, $lo, $hi),
+            ),
+            OutOfRange::Clamp => by_blocks(
+                $src,
+                $dst,
+                #[inline(always)]
+                |s, d| $kernel::<SW, DW, $signed, OOR_CLAMP>(s, d, $lo, $hi),
+            ),
+            OutOfRange::Wrap => by_blocks(
+                $src,
+                $dst,
+                #[inline(always)]
+                |s, d| $kernel::<SW, DW, $signed, OOR_WRAP>(s, d, $lo, $hi),
+            ),
+        }
+    };
+}
+
 /// Integer to integer. When the source fits `i32` the loop runs in 32-bit lanes (8 per
 /// AVX2 vector instead of 4); the out-of-range rule is a select, not a branch. The source's
 /// signedness is a const parameter (it picks the shift that extends a code to its value).
 #[inline(always)]
-fn int_to_int<SW: Word, DW: Word>(
+fn int_to_int<SW: Src, DW: Word>(
     src: &[SW],
     dst: &mut [DW],
     opts: CastOptions,
@@ -349,33 +502,6 @@ fn int_to_int<SW: Word, DW: Word>(
     dl: IntLayout,
 ) -> usize {
     let oor = opts.out_of_range;
-    // The out-of-range rule is a const parameter of the loops: a range check (its
-    // comparisons and reduction) or a clamp is then only compiled where it is asked for,
-    // and a wrap into a narrower word is the truncation LLVM does in the narrow lanes.
-    macro_rules! by_oor {
-        ($kernel:ident, $signed:literal, $lo:ident, $hi:ident) => {
-            match oor {
-                OutOfRange::Error => by_blocks(
-                    src,
-                    dst,
-                    #[inline(always)]
-                    |s, d| $kernel::<SW, DW, $signed, OOR_ERROR>(s, d, $lo, $hi),
-                ),
-                OutOfRange::Clamp => by_blocks(
-                    src,
-                    dst,
-                    #[inline(always)]
-                    |s, d| $kernel::<SW, DW, $signed, OOR_CLAMP>(s, d, $lo, $hi),
-                ),
-                OutOfRange::Wrap => by_blocks(
-                    src,
-                    dst,
-                    #[inline(always)]
-                    |s, d| $kernel::<SW, DW, $signed, OOR_WRAP>(s, d, $lo, $hi),
-                ),
-            }
-        };
-    }
     if sl.bits < 32 || (sl.signed && sl.bits == 32) {
         // Every source value is an i32, so clamping to the target's range cut to i32 is
         // the same clamp, and the low bits (wrap) of an i32 are those of the value.
@@ -384,31 +510,42 @@ fn int_to_int<SW: Word, DW: Word>(
         if sl.signed {
             crate::arch::vectorized(
                 #[inline(always)]
-                move || by_oor!(int_to_int_32, true, lo, hi),
+                move || by_oor!(oor, src, dst, int_to_int_32, true, lo, hi),
             )
         } else {
             crate::arch::vectorized(
                 #[inline(always)]
-                move || by_oor!(int_to_int_32, false, lo, hi),
+                move || by_oor!(oor, src, dst, int_to_int_32, false, lo, hi),
             )
         }
     } else {
-        if SW::BITS < 32 {
-            return 0; // not reached: a source in 8 or 16 bits fits i32
-        }
-        let lo = dl.min().max(i64::MIN as i128) as i64;
-        let hi = dl.max().min(i64::MAX as i128) as i64;
-        if sl.signed {
-            crate::arch::vectorized(
-                #[inline(always)]
-                move || by_oor!(int_to_int_64, true, lo, hi),
-            )
-        } else {
-            crate::arch::vectorized(
-                #[inline(always)]
-                move || by_oor!(int_to_int_64, false, lo, hi),
-            )
-        }
+        // A source in 8 or 16 bits always fits i32: only 32- and 64-bit words have this path.
+        SW::int_to_int_wide(src, dst, opts, sl, dl)
+    }
+}
+
+/// [`int_to_int`] for sources beyond `i32` (`uint32`, `int64`), in `i64` lanes.
+#[inline(always)]
+fn int_to_int_wide<SW: Word, DW: Word>(
+    src: &[SW],
+    dst: &mut [DW],
+    opts: CastOptions,
+    sl: IntLayout,
+    dl: IntLayout,
+) -> usize {
+    let oor = opts.out_of_range;
+    let lo = dl.min().max(i64::MIN as i128) as i64;
+    let hi = dl.max().min(i64::MAX as i128) as i64;
+    if sl.signed {
+        crate::arch::vectorized(
+            #[inline(always)]
+            move || by_oor!(oor, src, dst, int_to_int_64, true, lo, hi),
+        )
+    } else {
+        crate::arch::vectorized(
+            #[inline(always)]
+            move || by_oor!(oor, src, dst, int_to_int_64, false, lo, hi),
+        )
     }
 }
 
