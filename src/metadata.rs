@@ -159,6 +159,14 @@ impl CodecObject {
                         "codec object without a string name: {v}"
                     )));
                 };
+                // The core spec defines `must_understand` as a boolean.
+                if let Some(mu) = m.get("must_understand") {
+                    if !mu.is_boolean() {
+                        return Err(MetadataError::UnknownCodec(format!(
+                            "codec {name:?}: `must_understand` must be true or false, got {mu}"
+                        )));
+                    }
+                }
                 Ok(CodecObject {
                     name: name.clone(),
                     configuration: m.get("configuration").cloned(),

@@ -4,6 +4,8 @@
 //! `cast_value` stage both hold one of these, so the matching code exists once, whatever
 //! the data types.
 
+use std::collections::HashMap;
+
 use super::exact::{Class, Exact};
 use super::{CastOptions, Status, exact_of, round_into};
 use crate::dtype::Format;
@@ -21,7 +23,14 @@ pub struct KeyMap {
     codes: Vec<(u64, u64)>,
     /// The value of a NaN key: every NaN code matches it.
     nan: Option<u64>,
+    /// `keys` and `codes` indexed, for maps with more than [`LINEAR`] codes: building and
+    /// matching then cost O(1) per key or element, not O(keys).
+    key_index: HashMap<Exact, usize>,
+    code_index: HashMap<u64, u64>,
 }
+
+/// Up to this many codes, a linear scan (vectorizable, no hashing) finds a key.
+const LINEAR: usize = 8;
 
 /// The canonical form of a value for matching: every NaN alike, ±0 alike, finite values
 /// with the significand's trailing zeros removed.
@@ -50,18 +59,21 @@ impl KeyMap {
             keys: Vec::new(),
             codes: Vec::new(),
             nan: None,
+            key_index: HashMap::new(),
+            code_index: HashMap::new(),
         }
     }
 
     /// Entries in order; later duplicates of a key are ignored ("readers MUST use the first
-    /// occurrence").
+    /// occurrence"). Linear in the number of entries.
     pub fn new(key: Format, pairs: impl IntoIterator<Item = (u64, u64)>) -> Self {
         let mut m = KeyMap::empty(key);
         for (k, v) in pairs {
             let c = canonical(exact_of(key, k));
-            if m.keys.contains(&c) {
+            if m.key_index.contains_key(&c) {
                 continue;
             }
+            m.key_index.insert(c, m.keys.len());
             m.keys.push(c);
             m.entries.push((k & key.mask(), v));
             if c.class == Class::Nan {
@@ -77,13 +89,24 @@ impl KeyMap {
                 let (code, st) = round_into(key, Exact { neg, ..c }, CastOptions::default());
                 if st == Status::Exact
                     && canonical(exact_of(key, code)) == c
-                    && !m.codes.iter().any(|(b, _)| *b == code)
+                    && !m.code_index.contains_key(&code)
                 {
+                    m.code_index.insert(code, v);
                     m.codes.push((code, v));
                 }
             }
         }
         m
+    }
+
+    /// The value of the key with code `b` (masked), by a linear scan of few codes or the index.
+    #[inline(always)]
+    fn code_value(&self, b: u64) -> Option<u64> {
+        if self.codes.len() <= LINEAR {
+            self.codes.iter().find(|(c, _)| *c == b).map(|(_, v)| *v)
+        } else {
+            self.code_index.get(&b).copied()
+        }
     }
 
     /// The key format.
@@ -107,11 +130,9 @@ impl KeyMap {
         if self.keys.is_empty() {
             return None;
         }
-        let c = canonical(x);
-        self.keys
-            .iter()
-            .position(|k| *k == c)
-            .map(|i| self.entries[i].1)
+        self.key_index
+            .get(&canonical(x))
+            .map(|&i| self.entries[i].1)
     }
 
     /// The mapped code of the element with code `bits`, if its value is a key (the same
@@ -124,14 +145,14 @@ impl KeyMap {
                 return Some(v);
             }
         }
-        self.codes.iter().find(|(b, _)| *b == bits).map(|(_, v)| *v)
+        self.code_value(bits)
     }
 
     /// Whether the element with code `bits` is a key.
     #[inline(always)]
     pub fn is_key_bits(&self, bits: u64) -> bool {
         let bits = bits & self.key.mask();
-        (self.nan.is_some() && self.is_nan_code(bits)) | self.codes.iter().any(|(b, _)| *b == bits)
+        (self.nan.is_some() && self.is_nan_code(bits)) | self.code_value(bits).is_some()
     }
 
     /// Whether any element of `s` is a key: [`KeyMap::is_key_bits`] over a slice, with the
@@ -140,7 +161,14 @@ impl KeyMap {
     pub fn any_key<W: crate::dtype::Word>(&self, s: &[W]) -> bool {
         let mask = self.key.mask();
         let codes = &self.codes[..];
-        let has = |b: u64| codes.iter().any(|(c, _)| *c == b);
+        let linear = codes.len() <= LINEAR;
+        let has = |b: u64| {
+            if linear {
+                codes.iter().any(|(c, _)| *c == b)
+            } else {
+                self.code_index.contains_key(&b)
+            }
+        };
         match (self.nan, self.key) {
             (None, _) => s.iter().fold(false, |h, x| h | has(x.to_u64() & mask)),
             (Some(_), Format::Float(l)) if l.nan == crate::dtype::NanEncoding::Ieee => {
@@ -160,7 +188,14 @@ impl KeyMap {
     pub fn stand_in<W: crate::dtype::Word>(&self, src: &[W], dst: &mut [W]) {
         let mask = self.key.mask();
         let codes = &self.codes[..];
-        let has = |b: u64| codes.iter().any(|(c, _)| *c == b);
+        let linear = codes.len() <= LINEAR;
+        let has = |b: u64| {
+            if linear {
+                codes.iter().any(|(c, _)| *c == b)
+            } else {
+                self.code_index.contains_key(&b)
+            }
+        };
         match (self.nan, self.key) {
             (Some(_), Format::Float(l)) if l.nan == crate::dtype::NanEncoding::Ieee => {
                 let mag = l.magnitude_mask();
@@ -195,8 +230,7 @@ impl KeyMap {
         dst: &mut [DW],
     ) {
         let mask = self.key.mask();
-        let codes = &self.codes[..];
-        let code = |b: u64| codes.iter().find(|(c, _)| *c == b).map(|(_, v)| *v);
+        let code = |b: u64| self.code_value(b);
         match (self.nan, self.key) {
             (Some(v), Format::Float(l)) if l.nan == crate::dtype::NanEncoding::Ieee => {
                 let mag = l.magnitude_mask();

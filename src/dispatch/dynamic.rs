@@ -395,34 +395,46 @@ fn run_fused(
     let kl = out_type.words_per_element();
     let block = BLOCK.min(n.max(1));
     let last = stages.len() - 1;
-    // One block-sized buffer per intermediate.
-    let mut bufs: Vec<WordBuf> = stages[..last]
-        .iter()
-        .map(|&(s, d)| {
-            let id = written(s, d);
-            WordBuf::zeroed(id.word_bits(), block * id.words_per_element())
-        })
-        .collect();
+    // Intermediate blocks alternate between two sets of buffers, one buffer per word width
+    // in each set, allocated when first needed: stage `i` writes into set `i % 2` and
+    // reads what stage `i - 1` wrote into the other. Memory is bounded by 8 block-sized
+    // buffers, whatever the chain's length.
     let ks: Vec<usize> = stages
         .iter()
         .map(|&(s, d)| written(s, d).words_per_element())
         .collect();
+    let width = |i: usize| {
+        let (s, d) = stages[i];
+        written(s, d).word_bits()
+    };
+    let slot = |bits: u32| bits.trailing_zeros().saturating_sub(3).min(3) as usize;
+    let mut sets: [[Option<WordBuf>; 4]; 2] = Default::default();
     let step = |i: usize, start: usize, len: usize| {
         let (stage, dir) = stages[i];
-        let (prev, rest) = bufs.split_at_mut(i);
+        let (even, odd) = sets.split_at_mut(1);
+        let (mine, other) = if i % 2 == 0 {
+            (&mut even[0], &odd[0])
+        } else {
+            (&mut odd[0], &even[0])
+        };
         let input = if i == 0 {
             src.sub(start * k0, (start + len) * k0)
         } else {
-            prev[i - 1].as_words().sub(0, len * ks[i - 1])
+            match &other[slot(width(i - 1))] {
+                Some(buf) => buf.as_words().sub(0, len * ks[i - 1]),
+                None => return Err(CodecError::Array("missing intermediate block".into())),
+            }
         };
-        let output = if i == last {
-            out_words.sub(start * kl, (start + len) * kl)
-        } else {
-            let mut w = rest[0].as_words_mut();
-            // Reborrow through the buffer for the block's length.
-            return run(stage, dir, input, w.sub(0, len * ks[i]));
-        };
-        run(stage, dir, input, output)
+        if i == last {
+            return run(
+                stage,
+                dir,
+                input,
+                out_words.sub(start * kl, (start + len) * kl),
+            );
+        }
+        let buf = mine[slot(width(i))].get_or_insert_with(|| WordBuf::zeroed(width(i), block * 2));
+        run(stage, dir, input, buf.as_words_mut().sub(0, len * ks[i]))
     };
     let index = |e: &CodecError| match e {
         CodecError::Element(el) => Some(el.index),

@@ -512,13 +512,26 @@ fn unknown_codecs() {
         let e = err(json!("float32"), json!(0), json!([c]));
         assert!(matches!(e, MetadataError::UnknownCodec(_)), "{c}: {e:?}");
     }
-    // `must_understand` is a permitted member.
-    build(
-        &json!("float32"),
-        &json!(0),
-        &[json!({"name": "scale_offset", "must_understand": true})],
-    )
-    .unwrap();
+    // `must_understand` is a permitted member, and the core spec defines it as a boolean.
+    for mu in [json!(true), json!(false)] {
+        build(
+            &json!("float32"),
+            &json!(0),
+            &[json!({"name": "scale_offset", "must_understand": mu})],
+        )
+        .unwrap();
+    }
+    for mu in [
+        json!("banana"),
+        json!(null),
+        json!(0),
+        json!(1),
+        json!([true]),
+    ] {
+        let c = json!({"name": "scale_offset", "must_understand": mu});
+        let e = err(json!("float32"), json!(0), json!([c]));
+        assert!(e.to_string().contains("must_understand"), "{mu}: {e:?}");
+    }
 }
 
 #[test]
