@@ -11,6 +11,9 @@ use crate::number::exact::Exact;
 /// underflows every supported type, and is replaced by a value that does the same.
 const MAX_DEC_EXP: i64 = 400;
 
+/// Significant digits kept exactly (see `split`).
+const MAX_DIGITS: usize = 1300;
+
 /// A JSON number's syntax, split into its parts.
 struct Parts {
     neg: bool,
@@ -79,6 +82,21 @@ fn split(s: &str) -> Option<Parts> {
     while digits.last() == Some(&0) {
         digits.pop();
         exp10 += 1;
+    }
+    // Only the first MAX_DIGITS digits matter, and whether any digit after them is
+    // non-zero: every rounding boundary (a value of a supported format, or a midpoint of
+    // two) is a dyadic `m × 2^e` with `m < 2^66` and `|e| < 1200`, which has fewer
+    // significant decimal digits. Dropped digits become a trailing `1` (a little more than
+    // the kept prefix), which lies on the same side of every boundary as the full number.
+    // So the cost is linear in the text, not quadratic (a 1M-digit number took 134 s).
+    if digits.len() > MAX_DIGITS {
+        let sticky = digits[MAX_DIGITS..].iter().any(|&d| d != 0);
+        exp10 = exp10.saturating_add((digits.len() - MAX_DIGITS) as i64);
+        digits.truncate(MAX_DIGITS);
+        if sticky {
+            digits.push(1);
+            exp10 -= 1;
+        }
     }
     Some(Parts { neg, digits, exp10 })
 }

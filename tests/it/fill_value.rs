@@ -1364,3 +1364,28 @@ fn errors_display() {
     let e = err::<Float4E2M1Fn>(&json("\"NaN\""));
     assert!(e.to_string().starts_with("float4_e2m1fn:"), "{e}");
 }
+
+/// Issue 14, finding 1: a JSON number with a million digits is parsed in time linear in its
+/// text (it took 134 s when every digit went into a big integer), and still rounded once:
+/// only the first digits and whether any later digit is non-zero decide the rounding.
+#[test]
+fn million_digit_numbers_round_once_in_linear_time() {
+    let zeros = "0".repeat(1_000_000);
+    // 1 + 2^-53, the tie between 1 and 1 + 2^-52, written exactly.
+    let tie = "1.00000000000000011102230246251565404236316680908203125";
+    // The tie itself rounds to even (1.0); anything above it, however far down, rounds up.
+    let exact_tie = json(&format!("{tie}{zeros}"));
+    let above_tie = json(&format!("{tie}{zeros}1"));
+    assert_eq!(f64::fill_value_from_json(&exact_tie).unwrap(), 1.0);
+    assert_eq!(
+        f64::fill_value_from_json(&above_tie).unwrap(),
+        1.0 + f64::EPSILON
+    );
+    // A million-digit integer is out of range of every integer type, and Inf-free floats.
+    let huge = json(&format!("1{zeros}"));
+    assert!(i64::fill_value_from_json(&huge).is_err());
+    assert_eq!(f32::fill_value_from_json(&huge).unwrap(), f32::INFINITY);
+    // A million leading zeros after the point: the value underflows to zero.
+    let tiny = json(&format!("0.{zeros}1"));
+    assert_eq!(f64::fill_value_from_json(&tiny).unwrap().to_bits(), 0);
+}
