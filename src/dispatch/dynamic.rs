@@ -126,6 +126,12 @@ impl DynArray {
     /// An array from little-endian element bytes in C order (the `bytes` codec's output with
     /// `"endian": "little"`).
     ///
+    /// Sub-byte types (`int2`, `int4`, `uint2`, `uint4`, 4- and 6-bit floats) take one byte
+    /// per element, and the bits above the type's width are ignored, as their data type
+    /// specs say of the `bytes` codec: "Encoded as a 1-byte value, `0bIIIIXXXX` where the
+    /// upper `IIII` bits are ignored. [...] The upper `IIII` bits are arbitrary". A fill
+    /// value, by contrast, is a value, not a byte: `"0xf3"` for `int4` is rejected.
+    ///
     /// # Errors
     /// A byte count that does not match the shape.
     pub fn from_le_bytes(

@@ -710,3 +710,14 @@ fn long_chains_run_in_bounded_memory() {
     assert!(long.same_as(&one.encode(&arr).expect("encodes")));
     assert!(chain.decode(&long).expect("decodes").same_as(&long));
 }
+
+/// Issue 14, finding 6, read against the data type specs: the `bytes` encoding of a
+/// sub-byte type ignores the bits above its width ("the upper `IIII` bits are ignored ...
+/// arbitrary"), so `from_le_bytes` accepts them and the elements are the low bits.
+#[test]
+fn sub_byte_types_ignore_the_upper_bits_of_their_byte() {
+    let a = DynArray::from_le_bytes(DTypeId::Int4, &[3], &[0xf3, 0x0f, 0x87]).expect("valid");
+    let b = DynArray::from_le_bytes(DTypeId::Int4, &[3], &[0x03, 0xff, 0x07]).expect("valid");
+    assert!(a.same_as(&b));
+    assert_eq!(a.to_le_bytes(), vec![0x03, 0x0f, 0x07]);
+}
