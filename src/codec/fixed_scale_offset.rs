@@ -75,9 +75,9 @@
 //! **What exactly is matched, for NaN and out-of-range values.** Rule 3 is NumPy's
 //! *scalar* cast loop, the C cast above, which NumPy runs on arrays of fewer than 4
 //! elements and on machines without AVX-512. On AVX-512 hosts NumPy casts arrays of 4 or
-//! more elements with SIMD loops (`vcvttpd2udq` and friends) whose results for NaN and
-//! out-of-range values differ (for example float64 -> uint32 saturates there), so for those
-//! values "bit-exact with numcodecs" holds against the scalar loop only. Every in-range,
+//! more elements with SIMD loops whose results for NaN and out-of-range values can differ
+//! (seen for float64 -> uint32), so for those values "bit-exact with numcodecs" holds
+//! against the scalar loop only. Every in-range,
 //! non-NaN value is the same either way: the casts only differ where NumPy itself warns.
 //!
 //! So, with `W` the working type: encoding is `astype(rint(W(W(x - offset) * scale)))`,
