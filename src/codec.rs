@@ -108,13 +108,15 @@ pub trait ArrayCodec: Send + Sync {
     /// Encode `src` into `dst` (same length).
     ///
     /// # Errors
-    /// The first element that cannot be encoded; `dst` is then partly written.
+    /// The first element that cannot be encoded; `dst` is then partly written. Slices of
+    /// different lengths are an error too ([`Rule::LengthMismatch`]), with nothing written.
     fn encode_slice(&self, src: &[Self::In], dst: &mut [Self::Out]) -> Result<(), ElementError>;
 
     /// Decode `src` into `dst` (same length).
     ///
     /// # Errors
-    /// The first element that cannot be decoded; `dst` is then partly written.
+    /// The first element that cannot be decoded; `dst` is then partly written. Slices of
+    /// different lengths are an error too ([`Rule::LengthMismatch`]), with nothing written.
     fn decode_slice(&self, src: &[Self::Out], dst: &mut [Self::In]) -> Result<(), ElementError>;
 
     /// The codec's metadata object, as it appears in `zarr.json`.
@@ -145,6 +147,28 @@ pub trait ArrayCodec: Send + Sync {
     {
         Chain::new(self, next)
     }
+}
+
+/// The error for slices of different lengths, or `Ok` when they match.
+///
+/// # Errors
+/// [`Rule::LengthMismatch`] at the shorter length.
+pub(crate) fn same_length(
+    codec: &'static str,
+    direction: Direction,
+    src: usize,
+    dst: usize,
+) -> Result<(), ElementError> {
+    if src == dst {
+        return Ok(());
+    }
+    Err(ElementError {
+        codec,
+        direction: direction.name(),
+        rule: Rule::LengthMismatch,
+        index: src.min(dst),
+        value: format!("input of {src} elements, output of {dst}"),
+    })
 }
 
 /// A codec bound to run-time data types: what a chain built from metadata runs.

@@ -22,6 +22,9 @@ pub enum Rule {
     NotRepresentable,
     /// `scale_offset` decoding of an integer type: `in / scale` has a remainder.
     InexactDivision,
+    /// `encode_slice`/`decode_slice` got an input and an output of different lengths; the
+    /// error's `index` is the shorter length, its `value` says both. Nothing is written.
+    LengthMismatch,
 }
 
 impl std::fmt::Display for Rule {
@@ -34,6 +37,9 @@ impl std::fmt::Display for Rule {
                 "an intermediate or final value is not representable in the data type"
             }
             Rule::InexactDivision => "integer division by scale is not exact",
+            Rule::LengthMismatch => {
+                "input and output slices differ in length (give both the same length)"
+            }
         })
     }
 }

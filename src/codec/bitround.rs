@@ -275,11 +275,13 @@ impl<T: DType> ArrayCodec for BitRound<T> {
     }
 
     fn encode_slice(&self, src: &[T], dst: &mut [T]) -> Result<(), ElementError> {
+        super::same_length(self.name(), super::Direction::Encode, src.len(), dst.len())?;
         self.core.encode(words_of(src), words_of_mut(dst));
         Ok(())
     }
 
     fn decode_slice(&self, src: &[T], dst: &mut [T]) -> Result<(), ElementError> {
+        super::same_length(self.name(), super::Direction::Decode, src.len(), dst.len())?;
         let n = src.len().min(dst.len());
         dst[..n].copy_from_slice(&src[..n]);
         Ok(())

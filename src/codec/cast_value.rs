@@ -479,12 +479,14 @@ impl<S: Real, D: Real> ArrayCodec for CastValue<S, D> {
     }
 
     fn encode_slice(&self, src: &[S], dst: &mut [D]) -> Result<(), ElementError> {
+        super::same_length(NAME, Direction::Encode, src.len(), dst.len())?;
         self.core
             .encode(words_of(src), words_of_mut(dst))
             .map_err(|f| element_error(NAME, Direction::Encode, src, f))
     }
 
     fn decode_slice(&self, src: &[D], dst: &mut [S]) -> Result<(), ElementError> {
+        super::same_length(NAME, Direction::Decode, src.len(), dst.len())?;
         self.core
             .decode(words_of(src), words_of_mut(dst))
             .map_err(|f| element_error(NAME, Direction::Decode, src, f))

@@ -101,6 +101,7 @@ impl<A: ArrayCodec, B: ArrayCodec<In = A::Out>> ArrayCodec for Chain<A, B> {
     }
 
     fn encode_slice(&self, src: &[A::In], dst: &mut [B::Out]) -> Result<(), ElementError> {
+        super::same_length("chain", super::Direction::Encode, src.len(), dst.len())?;
         let n = src.len().min(dst.len());
         let mut buf = vec![A::Out::default(); n.min(BLOCK)];
         let step = |i: usize, start: usize, len: usize| {
@@ -115,6 +116,7 @@ impl<A: ArrayCodec, B: ArrayCodec<In = A::Out>> ArrayCodec for Chain<A, B> {
     }
 
     fn decode_slice(&self, src: &[B::Out], dst: &mut [A::In]) -> Result<(), ElementError> {
+        super::same_length("chain", super::Direction::Decode, src.len(), dst.len())?;
         let n = src.len().min(dst.len());
         let mut buf = vec![A::Out::default(); n.min(BLOCK)];
         let step = |i: usize, start: usize, len: usize| {

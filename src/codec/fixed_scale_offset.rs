@@ -526,11 +526,13 @@ impl<S: NumpyNumber, D: NumpyNumber> ArrayCodec for FixedScaleOffset<S, D> {
     }
 
     fn encode_slice(&self, src: &[S], dst: &mut [D]) -> Result<(), ElementError> {
+        super::same_length(NAME, super::Direction::Encode, src.len(), dst.len())?;
         self.core.encode(words_of(src), words_of_mut(dst));
         Ok(())
     }
 
     fn decode_slice(&self, src: &[D], dst: &mut [S]) -> Result<(), ElementError> {
+        super::same_length(NAME, super::Direction::Decode, src.len(), dst.len())?;
         self.core.decode(words_of(src), words_of_mut(dst));
         Ok(())
     }

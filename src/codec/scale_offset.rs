@@ -642,12 +642,14 @@ impl<T: Real> ArrayCodec for ScaleOffset<T> {
     }
 
     fn encode_slice(&self, src: &[T], dst: &mut [T]) -> Result<(), ElementError> {
+        super::same_length(NAME, Direction::Encode, src.len(), dst.len())?;
         self.core
             .encode(words_of(src), words_of_mut(dst))
             .map_err(|f| element_error(NAME, Direction::Encode, src, f))
     }
 
     fn decode_slice(&self, src: &[T], dst: &mut [T]) -> Result<(), ElementError> {
+        super::same_length(NAME, Direction::Decode, src.len(), dst.len())?;
         self.core
             .decode(words_of(src), words_of_mut(dst))
             .map_err(|f| element_error(NAME, Direction::Decode, src, f))

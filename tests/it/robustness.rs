@@ -721,3 +721,46 @@ fn sub_byte_types_ignore_the_upper_bits_of_their_byte() {
     assert!(a.same_as(&b));
     assert_eq!(a.to_le_bytes(), vec![0x03, 0x0f, 0x07]);
 }
+
+/// Issue 14, finding 4: `encode_slice`/`decode_slice` with an input and an output of
+/// different lengths fail the same way for every codec and chain, and write nothing.
+#[test]
+fn mismatched_slice_lengths_are_an_error() {
+    use zquant::codec::fixed_scale_offset::{FixedScaleOffset, PyNumber};
+    use zquant::error::Rule;
+    use zquant::{ArrayCodec, BitRound, CastOptions, CastValue, ScalarMap, ScaleOffset};
+    fn check<C: ArrayCodec>(c: &C)
+    where
+        C::In: From<u8>,
+        C::Out: From<u8>,
+    {
+        let src_in = [C::In::from(1u8); 5];
+        let src_out = [C::Out::from(1u8); 5];
+        for (n_src, n_dst) in [(5, 4), (4, 5), (0, 5), (5, 0)] {
+            let mut dst = [C::Out::from(9u8); 5];
+            let e = c
+                .encode_slice(&src_in[..n_src], &mut dst[..n_dst])
+                .unwrap_err();
+            assert_eq!((e.rule, e.index), (Rule::LengthMismatch, n_src.min(n_dst)));
+            assert!(
+                dst.iter().all(|x| *x == C::Out::from(9u8)),
+                "{}: wrote",
+                c.name()
+            );
+            let mut back = [C::In::from(9u8); 5];
+            let e = c
+                .decode_slice(&src_out[..n_src], &mut back[..n_dst])
+                .unwrap_err();
+            assert_eq!((e.rule, e.index), (Rule::LengthMismatch, n_src.min(n_dst)));
+        }
+    }
+    let so = ScaleOffset::<f64>::new(1.0, 2.0).unwrap();
+    let cv = CastValue::<f64, f32>::new(CastOptions::default(), ScalarMap::default()).unwrap();
+    let cv8 = CastValue::<u8, f64>::new(CastOptions::default(), ScalarMap::default()).unwrap();
+    check(&so);
+    check(&cv);
+    check(&cv8);
+    check(&BitRound::<f32>::new(5).unwrap());
+    check(&FixedScaleOffset::<f64, u8>::new(PyNumber::Int(0), PyNumber::Int(1)).unwrap());
+    check(&so.then(cv));
+}
