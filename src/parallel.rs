@@ -14,7 +14,7 @@
 use ndarray::{Array, ArrayBase, Data, Dimension};
 use rayon::prelude::*;
 
-use crate::codec::ArrayCodec;
+use crate::codec::{ArrayCodec, Direction};
 use crate::error::{CodecError, ElementError};
 use crate::pipeline::ArrayCodecExt;
 
@@ -71,24 +71,28 @@ pub trait ParArrayCodec: ArrayCodec {
     /// [`ArrayCodec::encode_slice`] on the current rayon pool.
     ///
     /// # Errors
-    /// As the one-threaded call: the first element that cannot be encoded.
+    /// As the one-threaded call: the first element that cannot be encoded, or slices of
+    /// different lengths.
     fn par_encode_slice(
         &self,
         src: &[Self::In],
         dst: &mut [Self::Out],
     ) -> Result<(), ElementError> {
+        crate::codec::same_length(self.name(), Direction::Encode, src.len(), dst.len())?;
         map_chunks(src, dst, |s, d| self.encode_slice(s, d))
     }
 
     /// [`ArrayCodec::decode_slice`] on the current rayon pool.
     ///
     /// # Errors
-    /// As the one-threaded call: the first element that cannot be decoded.
+    /// As the one-threaded call: the first element that cannot be decoded, or slices of
+    /// different lengths.
     fn par_decode_slice(
         &self,
         src: &[Self::Out],
         dst: &mut [Self::In],
     ) -> Result<(), ElementError> {
+        crate::codec::same_length(self.name(), Direction::Decode, src.len(), dst.len())?;
         map_chunks(src, dst, |s, d| self.decode_slice(s, d))
     }
 
