@@ -494,8 +494,33 @@ fn exercise(
     Ok(())
 }
 
+/// The fuzz target's case (`fuzz/run_case.rs`), run here on bounded generated inputs.
+#[path = "../../fuzz/run_case.rs"]
+mod run_case;
+
+/// A fuzz input: the metadata JSON, a NUL byte, the array bytes.
+fn fuzz_input(dt: &Value, fill: &Value, codecs: &[Value], bytes: &[u8]) -> Vec<u8> {
+    let meta = json!({"data_type": dt, "fill_value": fill, "codecs": codecs});
+    let mut v = meta.to_string().into_bytes();
+    v.push(0);
+    v.extend_from_slice(bytes);
+    v
+}
+
 proptest! {
     #![proptest_config(ProptestConfig { cases: 2000, ..ProptestConfig::default() })]
+
+    /// The fuzz target's properties and time budget, on generated metadata (the bounded
+    /// version of `cargo fuzz run runtime`).
+    #[test]
+    fn fuzz_case_on_generated_inputs(
+        dt in data_type(),
+        fill in fill_value(),
+        codecs in prop::collection::vec(codec(), 0..4),
+        bytes in prop::collection::vec(any::<u8>(), 0..512),
+    ) {
+        run_case::run_case(&fuzz_input(&dt, &fill, &codecs, &bytes));
+    }
 
     #[test]
     fn random_metadata_never_panics(
