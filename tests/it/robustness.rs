@@ -519,7 +519,8 @@ proptest! {
         codecs in prop::collection::vec(codec(), 0..4),
         bytes in prop::collection::vec(any::<u8>(), 0..512),
     ) {
-        run_case::run_case(&fuzz_input(&dt, &fill, &codecs, &bytes));
+        let budget = std::time::Duration::from_secs(2);
+        run_case::run_case_within(&fuzz_input(&dt, &fill, &codecs, &bytes), budget);
     }
 
     #[test]
