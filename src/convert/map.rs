@@ -160,15 +160,7 @@ impl KeyMap {
     #[inline]
     pub fn any_key<W: crate::dtype::Word>(&self, s: &[W]) -> bool {
         let mask = self.key.mask();
-        let codes = &self.codes[..];
-        let linear = codes.len() <= LINEAR;
-        let has = |b: u64| {
-            if linear {
-                codes.iter().any(|(c, _)| *c == b)
-            } else {
-                self.code_index.contains_key(&b)
-            }
-        };
+        let has = |b: u64| self.code_value(b).is_some();
         match (self.nan, self.key) {
             (None, _) => s.iter().fold(false, |h, x| h | has(x.to_u64() & mask)),
             (Some(_), Format::Float(l)) if l.nan == crate::dtype::NanEncoding::Ieee => {
@@ -187,15 +179,7 @@ impl KeyMap {
     #[inline]
     pub fn stand_in<W: crate::dtype::Word>(&self, src: &[W], dst: &mut [W]) {
         let mask = self.key.mask();
-        let codes = &self.codes[..];
-        let linear = codes.len() <= LINEAR;
-        let has = |b: u64| {
-            if linear {
-                codes.iter().any(|(c, _)| *c == b)
-            } else {
-                self.code_index.contains_key(&b)
-            }
-        };
+        let has = |b: u64| self.code_value(b).is_some();
         match (self.nan, self.key) {
             (Some(_), Format::Float(l)) if l.nan == crate::dtype::NanEncoding::Ieee => {
                 let mag = l.magnitude_mask();
