@@ -1,4 +1,4 @@
-//! Runs conformance vector files (the format of `shared/conformance/README.md`) through the
+//! Runs conformance vector files (the format of `tests/data/conformance/README.md`) through the
 //! run-time API.
 //!
 //! Each case builds a [`DynChain`] from `data_type`, `fill_value` and `codecs`, then follows

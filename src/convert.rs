@@ -29,7 +29,7 @@ pub use round::Rounding;
 use std::sync::OnceLock;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use crate::dtype::{Format, Real, Word, Words, WordsMut};
+use crate::dtype::{Format, Real, Word, WordBuf, Words, WordsMut};
 use table::CodeTable;
 
 /// Convert one element, returning the result and its [`Status`].
@@ -85,6 +85,7 @@ const TABLE16_MIN: usize = 1 << 18;
 #[derive(Debug)]
 pub struct Caster {
     src: Format,
+    src_word: u32,
     dst: Format,
     dst_word: u32,
     opts: CastOptions,
@@ -104,6 +105,7 @@ impl Clone for Caster {
     fn clone(&self) -> Self {
         Caster {
             src: self.src,
+            src_word: self.src_word,
             dst: self.dst,
             dst_word: self.dst_word,
             opts: self.opts,
@@ -139,6 +141,7 @@ impl Caster {
             .flatten();
         Caster {
             src,
+            src_word,
             dst,
             dst_word,
             opts,
@@ -198,6 +201,19 @@ impl Caster {
         }
     }
 
+    /// Convert one code (a fill value, a scalar), in the caster's own word widths.
+    ///
+    /// # Errors
+    /// The status of a failing conversion.
+    pub fn run_one(&self, x: u64) -> Result<u64, Status> {
+        let mut src = WordBuf::zeroed(self.src_word, 1);
+        src.as_words_mut().set(0, x);
+        let mut dst = WordBuf::zeroed(self.dst_word, 1);
+        self.run(src.as_words(), dst.as_words_mut())
+            .map_err(|f| f.status)?;
+        Ok(dst.as_words().get(0).unwrap_or(0))
+    }
+
     fn run_words<SW: fast::Src, DW: fast::Dst>(
         &self,
         src: &[SW],
@@ -205,7 +221,7 @@ impl Caster {
     ) -> Result<(), ElementFailure> {
         let n = src.len().min(dst.len());
         let (src, dst) = (&src[..n], &mut dst[..n]);
-        if DW::BITS != self.dst_word {
+        if SW::BITS != self.src_word || DW::BITS != self.dst_word {
             return Err(ElementFailure {
                 index: 0,
                 status: Status::OutOfRange,

@@ -346,27 +346,18 @@ impl CastCore {
         show_in: &dyn Fn(u64) -> Value,
         show_out: &dyn Fn(u64) -> Value,
     ) -> Result<u64, MetadataError> {
-        let one = |c: &Caster, v: u64| -> Result<u64, Status> {
-            let mut out = [0u64];
-            c.run(Words::U64(&[v]), WordsMut::U64(&mut out))
-                .map(|()| out[0])
-                .map_err(|f| f.status)
-        };
         let transform = |reason: String| MetadataError::FillValueTransform {
             codec: NAME,
             reason,
         };
-        // Through 64-bit words: a caster for other widths reports a failure, so the
-        // one-element round trip runs on casters of the formats' own words.
-        let (enc, dec) = (&self.encode_u64(), &self.decode_u64());
-        let y = one(enc, x).map_err(|st| {
+        let y = self.encode.run_one(x).map_err(|st| {
             transform(format!(
                 "encode: {} (value {})",
                 status_rule(st),
                 json_text(show_in(x))
             ))
         })?;
-        let back = one(dec, y).map_err(|st| {
+        let back = self.decode.run_one(y).map_err(|st| {
             transform(format!(
                 "does not survive the round trip: decode: {} (value {})",
                 status_rule(st),
@@ -386,16 +377,6 @@ impl CastCore {
             )));
         }
         Ok(y)
-    }
-
-    fn encode_u64(&self) -> Caster {
-        let c = &self.encode;
-        Caster::new(c.source(), 64, c.target(), 64, c.options(), c.map().clone())
-    }
-
-    fn decode_u64(&self) -> Caster {
-        let c = &self.decode;
-        Caster::new(c.source(), 64, c.target(), 64, c.options(), c.map().clone())
     }
 }
 

@@ -1,5 +1,5 @@
-//! Every public conformance vector (`tests/data/conformance`, a verbatim copy of
-//! `../shared/conformance`) through the run-time API.
+//! Every public conformance vector (`tests/data/conformance`, kept in the repository; its
+//! `SOURCE.md` says where it comes from) through the run-time API.
 //! The case id appears in every failure message.
 
 use std::path::PathBuf;

@@ -1,6 +1,5 @@
-//! numcodecs' own backwards-compatibility fixture for `FixedScaleOffset`
-//! (copied verbatim from `shared/specs/codecs/numcodecs.fixedscaleoffset/numcodecs_fixture`
-//! to `tests/data/numcodecs_fixedscaleoffset_fixture`): every
+//! numcodecs' own backwards-compatibility fixture for `FixedScaleOffset` (a verbatim copy
+//! in `tests/data/numcodecs_fixedscaleoffset_fixture`, see its `SOURCE.md`): every
 //! `codec.0M/encoded.0N.dat` must be reproduced byte for byte from `array.0N.npy` by the
 //! codec that `codec.0M/config.json` describes, built through [`DynChain`] for a float64
 //! array.

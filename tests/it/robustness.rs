@@ -790,3 +790,32 @@ fn mismatched_slice_lengths_are_an_error() {
     check(&FixedScaleOffset::<f64, u8>::new(PyNumber::Int(0), PyNumber::Int(1)).unwrap());
     check(&so.then(cv));
 }
+
+/// A `Caster` given words of other widths than it was built for converts nothing and fails,
+/// rather than reading `f64` words as `f32` codes.
+#[test]
+fn caster_refuses_words_of_other_widths() {
+    use zquant::convert::{CastOptions, Caster, KeyMap};
+    use zquant::dtype::{Format, Words, WordsMut};
+    use zquant::{DType, Kind};
+    let (Kind::Float(f32l), Kind::Int(u8l)) = (<f32 as DType>::KIND, <u8 as DType>::KIND) else {
+        unreachable!()
+    };
+    let c = Caster::new(
+        Format::Float(f32l),
+        32,
+        Format::Int(u8l),
+        8,
+        CastOptions::default(),
+        KeyMap::empty(Format::Float(f32l)),
+    );
+    let mut out = [7u8; 2];
+    assert!(c.run(Words::U64(&[0, 0]), WordsMut::U8(&mut out)).is_err());
+    assert_eq!(out, [7, 7]);
+    assert!(
+        c.run(Words::U32(&[0, 0x3f80_0000]), WordsMut::U8(&mut out))
+            .is_ok()
+    );
+    assert_eq!(out, [0, 1]);
+    assert_eq!(c.run_one(0x4000_0000), Ok(2));
+}

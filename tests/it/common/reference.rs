@@ -1,7 +1,7 @@
 //! An exact, independent reference for `cast_value` conversions.
 //!
 //! Nothing here calls zquant's conversion code or converts between hardware floats. Each
-//! built-in format is described from its data-type README (`/work/shared/specs/data-types`)
+//! built-in format is described from its data-type README (zarr-extensions `data-types/`)
 //! in our own table ([`FORMATS`]); a code decodes to an exact dyadic rational ([`Mag`]:
 //! `m × 2^e` with a `u128` significand); comparisons are exact (align exponents, compare
 //! integers).
