@@ -9,8 +9,11 @@
 //! elements as words and to build arrays.
 //!
 
+mod custom;
 mod dynamic;
 
+pub use custom::CustomArray;
+pub(crate) use custom::is_builtin;
 pub use dynamic::{DynArray, DynChain, Element, bind_codec};
 
 use crate::codec::cast_value::CastValueConfig;
@@ -22,21 +25,23 @@ use crate::error::MetadataError;
 use crate::metadata::DataType;
 
 /// `match $id` over every type, binding the Rust type to `$T` in `$body`.
+/// `custom $c => $fallback` is the arm of a registered declared type.
 macro_rules! match_all_arms {
-    (($id:expr, $T:ident, $body:expr) $($kind:ident $v:ident = $t:ty,)*) => {
+    (($id:expr, $T:ident, $body:expr, $c:ident, $custom:expr) $($kind:ident $v:ident = $t:ty,)*) => {
         match $id {
             $(DTypeId::$v => {
                 #[allow(dead_code)]
                 type $T = $t;
                 $body
             })*
+            DTypeId::Custom($c) => $custom,
         }
     };
 }
 
 macro_rules! with_any {
-    ($id:expr, $T:ident => $body:expr) => {
-        $crate::__zquant_dtype_table!(match_all_arms($id, $T, $body))
+    ($id:expr, $T:ident => $body:expr, custom $c:ident => $custom:expr) => {
+        $crate::__zquant_dtype_table!(match_all_arms($id, $T, $body, $c, $custom))
     };
 }
 // Callers of `with_any!` import these names too: the table macro invokes them by name.

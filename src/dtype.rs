@@ -11,6 +11,7 @@
 
 pub mod builtin;
 pub mod complex;
+pub mod custom;
 pub mod decimal;
 pub mod derive;
 pub mod fill_value;
@@ -21,6 +22,7 @@ use std::fmt::Debug;
 
 pub use builtin::*;
 pub use complex::Complex;
+pub use custom::{CustomDType, RegisterError, register_dtype, registered_dtypes};
 pub use fill_value::FillValueError;
 pub use id::DTypeId;
 pub use layout::{FloatLayout, Format, IntLayout, NanEncoding};

@@ -38,7 +38,7 @@ pub use codec::Chain;
 pub use codec::{ArrayCodec, BitRound, CastValue, ScalarMap, ScaleOffset};
 pub use convert::{CastOptions, OutOfRange, Rounding, Status};
 pub use dispatch::{DynArray, DynChain};
-pub use dtype::{DType, DTypeId, Kind, Real};
+pub use dtype::{DType, DTypeId, Kind, Real, register_dtype};
 pub use error::{CodecError, ElementError, MetadataError};
 pub use pipeline::ArrayCodecExt;
 

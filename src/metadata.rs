@@ -5,7 +5,7 @@
 
 use serde_json::{Map, Value};
 
-use crate::dtype::DTypeId;
+use crate::dtype::{DTypeId, Kind};
 use crate::error::MetadataError;
 
 /// The time unit of `numpy.datetime64`/`numpy.timedelta64`.
@@ -62,7 +62,7 @@ impl DataType {
         let id: DTypeId = name
             .parse()
             .map_err(|e: crate::dtype::id::UnknownDType| dt_err(e.to_string()))?;
-        let is_time = matches!(id, DTypeId::DateTime64 | DTypeId::TimeDelta64);
+        let is_time = matches!(id.kind(), Kind::DateTime | Kind::TimeDelta);
         let time = match (is_time, config) {
             (false, None) => None,
             (false, Some(Value::Object(m))) if m.is_empty() => None,

@@ -492,6 +492,9 @@ impl<S: Real, D: Real> ArrayCodec for CastValue<S, D> {
             }
             Value::Object(sm)
         });
+        // Metadata names `D`: make a declared `D` readable by run-time chains too. A name
+        // clash is reported where it matters, when the metadata is read.
+        let _ = crate::dtype::register_dtype::<D>();
         metadata(D::NAME, self.opts, self.rounding_explicit, sm)
     }
 }

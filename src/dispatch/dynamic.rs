@@ -13,7 +13,7 @@ use serde_json::Value;
 use crate::codec::cast_value::CastValueConfig;
 use crate::codec::chain::{BLOCK, fused};
 use crate::codec::{Direction, DynStage, bitround, cast_value, fixed_scale_offset, scale_offset};
-use crate::dispatch::{self, match_all_arms};
+use crate::dispatch::{self, CustomArray, match_all_arms};
 use crate::dtype::id::{Scalar, element_of, scalar};
 use crate::dtype::{DType, DTypeId, WordBuf, Words, WordsMut};
 use crate::error::{CodecError, MetadataError};
@@ -28,6 +28,8 @@ macro_rules! define_dyn_array {
                 #[doc = concat!("`", stringify!($t), "` elements")]
                 $v(ArrayD<$t>),
             )*
+            /// Elements of a registered declared type ([`crate::register_dtype`]).
+            Custom(CustomArray),
         }
 
         impl DynArray {
@@ -35,6 +37,7 @@ macro_rules! define_dyn_array {
             pub fn dtype(&self) -> DTypeId {
                 match self {
                     $(DynArray::$v(_) => DTypeId::$v,)*
+                    DynArray::Custom(a) => DTypeId::Custom(a.dtype()),
                 }
             }
 
@@ -42,6 +45,7 @@ macro_rules! define_dyn_array {
             pub fn shape(&self) -> &[usize] {
                 match self {
                     $(DynArray::$v(a) => a.shape(),)*
+                    DynArray::Custom(a) => a.shape(),
                 }
             }
 
@@ -50,6 +54,7 @@ macro_rules! define_dyn_array {
             pub fn words(&self) -> Option<Words<'_>> {
                 match self {
                     $(DynArray::$v(a) => a.as_slice().map(crate::convert::words_of),)*
+                    DynArray::Custom(a) => Some(a.words()),
                 }
             }
 
@@ -57,6 +62,7 @@ macro_rules! define_dyn_array {
             pub fn words_mut(&mut self) -> Option<WordsMut<'_>> {
                 match self {
                     $(DynArray::$v(a) => a.as_slice_mut().map(crate::convert::words_of_mut),)*
+                    DynArray::Custom(a) => Some(a.words_mut()),
                 }
             }
         }
@@ -139,13 +145,18 @@ impl DynArray {
         shape: &[usize],
         bytes: &[u8],
     ) -> Result<Self, CodecError> {
-        dispatch::with_any!(dtype, T => from_bytes::<T>(shape, bytes))
+        dispatch::with_any!(dtype, T => from_bytes::<T>(shape, bytes),
+            custom c => CustomArray::from_le_bytes(c, shape, bytes).map(DynArray::Custom))
     }
 
     /// The elements as little-endian bytes in C order.
     pub fn to_le_bytes(&self) -> Vec<u8> {
+        if let DynArray::Custom(a) = self {
+            return a.to_le_bytes();
+        }
         let id = self.dtype();
-        dispatch::with_any!(id, T => T::from_dyn(self).map(to_bytes::<T>).unwrap_or_default())
+        dispatch::with_any!(id, T => T::from_dyn(self).map(to_bytes::<T>).unwrap_or_default(),
+            custom _c => Vec::new())
     }
 
     /// A 0-d array holding the fill value `v` of type `dtype`.
@@ -155,28 +166,36 @@ impl DynArray {
     pub fn fill_value(dtype: DTypeId, v: &Value) -> Result<Self, MetadataError> {
         dispatch::with_any!(dtype, T => T::fill_value_from_json(v)
             .map(|x| T::into_dyn(ArrayD::from_elem(IxDyn(&[]), x)))
-            .map_err(MetadataError::FillValue))
+            .map_err(MetadataError::FillValue),
+            custom c => DynArray::custom_fill_value(c, v))
     }
 
     /// The first element in the Zarr fill-value JSON encoding (for 0-d fill arrays).
     pub fn first_to_json(&self) -> Option<Value> {
+        if let DynArray::Custom(a) = self {
+            return a.first_to_json();
+        }
         let id = self.dtype();
         dispatch::with_any!(id, T => T::from_dyn(self)
             .and_then(|a| a.iter().next().copied())
-            .map(DType::fill_value_to_json))
+            .map(DType::fill_value_to_json), custom _c => None)
     }
 
     /// An array of `shape` filled with the element whose storage words are `x`.
     pub fn from_scalar(dtype: DTypeId, shape: &[usize], x: Scalar) -> Self {
-        dispatch::with_any!(dtype, T => T::into_dyn(ArrayD::from_elem(IxDyn(shape), element_of::<T>(x))))
+        dispatch::with_any!(dtype, T => T::into_dyn(ArrayD::from_elem(IxDyn(shape), element_of::<T>(x))),
+            custom c => DynArray::Custom(CustomArray::filled(c, shape, x)))
     }
 
     /// The first element's storage words (`None` for an empty array).
     pub fn first_scalar(&self) -> Option<Scalar> {
+        if let DynArray::Custom(a) = self {
+            return a.first_scalar();
+        }
         let id = self.dtype();
         dispatch::with_any!(id, T => T::from_dyn(self)
             .and_then(|a| a.iter().next().copied())
-            .map(scalar))
+            .map(scalar), custom _c => None)
     }
 
     /// The same elements in standard (C) layout: `self` when it already is, else a copy.
@@ -188,7 +207,7 @@ impl DynArray {
         std::borrow::Cow::Owned(dispatch::with_any!(id, T => match T::from_dyn(self) {
             Some(a) => T::into_dyn(a.as_standard_layout().into_owned()),
             None => self.clone(),
-        }))
+        }, custom _c => self.clone()))
     }
 
     /// Conformance equality: same type and shape, every element bit-equal or both NaN.
@@ -196,11 +215,14 @@ impl DynArray {
         if self.dtype() != other.dtype() {
             return false;
         }
+        if let (DynArray::Custom(a), DynArray::Custom(b)) = (self, other) {
+            return a.same_as(b);
+        }
         let id = self.dtype();
         dispatch::with_any!(id, T => match (T::from_dyn(self), T::from_dyn(other)) {
             (Some(a), Some(b)) => same(a, b),
             _ => false,
-        })
+        }, custom _c => false)
     }
 }
 

@@ -204,6 +204,31 @@ impl Nat {
     }
 }
 
+/// Whether this build's `serde_json` keeps a number's decimal text (its `arbitrary_precision`
+/// feature, which zquant does not enable but another crate in the build may).
+fn numbers_keep_text() -> bool {
+    static KEEPS: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *KEEPS.get_or_init(|| {
+        const PROBE: &str = "0.30000000000000000001";
+        serde_json::from_str::<serde_json::Number>(PROBE).is_ok_and(|n| n.to_string() == PROBE)
+    })
+}
+
+/// The exact value of a JSON number as `serde_json` holds it.
+///
+/// With `arbitrary_precision` (enabled by any crate of the build) the number keeps its
+/// decimal text, which is rounded once. Without it, an integer within `i64`/`u64` is exact
+/// and any other number is the `f64` serde_json parsed it to: its exact binary value is used
+/// (not its shortest decimal), which is the written value whenever that value is a double,
+/// as in every float metadata written from a double (zarr-python, zarrs, numcodecs).
+pub fn number_to_exact(n: &serde_json::Number) -> Option<Exact> {
+    if n.is_i64() || n.is_u64() || numbers_keep_text() {
+        return parse_decimal(&n.to_string());
+    }
+    let f = n.as_f64()?;
+    Some(crate::dtype::Real::to_exact(f))
+}
+
 /// Parse a JSON number's text to its exact value (64 significant bits and a sticky bit).
 ///
 /// Returns `None` when the text is not a JSON number.

@@ -21,7 +21,7 @@
 use serde_json::Value;
 use thiserror::Error;
 
-use super::decimal::parse_decimal;
+use super::decimal::number_to_exact;
 use super::layout::{FloatLayout, IntLayout};
 use super::{DType, Real};
 use crate::number::exact::{Class, Exact};
@@ -155,9 +155,7 @@ pub fn float_from_json<T: Real>(l: &FloatLayout, v: &Value) -> Result<T, FillVal
             }
             _ => return Err(invalid(dtype, EXPECTED, v)),
         },
-        Value::Number(n) => {
-            parse_decimal(&n.to_string()).ok_or_else(|| invalid(dtype, EXPECTED, v))?
-        }
+        Value::Number(n) => number_to_exact(n).ok_or_else(|| invalid(dtype, EXPECTED, v))?,
         _ => return Err(invalid(dtype, EXPECTED, v)),
     };
     let oor = if l.inf {

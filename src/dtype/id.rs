@@ -6,6 +6,8 @@
 use std::fmt;
 use std::str::FromStr;
 
+use super::custom::CustomDType;
+
 /// Lists every built-in data type as `Variant = Rust type`, with its kind tag
 /// (`int`, `float`, `complex`, `time`), by calling `$m!` with the list (after the optional
 /// parenthesised arguments).
@@ -68,23 +70,27 @@ macro_rules! __zquant_dtype_table {
 
 macro_rules! define_id {
     (() $($kind:ident $v:ident = $t:ty,)*) => {
-        /// A built-in data type, by identity.
+        /// A data type, by identity: a built-in type, or one declared with
+        /// [`dtype`](macro@crate::dtype) and registered with [`crate::register_dtype`].
         #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
         pub enum DTypeId {
             $(
                 #[doc = concat!("`", stringify!($t), "`")]
                 $v,
             )*
+            /// A registered declared type.
+            Custom(CustomDType),
         }
 
         impl DTypeId {
-            /// Every built-in data type.
+            /// Every built-in data type (registered types: [`crate::dtype::registered_dtypes`]).
             pub const ALL: &'static [DTypeId] = &[$(DTypeId::$v),*];
 
             /// The Zarr name (`"float8_e4m3"`, `"numpy.datetime64"`, …).
             pub fn name(self) -> &'static str {
                 match self {
                     $(DTypeId::$v => <$t as $crate::dtype::DType>::NAME,)*
+                    DTypeId::Custom(c) => c.name(),
                 }
             }
 
@@ -92,6 +98,7 @@ macro_rules! define_id {
             pub fn kind(self) -> $crate::dtype::Kind {
                 match self {
                     $(DTypeId::$v => <$t as $crate::dtype::DType>::KIND,)*
+                    DTypeId::Custom(c) => c.kind(),
                 }
             }
 
@@ -99,6 +106,7 @@ macro_rules! define_id {
             pub fn size(self) -> usize {
                 match self {
                     $(DTypeId::$v => <$t as $crate::dtype::DType>::SIZE,)*
+                    DTypeId::Custom(c) => c.size(),
                 }
             }
 
@@ -106,6 +114,7 @@ macro_rules! define_id {
             pub fn word_bits(self) -> u32 {
                 match self {
                     $(DTypeId::$v => <<$t as $crate::dtype::Plain>::Word as $crate::dtype::Word>::BITS,)*
+                    DTypeId::Custom(c) => c.word_bits(),
                 }
             }
 
@@ -113,6 +122,7 @@ macro_rules! define_id {
             pub fn words_per_element(self) -> usize {
                 match self {
                     $(DTypeId::$v => <$t as $crate::dtype::Plain>::WORDS,)*
+                    DTypeId::Custom(c) => c.words_per_element(),
                 }
             }
 
@@ -123,6 +133,7 @@ macro_rules! define_id {
             pub fn value_from_json(self, v: &serde_json::Value) -> Result<Scalar, $crate::dtype::FillValueError> {
                 match self {
                     $(DTypeId::$v => <$t as $crate::dtype::DType>::fill_value_from_json(v).map(scalar_of),)*
+                    DTypeId::Custom(c) => c.value_from_json(v),
                 }
             }
 
@@ -130,6 +141,7 @@ macro_rules! define_id {
             pub fn value_to_json(self, x: Scalar) -> serde_json::Value {
                 match self {
                     $(DTypeId::$v => $crate::dtype::DType::fill_value_to_json(element_of::<$t>(x)),)*
+                    DTypeId::Custom(c) => c.value_to_json(x),
                 }
             }
         }
@@ -189,7 +201,10 @@ impl fmt::Display for DTypeId {
 
 /// An unknown data type name.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-#[error("unknown data type {0:?}")]
+#[error(
+    "unknown data type {0:?}: not a Zarr data type zquant implements, nor a type declared with \
+     #[zquant::dtype] and registered with zquant::register_dtype::<T>()"
+)]
 pub struct UnknownDType(pub String);
 
 impl FromStr for DTypeId {
@@ -199,6 +214,7 @@ impl FromStr for DTypeId {
             .iter()
             .copied()
             .find(|d| d.name() == s)
+            .or_else(|| super::custom::lookup(s).map(DTypeId::Custom))
             .ok_or_else(|| UnknownDType(s.to_string()))
     }
 }

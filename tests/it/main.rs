@@ -14,6 +14,7 @@ mod conformance;
 mod convert_boundaries;
 mod convert_exhaustive;
 mod convert_properties;
+mod custom_dtype;
 mod fast_paths;
 mod fill_value;
 mod fixedscaleoffset_fixture;

@@ -18,8 +18,9 @@ pub enum PyNumber {
 }
 
 impl PyNumber {
-    /// Read a JSON number (its decimal text is kept by `serde_json`'s
-    /// `arbitrary_precision`).
+    /// Read a JSON number: a literal without `.` or exponent is a Python `int`, any other a
+    /// `float` (an integer beyond `u64` is a `float` unless the build's `serde_json` keeps
+    /// number text with `arbitrary_precision`).
     ///
     /// # Errors
     /// Not a number; an integer beyond `i128`.
