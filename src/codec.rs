@@ -64,14 +64,15 @@ impl Direction {
     }
 }
 
-/// Build the error for the failing element `src[f.index]`.
-pub fn element_error<T: DType>(
+/// Build the error for the failing element `src[f.index]` of a codec writing `W`.
+pub fn element_error<T: DType, W: DType>(
     codec: &'static str,
     direction: Direction,
     src: &[T],
     f: SliceFailure,
 ) -> ElementError {
     element_error_at(codec, direction, f.rule, f.index, src.get(f.index).copied())
+        .writing_type::<W>()
 }
 
 /// Build the error for a failing element `value` at flat index `index`.
@@ -82,14 +83,9 @@ pub fn element_error_at<T: DType>(
     index: usize,
     value: Option<T>,
 ) -> ElementError {
-    ElementError {
-        codec,
-        direction: direction.name(),
-        rule,
-        index,
-        // "NaN", "Infinity", "0x…": the text itself, not a quoted JSON string.
-        value: value.map_or_else(String::new, |v| json_text(v.fill_value_to_json())),
-    }
+    // "NaN", "Infinity", "0x…": the text itself, not a quoted JSON string.
+    let value = value.map_or_else(String::new, |v| json_text(v.fill_value_to_json()));
+    ElementError::new(codec, direction.name(), rule, index, value)
 }
 
 /// An array->array codec from `In` elements to `Out` elements.
@@ -162,13 +158,13 @@ pub(crate) fn same_length(
     if src == dst {
         return Ok(());
     }
-    Err(ElementError {
+    Err(ElementError::new(
         codec,
-        direction: direction.name(),
-        rule: Rule::LengthMismatch,
-        index: src.min(dst),
-        value: format!("input of {src} elements, output of {dst}"),
-    })
+        direction.name(),
+        Rule::LengthMismatch,
+        src.min(dst),
+        format!("input of {src} elements, output of {dst}"),
+    ))
 }
 
 /// A codec bound to run-time data types: what a chain built from metadata runs.
@@ -183,6 +179,11 @@ pub trait DynStage: Send + Sync + std::fmt::Debug {
     fn input(&self) -> &DataType;
     /// Encoded data type.
     fn output(&self) -> &DataType;
+    /// What in the configuration is valid but likely unintended (see
+    /// [`CastValue::warnings`]); empty by default.
+    fn warnings(&self) -> Vec<String> {
+        Vec::new()
+    }
     /// Encode `src` (words of the input type) into `dst` (words of the output type, for
     /// the same number of elements).
     ///
@@ -250,11 +251,12 @@ impl WordBuf1 {
     }
 }
 
-/// The error for the failing element `f.index` of `src`, words of the run-time type `id`.
+/// The error for the failing element `f.index` of `src`, words of the run-time type `id`, in
+/// a codec writing `target`.
 pub(crate) fn element_error_words(
     codec: &'static str,
     direction: Direction,
-    id: DTypeId,
+    (id, target): (DTypeId, DTypeId),
     src: Words<'_>,
     f: SliceFailure,
 ) -> ElementError {
@@ -267,13 +269,14 @@ pub(crate) fn element_error_words(
             0
         },
     ];
-    ElementError {
+    ElementError::new(
         codec,
-        direction: direction.name(),
-        rule: f.rule,
-        index: f.index,
-        value: json_text(id.value_to_json(x)),
-    }
+        direction.name(),
+        f.rule,
+        f.index,
+        json_text(id.value_to_json(x)),
+    )
+    .writing(target)
 }
 
 /// A fill-value JSON as error text: "NaN", "Infinity", "0x…" without JSON string quotes.

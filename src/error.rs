@@ -3,7 +3,7 @@
 
 use thiserror::Error;
 
-use crate::dtype::FillValueError;
+use crate::dtype::{DTypeId, FillValueError, Kind};
 
 /// Why an element could not be encoded or decoded.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -45,8 +45,30 @@ impl std::fmt::Display for Rule {
 }
 
 /// An element that a codec could not transform.
+///
+/// Its message names the codec, the rule, the data type the codec writes and its range, the
+/// element's position in the array and its value (at the failing codec and, when a chain
+/// changed it on the way, in the caller's array), and how to fix the metadata, e.g.
+///
+/// ```text
+/// cast_value encode: value out of range of uint8 [0, 255] (no out_of_range rule) at element
+/// [1, 0] (C-order index 2): value 300.0; fix: add "out_of_range": "clamp" (or "wrap") to
+/// cast_value's configuration, or choose a wider data_type
+/// ```
+///
+/// ```
+/// use zquant::{ArrayCodecExt, CastOptions, CastValue, CodecError, ScalarMap};
+///
+/// let codec: CastValue<f32, u8> = CastValue::new(CastOptions::default(), ScalarMap::default())?;
+/// let input = ndarray::array![[1.0f32, 2.0], [300.0, 4.0]];
+/// let Err(CodecError::Element(e)) = codec.encode(&input) else { panic!("300 fits no u8") };
+/// assert_eq!(e.position, [1, 0]);
+/// assert_eq!(e.value, "300.0");
+/// assert!(e.to_string().contains("uint8 [0, 255]"));
+/// assert!(e.to_string().contains(r#""out_of_range": "clamp""#));
+/// # Ok::<(), zquant::MetadataError>(())
+/// ```
 #[derive(Clone, Debug, PartialEq, Eq, Error)]
-#[error("{codec} {direction}: {rule} at element {index} (value {value})")]
 pub struct ElementError {
     /// Codec name (`"cast_value"`, …).
     pub codec: &'static str,
@@ -56,17 +78,181 @@ pub struct ElementError {
     pub rule: Rule,
     /// Flat index of the first failing element, in C (row-major) order of the array.
     pub index: usize,
-    /// The failing input element in the Zarr fill-value JSON encoding, written without JSON
-    /// string quotes: `300.0`, `-2`, `NaN`, `-Infinity`, `0x7e01`, `["NaN",1.0]`.
+    /// The element's index in each dimension of the array, when the call had an array's
+    /// shape (array-level calls); empty for slice calls.
+    pub position: Vec<usize>,
+    /// The element the failing codec received, in the Zarr fill-value JSON encoding, written
+    /// without JSON string quotes: `300.0`, `-2`, `NaN`, `-Infinity`, `0x7e01`, `["NaN",1.0]`.
     pub value: String,
+    /// The same element as the caller gave it, when an earlier codec of the chain changed it
+    /// (`None` when it is [`Self::value`]).
+    pub input: Option<String>,
+    /// The data type the failing codec writes (its target when encoding, its source when
+    /// decoding), when known.
+    pub target: Option<DTypeId>,
+}
+
+impl ElementError {
+    /// A failure at flat index `index` of an element whose JSON text is `value`.
+    pub fn new(
+        codec: &'static str,
+        direction: &'static str,
+        rule: Rule,
+        index: usize,
+        value: String,
+    ) -> Self {
+        ElementError {
+            codec,
+            direction,
+            rule,
+            index,
+            position: Vec::new(),
+            value,
+            input: None,
+            target: None,
+        }
+    }
+
+    /// The same error for a codec that writes `target`.
+    pub fn writing(mut self, target: DTypeId) -> Self {
+        self.target = Some(target);
+        self
+    }
+
+    /// The same error for a codec that writes `T` (a declared `T` is registered).
+    pub(crate) fn writing_type<T: crate::dtype::DType>(mut self) -> Self {
+        self.target = crate::dtype::register_dtype::<T>().ok();
+        self
+    }
+
+    /// The same error, located in an array of `shape` (C order).
+    pub fn in_shape(mut self, shape: &[usize]) -> Self {
+        let mut rest = self.index;
+        let mut position = vec![0; shape.len()];
+        for (p, &d) in position.iter_mut().zip(shape).rev() {
+            if d > 0 {
+                *p = rest % d;
+                rest /= d;
+            }
+        }
+        self.position = position;
+        self
+    }
+
+    /// The same error, with the caller's element (kept only when it differs from
+    /// [`Self::value`]).
+    pub fn with_input(mut self, input: String) -> Self {
+        self.input = (input != self.value).then_some(input);
+        self
+    }
+
+    fn target_text(&self) -> String {
+        let Some(t) = self.target else {
+            return "the target data type".to_string();
+        };
+        match t.kind() {
+            Kind::Int(l) => format!("{t} [{}, {}]", l.min(), l.max()),
+            Kind::Float(l) => {
+                let max = crate::convert::float::decode_float(&l, l.max_finite_bits()).to_f64();
+                format!("{t} [{}, {}]", -max, max)
+            }
+            _ => t.to_string(),
+        }
+    }
+
+    fn target_name(&self) -> String {
+        self.target
+            .map_or_else(|| "the target data type".to_string(), |t| t.to_string())
+    }
+
+    fn hint(&self) -> Option<String> {
+        let t = self.target_name();
+        Some(match self.rule {
+            Rule::OutOfRange => format!(
+                "add \"out_of_range\": \"clamp\" (or \"wrap\") to {}'s configuration, or choose \
+                 a wider data_type",
+                self.codec
+            ),
+            Rule::NanUnrepresentable => format!(
+                "map NaN to a value of {t} with \"scalar_map\": {{\"encode\": [[\"NaN\", v]], \
+                 \"decode\": [[v, \"NaN\"]]}}, v a value the data never takes"
+            ),
+            Rule::InfUnrepresentable => format!(
+                "map infinities to values of {t} with \"scalar_map\": {{\"encode\": \
+                 [[\"Infinity\", v], [\"-Infinity\", w]]}}"
+            ),
+            Rule::NotRepresentable => format!(
+                "choose offset and scale so that (value - offset) * scale, and its decoding, fit \
+                 {t} for every value of the data"
+            ),
+            Rule::InexactDivision => {
+                "the encoded value is not a multiple of scale: decode only what this codec \
+                 encoded, with the same scale and offset"
+                    .to_string()
+            }
+            Rule::LengthMismatch => return None,
+        })
+    }
+}
+
+impl std::fmt::Display for ElementError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} {}: ", self.codec, self.direction)?;
+        match self.rule {
+            Rule::OutOfRange => write!(
+                f,
+                "value out of range of {} (no out_of_range rule)",
+                self.target_text()
+            )?,
+            Rule::NanUnrepresentable => {
+                write!(f, "NaN is not representable in {}", self.target_name())?
+            }
+            Rule::InfUnrepresentable => {
+                write!(f, "infinity is not representable in {}", self.target_name())?
+            }
+            Rule::NotRepresentable => write!(
+                f,
+                "an intermediate or final value is not representable in {}",
+                self.target_text()
+            )?,
+            rule => write!(f, "{rule}")?,
+        }
+        if self.position.len() > 1 {
+            write!(
+                f,
+                " at element {:?} (C-order index {})",
+                self.position, self.index
+            )?;
+        } else {
+            write!(f, " at element {}", self.index)?;
+        }
+        match &self.input {
+            Some(input) => write!(
+                f,
+                ": value {} at this codec, {input} in the array",
+                self.value
+            )?,
+            None => write!(f, ": value {}", self.value)?,
+        }
+        if let Some(h) = self.hint() {
+            write!(f, "; fix: {h}")?;
+        }
+        Ok(())
+    }
 }
 
 /// Invalid codec or chain metadata: detected before any data is touched.
 #[derive(Clone, Debug, PartialEq, Eq, Error)]
 pub enum MetadataError {
     /// A codec name this crate does not implement.
-    #[error("unknown codec {0:?}")]
+    #[error(
+        "unknown codec {0:?}: {choices}",
+        choices = crate::metadata::choices(.0, crate::metadata::CODEC_NAMES)
+    )]
     UnknownCodec(String),
+    /// A `codecs` list entry that is not a codec object (`{"name": …, "configuration": …}`).
+    #[error("codec object: {0}")]
+    CodecObject(String),
     /// A codec object or field is malformed.
     #[error("{codec}: `{field}`: {reason}")]
     Field {

@@ -8,6 +8,76 @@ use serde_json::{Map, Value};
 use crate::dtype::{DTypeId, Kind};
 use crate::error::MetadataError;
 
+/// The array->array codecs zquant implements, by their metadata names.
+pub const CODEC_NAMES: &[&str] = &[
+    "scale_offset",
+    "cast_value",
+    "bitround",
+    "numcodecs.bitround",
+    "numcodecs.fixedscaleoffset",
+];
+
+/// What to say of a word that is none of `valid`: the choices, and the nearest one when the
+/// word looks like a misspelling of it (`nearest_even` -> `nearest-even`).
+pub(crate) fn choices(word: &str, valid: &[&str]) -> String {
+    let list = valid
+        .iter()
+        .map(|v| format!("{v:?}"))
+        .collect::<Vec<_>>()
+        .join(", ");
+    match nearest(word, valid) {
+        Some(n) => format!("expected one of {list}; did you mean {n:?}?"),
+        None => format!("expected one of {list}"),
+    }
+}
+
+/// The choice within a small edit distance of `word` (case, `_` and `-` ignored).
+fn nearest<'a>(word: &str, valid: &[&'a str]) -> Option<&'a str> {
+    let norm = |s: &str| -> Vec<char> {
+        s.chars()
+            .map(|c| {
+                if c == '_' {
+                    '-'
+                } else {
+                    c.to_ascii_lowercase()
+                }
+            })
+            .collect()
+    };
+    let w = norm(word);
+    valid
+        .iter()
+        .map(|v| (edit_distance(&w, &norm(v)), *v))
+        .filter(|&(d, v)| {
+            let n = norm(v);
+            // A close spelling, or a start of the name (`config` for `configuration`).
+            d <= 2.max(v.len() / 4) || (w.len() >= 3 && n.starts_with(&w))
+        })
+        .min_by_key(|&(d, _)| d)
+        .map(|(_, v)| v)
+}
+
+fn edit_distance(a: &[char], b: &[char]) -> usize {
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.iter().enumerate() {
+        let mut diag = row[0];
+        row[0] = i + 1;
+        for (j, cb) in b.iter().enumerate() {
+            let next = (diag + usize::from(ca != cb))
+                .min(row[j] + 1)
+                .min(row[j + 1] + 1);
+            diag = row[j + 1];
+            row[j + 1] = next;
+        }
+    }
+    row[b.len()]
+}
+
+/// The error text for an unknown key of a configuration object.
+pub(crate) fn unknown_key(key: &str, valid: &[&str]) -> String {
+    format!("unknown key {key:?}: {}", choices(key, valid))
+}
+
 /// The time unit of `numpy.datetime64`/`numpy.timedelta64`.
 pub const TIME_UNITS: &[&str] = &[
     "Y", "M", "W", "D", "h", "m", "s", "ms", "us", "μs", "ns", "ps", "fs", "as", "generic",
@@ -146,23 +216,22 @@ impl CodecObject {
                 configuration: None,
             }),
             Value::Object(m) => {
-                if let Some(k) = m
-                    .keys()
-                    .find(|k| *k != "name" && *k != "configuration" && *k != "must_understand")
-                {
-                    return Err(MetadataError::UnknownCodec(format!(
-                        "codec object with unknown member {k:?}: {v}"
+                const MEMBERS: &[&str] = &["name", "configuration", "must_understand"];
+                if let Some(k) = m.keys().find(|k| !MEMBERS.contains(&k.as_str())) {
+                    return Err(MetadataError::CodecObject(format!(
+                        "{v}: unknown member {k:?}: {}",
+                        choices(k, MEMBERS)
                     )));
                 }
                 let Some(Value::String(name)) = m.get("name") else {
-                    return Err(MetadataError::UnknownCodec(format!(
-                        "codec object without a string name: {v}"
+                    return Err(MetadataError::CodecObject(format!(
+                        "`name` must be a string: {v}"
                     )));
                 };
                 // The core spec defines `must_understand` as a boolean.
                 if let Some(mu) = m.get("must_understand") {
                     if !mu.is_boolean() {
-                        return Err(MetadataError::UnknownCodec(format!(
+                        return Err(MetadataError::CodecObject(format!(
                             "codec {name:?}: `must_understand` must be true or false, got {mu}"
                         )));
                     }
@@ -172,8 +241,8 @@ impl CodecObject {
                     configuration: m.get("configuration").cloned(),
                 })
             }
-            _ => Err(MetadataError::UnknownCodec(format!(
-                "not a codec object: {v}"
+            _ => Err(MetadataError::CodecObject(format!(
+                "expected {{\"name\": …, \"configuration\": …}} or a name, got {v}"
             ))),
         }
     }

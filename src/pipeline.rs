@@ -12,8 +12,9 @@ pub use crate::codec::chain::{BLOCK, Chain};
 use ndarray::{Array, ArrayBase, ArrayViewMut, Data, Dimension, ShapeBuilder};
 
 use crate::codec::ArrayCodec;
+use crate::codec::json_text;
 use crate::dtype::DType;
-use crate::error::{CodecError, ElementError};
+use crate::error::{CodecError, ElementError, Rule};
 
 /// The flat C-order index of the element at memory position `pos` of an F-contiguous array.
 fn f_to_c_index(shape: &[usize], mut pos: usize) -> usize {
@@ -42,7 +43,7 @@ pub trait ArrayCodecExt: ArrayCodec {
         S: Data<Elem = Self::In>,
         D: Dimension,
     {
-        run(input, |s, d| self.encode_slice(s, d))
+        run(input, |s, d| self.encode_slice(s, d)).map_err(|e| locate(e, input))
     }
 
     /// Decode an array of any layout; see the module docs for the output layout.
@@ -54,7 +55,7 @@ pub trait ArrayCodecExt: ArrayCodec {
         S: Data<Elem = Self::Out>,
         D: Dimension,
     {
-        run(input, |s, d| self.decode_slice(s, d))
+        run(input, |s, d| self.decode_slice(s, d)).map_err(|e| locate(e, input))
     }
 
     /// Encode into a preallocated array of the same shape (any layout).
@@ -71,7 +72,7 @@ pub trait ArrayCodecExt: ArrayCodec {
         S: Data<Elem = Self::In>,
         D: Dimension,
     {
-        run_into(input, output, |s, d| self.encode_slice(s, d))
+        run_into(input, output, |s, d| self.encode_slice(s, d)).map_err(|e| locate(e, input))
     }
 
     /// Decode into a preallocated array of the same shape (any layout).
@@ -88,7 +89,7 @@ pub trait ArrayCodecExt: ArrayCodec {
         S: Data<Elem = Self::Out>,
         D: Dimension,
     {
-        run_into(input, output, |s, d| self.decode_slice(s, d))
+        run_into(input, output, |s, d| self.decode_slice(s, d)).map_err(|e| locate(e, input))
     }
 
     /// Encode in place, for codecs that keep the element type (`scale_offset`, `bitround`,
@@ -122,6 +123,29 @@ pub trait ArrayCodecExt: ArrayCodec {
 }
 
 impl<C: ArrayCodec + ?Sized> ArrayCodecExt for C {}
+
+/// Locate an element error in `input`: its N-d position, and the caller's element there.
+fn locate<S, D, A>(e: CodecError, input: &ArrayBase<S, D>) -> CodecError
+where
+    S: Data<Elem = A>,
+    D: Dimension,
+    A: DType,
+{
+    match e {
+        CodecError::Element(el) if el.rule != Rule::LengthMismatch => {
+            let given = input
+                .iter()
+                .nth(el.index)
+                .map(|x| json_text(x.fill_value_to_json()));
+            let el = el.in_shape(input.shape());
+            match given {
+                Some(g) => el.with_input(g).into(),
+                None => el.into(),
+            }
+        }
+        other => other,
+    }
+}
 
 fn run<S, D, A, B>(
     input: &ArrayBase<S, D>,
@@ -186,6 +210,17 @@ where
 }
 
 fn in_place<T: DType, D: Dimension>(
+    data: &mut ArrayViewMut<'_, T, D>,
+    kernel: impl Fn(&[T], &mut [T]) -> Result<(), ElementError>,
+) -> Result<(), CodecError> {
+    let shape = data.shape().to_vec();
+    in_place_at(data, kernel).map_err(|e| match e {
+        CodecError::Element(el) if el.rule != Rule::LengthMismatch => el.in_shape(&shape).into(),
+        other => other,
+    })
+}
+
+fn in_place_at<T: DType, D: Dimension>(
     data: &mut ArrayViewMut<'_, T, D>,
     kernel: impl Fn(&[T], &mut [T]) -> Result<(), ElementError>,
 ) -> Result<(), CodecError> {

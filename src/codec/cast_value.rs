@@ -30,10 +30,19 @@ use crate::convert::{
 use crate::dtype::id::Scalar;
 use crate::dtype::{DTypeId, Format, Real, Word, Words, WordsMut};
 use crate::error::{CodecError, ElementError, MetadataError};
-use crate::metadata::DataType;
+use crate::metadata::{DataType, choices, unknown_key};
 
 /// The Zarr name.
 pub const NAME: &str = "cast_value";
+
+/// The `rounding` values, in the spec's order.
+const ROUNDING_NAMES: &[&str] = &[
+    "nearest-even",
+    "towards-zero",
+    "towards-positive",
+    "towards-negative",
+    "nearest-away",
+];
 
 /// The untyped `configuration` of a `cast_value` codec, as parsed from JSON.
 #[derive(Clone, Debug, PartialEq)]
@@ -71,13 +80,9 @@ impl CastValueConfig {
                 "cast_value requires a configuration object",
             ));
         };
-        for k in map.keys() {
-            if !matches!(
-                k.as_str(),
-                "data_type" | "rounding" | "out_of_range" | "scalar_map"
-            ) {
-                return Err(field("configuration", format!("unknown key {k:?}")));
-            }
+        const KEYS: &[&str] = &["data_type", "rounding", "out_of_range", "scalar_map"];
+        if let Some(k) = map.keys().find(|k| !KEYS.contains(&k.as_str())) {
+            return Err(field("configuration", unknown_key(k, KEYS)));
         }
         let data_type = match map.get("data_type") {
             None => return Err(field("data_type", "missing")),
@@ -85,17 +90,26 @@ impl CastValueConfig {
         };
         let rounding = match map.get("rounding") {
             None => Rounding::NearestEven,
-            Some(v) => serde_json::from_value(v.clone())
-                .map_err(|_| field("rounding", format!("unknown rounding mode {v}")))?,
+            Some(v) => serde_json::from_value(v.clone()).map_err(|_| {
+                let word = v.as_str().unwrap_or_default();
+                field(
+                    "rounding",
+                    format!(
+                        "unknown rounding mode {v}: {}",
+                        choices(word, ROUNDING_NAMES)
+                    ),
+                )
+            })?,
         };
         let out_of_range = match map.get("out_of_range") {
             None => OutOfRange::Error,
             Some(Value::String(s)) if s == "clamp" => OutOfRange::Clamp,
             Some(Value::String(s)) if s == "wrap" => OutOfRange::Wrap,
             Some(v) => {
+                let word = v.as_str().unwrap_or_default();
                 return Err(field(
                     "out_of_range",
-                    format!("must be \"clamp\" or \"wrap\", got {v}"),
+                    format!("unknown rule {v}: {}", choices(word, &["clamp", "wrap"])),
                 ));
             }
         };
@@ -109,7 +123,7 @@ impl CastValueConfig {
             };
             for (k, v) in m {
                 if k != "encode" && k != "decode" {
-                    return Err(field("scalar_map", format!("unknown key {k:?}")));
+                    return Err(field("scalar_map", unknown_key(k, &["encode", "decode"])));
                 }
                 let Value::Array(entries) = v else {
                     return Err(field(
@@ -266,6 +280,59 @@ impl<S: Real, D: Real> Default for ScalarMap<S, D> {
     }
 }
 
+impl<S: Real, D: Real> ScalarMap<S, D> {
+    /// A map from the `encode` and `decode` pairs, in order (the first occurrence of a key
+    /// wins, as the spec says readers must do).
+    ///
+    /// ```
+    /// use zquant::ScalarMap;
+    /// let map: ScalarMap<f32, u8> = ScalarMap::new([(f32::NAN, 0)], [(0, f32::NAN)]);
+    /// assert_eq!(map.encode.entries().len(), 1);
+    /// ```
+    pub fn new(
+        encode: impl IntoIterator<Item = (S, D)>,
+        decode: impl IntoIterator<Item = (D, S)>,
+    ) -> Self {
+        ScalarMap {
+            encode: MapEntries::new(encode),
+            decode: MapEntries::new(decode),
+            present: true,
+        }
+    }
+
+    /// Encode NaN as `code` and decode `code` as NaN: the usual sentinel for missing data in
+    /// an integer target. `S` must have a NaN (every IEEE float does).
+    ///
+    /// ```
+    /// use zquant::{ArrayCodecExt, CastOptions, CastValue, ScalarMap};
+    /// let codec: CastValue<f64, u8> = CastValue::new(CastOptions::default(), ScalarMap::nan_as(255))?;
+    /// let encoded = codec.encode(&ndarray::array![1.0, f64::NAN])?;
+    /// assert_eq!(encoded, ndarray::array![1, 255]);
+    /// assert!(codec.decode(&encoded)?[1].is_nan());
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn nan_as(code: D) -> Self {
+        let nan = S::from_exact(crate::number::exact::Exact::NAN, CastOptions::default()).0;
+        ScalarMap::new([(nan, code)], [(code, nan)])
+    }
+
+    /// The same map with `encode` pairs added after the existing ones (earlier keys win).
+    pub fn encoding(mut self, pairs: impl IntoIterator<Item = (S, D)>) -> Self {
+        let all: Vec<(S, D)> = self.encode.entries().iter().copied().chain(pairs).collect();
+        self.encode = MapEntries::new(all);
+        self.present = true;
+        self
+    }
+
+    /// The same map with `decode` pairs added after the existing ones (earlier keys win).
+    pub fn decoding(mut self, pairs: impl IntoIterator<Item = (D, S)>) -> Self {
+        let all: Vec<(D, S)> = self.decode.entries().iter().copied().chain(pairs).collect();
+        self.decode = MapEntries::new(all);
+        self.present = true;
+        self
+    }
+}
+
 fn status_rule(st: Status) -> Rule {
     match st {
         Status::NanUnrepresentable => Rule::NanUnrepresentable,
@@ -279,6 +346,61 @@ fn slice_failure(f: ElementFailure) -> SliceFailure {
         index: f.index,
         rule: status_rule(f.status),
     }
+}
+
+/// A value of `format` whose code is `bits`, as text: `-32768`, `NaN`, `-Infinity`, `1.5`.
+fn code_text(format: Format, bits: u64) -> String {
+    match format {
+        Format::Int(l) => crate::number::int::int_value(&l, bits).to_string(),
+        Format::Float(l) => {
+            let size = l.bits().div_ceil(8) as usize;
+            json_text(crate::dtype::fill_value::float_to_json(&l, size, bits))
+        }
+    }
+}
+
+/// The codes the encoder can write that the decoder maps elsewhere: with `clamp`, a
+/// `scalar_map` `decode` key at an end of the target's range (every value beyond that end
+/// is written as that code, and reads back as the mapped value, e.g. NaN); with `wrap`,
+/// any `decode` key (wrapping can land on any code). Valid metadata, but rarely what its
+/// author meant: reported by the codecs' `warnings()`.
+pub(crate) fn map_warnings(
+    (src, dst): (Format, Format),
+    out_of_range: OutOfRange,
+    decode: &KeyMap,
+    target: &str,
+) -> Vec<String> {
+    let ends: Vec<(u64, &str)> = match (out_of_range, dst) {
+        (OutOfRange::Clamp, Format::Int(l)) => vec![
+            ((l.min() as u64) & l.mask(), "below"),
+            ((l.max() as u64) & l.mask(), "above"),
+        ],
+        (OutOfRange::Clamp, Format::Float(l)) if l.inf_bits().is_none() => vec![
+            (l.max_finite_bits() | l.sign_bit(), "below"),
+            (l.max_finite_bits(), "above"),
+        ],
+        _ => Vec::new(),
+    };
+    let mut out = Vec::new();
+    for &(key, to) in decode.entries() {
+        let (k, v) = (code_text(dst, key), code_text(src, to));
+        if out_of_range == OutOfRange::Wrap {
+            out.push(format!(
+                "cast_value: \"out_of_range\": \"wrap\" can write any {target} code, \
+                 including {k}, which \"scalar_map\" decodes as {v}: values that wrap onto {k} \
+                 will read back as {v}"
+            ));
+        } else if let Some(&(_, side)) = ends.iter().find(|&&(end, _)| end == key) {
+            out.push(format!(
+                "cast_value: \"out_of_range\": \"clamp\" writes {k} for every value {side} \
+                 the range of {target}, and \"scalar_map\" decodes {k} as {v}: such values will \
+                 read back as {v}; map {v} to a code clamping cannot produce (for an integer \
+                 target, narrow the data's range first), or drop \"clamp\" to have them \
+                 rejected"
+            ));
+        }
+    }
+    out
 }
 
 /// `cast_value` between two formats, untyped: one [`Caster`] per direction, kernels chosen
@@ -387,6 +509,7 @@ pub struct CastValue<S: Real, D: Real> {
     rounding_explicit: bool,
     map: ScalarMap<S, D>,
     core: CastCore,
+    warnings: Vec<String>,
 }
 
 impl<S: Real, D: Real> CastValue<S, D> {
@@ -403,11 +526,18 @@ impl<S: Real, D: Real> CastValue<S, D> {
             map.decode.raw().clone(),
             D::NAME,
         )?;
+        let warnings = map_warnings(
+            (S::FORMAT, D::FORMAT),
+            opts.out_of_range,
+            map.decode.raw(),
+            D::NAME,
+        );
         Ok(CastValue {
             opts,
             rounding_explicit: true,
             map,
             core,
+            warnings,
         })
     }
 
@@ -449,6 +579,23 @@ impl<S: Real, D: Real> CastValue<S, D> {
     pub fn scalar_map(&self) -> &ScalarMap<S, D> {
         &self.map
     }
+
+    /// What in this configuration is valid but likely unintended: a `clamp` (or `wrap`) that
+    /// can write a code the `scalar_map` decodes as something else, so that out-of-range
+    /// values read back as, say, NaN. Empty for most codecs.
+    ///
+    /// ```
+    /// use zquant::{CastOptions, CastValue, OutOfRange, Rounding, ScalarMap};
+    ///
+    /// let opts = CastOptions::new(Rounding::NearestEven, OutOfRange::Clamp);
+    /// let map = ScalarMap::nan_as(i16::MIN);
+    /// let codec: CastValue<f32, i16> = CastValue::new(opts, map)?;
+    /// assert!(codec.warnings()[0].contains("decodes -32768 as NaN"));
+    /// # Ok::<(), zquant::MetadataError>(())
+    /// ```
+    pub fn warnings(&self) -> &[String] {
+        &self.warnings
+    }
 }
 
 impl<S: Real, D: Real> ArrayCodec for CastValue<S, D> {
@@ -463,14 +610,14 @@ impl<S: Real, D: Real> ArrayCodec for CastValue<S, D> {
         super::same_length(NAME, Direction::Encode, src.len(), dst.len())?;
         self.core
             .encode(words_of(src), words_of_mut(dst))
-            .map_err(|f| element_error(NAME, Direction::Encode, src, f))
+            .map_err(|f| element_error::<S, D>(NAME, Direction::Encode, src, f))
     }
 
     fn decode_slice(&self, src: &[D], dst: &mut [S]) -> Result<(), ElementError> {
         super::same_length(NAME, Direction::Decode, src.len(), dst.len())?;
         self.core
             .decode(words_of(src), words_of_mut(dst))
-            .map_err(|f| element_error(NAME, Direction::Decode, src, f))
+            .map_err(|f| element_error::<D, S>(NAME, Direction::Decode, src, f))
     }
 
     fn encode_fill_value(&self, fill: S) -> Result<D, MetadataError> {
@@ -536,6 +683,7 @@ pub struct CastValueStage {
     input: DataType,
     output: DataType,
     config: CastValueConfig,
+    warnings: Vec<String>,
 }
 
 fn real_format(dt: &DataType, role: &'static str) -> Result<(Format, u32), MetadataError> {
@@ -573,19 +721,15 @@ impl CastValueStage {
             ),
         };
         let opts = CastOptions::new(config.rounding, config.out_of_range);
-        let core = CastCore::new(
-            src,
-            dst,
-            opts,
-            KeyMap::new(src.0, enc),
-            KeyMap::new(dst.0, dec),
-            o.name(),
-        )?;
+        let decode = KeyMap::new(dst.0, dec);
+        let warnings = map_warnings((src.0, dst.0), opts.out_of_range, &decode, o.name());
+        let core = CastCore::new(src, dst, opts, KeyMap::new(src.0, enc), decode, o.name())?;
         Ok(CastValueStage {
             core,
             input: input.clone(),
             output,
             config: config.clone(),
+            warnings,
         })
     }
 }
@@ -603,6 +747,9 @@ impl DynStage for CastValueStage {
     fn name(&self) -> &'static str {
         NAME
     }
+    fn warnings(&self) -> Vec<String> {
+        self.warnings.clone()
+    }
     fn input(&self) -> &DataType {
         &self.input
     }
@@ -611,14 +758,28 @@ impl DynStage for CastValueStage {
     }
     fn encode_words(&self, src: Words<'_>, dst: WordsMut<'_>) -> Result<(), CodecError> {
         check_words(&self.input, &self.output, &src, &dst)?;
-        self.core
-            .encode(src, dst)
-            .map_err(|f| element_error_words(NAME, Direction::Encode, self.input.id, src, f).into())
+        self.core.encode(src, dst).map_err(|f| {
+            element_error_words(
+                NAME,
+                Direction::Encode,
+                (self.input.id, self.output.id),
+                src,
+                f,
+            )
+            .into()
+        })
     }
     fn decode_words(&self, src: Words<'_>, dst: WordsMut<'_>) -> Result<(), CodecError> {
         check_words(&self.output, &self.input, &src, &dst)?;
         self.core.decode(src, dst).map_err(|f| {
-            element_error_words(NAME, Direction::Decode, self.output.id, src, f).into()
+            element_error_words(
+                NAME,
+                Direction::Decode,
+                (self.output.id, self.input.id),
+                src,
+                f,
+            )
+            .into()
         })
     }
     fn encode_fill_value(&self, fill: Scalar) -> Result<Scalar, MetadataError> {

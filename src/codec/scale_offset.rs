@@ -66,8 +66,9 @@ fn parse_config(
     let Value::Object(map) = config else {
         return Err(config_field(format!("must be an object, got {config}")));
     };
-    if let Some(k) = map.keys().find(|k| *k != "offset" && *k != "scale") {
-        return Err(config_field(format!("unknown key {k:?}")));
+    const KEYS: &[&str] = &["offset", "scale"];
+    if let Some(k) = map.keys().find(|k| !KEYS.contains(&k.as_str())) {
+        return Err(config_field(crate::metadata::unknown_key(k, KEYS)));
     }
     let scalar = |field: &'static str, default: u64| match map.get(field) {
         None => Ok((default, false)),
@@ -427,7 +428,7 @@ impl<T: Real> ScaleOffset<T> {
 }
 
 fn in_place_error<T: Real>(dir: Direction, data: &[T], f: SliceFailure) -> ElementError {
-    element_error_at(NAME, dir, f.rule, f.index, data.get(f.index).copied())
+    element_error_at(NAME, dir, f.rule, f.index, data.get(f.index).copied()).writing_type::<T>()
 }
 
 /// Chunk length of the in-place small-integer kernel.
@@ -645,14 +646,14 @@ impl<T: Real> ArrayCodec for ScaleOffset<T> {
         super::same_length(NAME, Direction::Encode, src.len(), dst.len())?;
         self.core
             .encode(words_of(src), words_of_mut(dst))
-            .map_err(|f| element_error(NAME, Direction::Encode, src, f))
+            .map_err(|f| element_error::<T, T>(NAME, Direction::Encode, src, f))
     }
 
     fn decode_slice(&self, src: &[T], dst: &mut [T]) -> Result<(), ElementError> {
         super::same_length(NAME, Direction::Decode, src.len(), dst.len())?;
         self.core
             .decode(words_of(src), words_of_mut(dst))
-            .map_err(|f| element_error(NAME, Direction::Decode, src, f))
+            .map_err(|f| element_error::<T, T>(NAME, Direction::Decode, src, f))
     }
 
     fn to_metadata(&self) -> Value {
@@ -715,14 +716,14 @@ impl DynStage for ScaleOffsetStage {
         let id = self.data_type.id;
         self.core
             .encode(src, dst)
-            .map_err(|f| element_error_words(NAME, Direction::Encode, id, src, f).into())
+            .map_err(|f| element_error_words(NAME, Direction::Encode, (id, id), src, f).into())
     }
     fn decode_words(&self, src: Words<'_>, dst: WordsMut<'_>) -> Result<(), CodecError> {
         check_words(&self.data_type, &self.data_type, &src, &dst)?;
         let id = self.data_type.id;
         self.core
             .decode(src, dst)
-            .map_err(|f| element_error_words(NAME, Direction::Decode, id, src, f).into())
+            .map_err(|f| element_error_words(NAME, Direction::Decode, (id, id), src, f).into())
     }
     fn to_metadata(&self) -> Value {
         let id = self.data_type.id;

@@ -12,11 +12,12 @@ use serde_json::Value;
 
 use crate::codec::cast_value::CastValueConfig;
 use crate::codec::chain::{BLOCK, fused};
+use crate::codec::json_text;
 use crate::codec::{Direction, DynStage, bitround, cast_value, fixed_scale_offset, scale_offset};
 use crate::dispatch::{self, CustomArray, match_all_arms};
 use crate::dtype::id::{Scalar, element_of, scalar};
 use crate::dtype::{DType, DTypeId, WordBuf, Words, WordsMut};
-use crate::error::{CodecError, MetadataError};
+use crate::error::{CodecError, MetadataError, Rule};
 use crate::metadata::{CodecObject, DataType};
 
 macro_rules! define_dyn_array {
@@ -187,6 +188,22 @@ impl DynArray {
             custom c => DynArray::Custom(CustomArray::filled(c, shape, x)))
     }
 
+    /// The element at C-order flat index `i` in the Zarr fill-value JSON encoding.
+    pub fn element_json(&self, i: usize) -> Option<Value> {
+        let standard = self.to_standard_layout();
+        let words = standard.words()?;
+        let id = self.dtype();
+        let k = id.words_per_element();
+        if i.checked_add(1)?.checked_mul(k)? > words.len() {
+            return None;
+        }
+        let x = [
+            words.get(i * k)?,
+            if k > 1 { words.get(i * k + 1)? } else { 0 },
+        ];
+        Some(id.value_to_json(x))
+    }
+
     /// The first element's storage words (`None` for an empty array).
     pub fn first_scalar(&self) -> Option<Scalar> {
         if let DynArray::Custom(a) = self {
@@ -317,6 +334,24 @@ impl DynChain {
         self.fills.last().unwrap_or(&self.fill_value)
     }
 
+    /// What in the chain's metadata is valid but likely unintended, one message per finding:
+    /// for example a `cast_value` whose `clamp` writes a code that its `scalar_map` decodes
+    /// as NaN, so that out-of-range values would read back as NaN. zquant reads and writes
+    /// such chains as the spec says; check this list when you write metadata.
+    ///
+    /// ```
+    /// use serde_json::json;
+    /// let chain = zquant::DynChain::from_metadata(&json!("float32"), &json!(0.0), &[json!({
+    ///     "name": "cast_value",
+    ///     "configuration": {"data_type": "int16", "out_of_range": "clamp",
+    ///         "scalar_map": {"encode": [["NaN", -32768]], "decode": [[-32768, "NaN"]]}}})])?;
+    /// assert_eq!(chain.warnings().len(), 1);
+    /// # Ok::<(), zquant::MetadataError>(())
+    /// ```
+    pub fn warnings(&self) -> Vec<String> {
+        self.stages.iter().flat_map(|s| s.warnings()).collect()
+    }
+
     /// The stages, in encoding order.
     pub fn stages(&self) -> &[Box<dyn DynStage>] {
         &self.stages
@@ -337,7 +372,7 @@ impl DynChain {
             .iter()
             .map(|s| (s.as_ref(), Direction::Encode))
             .collect();
-        run_fused(input, &kinds)
+        run_fused(input, &kinds).map_err(|e| locate(e, input))
     }
 
     /// Decode through every stage in reverse, fused like [`DynChain::encode`].
@@ -355,12 +390,27 @@ impl DynChain {
             .rev()
             .map(|s| (s.as_ref(), Direction::Decode))
             .collect();
-        run_fused(encoded, &kinds)
+        run_fused(encoded, &kinds).map_err(|e| locate(e, encoded))
     }
 
     /// The `codecs` list.
     pub fn to_metadata(&self) -> Value {
         Value::Array(self.stages.iter().map(|s| s.to_metadata()).collect())
+    }
+}
+
+/// Locate an element error in `input`: its N-d position, and the caller's element there.
+fn locate(e: CodecError, input: &DynArray) -> CodecError {
+    match e {
+        CodecError::Element(el) if el.rule != Rule::LengthMismatch => {
+            let given = input.element_json(el.index);
+            let el = el.in_shape(input.shape());
+            match given {
+                Some(g) => el.with_input(json_text(g)).into(),
+                None => el.into(),
+            }
+        }
+        other => other,
     }
 }
 

@@ -22,6 +22,7 @@ mod fixedscaleoffset_metadata;
 #[cfg(feature = "float8")]
 mod float8_interop;
 mod layouts;
+mod messages;
 mod metadata;
 #[cfg(feature = "rayon")]
 mod parallel;

@@ -157,11 +157,12 @@ impl FixedScaleOffsetConfig {
                 "numcodecs.fixedscaleoffset requires a configuration object",
             ));
         };
-        if let Some(k) = map
-            .keys()
-            .find(|k| !matches!(k.as_str(), "offset" | "scale" | "dtype" | "astype"))
-        {
-            return Err(field("configuration", format!("unknown key {k:?}")));
+        const KEYS: &[&str] = &["offset", "scale", "dtype", "astype"];
+        if let Some(k) = map.keys().find(|k| !KEYS.contains(&k.as_str())) {
+            return Err(field(
+                "configuration",
+                crate::metadata::unknown_key(k, KEYS),
+            ));
         }
         let number = |name: &'static str| match map.get(name) {
             None => Err(field(name, "missing")),
