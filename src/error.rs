@@ -62,7 +62,7 @@ impl std::fmt::Display for Rule {
 /// let codec: CastValue<f32, u8> = CastValue::new(CastOptions::default(), ScalarMap::default())?;
 /// let input = ndarray::array![[1.0f32, 2.0], [300.0, 4.0]];
 /// let Err(CodecError::Element(e)) = codec.encode(&input) else { panic!("300 fits no u8") };
-/// assert_eq!(e.position, [1, 0]);
+/// assert_eq!(*e.position, [1, 0]);
 /// assert_eq!(e.value, "300.0");
 /// assert!(e.to_string().contains("uint8 [0, 255]"));
 /// assert!(e.to_string().contains(r#""out_of_range": "clamp""#));
@@ -80,13 +80,13 @@ pub struct ElementError {
     pub index: usize,
     /// The element's index in each dimension of the array, when the call had an array's
     /// shape (array-level calls); empty for slice calls.
-    pub position: Vec<usize>,
+    pub position: Box<[usize]>,
     /// The element the failing codec received, in the Zarr fill-value JSON encoding, written
     /// without JSON string quotes: `300.0`, `-2`, `NaN`, `-Infinity`, `0x7e01`, `["NaN",1.0]`.
     pub value: String,
     /// The same element as the caller gave it, when an earlier codec of the chain changed it
     /// (`None` when it is [`Self::value`]).
-    pub input: Option<String>,
+    pub input: Option<Box<str>>,
     /// The data type the failing codec writes (its target when encoding, its source when
     /// decoding), when known.
     pub target: Option<DTypeId>,
@@ -106,7 +106,7 @@ impl ElementError {
             direction,
             rule,
             index,
-            position: Vec::new(),
+            position: Box::default(),
             value,
             input: None,
             target: None,
@@ -135,14 +135,14 @@ impl ElementError {
                 rest /= d;
             }
         }
-        self.position = position;
+        self.position = position.into();
         self
     }
 
     /// The same error, with the caller's element (kept only when it differs from
     /// [`Self::value`]).
     pub fn with_input(mut self, input: String) -> Self {
-        self.input = (input != self.value).then_some(input);
+        self.input = (input != self.value).then(|| input.into_boxed_str());
         self
     }
 

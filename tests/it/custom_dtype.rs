@@ -148,7 +148,9 @@ fn run_time_chains_into_a_declared_float_match_the_typed_codec() {
     let meta = json!({"name": "cast_value", "configuration": {
         "data_type": "test_float8_e4m3fn", "rounding": "nearest-even", "out_of_range": "clamp",
         "scalar_map": {"encode": [["Infinity", 448.0]]}}});
-    let chain = DynChain::from_metadata(&json!("float64"), &json!(0.0), &[meta.clone()]).unwrap();
+    let chain =
+        DynChain::from_metadata(&json!("float64"), &json!(0.0), std::slice::from_ref(&meta))
+            .unwrap();
     let config = CastValueConfig::from_json(meta.get("configuration")).unwrap();
     let typed: CastValue<f64, E4M3Fn> = CastValue::from_config(&config).unwrap();
     let xs: Vec<f64> = (-600..600)

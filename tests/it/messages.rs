@@ -68,10 +68,7 @@ fn typed_codecs_report_the_same_way() {
     let Err(CodecError::Element(e)) = codec.encode(&array![[1.0f32, -200.0]]) else {
         panic!("-200 fits no int8")
     };
-    assert_eq!(
-        (e.position.as_slice(), e.value.as_str()),
-        (&[0, 1][..], "-200.0")
-    );
+    assert_eq!((&*e.position, e.value.as_str()), (&[0, 1][..], "-200.0"));
     assert_eq!(
         e.to_string(),
         "cast_value encode: value out of range of int8 [-128, 127] (no out_of_range rule) at \
