@@ -44,7 +44,7 @@ fn codec<S: Real, D: Real>(data_type: &str, rounding: &str, oor: Option<&str>) -
 }
 
 fn codec_from<S: Real, D: Real>(config: Value) -> CastValue<S, D> {
-    let cfg = CastValueConfig::from_json(Some(&config)).expect("valid configuration");
+    let cfg = CastValueConfig::from_configuration(Some(&config)).expect("valid configuration");
     CastValue::from_config(&cfg).expect("valid codec")
 }
 

@@ -115,7 +115,7 @@ mod chain_f64_u8 {
     fn typed() -> Chain<ScaleOffset<f64>, CastValue<f64, u8>> {
         let config =
             json!({"data_type": "uint8", "rounding": "nearest-even", "out_of_range": "clamp"});
-        let cfg = CastValueConfig::from_json(Some(&config)).expect("valid");
+        let cfg = CastValueConfig::from_configuration(Some(&config)).expect("valid");
         let cv = CastValue::from_config(&cfg).expect("valid");
         ScaleOffset::new(250.0, 4.0).expect("valid").then(cv)
     }
@@ -197,7 +197,7 @@ mod bitround {
     fn f32_keepbits10_in_place(b: Bencher) {
         let c = BitRound::<f32>::new(10).expect("valid");
         in_place(b, data::scaled_f32(unit(), 200.0, 320.0), |d| {
-            c.encode_in_place(d)
+            c.encode_slice_in_place(d).unwrap_or_default()
         });
     }
 
@@ -213,7 +213,7 @@ mod bitround {
     fn f64_keepbits10_in_place(b: Bencher) {
         let c = BitRound::<f64>::new(10).expect("valid");
         in_place(b, data::scaled(unit(), 200.0, 320.0), |d| {
-            c.encode_in_place(d)
+            c.encode_slice_in_place(d).unwrap_or_default()
         });
     }
 
@@ -228,7 +228,9 @@ mod bitround {
     #[divan::bench]
     fn bf16_keepbits5_in_place(b: Bencher) {
         let c = BitRound::<bf16>::new(5).expect("valid");
-        in_place(b, bf16_data(), |d| c.encode_in_place(d));
+        in_place(b, bf16_data(), |d| {
+            c.encode_slice_in_place(d).unwrap_or_default()
+        });
     }
 }
 
@@ -243,7 +245,7 @@ mod fixedscaleoffset {
     }
 
     fn typed() -> FixedScaleOffset<f64, u8> {
-        let cfg = FixedScaleOffsetConfig::from_json(Some(&config())).expect("valid");
+        let cfg = FixedScaleOffsetConfig::from_configuration(Some(&config())).expect("valid");
         FixedScaleOffset::from_config(&cfg).expect("valid")
     }
 

@@ -167,9 +167,7 @@ fn main() -> Result<(), Box<dyn Error>> {
     let f32_field: Array2<f32> = field.mapv(|v| v as f32);
     let mut rounded = f32_field.clone();
     let bitround = BitRound::<f32>::new(7)?;
-    // `BitRound` has an inherent slice `encode_in_place`, so the array method is named
-    // through its trait.
-    ArrayCodecExt::encode_in_place(&bitround, &mut rounded.view_mut())?;
+    bitround.encode_in_place(&mut rounded.view_mut())?;
     let dec_b = bitround.decode(&rounded)?;
     let fill_b = bitround.encode_fill_value(f32::NAN)?;
     codec_json.push(("(b)", json!([bitround.to_metadata()])));

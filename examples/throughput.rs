@@ -8,7 +8,7 @@
 //! Each case runs on 16M elements (`--quick`: 4M; `--elements` overrides both) of seeded,
 //! realistic data (a smooth field plus noise, in the case's range; see
 //! `benches/common/data.rs`). Outputs are preallocated and only the kernel call is timed
-//! (`encode_slice`/`decode_slice`/`encode_in_place`), except for the run-time API
+//! (`encode_slice`/`decode_slice`/`encode_slice_in_place`), except for the run-time API
 //! ([`DynChain`]), which allocates its output inside the timed call: that is what a caller
 //! of `DynChain::encode` pays. Beside every case its baseline is timed in the same loop,
 //! interleaved run by run: a `copy_from_slice` of `max(input bytes, output bytes)`.
@@ -268,7 +268,7 @@ where
 
 /// A `cast_value` codec from its `configuration` JSON.
 fn cast_codec<S: Real, D: Real>(config: Value) -> Result<CastValue<S, D>, String> {
-    let cfg = CastValueConfig::from_json(Some(&config)).map_err(|e| e.to_string())?;
+    let cfg = CastValueConfig::from_configuration(Some(&config)).map_err(|e| e.to_string())?;
     CastValue::from_config(&cfg).map_err(|e| e.to_string())
 }
 
@@ -416,7 +416,7 @@ fn fso_metadata() -> (Value, Value, Vec<Value>) {
 
 fn fso_typed() -> Result<FixedScaleOffset<f64, u8>, String> {
     let (_, _, codecs) = fso_metadata();
-    let cfg = FixedScaleOffsetConfig::from_json(codecs[0].get("configuration"))
+    let cfg = FixedScaleOffsetConfig::from_configuration(codecs[0].get("configuration"))
         .map_err(|e| e.to_string())?;
     FixedScaleOffset::from_config(&cfg).map_err(|e| e.to_string())
 }
@@ -753,7 +753,7 @@ fn builders(threads: usize) -> Vec<Builder> {
         let br = BitRound::<f32>::new(10).map_err(|e| e.to_string())?;
         let src = data::scaled_f32(u, 200.0, 320.0);
         Ok(in_place_case(name, src, move |d: &mut [f32]| {
-            br.encode_in_place(d)
+            br.encode_slice_in_place(d).unwrap_or_default()
         }))
     });
     add(&mut b, "bitround/f64/keepbits10/copy", |name, u| {
@@ -767,7 +767,7 @@ fn builders(threads: usize) -> Vec<Builder> {
         let br = BitRound::<f64>::new(10).map_err(|e| e.to_string())?;
         let src = data::scaled(u, 200.0, 320.0);
         Ok(in_place_case(name, src, move |d: &mut [f64]| {
-            br.encode_in_place(d)
+            br.encode_slice_in_place(d).unwrap_or_default()
         }))
     });
     add(&mut b, "bitround/bf16/keepbits5/copy", |name, u| {
@@ -787,7 +787,7 @@ fn builders(threads: usize) -> Vec<Builder> {
             .map(bf16::from_f32)
             .collect();
         Ok(in_place_case(name, src, move |d: &mut [bf16]| {
-            br.encode_in_place(d)
+            br.encode_slice_in_place(d).unwrap_or_default()
         }))
     });
 

@@ -35,11 +35,14 @@ pub mod parallel;
 pub mod pipeline;
 
 pub use codec::Chain;
-pub use codec::{ArrayCodec, BitRound, CastValue, ScalarMap, ScaleOffset};
+pub use codec::cast_value::{CastValueConfig, MapEntries};
+pub use codec::fixed_scale_offset::{FixedScaleOffsetConfig, PyNumber};
+pub use codec::{ArrayCodec, BitRound, CastValue, FixedScaleOffset, ScalarMap, ScaleOffset};
 pub use convert::{CastOptions, OutOfRange, Rounding, Status};
-pub use dispatch::{DynArray, DynChain};
+pub use dispatch::{CustomArray, DynArray, DynChain};
 pub use dtype::{DType, DTypeId, Kind, Real, register_dtype};
-pub use error::{CodecError, ElementError, MetadataError};
+pub use error::{CodecError, ElementError, MetadataError, Rule};
+pub use metadata::DataType;
 pub use pipeline::ArrayCodecExt;
 
 /// Generate [`DType`] (and [`Real`] for integers and floats) from a layout description.

@@ -8,6 +8,31 @@ use serde_json::{Map, Value};
 use crate::dtype::{DTypeId, Kind};
 use crate::error::MetadataError;
 
+/// `Serialize`/`Deserialize` through the type's Zarr JSON form: `$to(&self) -> Value` and
+/// `$from(&Value) -> Result<Self, impl Display>`, so that serde writes exactly the shape Zarr
+/// metadata has, and reads it with the same checks as the JSON constructors.
+macro_rules! serde_as_json {
+    ($t:ty, $to:expr, $from:expr) => {
+        impl serde::Serialize for $t {
+            fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+                let to: fn(&$t) -> serde_json::Value = $to;
+                serde::Serialize::serialize(&to(self), s)
+            }
+        }
+        impl<'de> serde::Deserialize<'de> for $t {
+            fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+                let v = <serde_json::Value as serde::Deserialize>::deserialize(d)?;
+                let from = $from;
+                from(&v).map_err(serde::de::Error::custom)
+            }
+        }
+    };
+}
+pub(crate) use serde_as_json;
+
+serde_as_json!(DataType, DataType::to_json, DataType::from_json);
+serde_as_json!(CodecObject, CodecObject::to_json, CodecObject::from_json);
+
 /// The array->array codecs zquant implements, by their metadata names.
 pub const CODEC_NAMES: &[&str] = &[
     "scale_offset",
@@ -204,6 +229,16 @@ pub struct CodecObject {
 }
 
 impl CodecObject {
+    /// The codec object: `{"name": …, "configuration": …}` (no `configuration` when absent).
+    pub fn to_json(&self) -> Value {
+        let mut m = Map::new();
+        m.insert("name".into(), Value::from(self.name.clone()));
+        if let Some(c) = &self.configuration {
+            m.insert("configuration".into(), c.clone());
+        }
+        Value::Object(m)
+    }
+
     /// Parse `{"name": …, "configuration": …}` (a bare string is a codec without
     /// configuration, as Zarr allows).
     ///

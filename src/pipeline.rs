@@ -9,7 +9,7 @@
 
 pub use crate::codec::chain::{BLOCK, Chain};
 
-use ndarray::{Array, ArrayBase, ArrayViewMut, Data, Dimension, ShapeBuilder};
+use ndarray::{Array, ArrayBase, ArrayD, ArrayViewMut, Data, Dimension, IxDyn, ShapeBuilder};
 
 use crate::codec::ArrayCodec;
 use crate::codec::json_text;
@@ -123,6 +123,54 @@ pub trait ArrayCodecExt: ArrayCodec {
 }
 
 impl<C: ArrayCodec + ?Sized> ArrayCodecExt for C {}
+
+/// The elements of `a` as little-endian bytes in C order (the `bytes` codec's output with
+/// `"endian": "little"`; sub-byte types take one byte each), whatever its memory layout.
+///
+/// ```
+/// let a = ndarray::array![[1u16, 2], [3, 0x0102]];
+/// assert_eq!(zquant::pipeline::to_le_bytes(&a.t()), [1, 0, 3, 0, 2, 0, 2, 1]);
+/// ```
+pub fn to_le_bytes<T, S, D>(a: &ArrayBase<S, D>) -> Vec<u8>
+where
+    T: DType,
+    S: Data<Elem = T>,
+    D: Dimension,
+{
+    let mut out = vec![0u8; a.len() * T::SIZE];
+    for (x, chunk) in a.iter().zip(out.chunks_exact_mut(T::SIZE.max(1))) {
+        x.write_le(chunk);
+    }
+    out
+}
+
+/// An array of `shape` from little-endian element bytes in C order (see [`to_le_bytes`];
+/// the bits above a sub-byte type's width are ignored, as its data type spec says).
+///
+/// ```
+/// let a = zquant::pipeline::from_le_bytes::<i16>(&[2], &[0xff, 0xff, 2, 0])?;
+/// assert_eq!(a, ndarray::arr1(&[-1i16, 2]).into_dyn());
+/// # Ok::<(), zquant::CodecError>(())
+/// ```
+///
+/// # Errors
+/// A byte count that is not the shape's element count times `T::SIZE`.
+pub fn from_le_bytes<T: DType>(shape: &[usize], bytes: &[u8]) -> Result<ArrayD<T>, CodecError> {
+    let n = shape
+        .iter()
+        .try_fold(1usize, |acc, &d| acc.checked_mul(d))
+        .ok_or_else(|| CodecError::Array(format!("shape {shape:?} overflows")))?;
+    if n.checked_mul(T::SIZE) != Some(bytes.len()) {
+        return Err(CodecError::Array(format!(
+            "{} bytes do not hold {n} elements of {} ({} bytes each)",
+            bytes.len(),
+            T::NAME,
+            T::SIZE
+        )));
+    }
+    let v: Vec<T> = bytes.chunks_exact(T::SIZE.max(1)).map(T::read_le).collect();
+    ArrayD::from_shape_vec(IxDyn(shape), v).map_err(|e| CodecError::Array(e.to_string()))
+}
 
 /// Locate an element error in `input`: its N-d position, and the caller's element there.
 fn locate<S, D, A>(e: CodecError, input: &ArrayBase<S, D>) -> CodecError

@@ -250,9 +250,32 @@ impl<T: DType> BitRound<T> {
         self.core.keepbits
     }
 
-    /// Round in place.
-    pub fn encode_in_place(&self, data: &mut [T]) {
+    /// Round a slice in place (for arrays, [`ArrayCodecExt::encode_in_place`]). Rounding
+    /// never fails; the `Result` matches the other codecs' slice methods.
+    ///
+    /// ```
+    /// let codec = zquant::BitRound::<f32>::new(2)?;
+    /// let mut data = [1.3f32, -7.9];
+    /// codec.encode_slice_in_place(&mut data)?;
+    /// assert_eq!(data, [1.25, -8.0]);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    ///
+    /// # Errors
+    /// None.
+    ///
+    /// [`ArrayCodecExt::encode_in_place`]: crate::ArrayCodecExt::encode_in_place
+    pub fn encode_slice_in_place(&self, data: &mut [T]) -> Result<(), ElementError> {
         self.core.encode_in_place(words_of_mut(data));
+        Ok(())
+    }
+
+    /// Decode a slice in place: `bitround` decodes as the identity, so nothing changes.
+    ///
+    /// # Errors
+    /// None.
+    pub fn decode_slice_in_place(&self, _data: &mut [T]) -> Result<(), ElementError> {
+        Ok(())
     }
 }
 

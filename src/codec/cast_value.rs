@@ -67,13 +67,48 @@ fn field(field: &'static str, reason: impl Into<String>) -> MetadataError {
     }
 }
 
+crate::metadata::serde_as_json!(
+    CastValueConfig,
+    CastValueConfig::to_configuration,
+    |v: &Value| CastValueConfig::from_configuration(Some(v))
+);
+
 impl CastValueConfig {
+    /// The `configuration` object: what [`Self::from_configuration`] reads back to `self`.
+    ///
+    /// ```
+    /// use zquant::codec::cast_value::CastValueConfig;
+    /// let json = serde_json::json!({"data_type": "uint8", "out_of_range": "clamp"});
+    /// let config = CastValueConfig::from_configuration(Some(&json))?;
+    /// assert_eq!(config.to_configuration(), json);
+    /// // serde gives the same shape.
+    /// assert_eq!(serde_json::to_value(&config).unwrap(), json);
+    /// let back: CastValueConfig = serde_json::from_value(json).unwrap();
+    /// assert_eq!(back, config);
+    /// # Ok::<(), zquant::MetadataError>(())
+    /// ```
+    pub fn to_configuration(&self) -> Value {
+        let opts = CastOptions::new(self.rounding, self.out_of_range);
+        let obj = metadata(
+            self.data_type.id.name(),
+            opts,
+            self.rounding_explicit,
+            self.scalar_map.clone(),
+        );
+        let mut config = obj.get("configuration").cloned().unwrap_or_default();
+        // A target with a configuration (a time type) is written as its object.
+        if let Value::Object(m) = &mut config {
+            m.insert("data_type".into(), self.data_type.to_json());
+        }
+        config
+    }
+
     /// Parse a `configuration` object.
     ///
     /// # Errors
     /// A missing or non-object configuration, unknown keys, an unknown data type, an unknown
     /// rounding or out_of_range value (`null` included).
-    pub fn from_json(config: Option<&Value>) -> Result<Self, MetadataError> {
+    pub fn from_configuration(config: Option<&Value>) -> Result<Self, MetadataError> {
         let Some(Value::Object(map)) = config else {
             return Err(field(
                 "configuration",
@@ -539,6 +574,24 @@ impl<S: Real, D: Real> CastValue<S, D> {
             core,
             warnings,
         })
+    }
+
+    /// Parse and bind the codec object's `configuration` member (see
+    /// [`CastValueConfig::from_configuration`] and [`Self::from_config`]).
+    ///
+    /// ```
+    /// use zquant::CastValue;
+    /// let codec = CastValue::<f32, u8>::from_configuration(Some(&serde_json::json!(
+    ///     {"data_type": "uint8", "rounding": "towards-zero", "out_of_range": "clamp"}
+    /// )))?;
+    /// assert_eq!(codec.options().rounding, zquant::Rounding::TowardsZero);
+    /// # Ok::<(), zquant::MetadataError>(())
+    /// ```
+    ///
+    /// # Errors
+    /// See [`CastValueConfig::from_configuration`] and [`Self::from_config`].
+    pub fn from_configuration(config: Option<&Value>) -> Result<Self, MetadataError> {
+        Self::from_config(&CastValueConfig::from_configuration(config)?)
     }
 
     /// Bind a parsed configuration to the types `S -> D`.

@@ -447,6 +447,24 @@ impl<S: NumpyNumber, D: NumpyNumber> FixedScaleOffset<S, D> {
         })
     }
 
+    /// Parse and bind the codec object's `configuration` member (see
+    /// [`FixedScaleOffsetConfig::from_configuration`] and [`Self::from_config`]).
+    ///
+    /// ```
+    /// use zquant::codec::FixedScaleOffset;
+    /// let codec = FixedScaleOffset::<f64, u8>::from_configuration(Some(&serde_json::json!(
+    ///     {"offset": 1000, "scale": 10, "dtype": "<f8", "astype": "|u1"}
+    /// )))?;
+    /// assert_eq!(zquant::ArrayCodec::to_metadata(&codec)["configuration"]["astype"], "|u1");
+    /// # Ok::<(), zquant::MetadataError>(())
+    /// ```
+    ///
+    /// # Errors
+    /// See [`FixedScaleOffsetConfig::from_configuration`] and [`Self::from_config`].
+    pub fn from_configuration(config: Option<&Value>) -> Result<Self, MetadataError> {
+        Self::from_config(&FixedScaleOffsetConfig::from_configuration(config)?)
+    }
+
     /// Bind a parsed configuration to the types `S -> D`.
     ///
     /// # Errors
@@ -504,16 +522,9 @@ impl<S: NumpyNumber, D: NumpyNumber> FixedScaleOffset<S, D> {
 }
 
 fn metadata(c: &FixedScaleOffsetConfig) -> Value {
-    let mut config = Map::new();
-    config.insert("offset".into(), c.offset.to_json());
-    config.insert("scale".into(), c.scale.to_json());
-    config.insert("dtype".into(), Value::from(c.dtype.text.clone()));
-    if let Some(a) = &c.astype {
-        config.insert("astype".into(), Value::from(a.text.clone()));
-    }
     let mut obj = Map::new();
     obj.insert("name".into(), Value::from(NAME));
-    obj.insert("configuration".into(), Value::Object(config));
+    obj.insert("configuration".into(), c.to_configuration());
     Value::Object(obj)
 }
 
@@ -560,7 +571,7 @@ impl FixedScaleOffsetStage {
     /// ([`MetadataError::UnsupportedDataType`]); a `dtype` other than `dt`.
     pub fn new(dt: &DataType, config: Option<&Value>) -> Result<Self, MetadataError> {
         // Configuration errors are reported before data type errors.
-        let cfg = FixedScaleOffsetConfig::from_json(config)?;
+        let cfg = FixedScaleOffsetConfig::from_configuration(config)?;
         if !numpy_supports(dt.id) {
             return Err(unsupported(dt.id));
         }

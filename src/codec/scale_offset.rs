@@ -406,21 +406,33 @@ impl<T: Real> ScaleOffset<T> {
         self.scale
     }
 
-    /// Encode in place.
+    /// Encode a slice in place (for arrays, [`ArrayCodecExt::encode_in_place`]).
+    ///
+    /// ```
+    /// let codec = zquant::ScaleOffset::new(10.0f32, 2.0)?;
+    /// let mut data = [10.0f32, 12.5];
+    /// codec.encode_slice_in_place(&mut data)?;
+    /// assert_eq!(data, [0.0, 5.0]);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     ///
     /// # Errors
     /// The first failing element (elements before it are already encoded).
-    pub fn encode_in_place(&self, data: &mut [T]) -> Result<(), ElementError> {
+    ///
+    /// [`ArrayCodecExt::encode_in_place`]: crate::ArrayCodecExt::encode_in_place
+    pub fn encode_slice_in_place(&self, data: &mut [T]) -> Result<(), ElementError> {
         self.core
             .encode_in_place(words_of_mut(data))
             .map_err(|f| in_place_error(Direction::Encode, data, f))
     }
 
-    /// Decode in place.
+    /// Decode a slice in place (for arrays, [`ArrayCodecExt::decode_in_place`]).
     ///
     /// # Errors
     /// The first failing element (elements before it are already decoded).
-    pub fn decode_in_place(&self, data: &mut [T]) -> Result<(), ElementError> {
+    ///
+    /// [`ArrayCodecExt::decode_in_place`]: crate::ArrayCodecExt::decode_in_place
+    pub fn decode_slice_in_place(&self, data: &mut [T]) -> Result<(), ElementError> {
         self.core
             .decode_in_place(words_of_mut(data))
             .map_err(|f| in_place_error(Direction::Decode, data, f))

@@ -99,30 +99,11 @@ pub trait Element: DType {
 crate::__zquant_dtype_table!(define_dyn_array);
 
 fn from_bytes<T: Element>(shape: &[usize], bytes: &[u8]) -> Result<DynArray, CodecError> {
-    let n = shape
-        .iter()
-        .try_fold(1usize, |acc, &d| acc.checked_mul(d))
-        .ok_or_else(|| CodecError::Array(format!("shape {shape:?} overflows")))?;
-    if n.checked_mul(T::SIZE) != Some(bytes.len()) {
-        return Err(CodecError::Array(format!(
-            "{} bytes do not hold {n} elements of {} ({} bytes each)",
-            bytes.len(),
-            T::NAME,
-            T::SIZE
-        )));
-    }
-    let v: Vec<T> = bytes.chunks_exact(T::SIZE).map(T::read_le).collect();
-    ArrayD::from_shape_vec(IxDyn(shape), v)
-        .map(T::into_dyn)
-        .map_err(|e| CodecError::Array(e.to_string()))
+    crate::pipeline::from_le_bytes::<T>(shape, bytes).map(T::into_dyn)
 }
 
 fn to_bytes<T: DType>(a: &ArrayD<T>) -> Vec<u8> {
-    let mut out = vec![0u8; a.len() * T::SIZE];
-    for (x, chunk) in a.iter().zip(out.chunks_exact_mut(T::SIZE)) {
-        x.write_le(chunk);
-    }
-    out
+    crate::pipeline::to_le_bytes(a)
 }
 
 fn same<T: DType>(a: &ArrayD<T>, b: &ArrayD<T>) -> bool {
@@ -270,7 +251,7 @@ pub fn bind_codec(obj: &CodecObject, input: &DataType) -> Result<Box<dyn DynStag
     match obj.name.as_str() {
         scale_offset::NAME => dispatch::bind_scale_offset(input, config),
         cast_value::NAME => {
-            let cfg = CastValueConfig::from_json(config)?;
+            let cfg = CastValueConfig::from_configuration(config)?;
             dispatch::bind_cast_value(input, &cfg)
         }
         bitround::NAME => dispatch::bind_bitround(input, config, false),

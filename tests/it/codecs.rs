@@ -181,9 +181,9 @@ fn whole_slice_int_scale_offset<T: Real>(signed: bool) {
             };
             let mut in_place = xs.clone();
             let got_in_place = if decode {
-                c.decode_in_place(&mut in_place)
+                c.decode_slice_in_place(&mut in_place)
             } else {
-                c.encode_in_place(&mut in_place)
+                c.encode_slice_in_place(&mut in_place)
             };
             let what = format!("{} o={ov} s={sv} decode={decode}", T::NAME);
             match first_bad {

@@ -91,7 +91,7 @@ fn typed_metadata_reads_back_and_runs_the_same() {
         codecs["configuration"]["data_type"],
         json!("test_int10_unregistered")
     );
-    let config = CastValueConfig::from_json(codecs.get("configuration")).unwrap();
+    let config = CastValueConfig::from_configuration(codecs.get("configuration")).unwrap();
     assert_eq!(config.data_type.id.name(), "test_int10_unregistered");
     let chain = DynChain::from_metadata(&json!("float32"), &json!(-0.0), &[codecs]).unwrap();
     assert_eq!(
@@ -151,7 +151,7 @@ fn run_time_chains_into_a_declared_float_match_the_typed_codec() {
     let chain =
         DynChain::from_metadata(&json!("float64"), &json!(0.0), std::slice::from_ref(&meta))
             .unwrap();
-    let config = CastValueConfig::from_json(meta.get("configuration")).unwrap();
+    let config = CastValueConfig::from_configuration(meta.get("configuration")).unwrap();
     let typed: CastValue<f64, E4M3Fn> = CastValue::from_config(&config).unwrap();
     let xs: Vec<f64> = (-600..600)
         .map(|i| i as f64 * 0.77)

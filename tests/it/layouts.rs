@@ -476,8 +476,7 @@ fn fortran_order_error_index_is_c_order() {
 
     let so = ScaleOffset::<i8>::new(0, 2).unwrap();
     let mut b = Array::from_shape_vec((2, 2).f(), vec![1i8, 100, 90, 2]).unwrap();
-    // `ScaleOffset` has an inherent slice `encode_in_place`; name the array one.
-    let e = ArrayCodecExt::encode_in_place(&so, &mut b.view_mut()).unwrap_err();
+    let e = so.encode_in_place(&mut b.view_mut()).unwrap_err();
     let e = element(e);
     assert_eq!((e.index, e.value.as_str()), (1, "90"));
 }

@@ -144,13 +144,31 @@ pub struct FixedScaleOffsetConfig {
     pub astype: Option<NumpyDType>,
 }
 
+crate::metadata::serde_as_json!(
+    FixedScaleOffsetConfig,
+    FixedScaleOffsetConfig::to_configuration,
+    |v: &Value| FixedScaleOffsetConfig::from_configuration(Some(v))
+);
+
 impl FixedScaleOffsetConfig {
+    /// The `configuration` object, as numcodecs writes it.
+    pub fn to_configuration(&self) -> Value {
+        let mut config = serde_json::Map::new();
+        config.insert("offset".into(), self.offset.to_json());
+        config.insert("scale".into(), self.scale.to_json());
+        config.insert("dtype".into(), Value::from(self.dtype.text.clone()));
+        if let Some(a) = &self.astype {
+            config.insert("astype".into(), Value::from(a.text.clone()));
+        }
+        Value::Object(config)
+    }
+
     /// Parse a `configuration` object.
     ///
     /// # Errors
     /// A missing or non-object configuration, unknown keys, a missing `offset`/`scale`/
     /// `dtype`, a non-number scalar, an unknown data type string.
-    pub fn from_json(config: Option<&Value>) -> Result<Self, MetadataError> {
+    pub fn from_configuration(config: Option<&Value>) -> Result<Self, MetadataError> {
         let Some(Value::Object(map)) = config else {
             return Err(field(
                 "configuration",
