@@ -65,6 +65,19 @@ impl Kind {
 /// An element type of a Zarr array.
 ///
 /// Implemented by the [`dtype`](macro@crate::dtype) attribute macro.
+///
+/// ```
+/// use zquant::{DType, Kind};
+/// use zquant::dtype::Float8E4M3;
+/// assert_eq!(Float8E4M3::NAME, "float8_e4m3");
+/// assert!(matches!(Float8E4M3::KIND, Kind::Float(_)));
+/// let x = Float8E4M3::fill_value_from_json(&serde_json::json!(0.3))?;
+/// assert_eq!(x.fill_value_to_json(), serde_json::json!(0.3125));
+/// let mut b = [0u8];
+/// x.write_le(&mut b);
+/// assert_eq!(Float8E4M3::read_le(&b), x);
+/// # Ok::<(), zquant::dtype::FillValueError>(())
+/// ```
 pub trait DType: Plain + Copy + Default + Debug + PartialEq + Send + Sync + 'static {
     /// The Zarr v3 data type name, e.g. `"float8_e4m3"`.
     const NAME: &'static str;
@@ -109,6 +122,17 @@ pub enum ArithFault {
 }
 
 /// A real-number element type: an integer or a float.
+///
+/// ```
+/// use zquant::{CastOptions, Real};
+/// use zquant::dtype::{ArithFault, Float4E2M1Fn};
+/// // Values are exact; construction rounds once.
+/// let (x, _) = Float4E2M1Fn::from_exact(2.6f64.to_exact(), CastOptions::default());
+/// assert_eq!(x.to_exact().to_f64(), 3.0);
+/// // Arithmetic in the type's own semantics: float4_e2m1fn has no infinity.
+/// assert_eq!(x.checked_mul(x), Err(ArithFault::Overflow));
+/// assert_eq!(Real::checked_add(100i8, 100), Err(ArithFault::Overflow));
+/// ```
 pub trait Real: DType {
     /// Meaningful bits per element.
     const BITS: u32;

@@ -242,6 +242,21 @@ impl std::fmt::Display for ElementError {
 }
 
 /// Invalid codec or chain metadata: detected before any data is touched.
+///
+/// Each message names the codec and the field, and lists the valid choices where there are
+/// few:
+///
+/// ```
+/// use serde_json::json;
+/// let e = zquant::DynChain::from_metadata(&json!("float32"), &json!(0), &[json!(
+///     {"name": "bitround", "configuration": {"keepbit": 3}}
+/// )]).unwrap_err();
+/// assert_eq!(
+///     e.to_string(),
+///     "bitround: `configuration`: unknown key \"keepbit\": expected one of \"keepbits\"; did you mean \"keepbits\"?"
+/// );
+/// assert!(matches!(e, zquant::MetadataError::Field { codec: "bitround", .. }));
+/// ```
 #[derive(Clone, Debug, PartialEq, Eq, Error)]
 pub enum MetadataError {
     /// A codec name this crate does not implement.
@@ -311,7 +326,21 @@ pub enum MetadataError {
     },
 }
 
-/// Any failure of an encode or decode call.
+/// Any failure of an encode or decode call: an element, the metadata, or the arrays given.
+///
+/// ```
+/// use zquant::{ArrayCodecExt, CodecError, ScaleOffset};
+///
+/// let codec = ScaleOffset::new(0i8, 2)?;
+/// match codec.encode(&ndarray::array![1i8, 100]) {
+///     Err(CodecError::Element(e)) => {
+///         assert_eq!((e.index, e.value.as_str()), (1, "100"));
+///         assert_eq!(e.rule, zquant::Rule::NotRepresentable);
+///     }
+///     other => panic!("100 * 2 does not fit int8: {other:?}"),
+/// }
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 #[derive(Clone, Debug, PartialEq, Eq, Error)]
 pub enum CodecError {
     /// An element could not be transformed.

@@ -16,6 +16,66 @@
 //! | small floats | `float4_e2m1fn`, `float6_e2m3fn`, `float6_e3m2fn`, `float8_e3m4`, `float8_e4m3`, `float8_e4m3b11fnuz`, `float8_e4m3fnuz`, `float8_e5m2`, `float8_e5m2fnuz`, `float8_e8m0fnu` |
 //! | complex | `complex64`, `complex128`, `complex_float16/32/64`, `complex_bfloat16`, `complex_<small float>` |
 //! | time | `numpy.datetime64`, `numpy.timedelta64` |
+//!
+//! # Quick start
+//!
+//! **Typed chains**, checked by the compiler: quantize float64 temperatures to `uint8` with
+//! `scale_offset` then `cast_value`, and back. Every codec implements [`ArrayCodec`];
+//! [`ArrayCodecExt`] gives it `encode`/`decode` on `ndarray` arrays of any layout, and
+//! [`ArrayCodec::then`] chains codecs.
+//!
+//! ```
+//! use ndarray::array;
+//! use zquant::{ArrayCodec, ArrayCodecExt, CastOptions, CastValue, OutOfRange, Rounding,
+//!              ScalarMap, ScaleOffset};
+//!
+//! // (x - 270) * 4, rounded to the nearest integer: 0.25 K steps from 270 K to 333.75 K;
+//! // NaN (missing data) is stored as 255.
+//! let chain = ScaleOffset::new(270.0f64, 4.0)?.then(CastValue::<f64, u8>::new(
+//!     CastOptions::new(Rounding::NearestEven, OutOfRange::Clamp),
+//!     ScalarMap::nan_as(255),
+//! )?);
+//! let kelvin = array![[273.15, 280.4], [f64::NAN, 301.0]];
+//! let stored = chain.encode(&kelvin)?;
+//! assert_eq!(stored, array![[13u8, 42], [255, 124]]);
+//! let back = chain.decode(&stored)?;
+//! assert_eq!(back[[0, 0]], 273.25);
+//! assert!(back[[1, 0]].is_nan());
+//! // The `codecs` entries for zarr.json:
+//! let codecs = chain.to_metadata();
+//! assert_eq!(codecs[0]["name"], "scale_offset");
+//! assert_eq!(codecs[1]["configuration"]["data_type"], "uint8");
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
+//! **Run-time chains**, built from the metadata of a `zarr.json` with [`DynChain`], over
+//! arrays whose type is known only at run time ([`DynArray`]):
+//!
+//! ```
+//! use serde_json::json;
+//! use zquant::{DynArray, DynChain};
+//!
+//! let chain = DynChain::from_metadata(
+//!     &json!("float32"),
+//!     &json!("NaN"),
+//!     &[json!({"name": "bitround", "configuration": {"keepbits": 3}})],
+//! )?;
+//! let out = chain.encode(&DynArray::from_vec(vec![1.3f32, 100.7]))?;
+//! assert_eq!(out.to_vec::<f32>(), Some(vec![1.25, 104.0]));
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
+//! More in the guide (`docs/guide.md` in the repository): choosing between the two APIs,
+//! each codec's data types, declared data types ([`dtype`](macro@dtype),
+//! [`register_dtype`]), and the spec readings zquant chose.
+//!
+//! # Constructors
+//!
+//! Every codec has `new(...)` from typed values, `from_configuration(Option<&Value>)` from
+//! the `configuration` member of its codec object, and `to_metadata()` for the codec object;
+//! codecs with a parsed configuration type ([`CastValueConfig`], [`FixedScaleOffsetConfig`])
+//! also have `from_config(&config)`, and the configuration types implement serde's
+//! `Serialize`/`Deserialize` in the Zarr JSON shape.
 #![warn(missing_docs)]
 
 // Lets the `dtype` macro's absolute `::zquant::…` paths resolve inside this crate too.

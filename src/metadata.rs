@@ -138,6 +138,17 @@ impl DataType {
 
     /// Parse Zarr v3 data type metadata: a name string, or `{"name": …, "configuration": …}`.
     ///
+    /// ```
+    /// use serde_json::json;
+    /// use zquant::{DTypeId, DataType};
+    /// assert_eq!(DataType::from_json(&json!("bfloat16"))?.id, DTypeId::BFloat16);
+    /// let t = DataType::from_json(&json!({"name": "numpy.datetime64",
+    ///     "configuration": {"unit": "s", "scale_factor": 1}}))?;
+    /// assert_eq!(t.time.as_ref().map(|c| c.unit.as_str()), Some("s"));
+    /// assert!(DataType::from_json(&json!("float128")).is_err());
+    /// # Ok::<(), zquant::MetadataError>(())
+    /// ```
+    ///
     /// # Errors
     /// Unknown names, a missing or invalid time configuration, unknown keys.
     pub fn from_json(v: &Value) -> Result<Self, MetadataError> {
@@ -241,6 +252,15 @@ impl CodecObject {
 
     /// Parse `{"name": …, "configuration": …}` (a bare string is a codec without
     /// configuration, as Zarr allows).
+    ///
+    /// ```
+    /// use zquant::metadata::CodecObject;
+    /// let c = CodecObject::from_json(&serde_json::json!({"name": "bitround",
+    ///     "configuration": {"keepbits": 5}, "must_understand": true}))?;
+    /// assert_eq!(c.name, "bitround");
+    /// assert_eq!(c.to_json(), serde_json::json!({"name": "bitround", "configuration": {"keepbits": 5}}));
+    /// # Ok::<(), zquant::MetadataError>(())
+    /// ```
     ///
     /// # Errors
     /// Anything else, or unknown members.

@@ -26,6 +26,14 @@ pub use round::Rounding;
 
 /// What to do with a rounded value outside the target's range (`out_of_range`).
 ///
+/// ```
+/// use zquant::{CastOptions, OutOfRange, Real, Rounding};
+/// let cast = |rule| i8::from_exact(130.0f32.to_exact(), CastOptions::new(Rounding::NearestEven, rule));
+/// assert!(cast(OutOfRange::Error).1.is_error());
+/// assert_eq!(cast(OutOfRange::Clamp).0, 127);
+/// assert_eq!(cast(OutOfRange::Wrap).0, -126);
+/// ```
+///
 /// The spec's absent key is [`OutOfRange::Error`]: "implementations MUST treat any
 /// out-of-range value as an encoding or decoding failure".
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -41,6 +49,16 @@ pub enum OutOfRange {
 }
 
 /// The rounding and out-of-range rules of one cast.
+///
+/// ```
+/// use zquant::{CastOptions, OutOfRange, Real, Rounding, Status};
+/// let clamp = CastOptions::new(Rounding::NearestEven, OutOfRange::Clamp);
+/// assert_eq!(u8::from_exact(300.7f64.to_exact(), clamp), (255, Status::Clamped));
+/// let wrap = CastOptions::new(Rounding::TowardsZero, OutOfRange::Wrap);
+/// assert_eq!(u8::from_exact(300.7f64.to_exact(), wrap).0, 44);
+/// // The default is nearest-even, and out-of-range is an error.
+/// assert!(u8::from_exact(300.7f64.to_exact(), CastOptions::default()).1.is_error());
+/// ```
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub struct CastOptions {
     /// Rounding mode.

@@ -32,7 +32,28 @@ fn is_f_only<S: Data, D: Dimension>(a: &ArrayBase<S, D>) -> bool {
     !a.is_standard_layout() && a.t().is_standard_layout()
 }
 
-/// Array-level encode and decode for every codec and chain.
+/// Array-level encode and decode for every codec and chain: arrays of any dimension and
+/// memory layout, into new arrays, into the caller's arrays, or in place.
+///
+/// ```
+/// use ndarray::{Array2, ShapeBuilder};
+/// use zquant::{ArrayCodecExt, BitRound};
+///
+/// let codec = BitRound::<f32>::new(4)?;
+/// // A Fortran-order array: the output keeps its layout, values do not depend on it.
+/// let a = Array2::from_shape_vec((2, 3).f(), vec![1.01f32, 2.02, 3.03, 4.04, 5.05, 6.06])?;
+/// let encoded = codec.encode(&a)?;
+/// assert_eq!(encoded[[1, 2]], 6.0);
+/// assert!(encoded.t().is_standard_layout());
+/// // Into a preallocated array, or in place.
+/// let mut out = Array2::<f32>::zeros((2, 3));
+/// codec.encode_into(&a, &mut out.view_mut())?;
+/// assert_eq!(out, encoded);
+/// let mut b = a.clone();
+/// codec.encode_in_place(&mut b.view_mut())?;
+/// assert_eq!(b, encoded);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 pub trait ArrayCodecExt: ArrayCodec {
     /// Encode an array of any layout; see the module docs for the output layout.
     ///

@@ -175,7 +175,19 @@ fn float_in_place<W: Word>(data: &mut [W], l: FloatLayout, k: u32) {
     }
 }
 
-/// `bitround` on element type `T`.
+/// `bitround` on element type `T`: keeps `keepbits` mantissa bits, rounding the rest half to
+/// even, so that a compressor after it finds trailing zeros. Decoding is the identity.
+///
+/// ```
+/// use zquant::{ArrayCodec, ArrayCodecExt, BitRound};
+///
+/// let codec = BitRound::<f64>::new(2)?;
+/// assert_eq!(codec.encode(&ndarray::array![1.3, 1.4, -7.9])?, ndarray::array![1.25, 1.5, -8.0]);
+/// assert_eq!(codec.to_metadata(), serde_json::json!({"name": "bitround", "configuration": {"keepbits": 2}}));
+/// // keepbits beyond the type's mantissa is a metadata error.
+/// assert!(BitRound::<f32>::new(24).is_err());
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct BitRound<T: DType> {
     core: BitRoundCore,
@@ -235,7 +247,15 @@ impl<T: DType> BitRound<T> {
         })
     }
 
-    /// Parse a `configuration` object.
+    /// Parse a `configuration` object; `alias` selects the legacy name
+    /// `numcodecs.bitround` for the metadata it writes.
+    ///
+    /// ```
+    /// use zquant::{ArrayCodec, BitRound};
+    /// let c = BitRound::<f64>::from_configuration(Some(&serde_json::json!({"keepbits": 12})), true)?;
+    /// assert_eq!((c.keepbits(), c.to_metadata()["name"].as_str()), (12, Some("numcodecs.bitround")));
+    /// # Ok::<(), zquant::MetadataError>(())
+    /// ```
     ///
     /// # Errors
     /// See [`parse_keepbits`] and [`BitRound::new`].

@@ -185,6 +185,13 @@ impl CastValueConfig {
 }
 
 /// One direction of a scalar map: keys matched by value, first occurrence wins.
+///
+/// ```
+/// use zquant::MapEntries;
+/// let m: MapEntries<f32, u8> = MapEntries::new([(f32::NAN, 0), (f32::NAN, 1), (-0.0, 2)]);
+/// assert_eq!(m.entries().len(), 2); // the second NaN key is ignored
+/// assert_eq!(m.lookup(zquant::Real::to_exact(0.0f32)), Some(2)); // 0.0 == -0.0 by value
+/// ```
 #[derive(Clone, Debug, PartialEq)]
 pub struct MapEntries<K: Real, V: Real> {
     entries: Vec<(K, V)>,
@@ -294,7 +301,16 @@ fn map_pairs(
     Ok(pairs)
 }
 
-/// Both directions of a `scalar_map`.
+/// Both directions of a `scalar_map`: values mapped before any rounding or range check.
+///
+/// ```
+/// use zquant::{ArrayCodecExt, CastValue, ScalarMap};
+/// let map = ScalarMap::nan_as(-1i8).encoding([(f64::INFINITY, 127), (f64::NEG_INFINITY, -127)]);
+/// let codec = CastValue::<f64, i8>::new(Default::default(), map)?;
+/// let out = codec.encode(&ndarray::array![f64::NAN, f64::INFINITY, 3.0])?;
+/// assert_eq!(out, ndarray::array![-1, 127, 3]);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 #[derive(Clone, Debug, PartialEq)]
 pub struct ScalarMap<S: Real, D: Real> {
     /// Applied when encoding (`S -> D`).
@@ -537,7 +553,23 @@ impl CastCore {
     }
 }
 
-/// `cast_value` from `S` to `D`.
+/// `cast_value` from `S` to `D`: each value rounded once, exactly, under the configured
+/// rounding mode, with out-of-range values an error, clamped or wrapped.
+///
+/// ```
+/// use zquant::{ArrayCodec, ArrayCodecExt, CastOptions, CastValue, OutOfRange, Rounding, ScalarMap};
+/// use half::f16;
+///
+/// let codec: CastValue<f32, f16> = CastValue::new(
+///     CastOptions::new(Rounding::TowardsZero, OutOfRange::Clamp),
+///     ScalarMap::default(),
+/// )?;
+/// // float16 has steps of 2^-10 above 1: truncation keeps 1.0.
+/// let out = codec.encode(&ndarray::array![1.0007f32, -2.5])?;
+/// assert_eq!(out, ndarray::array![f16::from_f32(1.0), f16::from_f32(-2.5)]);
+/// assert_eq!(codec.to_metadata()["configuration"]["data_type"], "float16");
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 #[derive(Clone, Debug, PartialEq)]
 pub struct CastValue<S: Real, D: Real> {
     opts: CastOptions,

@@ -59,7 +59,24 @@ pub(crate) fn fused<E>(
     Ok(())
 }
 
-/// Two codecs run one after the other: `A`, then `B`.
+/// Two codecs run one after the other: `A`, then `B`, fused block by block (each block of
+/// [`BLOCK`] elements goes through both while in cache). Built with [`ArrayCodec::then`] or
+/// [`Chain::new`]; a mismatch of `A`'s output and `B`'s input type does not compile.
+///
+/// ```
+/// use zquant::{ArrayCodec, ArrayCodecExt, BitRound, CastValue, Chain, ScalarMap};
+///
+/// let chain = Chain::new(
+///     BitRound::<f64>::new(10)?,
+///     CastValue::<f64, f32>::new(Default::default(), ScalarMap::default())?,
+/// );
+/// let out = chain.encode(&ndarray::array![std::f64::consts::PI])?;
+/// assert_eq!(out[0], 3.140625f32);
+/// assert_eq!(chain.to_metadata().as_array().map(Vec::len), Some(2));
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+///
+/// [`ArrayCodec::then`]: crate::ArrayCodec::then
 #[derive(Clone, Debug, PartialEq)]
 pub struct Chain<A, B> {
     first: A,

@@ -421,7 +421,19 @@ fn to_target<T: NumpyNumber>(mid: Mid, src: &[u64], dst: WordsMut<'_>) {
     );
 }
 
-/// `numcodecs.fixedscaleoffset` from `S` (`dtype`) to `D` (`astype`).
+/// `numcodecs.fixedscaleoffset` from `S` (`dtype`) to `D` (`astype`), bit for bit as
+/// numcodecs computes it with NumPy: `round((x - offset) * scale)` in `S`'s arithmetic (half
+/// to even), then NumPy's cast to `D` (which wraps out-of-range integers, as NumPy does).
+///
+/// ```
+/// use zquant::{ArrayCodecExt, FixedScaleOffset, PyNumber};
+///
+/// let codec = FixedScaleOffset::<f64, u8>::new(PyNumber::Int(1000), PyNumber::Int(10))?;
+/// let encoded = codec.encode(&ndarray::array![1000.25, 1000.35, 1012.0])?;
+/// assert_eq!(encoded, ndarray::array![2u8, 4, 120]);
+/// assert_eq!(codec.decode(&encoded)?, ndarray::array![1000.2, 1000.4, 1012.0]);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 #[derive(Clone, Debug, PartialEq)]
 pub struct FixedScaleOffset<S: NumpyNumber, D: NumpyNumber> {
     config: FixedScaleOffsetConfig,

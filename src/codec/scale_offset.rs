@@ -357,7 +357,22 @@ impl ScaleOffsetCore {
     }
 }
 
-/// `scale_offset` on element type `T`.
+/// `scale_offset` on element type `T`: encodes `(x - offset) * scale` and decodes
+/// `x / scale + offset`, in `T`'s own arithmetic (a value or intermediate `T` cannot
+/// represent is an error, never a wrap).
+///
+/// ```
+/// use zquant::{ArrayCodec, ArrayCodecExt, ScaleOffset};
+///
+/// let codec = ScaleOffset::new(1000i32, 10)?;
+/// let encoded = codec.encode(&ndarray::array![1000, 1003, 998])?;
+/// assert_eq!(encoded, ndarray::array![0, 30, -20]);
+/// assert_eq!(codec.decode(&encoded)?, ndarray::array![1000, 1003, 998]);
+/// assert_eq!(codec.to_metadata()["configuration"], serde_json::json!({"offset": 1000, "scale": 10}));
+/// // Integer overflow is an error naming the element, not a silent wrap.
+/// assert!(codec.encode(&ndarray::array![i32::MAX]).is_err());
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct ScaleOffset<T: Real> {
     offset: T,
@@ -387,6 +402,15 @@ impl<T: Real> ScaleOffset<T> {
     }
 
     /// Parse the `configuration` object (absent = `None`: identity).
+    ///
+    /// ```
+    /// use zquant::ScaleOffset;
+    /// let c = ScaleOffset::<f32>::from_configuration(Some(&serde_json::json!({"offset": 0.5})))?;
+    /// assert_eq!((c.offset(), c.scale()), (0.5, 1.0));
+    /// // A scalar is an encoding of `T`, checked like a fill value.
+    /// assert!(ScaleOffset::<u8>::from_configuration(Some(&serde_json::json!({"scale": -1}))).is_err());
+    /// # Ok::<(), zquant::MetadataError>(())
+    /// ```
     ///
     /// # Errors
     /// Unknown keys, scalars that are not valid encodings for `T`, a zero scale.

@@ -22,7 +22,17 @@ use crate::metadata::{CodecObject, DataType};
 
 macro_rules! define_dyn_array {
     (() $($kind:ident $v:ident = $t:ty,)*) => {
-        /// An array of any built-in data type.
+        /// An array of any data type, known at run time: what [`DynChain`] reads and writes.
+        ///
+        /// ```
+        /// use zquant::{DTypeId, DynArray};
+        /// let a = DynArray::from_le_bytes(DTypeId::Int16, &[2, 2], &[1, 0, 2, 0, 3, 0, 0xff, 0xff])?;
+        /// assert_eq!(a.shape(), &[2, 2]);
+        /// assert_eq!(a.to_vec::<i16>(), Some(vec![1, 2, 3, -1]));
+        /// assert_eq!(a.element_json(3), Some(serde_json::json!(-1)));
+        /// assert_eq!(a.to_le_bytes()[6..], [0xff, 0xff]);
+        /// # Ok::<(), zquant::CodecError>(())
+        /// ```
         #[derive(Clone, Debug, PartialEq)]
         pub enum DynArray {
             $(
@@ -225,6 +235,39 @@ impl DynArray {
 }
 
 /// A chain of array->array codecs built from metadata.
+///
+/// Built once from an array's `data_type`, `fill_value` and `codecs` (every field checked
+/// up front), then run on [`DynArray`]s of that data type; the output is a [`DynArray`] of
+/// the encoded type. [`DynChain::warnings`] reports valid but likely unintended metadata.
+///
+/// ```
+/// use serde_json::json;
+/// use zquant::{DTypeId, DynArray, DynChain};
+///
+/// let zarr_json = json!({
+///     "data_type": "float64",
+///     "fill_value": "NaN",
+///     "codecs": [
+///         {"name": "scale_offset", "configuration": {"offset": 10.0, "scale": 100.0}},
+///         {"name": "cast_value", "configuration": {"data_type": "int16",
+///             "scalar_map": {"encode": [["NaN", -32768]], "decode": [[-32768, "NaN"]]}}}
+///     ]
+/// });
+/// let codecs = zarr_json["codecs"].as_array().unwrap();
+/// let chain = DynChain::from_metadata(&zarr_json["data_type"], &zarr_json["fill_value"], codecs)?;
+/// assert_eq!(chain.encoded_data_type().id, DTypeId::Int16);
+/// assert_eq!(chain.encoded_fill_value().first_to_json(), Some(json!(-32768)));
+///
+/// let input = DynArray::from_vec(vec![10.5, 9.99, f64::NAN]);
+/// let encoded = chain.encode(&input)?;
+/// assert_eq!(encoded.to_vec::<i16>(), Some(vec![50, -1, -32768]));
+/// let decoded = chain.decode(&encoded)?.to_vec::<f64>().unwrap();
+/// assert_eq!(decoded[..2], [10.5, 9.99]);
+/// assert!(decoded[2].is_nan());
+/// // What the chain writes back is what it read.
+/// assert_eq!(&chain.to_metadata(), &zarr_json["codecs"]);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 pub struct DynChain {
     data_type: DataType,
     fill_value: DynArray,

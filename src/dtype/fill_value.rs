@@ -29,6 +29,13 @@ use crate::number::int::int_value;
 use crate::number::{CastOptions, OutOfRange, Rounding};
 
 /// A JSON scalar that is not a valid fill-value encoding for a data type.
+///
+/// ```
+/// use zquant::DType;
+/// let e = u8::fill_value_from_json(&serde_json::json!(256)).unwrap_err();
+/// assert!(matches!(e, zquant::dtype::FillValueError::NotRepresentable { dtype: "uint8", .. }));
+/// assert!(half::f16::fill_value_from_json(&serde_json::json!("0x7e")).is_err()); // 2 hex digits, not 4
+/// ```
 #[derive(Clone, Debug, PartialEq, Eq, Error)]
 pub enum FillValueError {
     /// The JSON kind is wrong (a string where a number is needed, `true`, `null`, …).

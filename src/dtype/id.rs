@@ -72,6 +72,15 @@ macro_rules! define_id {
     (() $($kind:ident $v:ident = $t:ty,)*) => {
         /// A data type, by identity: a built-in type, or one declared with
         /// [`dtype`](macro@crate::dtype) and registered with [`crate::register_dtype`].
+        ///
+        /// ```
+        /// use zquant::DTypeId;
+        /// let id: DTypeId = "float8_e5m2".parse()?;
+        /// assert_eq!((id.size(), id.word_bits(), id.is_real()), (1, 8, true));
+        /// assert_eq!(DTypeId::Complex64.words_per_element(), 2);
+        /// assert_eq!(id.value_to_json(id.value_from_json(&serde_json::json!(-0.0))?), serde_json::json!(-0.0));
+        /// # Ok::<(), Box<dyn std::error::Error>>(())
+        /// ```
         #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
         pub enum DTypeId {
             $(
@@ -200,6 +209,11 @@ impl fmt::Display for DTypeId {
 }
 
 /// An unknown data type name.
+///
+/// ```
+/// let e = "float128".parse::<zquant::DTypeId>().unwrap_err();
+/// assert!(e.to_string().starts_with("unknown data type \"float128\""));
+/// ```
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 #[error(
     "unknown data type {0:?}: not a Zarr data type zquant implements, nor a type declared with \

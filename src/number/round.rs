@@ -8,6 +8,14 @@ use serde::{Deserialize, Serialize};
 /// > value whose least significant digit is even (IEEE 754 `roundTiesToEven`).
 /// > `"nearest-away"`: Round to the nearest representable value, with ties going away from
 /// > zero.
+///
+/// ```
+/// use zquant::{CastOptions, DType, Real, Rounding};
+/// let x = 2.5f64.to_exact();
+/// let round = |r| i8::from_exact(x, CastOptions::new(r, Default::default())).0;
+/// assert_eq!(Rounding::ALL.map(round), [2, 2, 3, 2, 3]);
+/// assert_eq!(serde_json::to_value(Rounding::TowardsZero).unwrap(), "towards-zero");
+/// ```
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Rounding {
