@@ -222,7 +222,7 @@ impl PairCounts {
     fn mutual_information(&self, p: usize) -> f64 {
         let n = self.pairs as f64;
         let (n11, n1x, nx1) = (self.both[p], self.a[p], self.b[p]);
-        let counts = [[self.pairs - n1x - nx1 + n11, nx1 - n11], [n1x - n11, n11]];
+        let counts = [[self.pairs + n11 - n1x - nx1, nx1 - n11], [n1x - n11, n11]];
         let pr = counts.map(|row| row.map(|c| c as f64 / n));
         let px = [pr[0][0] + pr[0][1], pr[1][0] + pr[1][1]];
         let py = [pr[0][0] + pr[1][0], pr[0][1] + pr[1][1]];

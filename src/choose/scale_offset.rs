@@ -265,11 +265,13 @@ pub fn best_scale_offset(
         return choice(o, one).ok_or(ChooseError::NoFit(target.name()));
     }
     let span = range.max - range.min;
-    let (lo_f, hi_f) = (lo as f64, hi as f64);
+    let max_finite = a.value(l.max_finite_bits());
+    // Only the codes the source type can reach before the cast (`float16` ends at 65504,
+    // short of `uint32`'s).
+    let (lo_f, hi_f) = ((lo as f64).max(-max_finite), (hi as f64).min(max_finite));
     let ideal = (hi_f - lo_f) / span;
     let mid = range.min / 2.0 + range.max / 2.0;
     let center = lo_f / 2.0 + hi_f / 2.0;
-    let max_finite = a.value(l.max_finite_bits());
     // Shrink the ideal scale until the rounded offset and scale keep both ends in range:
     // by 2^-52 … 2^-1, then by halves (rounding the offset shifts the codes by up to
     // u|o|s, which only a smaller scale absorbs).
@@ -284,7 +286,11 @@ pub fn best_scale_offset(
         if a.value(s) <= 0.0 {
             break;
         }
-        let Some(o) = a.code(mid - center / a.value(s), Rounding::NearestEven) else {
+        // Centred, but never so far from the range that `x - offset` overflows.
+        let o_val = (mid - center / a.value(s))
+            .min(range.min + max_finite)
+            .max(range.max - max_finite);
+        let Some(o) = a.code(o_val, Rounding::NearestEven) else {
             continue;
         };
         if let Some(c) = choice(o, s) {
