@@ -163,9 +163,10 @@ impl BitInformation {
     }
 }
 
-/// The element -> counted word function: `None` for a masked element, else its code (in the
-/// signed-exponent representation for a signed float).
-fn prepare<T: Real>(opts: &InformationOptions) -> impl Fn(T) -> Option<u64> + Copy {
+/// The element -> counted word function: the code (in the signed-exponent representation
+/// for a signed float) and 1, or 0 for a masked element. Branch-free, so that the counting
+/// loop vectorizes.
+fn prepare<T: Real>(opts: &InformationOptions) -> impl Fn(T) -> (u64, u64) + Copy {
     let float = match T::FORMAT {
         Format::Float(l) if l.signed => Some(l),
         _ => None,
@@ -173,19 +174,13 @@ fn prepare<T: Real>(opts: &InformationOptions) -> impl Fn(T) -> Option<u64> + Co
     let (mask_nan, masked) = (opts.mask_nan, opts.masked_bits);
     move |x: T| {
         let bits = x.to_bits();
-        if masked == Some(bits) {
-            return None;
-        }
-        match float {
-            Some(l) => {
-                if mask_nan && l.is_nan_bits(bits) {
-                    None
-                } else {
-                    Some(signed_exponent(&l, bits))
-                }
-            }
-            None => Some(bits),
-        }
+        let nan = mask_nan && float.is_some_and(|l| l.is_nan_bits(bits));
+        let hidden = nan | (masked == Some(bits));
+        let word = match float {
+            Some(l) => signed_exponent(&l, bits),
+            None => bits,
+        };
+        (word, u64::from(!hidden))
     }
 }
 
@@ -239,131 +234,190 @@ impl PairCounts {
     }
 }
 
-/// Count the bit pairs of neighbours along `axis`, one `Zip` over the two overlapping
-/// views (so memory order, whatever the layout).
+/// Count the bit pairs of neighbours along `axis`. A C- or F-contiguous array is seen as
+/// blocks of `n × inner` elements in which element `j` pairs with `j + inner`: two
+/// contiguous slices per block, counted by an AVX2-compiled kernel. Other layouts go
+/// through one `Zip` over the two overlapping views (memory order, whatever the strides).
 fn count_pairs<T, S, D>(
     data: &ArrayBase<S, D>,
     axis: Axis,
     width: u32,
-    prep: impl Fn(T) -> Option<u64> + Copy,
+    prep: impl Fn(T) -> (u64, u64) + Copy,
 ) -> PairCounts
 where
     T: Real,
     S: Data<Elem = T>,
     D: Dimension,
 {
+    let w = width;
+    // Pack the three words of a pair into as few 64-bit planes as they fit, so that one
+    // plane update counts up to 64 bit positions.
+    if 3 * w <= 64 {
+        let planes = count_with::<T, S, D, 1>(data, axis, prep, move |a, b| {
+            [a | (b << w) | ((a & b) << (2 * w))]
+        });
+        planes.split(w, |t, p| {
+            (t[0][p], t[0][p + w as usize], t[0][p + 2 * w as usize])
+        })
+    } else if 2 * w <= 64 {
+        let planes = count_with::<T, S, D, 2>(data, axis, prep, move |a, b| [a | (b << w), a & b]);
+        planes.split(w, |t, p| (t[0][p], t[0][p + w as usize], t[1][p]))
+    } else {
+        let planes = count_with::<T, S, D, 3>(data, axis, prep, |a, b| [a, b, a & b]);
+        planes.split(w, |t, p| (t[0][p], t[1][p], t[2][p]))
+    }
+}
+
+/// Count every unmasked pair into `N` planes of packed words.
+fn count_with<T, S, D, const N: usize>(
+    data: &ArrayBase<S, D>,
+    axis: Axis,
+    prep: impl Fn(T) -> (u64, u64) + Copy,
+    pack: impl Fn(u64, u64) -> [u64; N] + Copy,
+) -> Planes<N>
+where
+    T: Real,
+    S: Data<Elem = T>,
+    D: Dimension,
+{
     let n = data.len_of(axis);
-    let mut counts = PairCounts {
-        pairs: 0,
-        a: vec![0; width as usize],
-        b: vec![0; width as usize],
-        both: vec![0; width as usize],
-    };
     if n < 2 {
-        return counts;
+        return Planes::new();
+    }
+    let shape = data.shape();
+    let k = axis.index();
+    let blocks = if let Some(flat) = data.as_slice() {
+        Some((flat, shape[k + 1..].iter().product::<usize>()))
+    } else if data.t().is_standard_layout() {
+        // F order: the axes before `axis` vary faster.
+        data.as_slice_memory_order()
+            .map(|flat| (flat, shape[..k].iter().product::<usize>()))
+    } else {
+        None
+    };
+    if let Some((flat, inner)) = blocks {
+        return crate::arch::vectorized(
+            #[inline(always)]
+            move || {
+                let mut planes = Planes::new();
+                if inner > 0 {
+                    for block in flat.chunks_exact(n * inner) {
+                        let (a, b) = (&block[..(n - 1) * inner], &block[inner..]);
+                        count_slices(&mut planes, a, b, prep, pack);
+                    }
+                }
+                planes
+            },
+        );
     }
     let first = data.slice_axis(axis, Slice::from(..n - 1));
     let second = data.slice_axis(axis, Slice::from(1..));
-    // Pack the three words of a pair into as few 64-bit planes as they fit, so that one
-    // plane update counts up to 64 bit positions.
-    let w = width;
-    if 3 * w <= 64 {
-        let mut plane = Planes::default();
-        Zip::from(&first).and(&second).for_each(|&x, &y| {
-            if let (Some(a), Some(b)) = (prep(x), prep(y)) {
-                plane.add(a | (b << w) | ((a & b) << (2 * w)));
-            }
-        });
-        let t = plane.finish();
-        counts.pairs = plane.count;
-        for p in 0..w as usize {
-            counts.a[p] = t[p];
-            counts.b[p] = t[p + w as usize];
-            counts.both[p] = t[p + 2 * w as usize];
-        }
-    } else if 2 * w <= 64 {
-        let (mut ab, mut both) = (Planes::default(), Planes::default());
-        Zip::from(&first).and(&second).for_each(|&x, &y| {
-            if let (Some(a), Some(b)) = (prep(x), prep(y)) {
-                ab.add(a | (b << w));
-                both.add(a & b);
-            }
-        });
-        let (t, u) = (ab.finish(), both.finish());
-        counts.pairs = ab.count;
-        for p in 0..w as usize {
-            counts.a[p] = t[p];
-            counts.b[p] = t[p + w as usize];
-            counts.both[p] = u[p];
-        }
-    } else {
-        let (mut pa, mut pb, mut both) = (Planes::default(), Planes::default(), Planes::default());
-        Zip::from(&first).and(&second).for_each(|&x, &y| {
-            if let (Some(a), Some(b)) = (prep(x), prep(y)) {
-                pa.add(a);
-                pb.add(b);
-                both.add(a & b);
-            }
-        });
-        let (t, u, v) = (pa.finish(), pb.finish(), both.finish());
-        counts.pairs = pa.count;
-        for p in 0..w as usize {
-            counts.a[p] = t[p];
-            counts.b[p] = u[p];
-            counts.both[p] = v[p];
-        }
-    }
-    counts
+    let mut planes = Planes::new();
+    Zip::from(&first).and(&second).for_each(|&x, &y| {
+        let ((a, va), (b, vb)) = (prep(x), prep(y));
+        let m = 0u64.wrapping_sub(va & vb);
+        planes.add(pack(a & m, b & m), va & vb);
+    });
+    planes
 }
 
-/// Per-bit-position counters of 64-bit words, eight positions per add: `lanes[j]` holds, in
-/// its byte `k`, how many words had bit `8k + j` since the last flush (at most 255).
-struct Planes {
-    lanes: [u64; 8],
-    totals: [u64; 64],
+#[inline(always)]
+fn count_slices<T: Real, const N: usize>(
+    planes: &mut Planes<N>,
+    a: &[T],
+    b: &[T],
+    prep: impl Fn(T) -> (u64, u64) + Copy,
+    pack: impl Fn(u64, u64) -> [u64; N] + Copy,
+) {
+    // Chunks of 255 pairs: the byte lanes cannot overflow within one, so the inner loop
+    // has no branch; masked pairs add zeros and are not counted.
+    for (ca, cb) in a.chunks(255).zip(b.chunks(255)) {
+        let mut valid = 0;
+        for (&x, &y) in ca.iter().zip(cb) {
+            let ((a, va), (b, vb)) = (prep(x), prep(y));
+            let m = 0u64.wrapping_sub(va & vb);
+            planes.add_unchecked(pack(a & m, b & m));
+            valid += va & vb;
+        }
+        planes.flush();
+        planes.count += valid;
+    }
+}
+
+/// Per-bit-position counters of `N` streams of 64-bit words, eight positions per add:
+/// `lanes[s][j]` holds, in its byte `k`, how many words of stream `s` had bit `8k + j`
+/// since the last flush (at most 255, so a flush every 255 adds). `count` is the number of
+/// unmasked pairs.
+struct Planes<const N: usize> {
+    lanes: [[u64; 8]; N],
+    totals: [[u64; 64]; N],
     pending: u32,
     count: u64,
 }
 
-impl Default for Planes {
-    fn default() -> Self {
+impl<const N: usize> Planes<N> {
+    const BYTE_ONES: u64 = 0x0101_0101_0101_0101;
+
+    fn new() -> Self {
         Planes {
-            lanes: [0; 8],
-            totals: [0; 64],
+            lanes: [[0; 8]; N],
+            totals: [[0; 64]; N],
             pending: 0,
             count: 0,
         }
     }
-}
 
-impl Planes {
-    const BYTE_ONES: u64 = 0x0101_0101_0101_0101;
-
+    /// Add one pair's words, counting it when `valid` is 1; flushes every 255 adds.
     #[inline(always)]
-    fn add(&mut self, w: u64) {
-        for j in 0..8 {
-            self.lanes[j] += (w >> j) & Self::BYTE_ONES;
-        }
+    fn add(&mut self, words: [u64; N], valid: u64) {
+        self.add_unchecked(words);
+        self.count += valid;
         self.pending += 1;
-        self.count += 1;
         if self.pending == 255 {
             self.flush();
         }
     }
 
-    fn flush(&mut self) {
-        for (j, lane) in self.lanes.iter_mut().enumerate() {
-            for k in 0..8 {
-                self.totals[8 * k + j] += (*lane >> (8 * k)) & 0xff;
+    /// Add one pair's words; the caller flushes within 255 adds.
+    #[inline(always)]
+    fn add_unchecked(&mut self, words: [u64; N]) {
+        for (lanes, w) in self.lanes.iter_mut().zip(words) {
+            for (j, lane) in lanes.iter_mut().enumerate() {
+                *lane += (w >> j) & Self::BYTE_ONES;
             }
-            *lane = 0;
+        }
+    }
+
+    #[inline(never)]
+    fn flush(&mut self) {
+        for (lanes, totals) in self.lanes.iter_mut().zip(self.totals.iter_mut()) {
+            for (j, lane) in lanes.iter_mut().enumerate() {
+                for k in 0..8 {
+                    totals[8 * k + j] += (*lane >> (8 * k)) & 0xff;
+                }
+                *lane = 0;
+            }
         }
         self.pending = 0;
     }
 
-    fn finish(&mut self) -> [u64; 64] {
+    /// The counts per bit position `p < width`: `(a, b, both)` read from the totals.
+    fn split(
+        mut self,
+        width: u32,
+        at: impl Fn(&[[u64; 64]; N], usize) -> (u64, u64, u64),
+    ) -> PairCounts {
         self.flush();
-        self.totals
+        let mut c = PairCounts {
+            pairs: self.count,
+            a: vec![0; width as usize],
+            b: vec![0; width as usize],
+            both: vec![0; width as usize],
+        };
+        for p in 0..width as usize {
+            (c.a[p], c.b[p], c.both[p]) = at(&self.totals, p);
+        }
+        c
     }
 }
 

@@ -76,8 +76,9 @@ impl BitInformation {
     }
 }
 
-/// The fewest `keepbits` whose `bitround` error is at most `max_relative_error` of each
-/// value, for a data type `bitround` supports as a float (or complex, per component).
+/// The fewest `keepbits` whose worst-case `bitround` error bound, `2^-(k+1)` of each value,
+/// is at most `max_relative_error`, for a data type `bitround` supports as a float (or
+/// complex, per component).
 ///
 /// Rounding half to even to `k` mantissa bits moves a normal value `x` by at most half a
 /// unit in its `k`-th bit: `|x̃ - x| <= 2^-(k+1) · 2^⌊log2|x|⌋ <= 2^-(k+1) |x|`. So `k` is the

@@ -51,6 +51,14 @@ impl FiniteRange {
         S: Data<Elem = T>,
         D: Dimension,
     {
+        if let Format::Float(l) = T::FORMAT {
+            if l.signed {
+                return match data.as_slice_memory_order() {
+                    Some(s) => float_range(&l, s.iter().copied()),
+                    None => float_range(&l, data.iter().copied()),
+                };
+            }
+        }
         let mut range: Option<FiniteRange> = None;
         for x in data.iter() {
             let e = x.to_exact();
@@ -67,6 +75,36 @@ impl FiniteRange {
         }
         range
     }
+}
+
+/// The range of a signed float type's elements by their codes: finite codes ordered as
+/// sign-magnitude integers (±0 are equal), decoded once at the end.
+fn float_range<T: Real>(l: &FloatLayout, xs: impl Iterator<Item = T>) -> Option<FiniteRange> {
+    let (sign, mags, max_mag) = (l.sign_bit(), l.magnitude_mask(), l.max_finite_bits());
+    let (mut lo, mut hi) = ((i64::MAX, 0u64), (i64::MIN, 0u64));
+    for x in xs {
+        let b = x.to_bits();
+        let mag = b & mags;
+        if mag > max_mag || l.is_nan_bits(b) {
+            continue;
+        }
+        let key = if b & sign != 0 {
+            -(mag as i64)
+        } else {
+            mag as i64
+        };
+        if key < lo.0 {
+            lo = (key, b);
+        }
+        if key > hi.0 {
+            hi = (key, b);
+        }
+    }
+    let value = |b: u64| T::from_bits(b).to_exact().to_f64();
+    (lo.0 <= hi.0).then(|| FiniteRange {
+        min: value(lo.1),
+        max: value(hi.1),
+    })
 }
 
 /// Options of [`best_scale_offset`] and [`fit_scale_offset`].
