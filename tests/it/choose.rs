@@ -400,36 +400,28 @@ fn adversarial(
     vals
 }
 
-/// The neighbour of `v` in the source type towards `dir`.
+/// The neighbour of `v` in the source type towards `dir` (by its sign-magnitude code;
+/// `f64::next_up` is newer than the MSRV).
 fn next_in(id: DTypeId, v: f64, dir: f64) -> f64 {
     let up = dir > v;
+    // `bits` is the code of a finite value, `sign` its sign bit.
+    let step = |bits: u64, sign: u64| -> u64 {
+        if bits & !sign == 0 {
+            if up { 1 } else { sign | 1 }
+        } else if (bits & sign == 0) == up {
+            bits + 1
+        } else {
+            bits - 1
+        }
+    };
     match id {
-        DTypeId::Float64 => {
-            if up {
-                v.next_up()
-            } else {
-                v.next_down()
-            }
-        }
-        DTypeId::Float32 => {
-            let f = v as f32;
-            (if up { f.next_up() } else { f.next_down() }) as f64
-        }
+        DTypeId::Float64 => f64::from_bits(step(v.to_bits(), 1 << 63)),
+        DTypeId::Float32 => f64::from(f32::from_bits(
+            step(u64::from((v as f32).to_bits()), 1 << 31) as u32,
+        )),
         DTypeId::Float16 => {
-            let b = half::f16::from_f64(v).to_bits();
-            let step = |b: u16, inc: bool| {
-                if (b & 0x8000 == 0) == inc {
-                    b + 1
-                } else {
-                    b - 1
-                }
-            };
-            let nb = if v == 0.0 {
-                if up { 1 } else { 0x8001 }
-            } else {
-                step(b, up)
-            };
-            half::f16::from_bits(nb).to_f64()
+            half::f16::from_bits(step(u64::from(half::f16::from_f64(v).to_bits()), 1 << 15) as u16)
+                .to_f64()
         }
         _ => v,
     }
