@@ -201,9 +201,8 @@ fn scale_offset(
 /// line after the last kept mantissa bit (as xbitinfo's `plot_bitinformation`).
 fn plot(info: &BitInformation, keepbits: u32, level: f64) -> String {
     let bits = info.per_bit();
-    let (n, w, h, left, top, bar) = (bits.len(), 0.0, 260.0, 50.0, 30.0, 18.0);
+    let (n, h, left, top, bar) = (bits.len(), 260.0, 50.0, 30.0, 18.0);
     let width = left + bar * n as f64 + 20.0;
-    let _ = w;
     let mantissa = match info.format() {
         zquant::dtype::Format::Float(l) => l.mantissa_bits as usize,
         _ => 0,
@@ -216,7 +215,7 @@ fn plot(info: &BitInformation, keepbits: u32, level: f64) -> String {
         top + h + 40.0
     );
     s += &format!(
-        "<text x=\"{left}\" y=\"18\" font-size=\"12\">real information per bit; keepbits={keepbits} keeps {:.2}% (level {level})</text>\n",
+        "<text x=\"{left}\" y=\"18\" font-size=\"12\">real information per bit; keepbits={keepbits} keeps {}% of it</text>\n",
         100.0 * level
     );
     s += &format!(
