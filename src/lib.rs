@@ -82,6 +82,7 @@
 extern crate self as zquant;
 
 mod arch;
+pub mod choose;
 pub mod codec;
 pub mod conformance;
 pub mod convert;

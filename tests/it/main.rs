@@ -8,6 +8,7 @@
 mod common;
 mod formula;
 
+mod choose;
 mod codecs;
 mod compile_fail;
 mod conformance;

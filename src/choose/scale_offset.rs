@@ -1,0 +1,401 @@
+//! `scale_offset` + `cast_value` parameters for a float array stored as integers, with a
+//! guaranteed absolute error.
+//!
+//! The chain is `scale_offset` (`t = (x - offset) * scale`, each operation rounded to
+//! nearest-even in the source float type) then `cast_value` to the integer target
+//! (nearest-even, out-of-range is an error); decoding is `(q / scale) + offset` in the
+//! source type after `q` is cast back. Every step is monotone in `x`, so the codes of the
+//! range's two ends bound every code, and they are computed here with the codecs' own
+//! arithmetic (`dtype::derive::arith`, the conversion core): the fit is what the codec does.
+//!
+//! The error bound is an a-priori one (each rounding adds at most `u|r| + η`, `u` the unit
+//! roundoff, `η` half the smallest subnormal) and holds for every value of the source type
+//! in the range, not only for the values of the array at hand:
+//!
+//! ```text
+//! |y - x| <= 1/(2s) + (u A + η) + (u D s + η + e4)/s + (u Q'/s + η) + (u (|o| + Q'/s + η) + η)
+//! ```
+//!
+//! with `A = max |x - o|`, `D = A(1+u) + η`, `Q` the largest code magnitude, `Q' = Q(1+u)` and
+//! `e4 = uQ` when `Q` exceeds `2^(p)` (the code does not convert back exactly), else 0.
+
+use ndarray::{ArrayBase, Data, Dimension};
+use serde_json::{Value, json};
+
+use super::ChooseError;
+use crate::convert::{CastOptions, Class, Exact, Rounding, exact_of, round_into};
+use crate::dtype::derive::{ArithOp, arith, f64_to_exact};
+use crate::dtype::{DTypeId, FloatLayout, Format, IntLayout, Real};
+
+/// The smallest and largest finite values of an array (NaN and ±Inf skipped).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct FiniteRange {
+    /// The smallest finite value.
+    pub min: f64,
+    /// The largest finite value.
+    pub max: f64,
+}
+
+impl FiniteRange {
+    /// The finite range of `data`'s elements (exact: every element value of a type of at
+    /// most 64 bits is an `f64`), `None` when no element is finite.
+    ///
+    /// ```
+    /// use zquant::choose::FiniteRange;
+    /// let a = ndarray::arr1(&[3.0f32, f32::NAN, -1.5, f32::INFINITY]);
+    /// assert_eq!(FiniteRange::of(&a), Some(FiniteRange { min: -1.5, max: 3.0 }));
+    /// ```
+    pub fn of<T, S, D>(data: &ArrayBase<S, D>) -> Option<FiniteRange>
+    where
+        T: Real,
+        S: Data<Elem = T>,
+        D: Dimension,
+    {
+        if let Format::Float(l) = T::FORMAT {
+            if l.signed {
+                return match data.as_slice_memory_order() {
+                    Some(s) => float_range(&l, s.iter().copied()),
+                    None => float_range(&l, data.iter().copied()),
+                };
+            }
+        }
+        let mut range: Option<FiniteRange> = None;
+        for x in data.iter() {
+            let e = x.to_exact();
+            if matches!(e.class, Class::Finite | Class::Zero) {
+                let v = e.to_f64();
+                range = Some(match range {
+                    None => FiniteRange { min: v, max: v },
+                    Some(r) => FiniteRange {
+                        min: r.min.min(v),
+                        max: r.max.max(v),
+                    },
+                });
+            }
+        }
+        range
+    }
+}
+
+/// The range of a signed float type's elements by their codes: finite codes ordered as
+/// sign-magnitude integers (±0 are equal), decoded once at the end.
+fn float_range<T: Real>(l: &FloatLayout, xs: impl Iterator<Item = T>) -> Option<FiniteRange> {
+    let (sign, mags, max_mag) = (l.sign_bit(), l.magnitude_mask(), l.max_finite_bits());
+    let (mut lo, mut hi) = ((i64::MAX, 0u64), (i64::MIN, 0u64));
+    for x in xs {
+        let b = x.to_bits();
+        let mag = b & mags;
+        if mag > max_mag || l.is_nan_bits(b) {
+            continue;
+        }
+        let key = if b & sign != 0 {
+            -(mag as i64)
+        } else {
+            mag as i64
+        };
+        if key < lo.0 {
+            lo = (key, b);
+        }
+        if key > hi.0 {
+            hi = (key, b);
+        }
+    }
+    let value = |b: u64| T::from_bits(b).to_exact().to_f64();
+    (lo.0 <= hi.0).then(|| FiniteRange {
+        min: value(lo.1),
+        max: value(hi.1),
+    })
+}
+
+/// Options of [`best_scale_offset`] and [`fit_scale_offset`].
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct FitOptions {
+    /// Keep the target's largest code out of the data's range, for a `scalar_map` that
+    /// stores NaN as that code (included in [`ScaleOffsetChoice::codecs`]).
+    pub nan_sentinel: bool,
+}
+
+/// A `scale_offset` configuration for a source float type and an integer target, with the
+/// error it guarantees.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ScaleOffsetChoice {
+    /// The array's data type (a float type).
+    pub source: DTypeId,
+    /// The integer type `cast_value` stores.
+    pub target: DTypeId,
+    /// `offset`, a value of the source type.
+    pub offset: f64,
+    /// `scale`, a positive value of the source type.
+    pub scale: f64,
+    /// The codes of the range's smallest and largest values: every value in the range
+    /// encodes within them.
+    pub codes: (i128, i128),
+    /// The guaranteed bound on `|decode(encode(x)) - x|` for every value `x` of the source
+    /// type in the range.
+    pub max_abs_error: f64,
+    /// The code that stands for NaN, with [`FitOptions::nan_sentinel`].
+    pub nan_code: Option<i128>,
+    offset_code: u64,
+    scale_code: u64,
+}
+
+impl ScaleOffsetChoice {
+    /// `offset` as its JSON number (the source type's fill-value encoding).
+    pub fn offset_json(&self) -> Value {
+        self.source.value_to_json([self.offset_code, 0])
+    }
+
+    /// `scale` as its JSON number.
+    pub fn scale_json(&self) -> Value {
+        self.source.value_to_json([self.scale_code, 0])
+    }
+
+    /// The `codecs` entries: `scale_offset`, then `cast_value` to the target with
+    /// nearest-even rounding (and the NaN `scalar_map` when a code is reserved).
+    pub fn codecs(&self) -> Value {
+        let mut cast = json!({"data_type": self.target.name(), "rounding": "nearest-even"});
+        if let Some(c) = self.nan_code {
+            let c = Value::from(c as i64);
+            cast["scalar_map"] = json!({"encode": [["NaN", c]], "decode": [[c, "NaN"]]});
+        }
+        json!([
+            {"name": "scale_offset", "configuration": {"offset": self.offset_json(), "scale": self.scale_json()}},
+            {"name": "cast_value", "configuration": cast},
+        ])
+    }
+}
+
+/// The source float layout and target integer layout, or why they are not.
+fn layouts(source: DTypeId, target: DTypeId) -> Result<(FloatLayout, IntLayout), ChooseError> {
+    let src = match source.format() {
+        Some(Format::Float(l)) if l.signed && l.subnormals => l,
+        _ => return Err(ChooseError::SourceNotFloat(source.name())),
+    };
+    let dst = match target.format() {
+        Some(Format::Int(l)) => l,
+        _ => return Err(ChooseError::TargetNotInteger(target.name())),
+    };
+    Ok((src, dst))
+}
+
+/// The codec's arithmetic on one source layout.
+struct Arith {
+    f: Format,
+    l: FloatLayout,
+    target: IntLayout,
+}
+
+impl Arith {
+    fn code(&self, v: f64, rounding: Rounding) -> Option<u64> {
+        let opts = CastOptions {
+            rounding,
+            ..Default::default()
+        };
+        let (c, st) = round_into(self.f, f64_to_exact(v), opts);
+        (!st.is_error()).then_some(c)
+    }
+    fn value(&self, c: u64) -> f64 {
+        exact_of(self.f, c).to_f64()
+    }
+    fn op(&self, a: u64, b: u64, op: ArithOp) -> Option<u64> {
+        let r = arith(self.f, a, b, op).ok()?;
+        self.value(r).is_finite().then_some(r)
+    }
+    /// `cast_value(round((x - o) * s))`, `None` when the codec fails.
+    fn encode(&self, x: u64, o: u64, s: u64) -> Option<i128> {
+        let t = self.op(self.op(x, o, ArithOp::Sub)?, s, ArithOp::Mul)?;
+        let (q, st) = round_into(
+            Format::Int(self.target),
+            exact_of(self.f, t),
+            Default::default(),
+        );
+        (!st.is_error()).then(|| crate::convert::int::int_value(&self.target, q))
+    }
+    /// `(cast_value(q) / s) + o`.
+    fn decode(&self, q: i128, o: u64, s: u64) -> Option<f64> {
+        let (qc, st) = round_into(self.f, Exact::from_i128(q), Default::default());
+        if st.is_error() {
+            return None;
+        }
+        let y = self.op(self.op(qc, s, ArithOp::Div)?, o, ArithOp::Add)?;
+        Some(self.value(y))
+    }
+}
+
+/// The configuration that uses the target's codes as fully as the range allows (the
+/// largest scale), and so has the smallest error bound this target can give.
+///
+/// ```
+/// use zquant::choose::{FiniteRange, FitOptions, best_scale_offset};
+/// use zquant::DTypeId;
+/// let range = FiniteRange { min: 250.0, max: 310.0 };
+/// let c = best_scale_offset(DTypeId::Float32, DTypeId::UInt8, range, FitOptions::default())?;
+/// assert!(c.codes.0 >= 0 && c.codes.1 <= 255);
+/// assert!(c.max_abs_error < 0.12);       // 60 / 255 / 2 = 0.1176...
+/// # Ok::<(), zquant::choose::ChooseError>(())
+/// ```
+///
+/// # Errors
+/// A source that is not a signed float type with subnormals, a target that is not an
+/// integer type, a range that is empty or not made of finite values of the source type,
+/// [`ChooseError::NoFit`] when no scale maps the range into the target's codes.
+pub fn best_scale_offset(
+    source: DTypeId,
+    target: DTypeId,
+    range: FiniteRange,
+    opts: FitOptions,
+) -> Result<ScaleOffsetChoice, ChooseError> {
+    let (l, t) = layouts(source, target)?;
+    let a = Arith {
+        f: Format::Float(l),
+        l,
+        target: t,
+    };
+    let in_type = |v: f64| {
+        a.code(v, Rounding::NearestEven)
+            .filter(|&c| v.is_finite() && a.value(c) == v)
+    };
+    let (Some(min_c), Some(max_c)) = (in_type(range.min), in_type(range.max)) else {
+        return Err(ChooseError::Range(range.min, range.max, source.name()));
+    };
+    if range.min > range.max {
+        return Err(ChooseError::Range(range.min, range.max, source.name()));
+    }
+    let lo = t.min();
+    let hi = t.max() - i128::from(opts.nan_sentinel);
+    if hi < lo {
+        return Err(ChooseError::NoFit(target.name()));
+    }
+    let choice = |o: u64, s: u64| -> Option<ScaleOffsetChoice> {
+        let (qa, qb) = (a.encode(min_c, o, s)?, a.encode(max_c, o, s)?);
+        if qa < lo || qb > hi {
+            return None;
+        }
+        // Decoding is monotone too: both ends decode to finite values, so every code does.
+        let ya = a.decode(qa, o, s)?;
+        a.decode(qb, o, s)?;
+        let bound = if min_c == max_c {
+            (ya - range.min).abs()
+        } else {
+            error_bound(&a, range, a.value(o), a.value(s), qa, qb)
+        };
+        Some(ScaleOffsetChoice {
+            source,
+            target,
+            offset: a.value(o),
+            scale: a.value(s),
+            codes: (qa, qb),
+            max_abs_error: bound,
+            nan_code: opts.nan_sentinel.then_some(t.max()),
+            offset_code: o,
+            scale_code: s,
+        })
+    };
+    let one = a
+        .code(1.0, Rounding::NearestEven)
+        .ok_or(ChooseError::NoFit(target.name()))?;
+    if min_c == max_c {
+        // One value: offset it to code 0 (or the nearest code of the range), scale 1.
+        let c = 0i128.clamp(lo, hi) as f64;
+        let o = a
+            .code(range.min - c, Rounding::NearestEven)
+            .ok_or(ChooseError::NoFit(target.name()))?;
+        return choice(o, one).ok_or(ChooseError::NoFit(target.name()));
+    }
+    let span = range.max - range.min;
+    let max_finite = a.value(l.max_finite_bits());
+    // Only the codes the source type can reach before the cast (`float16` ends at 65504,
+    // short of `uint32`'s).
+    let (lo_f, hi_f) = ((lo as f64).max(-max_finite), (hi as f64).min(max_finite));
+    let ideal = (hi_f - lo_f) / span;
+    let mid = range.min / 2.0 + range.max / 2.0;
+    let center = lo_f / 2.0 + hi_f / 2.0;
+    // Shrink the ideal scale until the rounded offset and scale keep both ends in range:
+    // by 2^-52 … 2^-1, then by halves (rounding the offset shifts the codes by up to
+    // u|o|s, which only a smaller scale absorbs).
+    let factors = std::iter::once(1.0)
+        .chain((1..=52).rev().map(|k| 1.0 - (-(k as f64)).exp2()))
+        .chain((2..=1100).map(|k| (-(k as f64)).exp2()));
+    for f in factors {
+        let s_val = (ideal * f).min(max_finite);
+        let Some(s) = a.code(s_val, Rounding::TowardsZero) else {
+            continue;
+        };
+        if a.value(s) <= 0.0 {
+            break;
+        }
+        // Centred, but never so far from the range that `x - offset` overflows.
+        let o_val = (mid - center / a.value(s))
+            .min(range.min + max_finite)
+            .max(range.max - max_finite);
+        let Some(o) = a.code(o_val, Rounding::NearestEven) else {
+            continue;
+        };
+        if let Some(c) = choice(o, s) {
+            return Ok(c);
+        }
+    }
+    Err(ChooseError::NoFit(target.name()))
+}
+
+/// The a-priori bound of the module docs, computed in `f64` and widened by a relative
+/// 2^-40 to cover that computation's own rounding.
+fn error_bound(a: &Arith, range: FiniteRange, o: f64, s: f64, qa: i128, qb: i128) -> f64 {
+    let l = &a.l;
+    let p = l.mantissa_bits as i32 + 1;
+    let u = (-(p as f64)).exp2();
+    let eta = f64::from(l.min_normal_exponent() - p).exp2();
+    let big_a = (range.min - o).abs().max((range.max - o).abs());
+    let d = big_a * (1.0 + u) + eta;
+    let q = (qa.unsigned_abs().max(qb.unsigned_abs())) as f64;
+    let qf = q * (1.0 + u);
+    let e4 = if q > f64::from(p).exp2() { u * q } else { 0.0 };
+    let bound = 0.5 / s
+        + (u * big_a + eta)
+        + (u * d * s + eta + e4) / s
+        + (u * qf / s + eta)
+        + (u * (o.abs() + qf / s * (1.0 + u) + eta) + eta);
+    bound * (1.0 + (-40f64).exp2())
+}
+
+/// The configuration of [`best_scale_offset`] if its guaranteed error is at most
+/// `max_abs_error`.
+///
+/// ```
+/// use zquant::choose::{FiniteRange, FitOptions, fit_scale_offset};
+/// use zquant::DTypeId;
+/// let range = FiniteRange { min: -40.0, max: 50.0 };
+/// let c = fit_scale_offset(DTypeId::Float64, DTypeId::Int16, range, 0.01, FitOptions::default())?;
+/// assert!(c.max_abs_error <= 0.01);
+/// // 90 over 65536 codes cannot give 1e-4:
+/// let e = fit_scale_offset(DTypeId::Float64, DTypeId::Int16, range, 1e-4, FitOptions::default());
+/// assert!(e.unwrap_err().to_string().contains("int16"));
+/// # Ok::<(), zquant::choose::ChooseError>(())
+/// ```
+///
+/// # Errors
+/// Those of [`best_scale_offset`], and [`ChooseError::BoundNotMet`] (with the best bound the
+/// target allows) when the target's codes are too few for `max_abs_error`.
+pub fn fit_scale_offset(
+    source: DTypeId,
+    target: DTypeId,
+    range: FiniteRange,
+    max_abs_error: f64,
+    opts: FitOptions,
+) -> Result<ScaleOffsetChoice, ChooseError> {
+    if !(max_abs_error > 0.0 && max_abs_error.is_finite()) {
+        return Err(ChooseError::Bound(max_abs_error));
+    }
+    let best = best_scale_offset(source, target, range, opts)?;
+    if best.max_abs_error <= max_abs_error {
+        Ok(best)
+    } else {
+        Err(ChooseError::BoundNotMet {
+            requested: max_abs_error,
+            best: best.max_abs_error,
+            target: target.name(),
+            min: range.min,
+            max: range.max,
+        })
+    }
+}

@@ -1,0 +1,706 @@
+//! `zquant::choose`: bit information against exact counting done here, keepbits against
+//! xbitinfo's rules written out here, and every scale/offset fit run through the real codec
+//! chain on adversarial values.
+
+use ndarray::{Array2, Array3, ArrayD, Axis, IxDyn, ShapeBuilder};
+use serde_json::json;
+use zquant::ArrayCodecExt;
+use zquant::choose::{
+    BitInformation, ChooseError, FiniteRange, FitOptions, InformationOptions, best_scale_offset,
+    fit_scale_offset, keepbits_for_relative_error,
+};
+use zquant::{BitRound, DTypeId, DynArray, DynChain};
+
+use crate::common::Rng;
+
+// ---------------------------------------------------------------------------------------
+// The reference: signed exponent, pair counts and mutual information, written plainly.
+
+/// BitInformation.jl's signed exponent for float32, from the value's parts.
+fn signed_exponent_f32(x: f32) -> u32 {
+    let bits = x.to_bits();
+    let biased = ((bits >> 23) & 0xff) as i32;
+    let e = biased - 127;
+    let field = if e < 0 { 0x80 | (-e) as u32 } else { e as u32 };
+    (bits & 0x807f_ffff) | (field << 23)
+}
+
+/// Mutual information per bit (sign first) of the pairs, as the paper's formula.
+fn reference_information(pairs: &[(u32, u32)]) -> Vec<f64> {
+    let n = pairs.len() as f64;
+    (0..32)
+        .rev()
+        .map(|bit| {
+            let mut c = [[0u64; 2]; 2];
+            for &(a, b) in pairs {
+                c[((a >> bit) & 1) as usize][((b >> bit) & 1) as usize] += 1;
+            }
+            let mut m = 0.0;
+            for j in 0..2 {
+                for k in 0..2 {
+                    let p = c[j][k] as f64 / n;
+                    let pj = (c[j][0] + c[j][1]) as f64 / n;
+                    let pk = (c[0][k] + c[1][k]) as f64 / n;
+                    if p > 0.0 {
+                        m += p * (p / (pj * pk)).log2();
+                    }
+                }
+            }
+            m
+        })
+        .collect()
+}
+
+/// The unmasked neighbour pairs along `axis`, in signed-exponent form.
+fn pairs_along(a: &ArrayD<f32>, axis: usize, masked: impl Fn(f32) -> bool) -> Vec<(u32, u32)> {
+    let mut out = Vec::new();
+    for lane in a.lanes(Axis(axis)) {
+        for w in lane.to_vec().windows(2) {
+            if !masked(w[0]) && !masked(w[1]) {
+                out.push((signed_exponent_f32(w[0]), signed_exponent_f32(w[1])));
+            }
+        }
+    }
+    out
+}
+
+fn raw(axis: Option<usize>) -> InformationOptions {
+    InformationOptions {
+        axis,
+        set_zero_insignificant: false,
+        ..Default::default()
+    }
+}
+
+fn assert_close(got: &[f64], want: &[f64]) {
+    assert_eq!(got.len(), want.len());
+    for (i, (g, w)) in got.iter().zip(want).enumerate() {
+        assert!((g - w).abs() < 1e-12, "bit {i}: {g} vs {w}");
+    }
+}
+
+/// A smooth field plus noise of amplitude `noise`.
+fn field(rows: usize, cols: usize, noise: f64, seed: u64) -> Array2<f32> {
+    let mut rng = Rng::new(seed);
+    Array2::from_shape_fn((rows, cols), |(i, j)| {
+        let r = (rng.next_u64() >> 11) as f64 / (1u64 << 53) as f64 - 0.5;
+        (280.0 + 20.0 * (i as f64 / 13.0).sin() * (j as f64 / 29.0).cos() + noise * r) as f32
+    })
+}
+
+#[test]
+fn information_matches_exact_counting_on_every_axis_and_layout() {
+    let mut rng = Rng::new(7);
+    // Random codes (Inf, NaN and subnormals included) and a smooth field, 3-D.
+    let random = Array3::from_shape_fn((5, 7, 9), |_| f32::from_bits(rng.next_u64() as u32));
+    let smooth = Array3::from_shape_fn((5, 7, 9), |(i, j, k)| {
+        (i as f32 * 0.3).sin() + (j as f32 * 0.2).cos() * 1e-3 + k as f32 * 0.01
+    });
+    for a in [random.into_dyn(), smooth.into_dyn()] {
+        let f_order = {
+            let mut f = ArrayD::<f32>::zeros(IxDyn(a.shape()).f());
+            f.assign(&a);
+            f
+        };
+        for axis in 0..3 {
+            let want = reference_information(&pairs_along(&a, axis, |_| false));
+            let mut opts = raw(Some(axis));
+            opts.mask_nan = false;
+            for view in [
+                a.view(),
+                f_order.view(),
+                a.view().reversed_axes().reversed_axes(),
+            ] {
+                let got = BitInformation::of(&view, &opts).unwrap();
+                assert_close(got.per_bit(), &want);
+            }
+            // A transposed (non-contiguous in either order) view along the matching axis.
+            let t = a.view().permuted_axes(vec![2, 0, 1]);
+            let t_axis = [1, 2, 0][axis];
+            let got = BitInformation::of(
+                &t,
+                &InformationOptions {
+                    axis: Some(t_axis),
+                    ..opts
+                },
+            )
+            .unwrap();
+            assert_close(got.per_bit(), &want);
+        }
+    }
+}
+
+#[test]
+fn nan_and_fill_value_are_masked_pairwise() {
+    let mut a = field(12, 40, 0.5, 3).into_dyn();
+    for (i, x) in a.iter_mut().enumerate() {
+        if i % 7 == 0 {
+            *x = f32::NAN;
+        } else if i % 11 == 0 {
+            *x = -9999.0;
+        } else if i % 13 == 0 {
+            *x = f32::from_bits(0xffc0_1234); // a NaN with sign and payload
+        }
+    }
+    let fill = -9999.0f32;
+    let masked = |x: f32| x.is_nan() || x.to_bits() == fill.to_bits();
+    let want_pairs = pairs_along(&a, 1, masked);
+    let opts = InformationOptions {
+        masked_bits: Some(u64::from(fill.to_bits())),
+        ..raw(None)
+    };
+    let got = BitInformation::of(&a, &opts).unwrap();
+    assert_eq!(got.pairs(), want_pairs.len() as u64);
+    assert_close(got.per_bit(), &reference_information(&want_pairs));
+}
+
+#[test]
+fn significance_test_zeroes_what_a_fair_coin_explains() {
+    let a = field(64, 256, 0.0, 1);
+    let raw_info = BitInformation::of(&a, &raw(None)).unwrap();
+    let sig = BitInformation::of(&a, &InformationOptions::default()).unwrap();
+    let free = zquant::choose::free_entropy(raw_info.pairs(), 0.99);
+    assert_eq!(sig.free_entropy(), Some(free));
+    for (r, s) in raw_info.per_bit().iter().zip(sig.per_bit()) {
+        assert_eq!(*s, if *r <= free { 0.0 } else { *r });
+    }
+    // Few pairs: p is capped at 1, the free entropy is 1 and everything is insignificant.
+    assert_eq!(zquant::choose::free_entropy(1, 0.99), 1.0);
+}
+
+#[test]
+fn noise_has_no_real_information_in_the_mantissa_and_a_smooth_field_has_it_high() {
+    // Uniform noise in [1, 2): exponent constant, mantissa bits independent.
+    let mut rng = Rng::new(11);
+    let noise = Array2::from_shape_fn((200, 500), |_| {
+        f32::from_bits(0x3f80_0000 | (rng.next_u64() as u32 & 0x007f_ffff))
+    });
+    let info = BitInformation::of(&noise, &InformationOptions::default()).unwrap();
+    assert!(
+        info.per_bit().iter().all(|&m| m == 0.0),
+        "{:?}",
+        info.per_bit()
+    );
+    // A smooth field: real information in the first mantissa bits, none in the last.
+    let smooth = field(200, 500, 1e-3, 5);
+    let info = BitInformation::of(&smooth, &InformationOptions::default()).unwrap();
+    let m = info.per_bit();
+    // 260..300 K: exponent and the first two mantissa bits are constant, the next carry it.
+    assert!(m[..11].iter().all(|&x| x == 0.0), "{m:?}");
+    assert!(m[11..15].iter().all(|&x| x > 0.1), "{m:?}");
+    assert!(m[26..].iter().all(|&x| x == 0.0), "{m:?}");
+    let k = info.keepbits(0.99).unwrap();
+    assert!((5..=16).contains(&k), "keepbits {k}");
+}
+
+/// xbitinfo's `get_keepbits`, written from its documentation and source (no clamp).
+fn xbitinfo_keepbits(info: &[f64], level: f64, non_mantissa: i64, mantissa: i64) -> i64 {
+    if level == 1.0 {
+        return mantissa;
+    }
+    let tail = info[info.len() - 4..].iter().cloned().fold(0.0, f64::max);
+    let kept: Vec<f64> = info
+        .iter()
+        .map(|&m| if m > 1.5 * tail { m } else { 0.0 })
+        .collect();
+    let total: f64 = kept.iter().sum();
+    let mut c = 0.0;
+    for (i, m) in kept.iter().enumerate() {
+        c += m;
+        if c / total > level {
+            return i as i64 + 1 - non_mantissa;
+        }
+    }
+    1 - non_mantissa
+}
+
+#[test]
+fn keepbits_follow_xbitinfo_and_grow_with_the_level() {
+    let levels = [0.0, 0.5, 0.9, 0.99, 0.999, 0.9999, 0.99999, 1.0];
+    for (noise, seed) in [(0.0, 1), (1e-3, 2), (0.1, 3), (3.0, 4)] {
+        let a = field(90, 180, noise, seed);
+        for opts in [InformationOptions::default(), raw(None), raw(Some(0))] {
+            let info = BitInformation::of(&a, &opts).unwrap();
+            let mut last = 0;
+            for level in levels {
+                let want = xbitinfo_keepbits(info.per_bit(), level, 9, 23);
+                assert_eq!(info.keepbits_unclamped(level).unwrap(), want);
+                let k = info.keepbits(level).unwrap();
+                assert_eq!(k as i64, want.clamp(1, 23));
+                assert!(k >= last, "level {level}: {k} < {last}");
+                last = k;
+            }
+        }
+    }
+    let info = BitInformation::of(&field(4, 4, 0.0, 1), &raw(None)).unwrap();
+    assert_eq!(info.keepbits(1.5), Err(ChooseError::Level(1.5)));
+    let ints = Array2::from_shape_fn((4, 4), |(i, j)| (i * j) as i32);
+    let info = BitInformation::of(&ints, &raw(None)).unwrap();
+    assert_eq!(info.per_bit().len(), 32);
+    assert!(matches!(info.keepbits(0.9), Err(ChooseError::NotAFloat(_))));
+}
+
+#[test]
+fn information_errors_are_typed() {
+    let a = Array2::<f32>::zeros((3, 1));
+    assert_eq!(
+        BitInformation::of(&a, &InformationOptions::default()),
+        Err(ChooseError::NoPairs { axis: 1 })
+    );
+    assert_eq!(
+        BitInformation::of(&a, &raw(Some(2))),
+        Err(ChooseError::Axis { axis: 2, ndim: 2 })
+    );
+    let nan = Array2::from_elem((3, 3), f32::NAN);
+    assert!(BitInformation::of(&nan, &InformationOptions::default()).is_err());
+    let c = InformationOptions {
+        confidence: 1.0,
+        ..Default::default()
+    };
+    assert_eq!(
+        BitInformation::of(&Array2::<f32>::zeros((3, 3)), &c),
+        Err(ChooseError::Confidence(1.0))
+    );
+}
+
+// ---------------------------------------------------------------------------------------
+// keepbits for a relative error, checked with the real bitround codec.
+
+#[test]
+fn keepbits_for_relative_error_holds_under_bitround() {
+    let mut rng = Rng::new(19);
+    for bound in [
+        0.4, 0.1, 1e-2, 3e-3, 1e-3, 1e-4, 1e-5, 1e-6, 1e-7, 1e-9, 1e-12, 1e-16, 1e-20,
+    ] {
+        for id in [
+            DTypeId::Float16,
+            DTypeId::BFloat16,
+            DTypeId::Float32,
+            DTypeId::Float64,
+        ] {
+            let k = keepbits_for_relative_error(id.kind(), bound).unwrap();
+            let m = match id.kind() {
+                zquant::Kind::Float(l) => l.mantissa_bits,
+                _ => unreachable!(),
+            };
+            assert!((1..=m).contains(&k));
+            // Fewest: one bit less has a larger worst case than the bound.
+            if k < m && k > 1 {
+                assert!((-(k as f64)).exp2() > bound);
+            }
+            if k < m {
+                assert!((-(k as f64 + 1.0)).exp2() <= bound);
+            }
+            // Normal values of every binade, ties included, through the codec.
+            let x: Vec<f64> = (0..2000)
+                .map(|i| {
+                    let e = (i % 24) as f64 - 12.0;
+                    let frac = if i % 3 == 0 {
+                        1.0 + (0.5 + (i % 64) as f64) * (-(k as f64)).exp2() // ties
+                    } else {
+                        1.0 + (rng.next_u64() >> 11) as f64 / (1u64 << 53) as f64
+                    };
+                    frac.min(1.99) * e.exp2() * if i % 2 == 0 { 1.0 } else { -1.0 }
+                })
+                .collect();
+            let worst = match id {
+                DTypeId::Float32 => {
+                    max_rel_error(&x.iter().map(|&v| v as f32).collect::<Vec<_>>(), k)
+                }
+                DTypeId::Float64 => max_rel_error(&x, k),
+                DTypeId::Float16 => max_rel_error(
+                    &x.iter()
+                        .map(|&v| half::f16::from_f64(v))
+                        .collect::<Vec<_>>(),
+                    k,
+                ),
+                _ => max_rel_error(
+                    &x.iter()
+                        .map(|&v| half::bf16::from_f64(v))
+                        .collect::<Vec<_>>(),
+                    k,
+                ),
+            };
+            assert!(
+                worst <= bound.max(0.0) || k == m,
+                "{id:?} bound {bound}: k {k} gives {worst}"
+            );
+            assert!(worst <= (-(k as f64 + 1.0)).exp2(), "{id:?} k {k}: {worst}");
+        }
+    }
+    assert!(keepbits_for_relative_error(DTypeId::Float8E4M3.kind(), 0.1).is_err());
+    assert!(keepbits_for_relative_error(DTypeId::Int16.kind(), 0.1).is_err());
+    assert_eq!(
+        keepbits_for_relative_error(DTypeId::Float32.kind(), -1.0),
+        Err(ChooseError::Bound(-1.0))
+    );
+}
+
+fn max_rel_error<T: zquant::Real>(x: &[T], k: u32) -> f64 {
+    let codec = BitRound::<T>::new(u64::from(k)).unwrap();
+    let a = ndarray::Array1::from(x.to_vec());
+    let r = codec.encode(&a).unwrap();
+    a.iter()
+        .zip(r.iter())
+        .map(|(a, b)| {
+            let (a, b) = (a.to_exact().to_f64(), b.to_exact().to_f64());
+            if a == 0.0 { 0.0 } else { ((b - a) / a).abs() }
+        })
+        .fold(0.0, f64::max)
+}
+
+// ---------------------------------------------------------------------------------------
+// scale/offset: every fit run through the real chain on adversarial values.
+
+/// Values of the source type (as f64) to push through the chain: the ends, their
+/// neighbours, points on and around code ties, and random points.
+fn adversarial(
+    id: DTypeId,
+    c: &zquant::choose::ScaleOffsetChoice,
+    range: FiniteRange,
+    rng: &mut Rng,
+) -> Vec<f64> {
+    let round = |v: f64| -> f64 {
+        match id {
+            DTypeId::Float32 => v as f32 as f64,
+            DTypeId::Float16 => half::f16::from_f64(v).to_f64(),
+            DTypeId::BFloat16 => half::bf16::from_f64(v).to_f64(),
+            _ => v,
+        }
+    };
+    let mut out = vec![range.min, range.max];
+    let (lo, hi) = c.codes;
+    let codes = [lo, lo + 1, (lo + hi) / 2, hi - 1, hi];
+    for q in codes {
+        for d in [-0.5, 0.5, 0.25, -0.25, 0.0] {
+            out.push(c.offset + (q as f64 + d) / c.scale);
+        }
+    }
+    for _ in 0..2000 {
+        let u = (rng.next_u64() >> 11) as f64 / (1u64 << 53) as f64;
+        out.push(range.min + u * (range.max - range.min));
+        let q = lo + (rng.next_u64() % ((hi - lo) as u64 + 1).max(1)) as i128;
+        out.push(c.offset + (q as f64 + 0.5) / c.scale);
+    }
+    // Into the type, then into the range; plus the neighbours of every value.
+    let mut vals: Vec<f64> = out
+        .into_iter()
+        .map(round)
+        .filter(|v| *v >= range.min && *v <= range.max)
+        .collect();
+    let n = vals.len();
+    for i in 0..n {
+        for dir in [f64::INFINITY, f64::NEG_INFINITY] {
+            let v = next_in(id, vals[i], dir);
+            if v >= range.min && v <= range.max {
+                vals.push(v);
+            }
+        }
+    }
+    vals
+}
+
+/// The neighbour of `v` in the source type towards `dir` (by its sign-magnitude code;
+/// `f64::next_up` is newer than the MSRV).
+fn next_in(id: DTypeId, v: f64, dir: f64) -> f64 {
+    let up = dir > v;
+    // `bits` is the code of a finite value, `sign` its sign bit.
+    let step = |bits: u64, sign: u64| -> u64 {
+        if bits & !sign == 0 {
+            if up { 1 } else { sign | 1 }
+        } else if (bits & sign == 0) == up {
+            bits + 1
+        } else {
+            bits - 1
+        }
+    };
+    match id {
+        DTypeId::Float64 => f64::from_bits(step(v.to_bits(), 1 << 63)),
+        DTypeId::Float32 => f64::from(f32::from_bits(
+            step(u64::from((v as f32).to_bits()), 1 << 31) as u32,
+        )),
+        DTypeId::Float16 => {
+            half::f16::from_bits(step(u64::from(half::f16::from_f64(v).to_bits()), 1 << 15) as u16)
+                .to_f64()
+        }
+        _ => v,
+    }
+}
+
+fn dyn_array(id: DTypeId, v: &[f64]) -> DynArray {
+    let shape = IxDyn(&[v.len()]);
+    match id {
+        DTypeId::Float32 => DynArray::Float32(
+            ArrayD::from_shape_vec(shape, v.iter().map(|&x| x as f32).collect()).unwrap(),
+        ),
+        DTypeId::Float16 => DynArray::Float16(
+            ArrayD::from_shape_vec(shape, v.iter().map(|&x| half::f16::from_f64(x)).collect())
+                .unwrap(),
+        ),
+        _ => DynArray::Float64(ArrayD::from_shape_vec(shape, v.to_vec()).unwrap()),
+    }
+}
+
+fn as_f64(a: &DynArray) -> Vec<f64> {
+    match a {
+        DynArray::Float32(x) => x.iter().map(|&v| f64::from(v)).collect(),
+        DynArray::Float16(x) => x.iter().map(|v| v.to_f64()).collect(),
+        DynArray::Float64(x) => x.iter().copied().collect(),
+        other => panic!("unexpected {:?}", other.dtype()),
+    }
+}
+
+/// The integer codes of an encoded array.
+fn codes(a: &DynArray) -> Vec<i128> {
+    let id = a.dtype();
+    let Some(zquant::dtype::Format::Int(l)) = id.format() else {
+        panic!("not an integer array: {id:?}");
+    };
+    a.to_le_bytes()
+        .chunks(id.size())
+        .map(|c| {
+            let raw = c
+                .iter()
+                .enumerate()
+                .fold(0u64, |r, (i, &x)| r | (u64::from(x) << (8 * i)));
+            zquant::convert::int::int_value(&l, raw)
+        })
+        .collect()
+}
+
+/// Fit, then run the chain the fit describes on adversarial values of the range.
+fn check_fit(
+    source: DTypeId,
+    target: DTypeId,
+    range: FiniteRange,
+    sentinel: bool,
+    rng: &mut Rng,
+) -> f64 {
+    let opts = FitOptions {
+        nan_sentinel: sentinel,
+    };
+    let c = best_scale_offset(source, target, range, opts)
+        .unwrap_or_else(|e| panic!("{source:?} {target:?} {range:?}: {e}"));
+    assert!(c.scale > 0.0);
+    let codecs = c.codecs();
+    let fill = if sentinel {
+        json!("NaN")
+    } else {
+        c.offset_json()
+    };
+    let chain = DynChain::from_metadata(&json!(source.name()), &fill, codecs.as_array().unwrap())
+        .unwrap_or_else(|e| panic!("{codecs}: {e}"));
+    let mut x = adversarial(source, &c, range, rng);
+    if sentinel {
+        x.push(f64::NAN);
+    }
+    let enc = chain
+        .encode(&dyn_array(source, &x))
+        .unwrap_or_else(|e| panic!("{codecs} on {range:?}: {e}"));
+    let q = codes(&enc);
+    let dec = as_f64(&chain.decode(&enc).unwrap());
+    let mut worst = 0.0f64;
+    for ((x, q), y) in x.iter().zip(&q).zip(&dec) {
+        if x.is_nan() {
+            assert_eq!(Some(*q), c.nan_code);
+            assert!(y.is_nan());
+            continue;
+        }
+        assert!(
+            *q >= c.codes.0 && *q <= c.codes.1,
+            "{x} -> {q} outside {:?} ({codecs})",
+            c.codes
+        );
+        assert_ne!(Some(*q), c.nan_code);
+        let err = (y - x).abs();
+        assert!(
+            err <= c.max_abs_error,
+            "{source:?}->{target:?} {x} -> {q} -> {y}: {err} > {} ({codecs})",
+            c.max_abs_error
+        );
+        worst = worst.max(err);
+    }
+    // The bound is close to what the data reach: within a few percent plus the quantum.
+    worst
+}
+
+#[test]
+fn scale_offset_fits_hold_when_the_codec_runs() {
+    let mut rng = Rng::new(23);
+    let ranges = [
+        (0.0, 1.0),
+        (-1.0, 1.0),
+        (250.0, 310.0),
+        (-1e-3, 2e-3),
+        (1000.0, 1000.5),
+        (-3.0e38, 3.0e38),
+        (1e-30, 1e-29),
+        (5.0, 5.0),
+        (-7.25, -7.25),
+        (0.0, 65504.0),
+        (-60000.0, 65000.0),
+        (1.0, 1.0009765625),
+    ];
+    let targets = [
+        DTypeId::Int8,
+        DTypeId::UInt8,
+        DTypeId::Int16,
+        DTypeId::UInt16,
+        DTypeId::Int32,
+        DTypeId::UInt32,
+        DTypeId::Int4,
+        DTypeId::UInt2,
+        DTypeId::Int64,
+    ];
+    for source in [DTypeId::Float64, DTypeId::Float32, DTypeId::Float16] {
+        for &(min, max) in &ranges {
+            let range = FiniteRange { min, max };
+            if best_scale_offset(source, DTypeId::Int16, range, FitOptions::default())
+                .is_err_and(|e| matches!(e, ChooseError::Range(..)))
+            {
+                continue; // not values of this type (f16 and 3e38, 1e-30, …)
+            }
+            for target in targets {
+                for sentinel in [false, true] {
+                    check_fit(source, target, range, sentinel, &mut rng);
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn the_bound_is_tight_and_the_range_is_used() {
+    let mut rng = Rng::new(29);
+    let range = FiniteRange {
+        min: -40.0,
+        max: 50.0,
+    };
+    for target in [DTypeId::UInt8, DTypeId::Int16] {
+        let c = best_scale_offset(DTypeId::Float64, target, range, FitOptions::default()).unwrap();
+        let quantum = 90.0 / (target_span(target) as f64) / 2.0;
+        assert!(
+            c.max_abs_error < quantum * 1.001,
+            "{} vs {quantum}",
+            c.max_abs_error
+        );
+        let t = target.format().unwrap();
+        let zquant::dtype::Format::Int(l) = t else {
+            unreachable!()
+        };
+        assert!(
+            c.codes.0 <= l.min() + 1 && c.codes.1 >= l.max() - 1,
+            "{:?}",
+            c.codes
+        );
+        let worst = check_fit(DTypeId::Float64, target, range, false, &mut rng);
+        assert!(
+            worst > 0.9 * c.max_abs_error,
+            "{worst} vs {}",
+            c.max_abs_error
+        );
+    }
+}
+
+fn target_span(t: DTypeId) -> u64 {
+    match t {
+        DTypeId::UInt8 => 255,
+        DTypeId::Int16 => 65535,
+        _ => unreachable!(),
+    }
+}
+
+#[test]
+fn fit_meets_the_bound_or_says_why() {
+    let range = FiniteRange {
+        min: -40.0,
+        max: 50.0,
+    };
+    let o = FitOptions::default();
+    let best = best_scale_offset(DTypeId::Float32, DTypeId::Int16, range, o).unwrap();
+    // The reverse: exactly the best bound is accepted, anything smaller is not.
+    let fit = fit_scale_offset(
+        DTypeId::Float32,
+        DTypeId::Int16,
+        range,
+        best.max_abs_error,
+        o,
+    )
+    .unwrap();
+    assert_eq!(fit, best);
+    let e = fit_scale_offset(
+        DTypeId::Float32,
+        DTypeId::Int16,
+        range,
+        best.max_abs_error * 0.99,
+        o,
+    )
+    .unwrap_err();
+    assert!(matches!(
+        e,
+        ChooseError::BoundNotMet {
+            target: "int16",
+            ..
+        }
+    ));
+    let msg = e.to_string();
+    assert!(
+        msg.contains("int16") && msg.contains("wider integer type"),
+        "{msg}"
+    );
+    // Typed errors for the other misuses.
+    assert_eq!(
+        fit_scale_offset(DTypeId::Int32, DTypeId::Int16, range, 1.0, o),
+        Err(ChooseError::SourceNotFloat("int32"))
+    );
+    assert_eq!(
+        fit_scale_offset(DTypeId::Float32, DTypeId::Float16, range, 1.0, o),
+        Err(ChooseError::TargetNotInteger("float16"))
+    );
+    assert_eq!(
+        fit_scale_offset(DTypeId::Float32, DTypeId::Int16, range, 0.0, o),
+        Err(ChooseError::Bound(0.0))
+    );
+    // 0.1 is not a float32 value.
+    assert!(matches!(
+        best_scale_offset(
+            DTypeId::Float32,
+            DTypeId::Int16,
+            FiniteRange { min: 0.1, max: 1.0 },
+            o
+        ),
+        Err(ChooseError::Range(..))
+    ));
+    assert!(matches!(
+        best_scale_offset(
+            DTypeId::Float64,
+            DTypeId::Int16,
+            FiniteRange { min: 2.0, max: 1.0 },
+            o
+        ),
+        Err(ChooseError::Range(..))
+    ));
+    // One code left after the sentinel in a 1-bit-wide... uint2 keeps 3 codes: still fits.
+    assert!(
+        best_scale_offset(
+            DTypeId::Float64,
+            DTypeId::UInt2,
+            range,
+            FitOptions { nan_sentinel: true }
+        )
+        .is_ok()
+    );
+}
+
+#[test]
+fn finite_range_skips_nan_and_infinities() {
+    let a = ndarray::arr2(&[[f64::NAN, 2.0], [f64::NEG_INFINITY, -3.5]]);
+    assert_eq!(
+        FiniteRange::of(&a),
+        Some(FiniteRange {
+            min: -3.5,
+            max: 2.0
+        })
+    );
+    assert_eq!(FiniteRange::of(&ndarray::arr1(&[f32::NAN])), None);
+}
