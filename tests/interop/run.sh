@@ -16,5 +16,7 @@ cargo build --release --features zarrs --example zarr_read --example zarr_write
 # zarr-python prints asyncio "Task was destroyed" noise on stderr when a codec fails; the
 # scripts' stdout holds the results.
 "$VENV/bin/python" tests/interop/make_stores.py "$OUT"
+# Every chunk of the uncompressed, unsharded stores through zquant::zarr (default build).
+ZQUANT_INTEROP_DIR="$OUT" cargo test --test it zarr_chunks::interop_stores -- --ignored
 "$VENV/bin/python" tests/interop/check.py "$OUT" \
     target/release/examples/zarr_read target/release/examples/zarr_write

@@ -182,11 +182,14 @@ fn zarrs_chunks_equal_zquant_chunk_bytes() {
                     stored.to_vec(),
                     "{endian} {ci},{cj}"
                 );
+                // Lossy: the decoded chunk is the chain's round trip of the region.
+                let chain = chunks.chain();
+                let want = chain.decode(&chain.encode(&region).unwrap()).unwrap();
                 assert!(
                     chunks
                         .decode_chunk(&[ci, cj], &stored)
                         .unwrap()
-                        .same_as(&region)
+                        .same_as(&want)
                 );
                 compared += 1;
             }
