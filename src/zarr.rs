@@ -13,7 +13,7 @@
 //! array->bytes codec is `bytes` and no bytes->bytes codec follows: little- or big-endian,
 //! C or F order, edge chunks padded with the encoded fill value and cropped on decode, and
 //! element errors reported at their N-d coordinates in the array. Compressors, sharding
-//! and stores are what the `zarrs` feature ([`crate::zarrs`], when enabled) brings.
+//! and stores are what the `zarrs` feature (`zquant::zarrs`, when enabled) brings.
 //!
 //! ```
 //! use zquant::zarr::{ArrayMetadata, ChunkCodec};

@@ -61,7 +61,6 @@ use crate::codec::cast_value::CastValueConfig;
 use crate::codec::fixed_scale_offset::FixedScaleOffsetConfig;
 use crate::codec::{bitround, fixed_scale_offset};
 use crate::dispatch::{DynArray, DynChain, bind_codec};
-use crate::error::CodecError;
 use crate::metadata::{CodecObject, DataType};
 use crate::zarr::{ArrayMetadata, ZQUANT_CODECS, ZarrError};
 
@@ -249,15 +248,18 @@ impl ZquantCodec {
                 acc.checked_mul(usize::try_from(d.get()).ok()?)
             })
             .ok_or_else(|| other(format!("chunk shape {shape:?} overflows")))?;
-        let (input, run): (_, fn(&DynChain, &DynArray) -> Result<DynArray, CodecError>) = if encode
-        {
-            (chain.data_type().id, DynChain::encode)
+        let input = if encode {
+            chain.data_type().id
         } else {
-            (chain.encoded_data_type().id, DynChain::decode)
+            chain.encoded_data_type().id
         };
         let array = DynArray::from_le_bytes(input, &[n], &raw).map_err(other)?;
-        let out = run(chain, &array)
-            .map_err(|e| other(format!("{e} (flat index in a chunk of shape {shape:?})")))?;
+        let out = if encode {
+            chain.encode(&array)
+        } else {
+            chain.decode(&array)
+        }
+        .map_err(|e| other(format!("{e} (flat index in a chunk of shape {shape:?})")))?;
         Ok(ArrayBytes::new_flen(out.to_le_bytes()))
     }
 }
