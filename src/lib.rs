@@ -94,6 +94,9 @@ pub mod number;
 #[cfg(feature = "rayon")]
 pub mod parallel;
 pub mod pipeline;
+pub mod zarr;
+#[cfg(feature = "zarrs")]
+pub mod zarrs;
 
 pub use codec::Chain;
 pub use codec::cast_value::{CastValueConfig, MapEntries};

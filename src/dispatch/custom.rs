@@ -75,6 +75,26 @@ impl CustomArray {
         }
     }
 
+    /// The elements as scalars (storage words), in an array of the same shape.
+    pub(crate) fn scalars(&self) -> ArrayD<Scalar> {
+        let v: Vec<Scalar> = (0..self.len()).map(|i| self.scalar(i)).collect();
+        ArrayD::from_shape_vec(IxDyn(&self.shape), v)
+            .unwrap_or_else(|_| ArrayD::default(IxDyn(&[0])))
+    }
+
+    /// An array of `dtype` holding `a`'s elements, in C order.
+    pub(crate) fn from_scalars(dtype: CustomDType, a: ArrayD<Scalar>) -> Self {
+        let mut out = CustomArray::filled(dtype, a.shape(), [0, 0]);
+        let k = dtype.words_per_element();
+        let mut w = out.words.as_words_mut();
+        for (i, x) in a.iter().enumerate() {
+            for (j, &o) in x.iter().enumerate().take(k) {
+                w.set(i * k + j, o);
+            }
+        }
+        out
+    }
+
     pub(crate) fn from_le_bytes(
         dtype: CustomDType,
         shape: &[usize],

@@ -3,7 +3,7 @@
 //! instead of once per test file.
 //!
 //! `cargo test` runs them all; `cargo test --test it <module>::` runs one topic. The
-//! feature-gated modules need `--features float8` / `--features rayon`.
+//! feature-gated modules need `--features float8` / `--features rayon` / `--features zarrs`.
 
 mod common;
 mod formula;
@@ -30,3 +30,6 @@ mod parallel;
 mod robustness;
 mod small_float_tables;
 mod smoke;
+mod zarr_chunks;
+#[cfg(feature = "zarrs")]
+mod zarrs_codecs;

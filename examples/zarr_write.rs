@@ -1,0 +1,62 @@
+//! Create a Zarr v3 array with zarrs and zquant's codecs, and write it whole.
+//!
+//! ```text
+//! cargo run --release --features zarrs --example zarr_write -- <zarr.json> <in.bin> <array-dir>
+//! ```
+//!
+//! Creates the array at the filesystem directory `<array-dir>` from the given `zarr.json`
+//! (shape, data_type, chunk_grid, chunk_key_encoding, fill_value, codecs: zquant's
+//! array->array codecs, `bytes` with its endian, compressors such as zstd/gzip/blosc,
+//! `sharding_indexed`), then writes the elements of `<in.bin>` (C order, little-endian, the
+//! array's data type) to it. On failure it prints the error and exits with status 1.
+//!
+//! The `zarr.json` written is the given one, byte for byte, once zarrs has accepted it:
+//! zarrs' own serialization writes a codec without configuration as a bare name
+//! (`"bytes"`), which zarr-python 3.4 does not read, and adds a `_zarrs` attribute.
+
+use std::sync::Arc;
+
+use zarrs::array::{Array, ArrayBytes, ArrayMetadata, ArrayMetadataV3};
+use zarrs::filesystem::FilesystemStore;
+use zarrs::storage::{StoreKey, WritableStorageTraits};
+
+fn run(json: &str, input: &str, dir: &str) -> Result<(), Box<dyn std::error::Error>> {
+    zquant::zarrs::register();
+    let text = std::fs::read(json)?;
+    let meta: ArrayMetadataV3 = serde_json::from_slice(&text)?;
+    std::fs::create_dir_all(dir)?;
+    let store = Arc::new(FilesystemStore::new(dir)?);
+    let array = Array::new_with_metadata(store.clone(), "/", ArrayMetadata::V3(meta))?;
+    let data = std::fs::read(input)?;
+    let size = array
+        .data_type()
+        .fixed_size()
+        .ok_or("variable-size data types are not written")?;
+    let n: u64 = array.shape().iter().product();
+    if data.len() as u64 != n * size as u64 {
+        return Err(format!(
+            "{input} has {} bytes; shape {:?} of {} takes {}",
+            data.len(),
+            array.shape(),
+            array.data_type(),
+            n * size as u64
+        )
+        .into());
+    }
+    store.set(&StoreKey::new("zarr.json")?, text.into())?;
+    // zquant::zarrs only builds on little-endian targets: little-endian bytes are native.
+    array.store_array_subset(&array.subset_all(), ArrayBytes::new_flen(data))?;
+    Ok(())
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let [json, input, dir] = args.as_slice() else {
+        eprintln!("usage: zarr_write <zarr.json> <in.bin> <array-dir>");
+        std::process::exit(2);
+    };
+    if let Err(e) = run(json, input, dir) {
+        eprintln!("zarr_write: {dir}: {e}");
+        std::process::exit(1);
+    }
+}

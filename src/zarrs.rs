@@ -1,0 +1,454 @@
+//! (feature `zarrs`) zquant's codecs inside the [zarrs](https://docs.rs/zarrs/0.23) crate:
+//! whole stores read and written with compressors, sharding, v2 arrays and any zarrs store.
+//!
+//! [`register`] adds one run-time codec plugin to zarrs' registries for the Zarr v3 names
+//! `scale_offset`, `cast_value`, `bitround`, `numcodecs.bitround` and
+//! `numcodecs.fixedscaleoffset`, and one for the Zarr v2 filter ids `fixedscaleoffset` and
+//! `bitround`. zarrs consults its run-time registry before its compiled-in plugins
+//! (`zarrs_codec::Codec::from_metadata`), so once registered, zquant's codecs are the ones
+//! used for these names, also where zarrs has its own (`numcodecs.fixedscaleoffset`, whose
+//! `scale`/`offset` zarrs keeps as `f32`, and `numcodecs.bitround` with zarrs' `bitround`
+//! feature). To use zarrs' own again, unregister the handles
+//! (`zarrs::array::codec::api::unregister_codec_v3(&register().v3)`).
+//!
+//! Each codec is a [`ZquantCodec`]: zarrs hands it a chunk's elements as native-endian
+//! bytes with the chunk's data type and fill value, and it runs zquant's run-time stages
+//! ([`DynChain`], built once per data type and fill value and kept). An element error names
+//! the codec, the rule, the value and its flat C-order index in the chunk.
+//!
+//! [`open_array`] opens an array of a store: a v3 array as zarrs does; a v2 array through
+//! [`ArrayMetadata::from_v2_json`](crate::zarr::ArrayMetadata::from_v2_json), which keeps
+//! the filters' numbers as written and reads v2 `bitround` filters (zarrs' own v2
+//! conversion only knows its compiled-in codecs).
+//!
+//! ```no_run
+//! use std::sync::Arc;
+//! use zarrs::array::{ArrayBytes, ArraySubset};
+//! use zarrs::filesystem::FilesystemStore;
+//!
+//! let store = Arc::new(FilesystemStore::new("data/temperature.zarr")?);
+//! let array = zquant::zarrs::open_array(store, "/")?; // registers zquant's codecs
+//! let bytes: ArrayBytes = array.retrieve_array_subset(&array.subset_all())?;
+//! let _elements = bytes.into_fixed()?; // native-endian elements in C order
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+
+#[cfg(target_endian = "big")]
+compile_error!("zquant::zarrs exchanges zarrs' native-endian bytes as little-endian bytes");
+
+use std::borrow::Cow;
+use std::num::NonZeroU64;
+use std::sync::{Arc, Mutex, OnceLock};
+
+use serde_json::{Map, Value};
+use zarrs::array::codec::api::{
+    CodecRuntimePluginV2, CodecRuntimePluginV3, CodecRuntimeRegistryHandleV2,
+    CodecRuntimeRegistryHandleV3, PartialDecoderCapability, PartialEncoderCapability,
+    register_codec_v2, register_codec_v3,
+};
+use zarrs::array::{
+    Array, ArrayBytes, ArrayCodecTraits, ArrayCreateError, ArrayMetadataV3,
+    ArrayToArrayCodecTraits, Codec, CodecError as ZarrsCodecError, CodecMetadataOptions,
+    CodecOptions, CodecTraits, DataType as ZarrsDataType, FillValue, RecommendedConcurrency,
+};
+use zarrs::metadata::Configuration;
+use zarrs::metadata::v2::MetadataV2;
+use zarrs::metadata::v3::MetadataV3;
+use zarrs::plugin::{ExtensionName, PluginCreateError, ZarrVersion};
+use zarrs::storage::{ReadableStorageTraits, StorageError, StoreKey};
+
+use crate::codec::cast_value::CastValueConfig;
+use crate::codec::fixed_scale_offset::FixedScaleOffsetConfig;
+use crate::codec::{bitround, fixed_scale_offset};
+use crate::dispatch::{DynArray, DynChain, bind_codec};
+use crate::metadata::{CodecObject, DataType};
+use crate::zarr::{ArrayMetadata, ZQUANT_CODECS, ZarrError};
+
+/// The Zarr v2 filter ids zquant registers, and the v3 codec each is read as.
+pub const V2_IDS: [(&str, &str); 2] = [
+    ("fixedscaleoffset", fixed_scale_offset::NAME),
+    ("bitround", bitround::ALIAS),
+];
+
+/// The handles of zquant's plugins in zarrs' run-time codec registries.
+pub struct Registration {
+    /// The plugin for the v3 names in [`ZQUANT_CODECS`].
+    pub v3: CodecRuntimeRegistryHandleV3,
+    /// The plugin for the v2 filter ids in [`V2_IDS`].
+    pub v2: CodecRuntimeRegistryHandleV2,
+}
+
+impl std::fmt::Debug for Registration {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Registration { v3: ZQUANT_CODECS, v2: V2_IDS }")
+    }
+}
+
+/// Register zquant's codecs with zarrs (once per process; later calls return the same
+/// handles).
+///
+/// ```
+/// use zarrs::array::Codec;
+/// use zarrs::metadata::v3::MetadataV3;
+///
+/// zquant::zarrs::register();
+/// let meta: MetadataV3 = serde_json::from_str(
+///     r#"{"name": "numcodecs.fixedscaleoffset",
+///         "configuration": {"scale": 10, "offset": 0.1, "dtype": "<f8", "astype": "<i2"}}"#,
+/// )?;
+/// let Codec::ArrayToArray(codec) = Codec::from_metadata(&meta)? else { unreachable!() };
+/// assert!(codec.as_any().is::<zquant::zarrs::ZquantCodec>()); // not zarrs' own
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub fn register() -> &'static Registration {
+    static REGISTRATION: OnceLock<Registration> = OnceLock::new();
+    REGISTRATION.get_or_init(|| Registration {
+        v3: register_codec_v3(CodecRuntimePluginV3::new(
+            |name| ZQUANT_CODECS.contains(&name),
+            create_v3,
+        )),
+        v2: register_codec_v2(CodecRuntimePluginV2::new(
+            |id| V2_IDS.iter().any(|(v2, _)| *v2 == id),
+            create_v2,
+        )),
+    })
+}
+
+fn plugin_err(e: impl std::fmt::Display) -> PluginCreateError {
+    PluginCreateError::Other(e.to_string())
+}
+
+fn create_v3(meta: &MetadataV3) -> Result<Codec, PluginCreateError> {
+    let name = ZQUANT_CODECS
+        .iter()
+        .find(|n| **n == meta.name())
+        .ok_or_else(|| plugin_err(format!("{:?} is not a zquant codec", meta.name())))?;
+    let config = meta
+        .configuration()
+        .map(|c| Value::Object(Map::from(c.clone())));
+    Ok(Codec::ArrayToArray(Arc::new(ZquantCodec::new(
+        name, config,
+    )?)))
+}
+
+fn create_v2(meta: &MetadataV2) -> Result<Codec, PluginCreateError> {
+    let (_, name) = V2_IDS
+        .iter()
+        .find(|(id, _)| *id == meta.id())
+        .ok_or_else(|| plugin_err(format!("{:?} is not a zquant filter", meta.id())))?;
+    let mut config = Map::from(meta.configuration().clone());
+    config.remove("id");
+    // A v2 filter's `dtype`/`astype` carry a byte order; in v3 terms the values are native.
+    for key in ["dtype", "astype"] {
+        if let Some(Value::String(s)) = config.get(key) {
+            if let Some(rest) = s.strip_prefix('>') {
+                let native = format!("<{rest}");
+                config.insert(key.into(), Value::from(native));
+            }
+        }
+    }
+    Ok(Codec::ArrayToArray(Arc::new(ZquantCodec::new(
+        name,
+        Some(Value::Object(config)),
+    )?)))
+}
+
+/// One of zquant's codecs as a zarrs array->array codec.
+#[derive(Debug)]
+pub struct ZquantCodec {
+    name: &'static str,
+    configuration: Option<Value>,
+    /// Chains bound to (data type, fill value) pairs, as `"<data type JSON> <fill bytes>"`.
+    bound: Mutex<Vec<(String, Arc<DynChain>)>>,
+}
+
+/// Chains kept per codec: an array has one data type and fill value per codec position.
+const KEPT_CHAINS: usize = 8;
+
+impl ZquantCodec {
+    /// The codec `name` (one of [`ZQUANT_CODECS`]) with its `configuration`, which is checked
+    /// now where it does not depend on the data type.
+    ///
+    /// # Errors
+    /// An unknown name or an invalid configuration.
+    pub fn new(
+        name: &'static str,
+        configuration: Option<Value>,
+    ) -> Result<Self, PluginCreateError> {
+        let config = configuration.as_ref();
+        match name {
+            crate::codec::cast_value::NAME => CastValueConfig::from_json(config).map(drop),
+            bitround::NAME | bitround::ALIAS => bitround::parse_keepbits(config).map(drop),
+            fixed_scale_offset::NAME => FixedScaleOffsetConfig::from_json(config).map(drop),
+            crate::codec::scale_offset::NAME => Ok(()),
+            other => return Err(plugin_err(format!("{other:?} is not a zquant codec"))),
+        }
+        .map_err(plugin_err)?;
+        Ok(ZquantCodec {
+            name,
+            configuration,
+            bound: Mutex::new(Vec::new()),
+        })
+    }
+
+    /// The codec object, as in `zarr.json`.
+    pub fn codec_object(&self) -> CodecObject {
+        CodecObject {
+            name: self.name.to_string(),
+            configuration: self.configuration.clone(),
+        }
+    }
+
+    fn codec_json(&self) -> Value {
+        let mut m = Map::new();
+        m.insert("name".into(), Value::from(self.name));
+        if let Some(c) = &self.configuration {
+            m.insert("configuration".into(), c.clone());
+        }
+        Value::Object(m)
+    }
+
+    /// The chain of this one codec for a data type and fill value (built once, then kept).
+    fn chain(
+        &self,
+        data_type: &ZarrsDataType,
+        fill_value: &FillValue,
+    ) -> Result<Arc<DynChain>, ZarrsCodecError> {
+        let dt = data_type_json(data_type)?;
+        let key = format!("{dt} {:?}", fill_value.as_ne_bytes());
+        let mut bound = self.bound.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some((_, c)) = bound.iter().find(|(k, _)| *k == key) {
+            return Ok(c.clone());
+        }
+        let id = DataType::from_json(&dt).map_err(other)?.id;
+        let fill = DynArray::from_le_bytes(id, &[], fill_value.as_ne_bytes())
+            .map_err(other)?
+            .first_to_json()
+            .ok_or_else(|| other("empty fill value"))?;
+        let chain =
+            Arc::new(DynChain::from_metadata(&dt, &fill, &[self.codec_json()]).map_err(other)?);
+        if bound.len() >= KEPT_CHAINS {
+            bound.remove(0);
+        }
+        bound.push((key, chain.clone()));
+        Ok(chain)
+    }
+
+    fn run(
+        &self,
+        bytes: ArrayBytes<'_>,
+        shape: &[NonZeroU64],
+        chain: &DynChain,
+        encode: bool,
+    ) -> Result<ArrayBytes<'static>, ZarrsCodecError> {
+        let raw = bytes.into_fixed()?;
+        let n = shape
+            .iter()
+            .try_fold(1usize, |acc, d| {
+                acc.checked_mul(usize::try_from(d.get()).ok()?)
+            })
+            .ok_or_else(|| other(format!("chunk shape {shape:?} overflows")))?;
+        let input = if encode {
+            chain.data_type().id
+        } else {
+            chain.encoded_data_type().id
+        };
+        let array = DynArray::from_le_bytes(input, &[n], &raw).map_err(other)?;
+        let out = if encode {
+            chain.encode(&array)
+        } else {
+            chain.decode(&array)
+        }
+        .map_err(|e| other(format!("{e} (flat index in a chunk of shape {shape:?})")))?;
+        Ok(ArrayBytes::new_flen(out.to_le_bytes()))
+    }
+}
+
+fn other(e: impl std::fmt::Display) -> ZarrsCodecError {
+    ZarrsCodecError::Other(e.to_string())
+}
+
+/// A zarrs data type as Zarr v3 metadata JSON.
+fn data_type_json(dt: &ZarrsDataType) -> Result<Value, ZarrsCodecError> {
+    let name = dt
+        .name(ZarrVersion::V3)
+        .ok_or_else(|| other(format!("data type {dt} has no Zarr v3 name")))?;
+    let config = dt.configuration(ZarrVersion::V3);
+    if config.is_empty() {
+        return Ok(Value::from(name.into_owned()));
+    }
+    let mut m = Map::new();
+    m.insert("name".into(), Value::from(name.into_owned()));
+    m.insert("configuration".into(), Value::Object(Map::from(config)));
+    Ok(Value::Object(m))
+}
+
+/// Zarr v3 data type metadata JSON as a zarrs data type.
+fn zarrs_data_type(v: &Value) -> Result<ZarrsDataType, ZarrsCodecError> {
+    let meta: MetadataV3 = serde_json::from_value(v.clone()).map_err(other)?;
+    ZarrsDataType::from_metadata(&meta).map_err(|e| other(format!("zarrs data type {v}: {e}")))
+}
+
+impl ExtensionName for ZquantCodec {
+    fn name(&self, version: ZarrVersion) -> Option<Cow<'static, str>> {
+        match version {
+            ZarrVersion::V3 => Some(Cow::Borrowed(self.name)),
+            ZarrVersion::V2 => V2_IDS
+                .iter()
+                .find(|(_, v3)| *v3 == self.name)
+                .map(|(v2, _)| Cow::Borrowed(*v2)),
+        }
+    }
+}
+
+impl CodecTraits for ZquantCodec {
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
+    }
+
+    fn configuration(
+        &self,
+        _version: ZarrVersion,
+        _options: &CodecMetadataOptions,
+    ) -> Option<Configuration> {
+        match &self.configuration {
+            Some(Value::Object(m)) => Some(Configuration::from(m.clone())),
+            _ => Some(Configuration::default()),
+        }
+    }
+
+    fn partial_decoder_capability(&self) -> PartialDecoderCapability {
+        // Elementwise: zarrs' default array->array partial decoder decodes just the
+        // elements asked for.
+        PartialDecoderCapability {
+            partial_read: true,
+            partial_decode: true,
+        }
+    }
+
+    fn partial_encoder_capability(&self) -> PartialEncoderCapability {
+        PartialEncoderCapability {
+            partial_encode: false,
+        }
+    }
+}
+
+impl ArrayCodecTraits for ZquantCodec {
+    fn recommended_concurrency(
+        &self,
+        _shape: &[NonZeroU64],
+        _data_type: &ZarrsDataType,
+    ) -> Result<RecommendedConcurrency, ZarrsCodecError> {
+        // One chunk is one fused pass; zarrs parallelizes over chunks.
+        Ok(RecommendedConcurrency::new_maximum(1))
+    }
+}
+
+impl ArrayToArrayCodecTraits for ZquantCodec {
+    fn into_dyn(self: Arc<Self>) -> Arc<dyn ArrayToArrayCodecTraits> {
+        self
+    }
+
+    fn encoded_data_type(
+        &self,
+        decoded_data_type: &ZarrsDataType,
+    ) -> Result<ZarrsDataType, ZarrsCodecError> {
+        let dt = DataType::from_json(&data_type_json(decoded_data_type)?).map_err(other)?;
+        let stage = bind_codec(&self.codec_object(), &dt).map_err(other)?;
+        zarrs_data_type(&stage.output().to_json())
+    }
+
+    fn encoded_fill_value(
+        &self,
+        decoded_data_type: &ZarrsDataType,
+        decoded_fill_value: &FillValue,
+    ) -> Result<FillValue, ZarrsCodecError> {
+        let chain = self.chain(decoded_data_type, decoded_fill_value)?;
+        Ok(FillValue::new(chain.encoded_fill_value().to_le_bytes()))
+    }
+
+    fn encode<'a>(
+        &self,
+        bytes: ArrayBytes<'a>,
+        shape: &[NonZeroU64],
+        data_type: &ZarrsDataType,
+        fill_value: &FillValue,
+        _options: &CodecOptions,
+    ) -> Result<ArrayBytes<'a>, ZarrsCodecError> {
+        let chain = self.chain(data_type, fill_value)?;
+        self.run(bytes, shape, &chain, true)
+    }
+
+    fn decode<'a>(
+        &self,
+        bytes: ArrayBytes<'a>,
+        shape: &[NonZeroU64],
+        data_type: &ZarrsDataType,
+        fill_value: &FillValue,
+        _options: &CodecOptions,
+    ) -> Result<ArrayBytes<'a>, ZarrsCodecError> {
+        // `data_type`/`fill_value` are the decoded ones (zarrs passes the codec's input).
+        let chain = self.chain(data_type, fill_value)?;
+        self.run(bytes, shape, &chain, false)
+    }
+}
+
+/// Why [`open_array`] failed.
+#[derive(Debug, thiserror::Error)]
+pub enum OpenError {
+    /// The store could not be read.
+    #[error(transparent)]
+    Storage(#[from] StorageError),
+    /// zarrs rejected the array.
+    #[error(transparent)]
+    Create(#[from] ArrayCreateError),
+    /// The v2 metadata could not be read or converted.
+    #[error(transparent)]
+    Metadata(#[from] ZarrError),
+    /// Neither `zarr.json` nor `.zarray` is at the path, or one is not valid JSON.
+    #[error("{0}")]
+    NotFound(String),
+}
+
+fn key(path: &str, name: &str) -> Result<StoreKey, OpenError> {
+    let prefix = path.trim_matches('/');
+    let k = if prefix.is_empty() {
+        name.to_string()
+    } else {
+        format!("{prefix}/{name}")
+    };
+    StoreKey::new(k).map_err(|e| OpenError::NotFound(e.to_string()))
+}
+
+/// Open the array at `path` of `storage` with zquant's codecs registered: a v3 array
+/// (`zarr.json`) as zarrs opens it, a v2 array (`.zarray`) through zquant's v2 -> v3
+/// conversion (exact filter numbers, `bitround` filters, `"order": "F"` as a `transpose`
+/// codec, the `v2` chunk key encoding).
+///
+/// # Errors
+/// No array metadata at `path`, invalid metadata, a codec or data type zarrs or zquant
+/// does not have, a storage error.
+pub fn open_array<S: ?Sized + ReadableStorageTraits + 'static>(
+    storage: Arc<S>,
+    path: &str,
+) -> Result<Array<S>, OpenError> {
+    register();
+    if storage.get(&key(path, "zarr.json")?)?.is_some() {
+        return Ok(Array::open(storage, path)?);
+    }
+    let Some(zarray) = storage.get(&key(path, ".zarray")?)? else {
+        return Err(OpenError::NotFound(format!(
+            "no zarr.json or .zarray at {path:?}: not a Zarr array"
+        )));
+    };
+    let v2: Value = serde_json::from_slice(&zarray)
+        .map_err(|e| OpenError::NotFound(format!(".zarray is not JSON: {e}")))?;
+    let v3 = ArrayMetadata::from_v2_json(&v2)?.to_v3_json();
+    let meta: ArrayMetadataV3 = serde_json::from_value(v3)
+        .map_err(|e| OpenError::NotFound(format!("converted v2 metadata: {e}")))?;
+    Ok(Array::new_with_metadata(
+        storage,
+        path,
+        zarrs::array::ArrayMetadata::V3(meta),
+    )?)
+}

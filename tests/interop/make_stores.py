@@ -1,0 +1,169 @@
+"""Write the interop stores with zarr-python: one directory per case under OUT.
+
+Each case directory holds:
+  store/          the array, written by zarr-python (v3 or v2)
+  source.bin      the values written, C order, little-endian
+  expected.bin    what zarr-python reads back, C order, little-endian
+  case.json       {"name", "zarr_format", "shape", "data_type" (v3 name)}
+
+Usage: python make_stores.py OUT
+"""
+
+import json
+import shutil
+import sys
+import warnings
+from pathlib import Path
+
+import numcodecs
+import numpy as np
+import zarr
+
+warnings.filterwarnings("ignore")  # numcodecs codecs "not in the Zarr v3 specification"
+
+SHAPE = (37, 53)  # neither dimension a multiple of the chunk size: partial edge chunks
+CHUNKS = (8, 16)
+SHARDS = (16, 32)
+
+V3_NAMES = {
+    "<f8": "float64", "<f4": "float32", "<f2": "float16",
+    "<i2": "int16", "<u2": "uint16", "|u1": "uint8",
+}
+
+
+def specials(dtype):
+    """NaN, -0, +-Inf, subnormals, extremes of the type."""
+    info = np.finfo(dtype)
+    return np.array(
+        [np.nan, -0.0, 0.0, np.inf, -np.inf, info.smallest_subnormal,
+         -info.smallest_subnormal, info.tiny, info.tiny / 3, info.max, -info.max],
+        dtype=dtype,
+    )
+
+
+def data(dtype, lo, hi, with_specials=True, seed=1):
+    rng = np.random.default_rng(seed)
+    a = rng.uniform(lo, hi, size=SHAPE).astype(dtype)
+    # Round-ish values and exact ties too, so that the rounding mode matters.
+    a.flat[100:200] = np.round(a.flat[100:200] * 2) / 2
+    if with_specials:
+        s = specials(dtype)
+        a.flat[: len(s)] = s
+        # The last element sits in the bottom-right (partial) edge chunk.
+        a.flat[-1] = np.nan
+        a.flat[-2] = -0.0
+    return a
+
+
+def so_cast(offset, scale, target, nan_code, rounding="nearest-even"):
+    # Infinities into an integer type fail even with clamp (spec reading `inf-clamp`):
+    # scalar_map sends them to the ends of the range.
+    info = np.iinfo(target)
+    top = info.max - 1 if nan_code == info.max else info.max
+    bottom = info.min + 1 if nan_code == info.min else info.min
+    return [
+        {"name": "scale_offset", "configuration": {"offset": offset, "scale": scale}},
+        {"name": "cast_value", "configuration": {
+            "data_type": target, "rounding": rounding, "out_of_range": "clamp",
+            "scalar_map": {
+                "encode": [["NaN", nan_code], ["Infinity", top], ["-Infinity", bottom]],
+                "decode": [[nan_code, "NaN"]]}}},
+    ]
+
+
+ZSTD = [{"name": "zstd", "configuration": {"level": 3, "checksum": False}}]
+GZIP = [{"name": "gzip", "configuration": {"level": 5}}]
+BLOSC = [{"name": "blosc", "configuration": {
+    "cname": "lz4", "clevel": 5, "shuffle": "shuffle", "typesize": 2, "blocksize": 0}}]
+LITTLE = {"name": "bytes", "configuration": {"endian": "little"}}
+BIG = {"name": "bytes", "configuration": {"endian": "big"}}
+
+
+def v3_cases():
+    f8 = data("<f8", -20.0, 20.0)
+    f4 = data("<f4", -20.0, 20.0)
+    f4_small = data("<f4", -600.0, 600.0)  # within float16's range apart from the specials
+    u8 = so_cast(-10, 10, "uint8", 255)
+    u16 = so_cast(-20, 1000, "uint16", 65535)
+    i16 = so_cast(0, 1000, "int16", -32768)
+    yield "so_u8", f8, u8, LITTLE, [], None, "NaN"
+    yield "so_u8_zstd", f8, u8, LITTLE, ZSTD, None, "NaN"
+    yield "so_u8_blosc_sharded", f8, u8, LITTLE, BLOSC, SHARDS, "NaN"
+    yield "so_u16_big", f8, u16, BIG, [], None, "NaN"
+    yield "so_u16_big_gzip", f8, u16, BIG, GZIP, None, 1.5
+    yield "so_i16", f8, i16, LITTLE, [], None, 0.0
+    yield "so_i16_sharded_zstd", f8, i16, LITTLE, ZSTD, SHARDS, "NaN"
+    yield "so_i16_towards_zero", f8, so_cast(0, 1000, "int16", -32768, "towards-zero"), LITTLE, [], None, "NaN"
+    cast16 = [{"name": "cast_value", "configuration": {
+        "data_type": "float16", "rounding": "nearest-even", "out_of_range": "clamp"}}]
+    yield "cast_f32_f16", f4_small, cast16, LITTLE, [], None, "NaN"
+    yield "cast_f32_f16_big_zstd", f4_small, cast16, BIG, ZSTD, None, -0.0
+    br = [{"name": "numcodecs.bitround", "configuration": {"keepbits": 7}}]
+    yield "bitround_f32", f4, br, LITTLE, [], None, "NaN"
+    yield "bitround_f64_sharded", f8, [{"name": "numcodecs.bitround",
+                                        "configuration": {"keepbits": 12}}], LITTLE, ZSTD, SHARDS, 0.0
+    fso = [{"name": "numcodecs.fixedscaleoffset", "configuration": {
+        "offset": 0.1, "scale": 1000, "dtype": "<f8", "astype": "<i2"}}]
+    finite = data("<f8", -20.0, 20.0, with_specials=False)
+    finite.flat[0] = -0.0
+    finite.flat[1] = 5e-324
+    yield "fso_f8_i2", finite, fso, LITTLE, [], None, 0.0
+    yield "fso_f8_i2_blosc_big", finite, fso, BIG, BLOSC, None, 0.0
+
+
+def v2_cases():
+    finite = data("<f8", -20.0, 20.0, with_specials=False, seed=2)
+    finite.flat[0] = -0.0
+    finite.flat[1] = 5e-324
+    fso = numcodecs.FixedScaleOffset(offset=0.1, scale=1000, dtype="<f8", astype="<i2")
+    yield "v2_fso", "<f8", finite, [fso], None, "C"
+    yield "v2_fso_zstd", "<f8", finite, [fso], numcodecs.Zstd(level=3), "C"
+    yield "v2_fso_blosc_F", "<f8", finite, [fso], numcodecs.Blosc(cname="zstd", clevel=3), "F"
+    fso_be = numcodecs.FixedScaleOffset(offset=0.1, scale=1000, dtype=">f8", astype=">i2")
+    yield "v2_fso_big", ">f8", finite, [fso_be], None, "C"
+    yield "v2_bitround", "<f4", data("<f4", -20.0, 20.0, seed=3), [numcodecs.BitRound(keepbits=5)], None, "C"
+
+
+def le_bytes(a):
+    a = np.ascontiguousarray(a)
+    return a.astype(a.dtype.newbyteorder("<")).tobytes()
+
+
+def save(case_dir, name, fmt, source, arr):
+    expected = arr[...]
+    (case_dir / "source.bin").write_bytes(le_bytes(source))
+    (case_dir / "expected.bin").write_bytes(le_bytes(expected))
+    dt = V3_NAMES[source.dtype.newbyteorder("<").str]
+    (case_dir / "case.json").write_text(json.dumps(
+        {"name": name, "zarr_format": fmt, "shape": list(SHAPE), "data_type": dt}))
+
+
+def main(out):
+    out = Path(out)
+    shutil.rmtree(out, ignore_errors=True)
+    out.mkdir(parents=True)
+    for name, source, filters, serializer, compressors, shards, fill in v3_cases():
+        case_dir = out / name
+        case_dir.mkdir()
+        arr = zarr.create_array(
+            store=str(case_dir / "store"), shape=SHAPE, chunks=CHUNKS, shards=shards,
+            dtype=source.dtype, filters=filters, serializer=serializer,
+            compressors=compressors, fill_value=np.dtype(source.dtype).type(float(fill)),
+            zarr_format=3)
+        arr[...] = source
+        save(case_dir, name, 3, source, arr)
+    for name, dtype, source, filters, compressor, order in v2_cases():
+        case_dir = out / name
+        case_dir.mkdir()
+        arr = zarr.create_array(
+            store=str(case_dir / "store"), shape=SHAPE, chunks=CHUNKS, dtype=dtype,
+            filters=filters, compressors=compressor, fill_value=0.0, order=order,
+            zarr_format=2)
+        arr[...] = source.astype(dtype)
+        save(case_dir, name, 2, source, arr)
+    print(f"wrote {len(list(out.iterdir()))} stores with zarr {zarr.__version__}, "
+          f"numcodecs {numcodecs.__version__}, numpy {np.__version__}")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1])

@@ -1,0 +1,267 @@
+//! (feature `zarrs`) zquant's codecs registered with zarrs: they are the ones zarrs uses,
+//! they give what zquant's own chains give, and zarrs' chunks match `zquant::zarr`'s.
+
+use std::sync::Arc;
+
+use serde_json::{Value, json};
+use zarrs::array::{Array, ArrayBytes, ArrayMetadata as ZarrsMetadata, ArrayMetadataV3, Codec};
+use zarrs::metadata::v2::MetadataV2;
+use zarrs::metadata::v3::MetadataV3;
+use zarrs::storage::store::MemoryStore;
+use zarrs::storage::{ReadableStorageTraits, StoreKey, WritableStorageTraits};
+use zquant::zarr::{ArrayMetadata, ChunkCodec, ZQUANT_CODECS};
+use zquant::zarrs::{V2_IDS, ZquantCodec, open_array, register};
+use zquant::{DTypeId, DynArray, DynChain};
+
+fn codec_json(name: &str) -> Value {
+    match name {
+        "scale_offset" => json!({"name": name, "configuration": {"offset": 1, "scale": 10}}),
+        "cast_value" => {
+            json!({"name": name, "configuration": {"data_type": "uint8", "out_of_range": "clamp"}})
+        }
+        "bitround" | "numcodecs.bitround" => {
+            json!({"name": name, "configuration": {"keepbits": 3}})
+        }
+        _ => {
+            json!({"name": name, "configuration": {"offset": 0.1, "scale": 10, "dtype": "<f8", "astype": "<i2"}})
+        }
+    }
+}
+
+#[test]
+fn zquant_codecs_shadow_zarrs_own() {
+    register();
+    for name in ZQUANT_CODECS {
+        let meta: MetadataV3 = serde_json::from_value(codec_json(name)).unwrap();
+        let Codec::ArrayToArray(codec) = Codec::from_metadata(&meta).unwrap() else {
+            panic!("{name}: not an array->array codec");
+        };
+        assert!(
+            codec.as_any().is::<ZquantCodec>(),
+            "{name}: zarrs' own codec"
+        );
+    }
+    for (id, _) in V2_IDS {
+        let meta: MetadataV2 = serde_json::from_value(match id {
+            "bitround" => json!({"id": id, "keepbits": 3}),
+            _ => json!({"id": id, "offset": 0.1, "scale": 10, "dtype": ">f8", "astype": "<i2"}),
+        })
+        .unwrap();
+        let Codec::ArrayToArray(codec) = Codec::from_metadata(&meta).unwrap() else {
+            panic!("{id}: not an array->array codec");
+        };
+        assert!(codec.as_any().is::<ZquantCodec>(), "{id}: zarrs' own codec");
+    }
+    // Configuration errors surface when zarrs builds the codec.
+    let bad: MetadataV3 =
+        serde_json::from_value(json!({"name": "bitround", "configuration": {"keepbits": 0}}))
+            .unwrap();
+    assert!(Codec::from_metadata(&bad).is_err());
+}
+
+fn zarr_json(codecs: Value, fill: Value, shape: [u64; 2], chunks: [u64; 2]) -> Value {
+    json!({
+        "zarr_format": 3, "node_type": "array", "shape": shape, "data_type": "float64",
+        "chunk_grid": {"name": "regular", "configuration": {"chunk_shape": chunks}},
+        "chunk_key_encoding": {"name": "default"}, "fill_value": fill, "codecs": codecs,
+        "attributes": {},
+    })
+}
+
+fn values(n: usize) -> Vec<f64> {
+    let mut v: Vec<f64> = (0..n)
+        .map(|i| ((i * 37) % 101) as f64 * 0.37 - 15.0)
+        .collect();
+    v[3] = f64::NAN;
+    v[5] = -0.0;
+    v[7] = 5e-324;
+    v[n - 1] = f64::NAN;
+    v
+}
+
+fn le(v: &[f64]) -> Vec<u8> {
+    v.iter().flat_map(|x| x.to_le_bytes()).collect()
+}
+
+fn chain_codecs() -> Value {
+    json!([
+        {"name": "scale_offset", "configuration": {"offset": -20, "scale": 100}},
+        {"name": "cast_value", "configuration": {"data_type": "uint16", "rounding": "nearest-even",
+            "out_of_range": "clamp",
+            "scalar_map": {"encode": [["NaN", 65535]], "decode": [[65535, "NaN"]]}}},
+    ])
+}
+
+fn with_tail(a2a: &Value, tail: &[Value]) -> Value {
+    let mut v = a2a.as_array().unwrap().clone();
+    v.extend(tail.iter().cloned());
+    Value::Array(v)
+}
+
+fn write_read(meta: &Value, data: &[f64]) -> (Arc<MemoryStore>, Vec<u8>) {
+    register();
+    let store = Arc::new(MemoryStore::new());
+    let m: ArrayMetadataV3 = serde_json::from_value(meta.clone()).unwrap();
+    let array = Array::new_with_metadata(store.clone(), "/", ZarrsMetadata::V3(m)).unwrap();
+    array.store_metadata().unwrap();
+    array
+        .store_array_subset(&array.subset_all(), ArrayBytes::new_flen(le(data)))
+        .unwrap();
+    let back: ArrayBytes = array.retrieve_array_subset(&array.subset_all()).unwrap();
+    (store, back.into_fixed().unwrap().into_owned())
+}
+
+/// What zquant's own chain gives for the whole array (elementwise, so chunking is moot).
+fn zquant_round_trip(codecs: &Value, fill: &Value, shape: &[usize], data: &[f64]) -> Vec<u8> {
+    let (chain, _) =
+        DynChain::from_codecs(&json!("float64"), fill, codecs.as_array().unwrap()).unwrap();
+    let input = DynArray::from_le_bytes(DTypeId::Float64, shape, &le(data)).unwrap();
+    chain
+        .decode(&chain.encode(&input).unwrap())
+        .unwrap()
+        .to_le_bytes()
+}
+
+#[test]
+fn zarrs_with_compressors_and_sharding_equals_zquant() {
+    let data = values(37 * 53);
+    let sharding = json!({"name": "sharding_indexed", "configuration": {
+        "chunk_shape": [8, 16],
+        "codecs": [{"name": "bytes", "configuration": {"endian": "big"}},
+                   {"name": "zstd", "configuration": {"level": 3, "checksum": false}}],
+        "index_codecs": [{"name": "bytes", "configuration": {"endian": "little"}}, {"name": "crc32c"}],
+        "index_location": "end"}});
+    let tails = [
+        vec![json!({"name": "bytes", "configuration": {"endian": "little"}})],
+        vec![
+            json!({"name": "bytes", "configuration": {"endian": "big"}}),
+            json!({"name": "gzip", "configuration": {"level": 5}}),
+        ],
+        vec![
+            json!({"name": "bytes", "configuration": {"endian": "little"}}),
+            json!({"name": "blosc", "configuration": {"cname": "lz4", "clevel": 5,
+                 "shuffle": "shuffle", "typesize": 2, "blocksize": 0}}),
+        ],
+        vec![sharding],
+    ];
+    let chunks = [[8, 16], [8, 16], [8, 16], [16, 32]];
+    for (tail, chunk) in tails.iter().zip(chunks) {
+        let codecs = with_tail(&chain_codecs(), tail);
+        let meta = zarr_json(codecs.clone(), json!("NaN"), [37, 53], chunk);
+        let (_, back) = write_read(&meta, &data);
+        let want = zquant_round_trip(&codecs, &json!("NaN"), &[37, 53], &data);
+        assert_eq!(back, want, "{tail:?}");
+    }
+}
+
+#[test]
+fn zarrs_chunks_equal_zquant_chunk_bytes() {
+    let data = values(37 * 53);
+    for endian in ["little", "big"] {
+        let codecs = with_tail(
+            &chain_codecs(),
+            &[json!({"name": "bytes", "configuration": {"endian": endian}})],
+        );
+        let meta = zarr_json(codecs, json!(1.5), [37, 53], [8, 16]);
+        let (store, _) = write_read(&meta, &data);
+        let chunks = ChunkCodec::new(&ArrayMetadata::from_json(&meta).unwrap()).unwrap();
+        let mut compared = 0;
+        for ci in 0..5u64 {
+            for cj in 0..4u64 {
+                let (origin, shape) = chunks.region(&[ci, cj]).unwrap();
+                let region: Vec<f64> = (0..shape[0])
+                    .flat_map(|i| (0..shape[1]).map(move |j| (i, j)))
+                    .map(|(i, j)| data[(origin[0] as usize + i) * 53 + origin[1] as usize + j])
+                    .collect();
+                let region =
+                    DynArray::from_le_bytes(DTypeId::Float64, &shape, &le(&region)).unwrap();
+                let key = StoreKey::new(format!("c/{ci}/{cj}")).unwrap();
+                let stored = store.get(&key).unwrap().expect("chunk written");
+                assert_eq!(
+                    chunks.encode_chunk(&[ci, cj], &region).unwrap(),
+                    stored.to_vec(),
+                    "{endian} {ci},{cj}"
+                );
+                // Lossy: the decoded chunk is the chain's round trip of the region.
+                let chain = chunks.chain();
+                let want = chain.decode(&chain.encode(&region).unwrap()).unwrap();
+                assert!(
+                    chunks
+                        .decode_chunk(&[ci, cj], &stored)
+                        .unwrap()
+                        .same_as(&want)
+                );
+                compared += 1;
+            }
+        }
+        assert_eq!(compared, 20);
+    }
+}
+
+#[test]
+fn metadata_written_by_zarrs_keeps_the_configuration() {
+    let codecs = with_tail(
+        &chain_codecs(),
+        &[json!({"name": "bytes", "configuration": {"endian": "little"}})],
+    );
+    let meta = zarr_json(codecs.clone(), json!("NaN"), [4, 4], [2, 2]);
+    let (store, _) = write_read(&meta, &values(16));
+    let written: Value = serde_json::from_slice(
+        &store
+            .get(&StoreKey::new("zarr.json").unwrap())
+            .unwrap()
+            .unwrap(),
+    )
+    .unwrap();
+    assert_eq!(written["codecs"][0], codecs[0]);
+    assert_eq!(written["codecs"][1], codecs[1]);
+}
+
+#[test]
+fn v2_arrays_open_with_exact_filters() {
+    register();
+    let store = Arc::new(MemoryStore::new());
+    // A v2 array with a bitround filter (zarrs alone has none without its `bitround`
+    // feature) and a fixedscaleoffset whose offset is not an f32.
+    let zarray = json!({
+        "zarr_format": 2, "shape": [3, 4], "chunks": [2, 4], "dtype": "<f8", "order": "F",
+        "compressor": null, "fill_value": null, "dimension_separator": ".",
+        "filters": [{"id": "fixedscaleoffset", "offset": 0.123456789012, "scale": 1000,
+                     "dtype": "<f8", "astype": "<i4"},
+                    {"id": "bitround", "keepbits": 20}],
+    });
+    store
+        .set(
+            &StoreKey::new(".zarray").unwrap(),
+            serde_json::to_vec(&zarray).unwrap().into(),
+        )
+        .unwrap();
+    let data: Vec<f64> = (0..12).map(|i| i as f64 * 1.25 + 0.123456789012).collect();
+    // Chunks written by zquant::zarr (F order, as numcodecs would).
+    let meta = ArrayMetadata::from_json(&zarray).unwrap();
+    let chunks = ChunkCodec::new(&meta).unwrap();
+    for ci in 0..2u64 {
+        let (origin, shape) = chunks.region(&[ci, 0]).unwrap();
+        let start = origin[0] as usize * 4;
+        let region = DynArray::from_le_bytes(
+            DTypeId::Float64,
+            &shape,
+            &le(&data[start..start + shape[0] * 4]),
+        )
+        .unwrap();
+        let bytes = chunks.encode_chunk(&[ci, 0], &region).unwrap();
+        store
+            .set(&StoreKey::new(format!("{ci}.0")).unwrap(), bytes.into())
+            .unwrap();
+    }
+    let array = open_array(store, "/").unwrap();
+    let back: ArrayBytes = array.retrieve_array_subset(&array.subset_all()).unwrap();
+    let back = back.into_fixed().unwrap();
+    let want = zquant_round_trip(&json!(meta.codecs.to_codecs()), &json!(0.0), &[3, 4], &data);
+    assert_eq!(back.as_ref(), want.as_slice());
+    // offset 0.123456789012 as an f64 (not as f32): element 0 decodes to it exactly.
+    assert_eq!(
+        f64::from_le_bytes(back[..8].try_into().unwrap()),
+        0.123456789012
+    );
+}
