@@ -206,7 +206,7 @@ impl Nat {
 
 /// Whether this build's `serde_json` keeps a number's decimal text (its `arbitrary_precision`
 /// feature, which zquant does not enable but another crate in the build may).
-fn numbers_keep_text() -> bool {
+pub(crate) fn numbers_keep_text() -> bool {
     static KEEPS: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
     *KEEPS.get_or_init(|| {
         const PROBE: &str = "0.30000000000000000001";

@@ -92,7 +92,11 @@ pub fn int_from_json(dtype: &'static str, l: &IntLayout, v: &Value) -> Result<u6
     let Value::Number(n) = v else {
         return Err(invalid(dtype, EXPECTED, v));
     };
-    let text = n.to_string();
+    let mut text = n.to_string();
+    // serde_json holds the literal `-0` as the double -0.0 unless it keeps number text.
+    if text == "-0.0" && !super::decimal::numbers_keep_text() {
+        text = "0".into();
+    }
     if text.contains(['.', 'e', 'E']) {
         return Err(invalid(dtype, EXPECTED, v));
     }

@@ -557,6 +557,10 @@ fn grid_test<T: Real>(fmt: Fmt, sample: Option<usize>, seed: u64) {
 }
 
 #[test]
+#[cfg_attr(
+    not(feature = "exact-json"),
+    ignore = "needs numbers' decimal text: --features exact-json (.ci/run runs it)"
+)]
 fn numbers_round_once_small_floats() {
     grid_test::<Float4E2M1Fn>(formula::FLOAT4_E2M1FN, None, 1);
     grid_test::<Float6E2M3Fn>(formula::FLOAT6_E2M3FN, None, 2);
@@ -571,6 +575,10 @@ fn numbers_round_once_small_floats() {
 }
 
 #[test]
+#[cfg_attr(
+    not(feature = "exact-json"),
+    ignore = "needs numbers' decimal text: --features exact-json (.ci/run runs it)"
+)]
 fn numbers_round_once_float16_bfloat16() {
     grid_test::<f16>(formula::FLOAT16, Some(3000), 11);
     grid_test::<bf16>(formula::BFLOAT16, Some(2000), 12);
@@ -580,6 +588,10 @@ fn numbers_round_once_float16_bfloat16() {
 /// decimal just off a midpoint of the target whose nearest `f64` *is* that midpoint, so
 /// that parsing to `f64` first and rounding again gives the other neighbour.
 #[test]
+#[cfg_attr(
+    not(feature = "exact-json"),
+    ignore = "needs numbers' decimal text: --features exact-json (.ci/run runs it)"
+)]
 fn numbers_are_not_rounded_through_f64() {
     // float16: (midpoint as sig × 2^exp, nudge up?, correct code).
     let cases16: [(u64, i32, bool, u16); 4] = [
@@ -647,6 +659,10 @@ fn numbers_are_not_rounded_through_f64() {
 
 /// `float32` and `float64` numbers against Rust's correctly rounded `str::parse`.
 #[test]
+#[cfg_attr(
+    not(feature = "exact-json"),
+    ignore = "needs numbers' decimal text: --features exact-json (.ci/run runs it)"
+)]
 fn numbers_round_once_float32_float64() {
     let mut rng = Rng(99);
     let mut texts: Vec<String> = vec![];
@@ -1241,6 +1257,10 @@ fn roundtrip_datetime() {
 // Rejections.
 
 #[test]
+#[cfg_attr(
+    not(feature = "exact-json"),
+    ignore = "needs numbers' decimal text: --features exact-json (.ci/run runs it)"
+)]
 fn rejections_named_in_the_spec_readings() {
     // No NaN, no Inf in the fn types.
     assert_not_representable::<Float4E2M1Fn>(&json("\"NaN\""));
@@ -1369,6 +1389,10 @@ fn errors_display() {
 /// text (it took 134 s when every digit went into a big integer), and still rounded once:
 /// only the first digits and whether any later digit is non-zero decide the rounding.
 #[test]
+#[cfg_attr(
+    not(feature = "exact-json"),
+    ignore = "needs numbers' decimal text: --features exact-json (.ci/run runs it)"
+)]
 fn million_digit_numbers_round_once_in_linear_time() {
     let zeros = "0".repeat(1_000_000);
     // 1 + 2^-53, the tie between 1 and 1 + 2^-52, written exactly.

@@ -1202,3 +1202,31 @@ fn element_errors_name_codec_rule_index_value() {
     };
     assert_eq!(t, e);
 }
+
+/// zquant leaves serde_json's number model alone (no `arbitrary_precision` unless the build
+/// asks for it): a downstream crate's JSON numbers behave as serde_json's defaults say.
+#[cfg(not(feature = "exact-json"))]
+#[test]
+fn serde_json_numbers_keep_their_default_model() {
+    let v: Value = serde_json::from_str("0.30000000000000000001").unwrap();
+    assert!(v.is_f64());
+    assert_eq!(v.to_string(), "0.3");
+    // Without the decimal text, a number is its double: a text just above a float16 tie
+    // is the tie in f64, which rounds to even.
+    let x =
+        half::f16::fill_value_from_json(&serde_json::from_str("1.00048828125000000001").unwrap());
+    assert_eq!(x, Ok(half::f16::ONE));
+    // A 17-digit double reads exactly (serde_json's `float_roundtrip`).
+    let t = f64::fill_value_from_json(&serde_json::from_str("5.9604644775390625e-08").unwrap());
+    assert_eq!(t, Ok(2f64.powi(-24)));
+}
+
+/// With `exact-json` (serde_json's `arbitrary_precision`), numbers are rounded once from
+/// their decimal text.
+#[cfg(feature = "exact-json")]
+#[test]
+fn exact_json_rounds_once_from_the_decimal_text() {
+    let x =
+        half::f16::fill_value_from_json(&serde_json::from_str("1.00048828125000000001").unwrap());
+    assert_eq!(x, Ok(half::f16::from_f32(1.0009765625)));
+}
