@@ -16,6 +16,9 @@
 //! element. The typed functions ([`cast`], [`cast_slice`]) are thin views onto it.
 
 mod fast;
+pub(crate) use fast::FAST_BLOCK;
+#[doc(hidden)]
+pub use fast::Affine;
 pub mod map;
 mod narrow;
 pub mod table;
@@ -198,6 +201,35 @@ impl Caster {
             (S::U64(s), D::U16(d)) => self.run_words(s, d),
             (S::U64(s), D::U32(d)) => self.run_words(s, d),
             (S::U64(s), D::U64(d)) => self.run_words(s, d),
+        }
+    }
+
+    /// `scale_offset`'s encode `(x - offset) * scale` on `f32`/`f64` words, then this
+    /// cast, fused into one loop where a kernel exists (a cast to an integer of at most 32
+    /// bits without a scalar map). Returns how many elements were done: all, those before
+    /// the first block the kernel declines (a NaN, an element out of range, ...: the caller
+    /// runs the two stages on it), or 0 when no kernel applies.
+    pub(crate) fn run_affine(&self, a: fast::Affine, src: Words<'_>, dst: WordsMut<'_>) -> usize {
+        use {Words as S, WordsMut as D};
+        let fast::Fast::FloatToInt(l) = self.fast else {
+            return 0;
+        };
+        if !self.map.is_empty()
+            || self.table.is_some()
+            || src.bits() != self.src_word
+            || dst.bits() != self.dst_word
+        {
+            return 0;
+        }
+        let (o, k) = (self.opts, a);
+        match (src, dst) {
+            (S::U64(s), D::U8(d)) => fast::Src::affine_to_int(s, d, o, l, k),
+            (S::U64(s), D::U16(d)) => fast::Src::affine_to_int(s, d, o, l, k),
+            (S::U64(s), D::U32(d)) => fast::Src::affine_to_int(s, d, o, l, k),
+            (S::U32(s), D::U8(d)) => fast::Src::affine_to_int(s, d, o, l, k),
+            (S::U32(s), D::U16(d)) => fast::Src::affine_to_int(s, d, o, l, k),
+            (S::U32(s), D::U32(d)) => fast::Src::affine_to_int(s, d, o, l, k),
+            _ => 0,
         }
     }
 

@@ -325,6 +325,14 @@ impl CastCore {
         self.encode.run(src, dst).map_err(slice_failure)
     }
 
+    /// The caster of `dir`, for a chain's fused loop.
+    pub(crate) fn fusion(&self, dir: Direction) -> super::Fusion<'_> {
+        super::Fusion::Cast(match dir {
+            Direction::Encode => &self.encode,
+            Direction::Decode => &self.decode,
+        })
+    }
+
     /// Decode `src` into `dst`.
     ///
     /// # Errors
@@ -471,6 +479,10 @@ impl<S: Real, D: Real> ArrayCodec for CastValue<S, D> {
         self.core
             .decode(words_of(src), words_of_mut(dst))
             .map_err(|f| element_error(NAME, Direction::Decode, src, f))
+    }
+
+    fn fusion(&self, dir: Direction) -> super::Fusion<'_> {
+        self.core.fusion(dir)
     }
 
     fn encode_fill_value(&self, fill: S) -> Result<D, MetadataError> {
@@ -640,5 +652,8 @@ impl DynStage for CastValueStage {
         });
         let opts = CastOptions::new(self.config.rounding, self.config.out_of_range);
         metadata(o.name(), opts, self.config.rounding_explicit, sm)
+    }
+    fn fusion(&self, dir: Direction) -> super::Fusion<'_> {
+        self.core.fusion(dir)
     }
 }

@@ -143,6 +143,11 @@ pub(crate) trait Src: Word {
     fn float_to_int<DW: Dst>(_: &[Self], _: &mut [DW], _: CastOptions, _: IntLayout) -> usize {
         0
     }
+    /// `scale_offset`'s encode `(x - offset) * scale` in `f32`/`f64`, fused with a cast to
+    /// an integer format of at most 32 bits.
+    fn affine_to_int<DW: Dst>(_: &[Self], _: &mut [DW], _: CastOptions, _: IntLayout, _: Affine) -> usize {
+        0
+    }
     /// `f64 -> f32`, nearest-even.
     fn f64_to_f32<DW: Dst>(_: &[Self], _: &mut [DW], _clamp: bool) -> usize {
         0
@@ -200,6 +205,15 @@ macro_rules! float_src {
         impl Src for $t {
             fn float_to_int<DW: Dst>(src: &[Self], dst: &mut [DW], opts: CastOptions, l: IntLayout) -> usize {
                 float_to_int(src, dst, opts, l)
+            }
+            fn affine_to_int<DW: Dst>(
+                src: &[Self],
+                dst: &mut [DW],
+                opts: CastOptions,
+                l: IntLayout,
+                a: Affine,
+            ) -> usize {
+                affine_to_int(src, dst, opts, l, a)
             }
             fn narrow<DW: Dst>(
                 src: &[Self],
@@ -389,6 +403,15 @@ fn float_to_int_in<SW: Word, DW: Word, const MODE: u8>(
     oor: OutOfRange,
     l: IntLayout,
 ) -> bool {
+    if DW::BITS <= 32 && l.bits <= 32 {
+        // Targets of at most 32 bits: every value the block keeps (in range, clamped into
+        // it, or wrapped from |r| < 2^51) is an integral f64 below 2^51 in magnitude, whose
+        // two's complement low bits are those of `r + 1.5 * 2^52` (exact: the sum keeps
+        // every integer bit of `r` in the significand). That is one `vaddpd` instead of a
+        // saturating conversion (`vcvttpd2dq` and its fix-ups), and the truncation to the
+        // target word is then on integers.
+        return by_oor_f2i::<SW, DW, MODE>(src, dst, oor, l, as_f64::<SW>);
+    }
     // Bounds as f64: exact for every width (2^63 and 2^64 are powers of two; `max + 1` is
     // used as an exclusive bound so that no rounding of `max` itself is involved).
     let lo = l.min() as f64;
@@ -431,8 +454,7 @@ fn float_to_int_in<SW: Word, DW: Word, const MODE: u8>(
             }
         };
     }
-    // Targets stored in 8 or 16 bits always fit i32 (the 64-bit loop is not compiled).
-    if DW::BITS <= 16 || fits_i32 {
+    if fits_i32 {
         each!(|v| v as i32 as i64 as u64);
     } else {
         // For unsigned 64-bit targets values >= 2^63 go through u64.
@@ -441,6 +463,119 @@ fn float_to_int_in<SW: Word, DW: Word, const MODE: u8>(
         } else {
             v as i64 as u64
         });
+    }
+    !bad
+}
+
+/// `scale_offset`'s encode on `f32`/`f64`: `(x - offset) * scale`, each operation rounded
+/// in the source type (the hardware's own arithmetic), `offset` and `scale` as codes.
+#[doc(hidden)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Affine {
+    pub(crate) offset: u64,
+    pub(crate) scale: u64,
+}
+
+/// [`Affine`] then a cast to an integer of at most 32 bits, in one loop: the value is
+/// computed in registers and rounded once, as the two stages do one after the other (the
+/// affine step cannot fail on `f32`/`f64`; a NaN it produces is declined by the cast like
+/// any NaN, and the caller redoes that block stage by stage). Returns the elements done.
+#[inline(always)]
+fn affine_to_int<SW: Word, DW: Word>(
+    src: &[SW],
+    dst: &mut [DW],
+    opts: CastOptions,
+    l: IntLayout,
+    a: Affine,
+) -> usize {
+    if DW::BITS > 32 || l.bits > 32 {
+        return 0;
+    }
+    let oor = opts.out_of_range;
+    macro_rules! by_mode {
+        ($($mode:ident => $m:ident),*) => {
+            match opts.rounding {
+                $(Rounding::$mode => crate::arch::vectorized(
+                    #[inline(always)]
+                    move || by_blocks(src, dst, #[inline(always)] |s, d| {
+                        if SW::BITS == 64 {
+                            let (o, k) = (f64::from_bits(a.offset), f64::from_bits(a.scale));
+                            by_oor_f2i::<SW, DW, $m>(s, d, oor, l, #[inline(always)] move |w: SW| {
+                                (f64::from_bits(w.to_u64()) - o) * k
+                            })
+                        } else {
+                            let (o, k) = (f32::from_bits(a.offset as u32), f32::from_bits(a.scale as u32));
+                            by_oor_f2i::<SW, DW, $m>(s, d, oor, l, #[inline(always)] move |w: SW| {
+                                f64::from((f32::from_bits(w.to_u64() as u32) - o) * k)
+                            })
+                        }
+                    }),
+                ),)*
+            }
+        };
+    }
+    by_mode!(
+        NearestEven => NEAREST_EVEN,
+        TowardsZero => TOWARDS_ZERO,
+        TowardsPositive => TOWARDS_POSITIVE,
+        TowardsNegative => TOWARDS_NEGATIVE,
+        NearestAway => NEAREST_AWAY
+    )
+}
+
+/// `1.5 * 2^52`: for an integral `r` with `|r| < 2^51`, the low 32 bits of
+/// `(r + MAGIC).to_bits()` are `r as i32`'s (two's complement).
+const MAGIC: f64 = 6_755_399_441_055_744.0;
+/// 2^51, exactly: the wrap limit of the `MAGIC` conversion.
+const TWO_51: f64 = (1u64 << 51) as f64;
+
+/// [`f2i_narrow`] with the out-of-range rule made a constant.
+#[inline(always)]
+fn by_oor_f2i<SW: Word, DW: Word, const MODE: u8>(
+    src: &[SW],
+    dst: &mut [DW],
+    oor: OutOfRange,
+    l: IntLayout,
+    value: impl Fn(SW) -> f64 + Copy,
+) -> bool {
+    let (lo, max, mask) = (l.min() as f64, l.max() as f64, l.mask());
+    match oor {
+        OutOfRange::Clamp => f2i_narrow::<SW, DW, MODE, OOR_CLAMP>(src, dst, lo, max, mask, value),
+        OutOfRange::Wrap => f2i_narrow::<SW, DW, MODE, OOR_WRAP>(src, dst, lo, max, mask, value),
+        OutOfRange::Error => f2i_narrow::<SW, DW, MODE, OOR_ERROR>(src, dst, lo, max, mask, value),
+    }
+}
+
+/// [`float_to_int_in`] for targets of at most 32 bits, with the out-of-range rule `OOR`
+/// constant (a clamp, a check, or neither is then all the loop holds). `value` gives the
+/// number to round from a source word: the float itself, or `scale_offset`'s
+/// `(x - offset) * scale` computed in the source type when the two stages are fused.
+#[inline(always)]
+fn f2i_narrow<SW: Word, DW: Word, const MODE: u8, const OOR: u8>(
+    src: &[SW],
+    dst: &mut [DW],
+    lo: f64,
+    max: f64,
+    mask: u64,
+    value: impl Fn(SW) -> f64,
+) -> bool {
+    let mask = mask as u32;
+    let mut bad = false;
+    for (s, d) in src.iter().zip(dst.iter_mut()) {
+        let r = round_integral::<MODE>(value(*s));
+        let (v, ok) = if OOR == OOR_CLAMP {
+            // `vmaxpd`/`vminpd` (a NaN gives `lo` or `max`: its block is redone, since
+            // ±Inf and NaN are never clamped, catalogue `inf-clamp`).
+            let v = if r > lo { r } else { lo };
+            let v = if v < max { v } else { max };
+            (v, (r - r) == 0.0)
+        } else if OOR == OOR_WRAP {
+            (r, r.abs() < TWO_51)
+        } else {
+            (r, (r >= lo) & (r <= max))
+        };
+        *d = DW::from_u64(u64::from((v + MAGIC).to_bits() as u32 & mask));
+        bad |= !ok;
     }
     !bad
 }

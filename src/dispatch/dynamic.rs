@@ -11,7 +11,8 @@ use ndarray::{ArrayD, IxDyn};
 use serde_json::Value;
 
 use crate::codec::cast_value::CastValueConfig;
-use crate::codec::chain::{BLOCK, fused};
+use crate::codec::Fusion;
+use crate::codec::chain::{BLOCK, FUSED, fused, has_pair_kernel, pair_kernel};
 use crate::codec::{Direction, DynStage, bitround, cast_value, fixed_scale_offset, scale_offset};
 use crate::dispatch::{self, match_all_arms};
 use crate::dtype::id::{Scalar, element_of, scalar};
@@ -415,7 +416,16 @@ fn run_fused(
     };
     let slot = |bits: u32| bits.trailing_zeros().saturating_sub(3).min(3) as usize;
     let mut sets: [[Option<WordBuf>; 4]; 2] = Default::default();
+    // The first two stages' fused kernel, when the chain is just them.
+    let fusion = |i: usize| stages.get(i).map_or(Fusion::None, |&(s, d)| s.fusion(d));
+    let (f0, f1) = (fusion(0), fusion(1));
+    let pair = stages.len() == 2 && has_pair_kernel(f0, f1);
     let step = |i: usize, start: usize, len: usize| {
+        if i == FUSED {
+            let input = src.sub(start * k0, (start + len) * k0);
+            let out = out_words.sub(start * kl, (start + len) * kl);
+            return Ok(pair_kernel(f0, f1, input, out));
+        }
         let (stage, dir) = stages[i];
         let (even, odd) = sets.split_at_mut(1);
         let (mine, other) = if i % 2 == 0 {
@@ -437,15 +447,16 @@ fn run_fused(
                 dir,
                 input,
                 out_words.sub(start * kl, (start + len) * kl),
-            );
+            )
+            .map(|()| 0);
         }
         let buf = mine[slot(width(i))].get_or_insert_with(|| WordBuf::zeroed(width(i), block * 2));
-        run(stage, dir, input, buf.as_words_mut().sub(0, len * ks[i]))
+        run(stage, dir, input, buf.as_words_mut().sub(0, len * ks[i])).map(|()| 0)
     };
     let index = |e: &CodecError| match e {
         CodecError::Element(el) => Some(el.index),
         _ => None,
     };
-    fused(n, stages.len(), step, index, shift_index)?;
+    fused(n, stages.len(), pair, step, index, shift_index)?;
     Ok(out)
 }
