@@ -237,13 +237,13 @@ def combine(args):
     for c in pdoc["cases"]:
         peers.setdefault(c["name"], {})[c["peer"]] = c
     cols = ["cast-value-rs", "numcodecs", "numpy-astype"]
-    header = ["case", "zquant GB/s", "zquant x memcpy"]
+    header = ["case", "zquant GB/s", "zquant x memcpy", "zquant roofline"]
     for p in cols:
         header += [f"{p} GB/s", f"zquant / {p}"]
     header += ["Rust memcpy GB/s", "numpy memcpy GB/s"]
     rows = []
     for name, z in zq.items():
-        row = [name, f"{z['gbps']:.2f}", f"{z['ratio_to_memcpy']:.2f}"]
+        row = [name, f"{z['gbps']:.2f}", f"{z['ratio_to_memcpy']:.2f}", f"{_roofline(z):.2f}"]
         np_mem = None
         for p in cols:
             c = peers.get(name, {}).get(p)
@@ -269,7 +269,26 @@ def combine(args):
             "target: fused scale_offset->cast_value f64->u8 encode (typed) vs cast-value-rs "
             f"f64->u8 nearest-even clamp cast: {r:.2f}x (>= 1.2x: {verdict})"
         )
+    held = [z for z in zq.values() if "allocates" not in z.get("note", "")]
+    low = [z["name"] for z in held if _roofline(z) < 0.8]
+    print(f"target: every non-allocating case >= 0.8 of the roofline: {len(held) - len(low)}/{len(held)}"
+          + (f" (below: {', '.join(low)})" if low else ""))
+    for p in ["cast-value-rs", "numcodecs"]:
+        pairs = [(n, peers[n][p]["median_s"] / z["median_s"]) for n, z in zq.items() if p in peers.get(n, {})]
+        behind = [f"{n} {r:.2f}x" for n, r in pairs if r < 1.0]
+        print(f"target: zquant >= 1.0x {p}: {len(pairs) - len(behind)}/{len(pairs)}"
+              + (f" (behind: {'; '.join(behind)})" if behind else ""))
+    print(f"cases: {len(zq)}")
     print("peer versions:", json.dumps(pdoc.get("versions", {})))
+
+
+def _roofline(z):
+    """Bytes read + written per second over the memcpy baseline's (which reads and writes
+    max(in, out) bytes) in the same run; older JSON without the key is recomputed."""
+    if "roofline" in z:
+        return z["roofline"]
+    moved = z["in_bytes"] + z["out_bytes"]
+    return z["ratio_to_memcpy"] * moved / (2 * max(z["in_bytes"], z["out_bytes"]))
 
 
 def spread(args):

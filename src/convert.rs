@@ -16,9 +16,9 @@
 //! element. The typed functions ([`cast`], [`cast_slice`]) are thin views onto it.
 
 mod fast;
-pub(crate) use fast::FAST_BLOCK;
 #[doc(hidden)]
 pub use fast::Affine;
+pub(crate) use fast::FAST_BLOCK;
 pub mod map;
 mod narrow;
 pub mod table;
@@ -275,8 +275,16 @@ impl Caster {
                 }
             }
         }
+        let nan_kernel = match (self.map.only_nan(), self.fast) {
+            (Some(code), fast::Fast::FloatToInt(l)) if l.bits <= 32 && DW::BITS <= 32 => {
+                Some((l, code))
+            }
+            _ => None,
+        };
         if self.map.is_empty() {
             self.blocks(src, dst, 0)
+        } else if let Some((l, code)) = nan_kernel {
+            self.nan_mapped(src, dst, l, code)
         } else {
             self.mapped(src, dst)
         }
@@ -307,6 +315,35 @@ impl Caster {
                     f.index += base + start;
                     f
                 })?;
+                start = end;
+            }
+        }
+        Ok(())
+    }
+
+    /// `float -> integer` under a map whose only key is NaN: the kernel maps NaNs itself,
+    /// in one pass; a block it declines (out of range, ±Inf, or a target it has no such
+    /// kernel for) goes by the element-wise mapped path, which finds the first failure.
+    fn nan_mapped<SW: fast::Src, DW: fast::Dst>(
+        &self,
+        src: &[SW],
+        dst: &mut [DW],
+        l: crate::dtype::IntLayout,
+        code: u64,
+    ) -> Result<(), ElementFailure> {
+        let n = src.len().min(dst.len());
+        let mut start = 0;
+        while start < n {
+            start += SW::float_to_int_nan(&src[start..n], &mut dst[start..n], self.opts, l, code);
+            if start < n {
+                let end = (start + fast::FAST_BLOCK).min(n);
+                let (s, d) = (&src[start..end], &mut dst[start..end]);
+                reference_words(s, d, self.src, self.dst, self.opts, Some(&self.map)).map_err(
+                    |mut f| {
+                        f.index += start;
+                        f
+                    },
+                )?;
                 start = end;
             }
         }

@@ -89,7 +89,12 @@ pub(crate) fn has_pair_kernel(a: Fusion<'_>, b: Fusion<'_>) -> bool {
 
 /// The fused kernel of two neighbouring stages over `src` into `dst`: how many elements it
 /// did (all, those before the first kernel block it declined, or none when there is none).
-pub(crate) fn pair_kernel(a: Fusion<'_>, b: Fusion<'_>, src: Words<'_>, dst: WordsMut<'_>) -> usize {
+pub(crate) fn pair_kernel(
+    a: Fusion<'_>,
+    b: Fusion<'_>,
+    src: Words<'_>,
+    dst: WordsMut<'_>,
+) -> usize {
     match (a, b) {
         (Fusion::Affine(a), Fusion::Cast(c)) => c.run_affine(a, src, dst),
         _ => 0,
@@ -148,7 +153,12 @@ impl<A: ArrayCodec, B: ArrayCodec<In = A::Out>> ArrayCodec for Chain<A, B> {
         let step = |i: usize, start: usize, len: usize| {
             let (s, d) = (start..start + len, &mut buf[..len]);
             if i == FUSED {
-                Ok(pair_kernel(fa, fb, words_of(&src[s.clone()]), words_of_mut(&mut dst[s])))
+                Ok(pair_kernel(
+                    fa,
+                    fb,
+                    words_of(&src[s.clone()]),
+                    words_of_mut(&mut dst[s]),
+                ))
             } else if i == 0 {
                 self.first.encode_slice(&src[s], d).map(|()| 0)
             } else {

@@ -44,6 +44,9 @@ pub(crate) enum Fast {
     IntToInt(IntLayout, IntLayout),
     /// Integer to `f32`/`f64` (by target word width), nearest-even.
     IntToFloat(IntLayout),
+    /// A 16-bit IEEE-like float (float16, bfloat16) to `f32`/`f64` (by target word width):
+    /// exact, so every rounding mode and range rule gives the same.
+    Widen(FloatLayout),
 }
 
 /// The fast path for `src -> dst` under `opts`, where the formats are stored in words of
@@ -57,6 +60,12 @@ pub(crate) fn select(
 ) -> Fast {
     let nearest = opts.rounding == Rounding::NearestEven;
     match (src, dst) {
+        (Format::Float(sl), Format::Float(_)) if src_word == 16 && widens(sl) => {
+            match dst.hardware_float() {
+                Some(d_f64) if dst_word == if d_f64 { 64 } else { 32 } => Fast::Widen(sl),
+                _ => Fast::None,
+            }
+        }
         (Format::Float(_), _) => {
             let Some(s_f64) = src.hardware_float() else {
                 return Fast::None;
@@ -109,6 +118,24 @@ pub(crate) fn select(
     }
 }
 
+/// Whether [`widen`] is exact for sources of layout `l`: IEEE-like (signed, subnormals,
+/// ±Inf, IEEE NaNs), every value of it an `f32` (its exponent range and precision within
+/// `f32`'s, subnormals included), and not `f32`/`f64` themselves.
+fn widens(l: FloatLayout) -> bool {
+    let max_exp = (1i32 << l.exponent_bits) - 2 - l.bias;
+    let min_exp = 1 - l.bias - l.mantissa_bits as i32;
+    l.signed
+        && l.subnormals
+        && l.inf
+        && l.nan == crate::dtype::NanEncoding::Ieee
+        && l.exponent_bits <= 8
+        && l.mantissa_bits <= 23
+        && l.bits() <= 16
+        && l.bias <= 127
+        && max_exp <= 127
+        && min_exp >= -149
+}
+
 /// Elements per block of the fast paths: a block with a rare element is redone by the
 /// reference path, so the slow path costs at most this many elements per rare one.
 pub(crate) const FAST_BLOCK: usize = 1024;
@@ -131,6 +158,7 @@ pub(crate) fn run<SW: Src, DW: Dst>(
         Fast::Narrow(l) => SW::narrow(src, dst, opts.rounding, opts.out_of_range, l),
         Fast::IntToInt(sl, dl) => int_to_int(src, dst, opts, sl, dl),
         Fast::IntToFloat(sl) => DW::from_int(src, dst, sl),
+        Fast::Widen(sl) => SW::widen(src, dst, sl),
     }
 }
 
@@ -145,11 +173,32 @@ pub(crate) trait Src: Word {
     }
     /// `scale_offset`'s encode `(x - offset) * scale` in `f32`/`f64`, fused with a cast to
     /// an integer format of at most 32 bits.
-    fn affine_to_int<DW: Dst>(_: &[Self], _: &mut [DW], _: CastOptions, _: IntLayout, _: Affine) -> usize {
+    fn affine_to_int<DW: Dst>(
+        _: &[Self],
+        _: &mut [DW],
+        _: CastOptions,
+        _: IntLayout,
+        _: Affine,
+    ) -> usize {
+        0
+    }
+    /// `f32`/`f64` to an integer format of at most 32 bits under a `scalar_map` whose only
+    /// key is NaN, mapped to `nan_code`.
+    fn float_to_int_nan<DW: Dst>(
+        _: &[Self],
+        _: &mut [DW],
+        _: CastOptions,
+        _: IntLayout,
+        _nan_code: u64,
+    ) -> usize {
         0
     }
     /// `f64 -> f32`, nearest-even.
     fn f64_to_f32<DW: Dst>(_: &[Self], _: &mut [DW], _clamp: bool) -> usize {
+        0
+    }
+    /// A 16-bit float to `f32`/`f64`.
+    fn widen<DW: Dst>(_: &[Self], _: &mut [DW], _: FloatLayout) -> usize {
         0
     }
     /// `f32`/`f64` to a narrower float format.
@@ -197,7 +246,53 @@ pub(crate) trait Dst: Word {
 }
 
 impl Src for u8 {}
-impl Src for u16 {}
+impl Src for u16 {
+    fn widen<DW: Dst>(src: &[Self], dst: &mut [DW], l: FloatLayout) -> usize {
+        if DW::BITS < 32 {
+            return 0;
+        }
+        crate::arch::vectorized(
+            #[inline(always)]
+            move || {
+                by_blocks(
+                    src,
+                    dst,
+                    #[inline(always)]
+                    |s, d| widen(s, d, l),
+                )
+            },
+        )
+    }
+}
+
+/// A 16-bit IEEE-like float (see [`widens`]) to `f32`/`f64` words, exactly: the magnitude
+/// bits moved to `f32`'s places are the value times `2^(B - 127)` (subnormals included,
+/// which land on `f32` subnormals), so one multiplication by `2^(127 - B)` gives the value;
+/// ±Inf are set apart, and a NaN is declined (the reference path canonicalizes it). In
+/// 32-bit lanes, 8 elements per AVX2 vector, instead of a 65536-entry table.
+#[inline(always)]
+fn widen<SW: Word, DW: Word>(src: &[SW], dst: &mut [DW], l: FloatLayout) -> bool {
+    let width = l.exponent_bits + l.mantissa_bits;
+    let shift = 23 - l.mantissa_bits;
+    let mag_mask = l.magnitude_mask() as u32;
+    let exp_all = (((1u32 << l.exponent_bits) - 1) << l.mantissa_bits) & mag_mask;
+    let scale = f32::from_bits(((254 - l.bias) as u32) << 23);
+    let mut bad = false;
+    for (s, d) in src.iter().zip(dst.iter_mut()) {
+        let h = s.to_u64() as u32;
+        let mag = h & mag_mask;
+        let v = (f32::from_bits(mag << shift) * scale).to_bits();
+        let v = if mag >= exp_all { 0x7f80_0000 } else { v };
+        let v = v | (((h >> width) & 1) << 31);
+        *d = DW::from_u64(if DW::BITS == 64 {
+            f64::from(f32::from_bits(v)).to_bits()
+        } else {
+            u64::from(v)
+        });
+        bad |= mag > exp_all;
+    }
+    !bad
+}
 
 /// The source methods of `f32`/`f64` words (and `int32`/`uint32`/`int64`).
 macro_rules! float_src {
@@ -205,6 +300,15 @@ macro_rules! float_src {
         impl Src for $t {
             fn float_to_int<DW: Dst>(src: &[Self], dst: &mut [DW], opts: CastOptions, l: IntLayout) -> usize {
                 float_to_int(src, dst, opts, l)
+            }
+            fn float_to_int_nan<DW: Dst>(
+                src: &[Self],
+                dst: &mut [DW],
+                opts: CastOptions,
+                l: IntLayout,
+                nan_code: u64,
+            ) -> usize {
+                float_to_int_nan(src, dst, opts, l, nan_code)
             }
             fn affine_to_int<DW: Dst>(
                 src: &[Self],
@@ -410,7 +514,7 @@ fn float_to_int_in<SW: Word, DW: Word, const MODE: u8>(
         // every integer bit of `r` in the significand). That is one `vaddpd` instead of a
         // saturating conversion (`vcvttpd2dq` and its fix-ups), and the truncation to the
         // target word is then on integers.
-        return by_oor_f2i::<SW, DW, MODE>(src, dst, oor, l, as_f64::<SW>);
+        return by_oor_f2i::<SW, DW, MODE, false>(src, dst, oor, l, as_f64::<SW>, 0);
     }
     // Bounds as f64: exact for every width (2^63 and 2^64 are powers of two; `max + 1` is
     // used as an exclusive bound so that no rounding of `max` itself is involved).
@@ -467,6 +571,41 @@ fn float_to_int_in<SW: Word, DW: Word, const MODE: u8>(
     !bad
 }
 
+/// [`float_to_int`] with NaN mapped to `nan_code` (see [`f2i_narrow`]), for targets of at
+/// most 32 bits (else 0: declined).
+#[inline(always)]
+fn float_to_int_nan<SW: Word, DW: Word>(
+    src: &[SW],
+    dst: &mut [DW],
+    opts: CastOptions,
+    l: IntLayout,
+    nan_code: u64,
+) -> usize {
+    if DW::BITS > 32 || l.bits > 32 {
+        return 0;
+    }
+    let (oor, nan_code) = (opts.out_of_range, nan_code as u32);
+    macro_rules! by_mode {
+        ($($mode:ident => $m:ident),*) => {
+            match opts.rounding {
+                $(Rounding::$mode => crate::arch::vectorized(
+                    #[inline(always)]
+                    move || by_blocks(src, dst, #[inline(always)] |s, d| {
+                        by_oor_f2i::<SW, DW, $m, true>(s, d, oor, l, as_f64::<SW>, nan_code)
+                    }),
+                ),)*
+            }
+        };
+    }
+    by_mode!(
+        NearestEven => NEAREST_EVEN,
+        TowardsZero => TOWARDS_ZERO,
+        TowardsPositive => TOWARDS_POSITIVE,
+        TowardsNegative => TOWARDS_NEGATIVE,
+        NearestAway => NEAREST_AWAY
+    )
+}
+
 /// `scale_offset`'s encode on `f32`/`f64`: `(x - offset) * scale`, each operation rounded
 /// in the source type (the hardware's own arithmetic), `offset` and `scale` as codes.
 #[doc(hidden)]
@@ -500,14 +639,14 @@ fn affine_to_int<SW: Word, DW: Word>(
                     move || by_blocks(src, dst, #[inline(always)] |s, d| {
                         if SW::BITS == 64 {
                             let (o, k) = (f64::from_bits(a.offset), f64::from_bits(a.scale));
-                            by_oor_f2i::<SW, DW, $m>(s, d, oor, l, #[inline(always)] move |w: SW| {
+                            by_oor_f2i::<SW, DW, $m, false>(s, d, oor, l, #[inline(always)] move |w: SW| {
                                 (f64::from_bits(w.to_u64()) - o) * k
-                            })
+                            }, 0)
                         } else {
                             let (o, k) = (f32::from_bits(a.offset as u32), f32::from_bits(a.scale as u32));
-                            by_oor_f2i::<SW, DW, $m>(s, d, oor, l, #[inline(always)] move |w: SW| {
+                            by_oor_f2i::<SW, DW, $m, false>(s, d, oor, l, #[inline(always)] move |w: SW| {
                                 f64::from((f32::from_bits(w.to_u64() as u32) - o) * k)
-                            })
+                            }, 0)
                         }
                     }),
                 ),)*
@@ -531,35 +670,60 @@ const TWO_51: f64 = (1u64 << 51) as f64;
 
 /// [`f2i_narrow`] with the out-of-range rule made a constant.
 #[inline(always)]
-fn by_oor_f2i<SW: Word, DW: Word, const MODE: u8>(
+fn by_oor_f2i<SW: Word, DW: Word, const MODE: u8, const NAN_MAP: bool>(
     src: &[SW],
     dst: &mut [DW],
     oor: OutOfRange,
     l: IntLayout,
     value: impl Fn(SW) -> f64 + Copy,
+    nan_code: u32,
 ) -> bool {
-    let (lo, max, mask) = (l.min() as f64, l.max() as f64, l.mask());
+    let b = F2i {
+        lo: l.min() as f64,
+        max: l.max() as f64,
+        mask: l.mask() as u32,
+        nan_code,
+    };
     match oor {
-        OutOfRange::Clamp => f2i_narrow::<SW, DW, MODE, OOR_CLAMP>(src, dst, lo, max, mask, value),
-        OutOfRange::Wrap => f2i_narrow::<SW, DW, MODE, OOR_WRAP>(src, dst, lo, max, mask, value),
-        OutOfRange::Error => f2i_narrow::<SW, DW, MODE, OOR_ERROR>(src, dst, lo, max, mask, value),
+        OutOfRange::Clamp => f2i_narrow::<SW, DW, MODE, OOR_CLAMP, NAN_MAP>(src, dst, b, value),
+        OutOfRange::Wrap => f2i_narrow::<SW, DW, MODE, OOR_WRAP, NAN_MAP>(src, dst, b, value),
+        OutOfRange::Error => f2i_narrow::<SW, DW, MODE, OOR_ERROR, NAN_MAP>(src, dst, b, value),
     }
+}
+
+/// The loop invariants of [`f2i_narrow`].
+#[derive(Clone, Copy)]
+struct F2i {
+    /// The target's range, as `f64` (exact: at most 32 bits).
+    lo: f64,
+    max: f64,
+    /// The target's code bits.
+    mask: u32,
+    /// The code a NaN maps to (`scalar_map` `{NaN: code}`), when `NAN_MAP`.
+    nan_code: u32,
 }
 
 /// [`float_to_int_in`] for targets of at most 32 bits, with the out-of-range rule `OOR`
 /// constant (a clamp, a check, or neither is then all the loop holds). `value` gives the
 /// number to round from a source word: the float itself, or `scale_offset`'s
 /// `(x - offset) * scale` computed in the source type when the two stages are fused.
+///
+/// With `NAN_MAP`, a NaN is the key of a `scalar_map` whose only entry it is: it becomes
+/// `nan_code` in the same loop (a compare and a select), instead of a scan for keys and
+/// a patch after the cast.
 #[inline(always)]
-fn f2i_narrow<SW: Word, DW: Word, const MODE: u8, const OOR: u8>(
+fn f2i_narrow<SW: Word, DW: Word, const MODE: u8, const OOR: u8, const NAN_MAP: bool>(
     src: &[SW],
     dst: &mut [DW],
-    lo: f64,
-    max: f64,
-    mask: u64,
+    b: F2i,
     value: impl Fn(SW) -> f64,
 ) -> bool {
-    let mask = mask as u32;
+    let F2i {
+        lo,
+        max,
+        mask,
+        nan_code,
+    } = b;
     let mut bad = false;
     for (s, d) in src.iter().zip(dst.iter_mut()) {
         let r = round_integral::<MODE>(value(*s));
@@ -574,7 +738,15 @@ fn f2i_narrow<SW: Word, DW: Word, const MODE: u8, const OOR: u8>(
         } else {
             (r, (r >= lo) & (r <= max))
         };
-        *d = DW::from_u64(u64::from((v + MAGIC).to_bits() as u32 & mask));
+        let code = (v + MAGIC).to_bits() as u32 & mask;
+        let (code, ok) = if NAN_MAP {
+            // `r != r`: NaN (rounding keeps it, and nothing else rounds to it).
+            let key = r != r;
+            (if key { nan_code } else { code }, ok | key)
+        } else {
+            (code, ok)
+        };
+        *d = DW::from_u64(u64::from(code));
         bad |= !ok;
     }
     !bad

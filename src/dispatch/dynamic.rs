@@ -10,8 +10,8 @@
 use ndarray::{ArrayD, IxDyn};
 use serde_json::Value;
 
-use crate::codec::cast_value::CastValueConfig;
 use crate::codec::Fusion;
+use crate::codec::cast_value::CastValueConfig;
 use crate::codec::chain::{BLOCK, FUSED, fused, has_pair_kernel, pair_kernel};
 use crate::codec::{Direction, DynStage, bitround, cast_value, fixed_scale_offset, scale_offset};
 use crate::dispatch::{self, match_all_arms};
@@ -172,6 +172,22 @@ impl DynArray {
         dispatch::with_any!(dtype, T => T::into_dyn(ArrayD::from_elem(IxDyn(shape), element_of::<T>(x))))
     }
 
+    /// An array of `shape` whose elements' words are all zero, in fresh memory that is not
+    /// written (see `arch::zeroed_vec`): what the allocating [`DynChain`] calls return.
+    fn zeroed(dtype: DTypeId, shape: &[usize]) -> Result<Self, CodecError> {
+        let too_big = || CodecError::Array(format!("shape {shape:?} does not fit in memory"));
+        let n = shape
+            .iter()
+            .try_fold(1usize, |acc, &d| acc.checked_mul(d))
+            .ok_or_else(too_big)?;
+        dispatch::with_any!(dtype, T => {
+            let v = crate::arch::zeroed_vec::<T>(n).ok_or_else(too_big)?;
+            ArrayD::from_shape_vec(IxDyn(shape), v)
+                .map(T::into_dyn)
+                .map_err(|e| CodecError::Array(e.to_string()))
+        })
+    }
+
     /// The first element's storage words (`None` for an empty array).
     pub fn first_scalar(&self) -> Option<Scalar> {
         let id = self.dtype();
@@ -311,12 +327,29 @@ impl DynChain {
         if input.dtype() != self.data_type.id {
             return Err(wrong_type(self.data_type.id, input.dtype()));
         }
+        let mut out = DynArray::zeroed(self.encoded_data_type().id, input.shape())?;
+        self.encode_into(input, &mut out)?;
+        Ok(out)
+    }
+
+    /// [`DynChain::encode`] into `out`, an array the caller owns: of the encoded data type,
+    /// the input's shape, in standard layout. Reusing one output across calls saves the
+    /// allocation and, above all, the first touch of its fresh pages, which for a large
+    /// array costs more than the encoding itself.
+    ///
+    /// # Errors
+    /// Wrong input type, an `out` of another type, shape or layout, or the first element
+    /// (C-order flat index) a stage cannot encode; `out` is then partly written.
+    pub fn encode_into(&self, input: &DynArray, out: &mut DynArray) -> Result<(), CodecError> {
+        if input.dtype() != self.data_type.id {
+            return Err(wrong_type(self.data_type.id, input.dtype()));
+        }
         let kinds: Vec<_> = self
             .stages
             .iter()
             .map(|s| (s.as_ref(), Direction::Encode))
             .collect();
-        run_fused(input, &kinds)
+        run_fused(input, &kinds, out)
     }
 
     /// Decode through every stage in reverse, fused like [`DynChain::encode`].
@@ -328,13 +361,46 @@ impl DynChain {
         if encoded.dtype() != want {
             return Err(wrong_type(want, encoded.dtype()));
         }
+        let mut out = DynArray::zeroed(self.data_type.id, encoded.shape())?;
+        self.decode_into(encoded, &mut out)?;
+        Ok(out)
+    }
+
+    /// [`DynChain::decode`] into `out`, an array the caller owns: of the decoded data type,
+    /// the input's shape, in standard layout (see [`DynChain::encode_into`]).
+    ///
+    /// ```
+    /// use serde_json::json;
+    /// use zquant::{DynArray, DynChain};
+    ///
+    /// let chain = DynChain::from_metadata(
+    ///     &json!("float64"),
+    ///     &json!(0.0),
+    ///     &[json!({"name": "scale_offset", "configuration": {"offset": 1, "scale": 2}})],
+    /// )?;
+    /// let encoded = chain.encode(&DynArray::Float64(ndarray::arr1(&[1.0, 2.5]).into_dyn()))?;
+    /// // One output buffer, reused for every chunk of the same shape.
+    /// let mut out = DynArray::Float64(ndarray::ArrayD::zeros(ndarray::IxDyn(&[2])));
+    /// chain.decode_into(&encoded, &mut out)?;
+    /// assert_eq!(out, DynArray::Float64(ndarray::arr1(&[1.0, 2.5]).into_dyn()));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    ///
+    /// # Errors
+    /// Wrong input type, an `out` of another type, shape or layout, or the first element
+    /// (C-order flat index) a stage cannot decode; `out` is then partly written.
+    pub fn decode_into(&self, encoded: &DynArray, out: &mut DynArray) -> Result<(), CodecError> {
+        let want = self.encoded_data_type().id;
+        if encoded.dtype() != want {
+            return Err(wrong_type(want, encoded.dtype()));
+        }
         let kinds: Vec<_> = self
             .stages
             .iter()
             .rev()
             .map(|s| (s.as_ref(), Direction::Decode))
             .collect();
-        run_fused(encoded, &kinds)
+        run_fused(encoded, &kinds, out)
     }
 
     /// The `codecs` list.
@@ -377,28 +443,47 @@ fn written(stage: &dyn DynStage, dir: Direction) -> DTypeId {
     }
 }
 
-/// Run `stages` (each in its direction) over `input` block by block: each block of
-/// [`BLOCK`] elements goes through every stage while it is in cache, with one block-sized
-/// word buffer per stage boundary, and the last stage writes straight into the output.
+/// Run `stages` (each in its direction) over `input` block by block into `out`: each
+/// block of [`BLOCK`] elements goes through every stage while it is in cache, with one
+/// block-sized word buffer per stage boundary, and the last stage writes straight into the
+/// output. With no stage, `out` gets a copy of `input`.
 fn run_fused(
     input: &DynArray,
     stages: &[(&dyn DynStage, Direction)],
-) -> Result<DynArray, CodecError> {
-    let Some(&(last_stage, last_dir)) = stages.last() else {
-        return Ok(input.clone());
-    };
-    let shape = input.shape().to_vec();
+    out: &mut DynArray,
+) -> Result<(), CodecError> {
+    let out_type = stages.last().map_or(input.dtype(), |&(s, d)| written(s, d));
+    if out.dtype() != out_type {
+        return Err(CodecError::Array(format!(
+            "the output array must be of {out_type}, not {}",
+            out.dtype()
+        )));
+    }
+    if out.shape() != input.shape() {
+        return Err(CodecError::Array(format!(
+            "the output array must have the input's shape {:?}, not {:?}",
+            input.shape(),
+            out.shape()
+        )));
+    }
     let standard = input.to_standard_layout();
     let src = standard
         .words()
         .ok_or_else(|| CodecError::Array("array is not in standard layout".into()))?;
-    let k0 = input.dtype().words_per_element();
-    let n = src.len() / k0.max(1);
-    let out_type = written(last_stage, last_dir);
-    let mut out = DynArray::from_scalar(out_type, &shape, [0, 0]);
     let mut out_words = out
         .words_mut()
-        .ok_or_else(|| CodecError::Array("output is not in standard layout".into()))?;
+        .ok_or_else(|| CodecError::Array("the output array is not in standard layout".into()))?;
+    if stages.is_empty() {
+        return if out_words.copy_from(src) {
+            Ok(())
+        } else {
+            Err(CodecError::Array(
+                "the output array does not match the input".into(),
+            ))
+        };
+    }
+    let k0 = input.dtype().words_per_element();
+    let n = src.len() / k0.max(1);
     let kl = out_type.words_per_element();
     let block = BLOCK.min(n.max(1));
     let last = stages.len() - 1;
@@ -457,6 +542,5 @@ fn run_fused(
         CodecError::Element(el) => Some(el.index),
         _ => None,
     };
-    fused(n, stages.len(), pair, step, index, shift_index)?;
-    Ok(out)
+    fused(n, stages.len(), pair, step, index, shift_index)
 }
