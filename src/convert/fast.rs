@@ -732,7 +732,7 @@ fn f2i_narrow<SW: Word, DW: Word, const MODE: u8, const OOR: u8, const NAN_MAP: 
             // ±Inf and NaN are never clamped, catalogue `inf-clamp`).
             let v = if r > lo { r } else { lo };
             let v = if v < max { v } else { max };
-            (v, (r - r) == 0.0)
+            (v, r.is_finite())
         } else if OOR == OOR_WRAP {
             (r, r.abs() < TWO_51)
         } else {
@@ -740,8 +740,8 @@ fn f2i_narrow<SW: Word, DW: Word, const MODE: u8, const OOR: u8, const NAN_MAP: 
         };
         let code = (v + MAGIC).to_bits() as u32 & mask;
         let (code, ok) = if NAN_MAP {
-            // `r != r`: NaN (rounding keeps it, and nothing else rounds to it).
-            let key = r != r;
+            // NaN after rounding is NaN before it, and nothing else.
+            let key = r.is_nan();
             (if key { nan_code } else { code }, ok | key)
         } else {
             (code, ok)
