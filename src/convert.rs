@@ -139,7 +139,10 @@ impl Caster {
         opts: CastOptions,
         map: KeyMap,
     ) -> Self {
-        let table = (src.bits() <= 8)
+        let fast = fast::select(src, src_word, dst, dst_word, opts);
+        // A widening kernel (8 elements per vector) beats a table (a scalar load each).
+        let widens = matches!(fast, fast::Fast::Widen(_)) && map.is_empty();
+        let table = (src.bits() <= 8 && !widens)
             .then(|| CodeTable::build(src, dst, dst_word, opts, &map))
             .flatten();
         Caster {
@@ -148,7 +151,7 @@ impl Caster {
             dst,
             dst_word,
             opts,
-            fast: fast::select(src, src_word, dst, dst_word, opts),
+            fast,
             map,
             table,
             table16: OnceLock::new(),

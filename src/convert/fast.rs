@@ -60,7 +60,7 @@ pub(crate) fn select(
 ) -> Fast {
     let nearest = opts.rounding == Rounding::NearestEven;
     match (src, dst) {
-        (Format::Float(sl), Format::Float(_)) if src_word == 16 && widens(sl) => {
+        (Format::Float(sl), Format::Float(_)) if src_word <= 16 && widens(sl) => {
             match dst.hardware_float() {
                 Some(d_f64) if dst_word == if d_f64 { 64 } else { 32 } => Fast::Widen(sl),
                 _ => Fast::None,
@@ -122,12 +122,20 @@ pub(crate) fn select(
 /// ±Inf, IEEE NaNs), every value of it an `f32` (its exponent range and precision within
 /// `f32`'s, subnormals included), and not `f32`/`f64` themselves.
 fn widens(l: FloatLayout) -> bool {
-    let max_exp = (1i32 << l.exponent_bits) - 2 - l.bias;
+    use crate::dtype::NanEncoding;
+    let max_exp = (1i32 << l.exponent_bits) - 1 - l.bias;
     let min_exp = 1 - l.bias - l.mantissa_bits as i32;
+    // IEEE (±Inf, NaNs on the all-ones exponent), or OCP's `fn` formats (no Inf, NaN only
+    // the all-ones code: `float8_e4m3fn`).
+    let specials = match l.nan {
+        NanEncoding::Ieee => l.inf,
+        NanEncoding::AllOnes => !l.inf,
+        _ => false,
+    };
     l.signed
         && l.subnormals
-        && l.inf
-        && l.nan == crate::dtype::NanEncoding::Ieee
+        && specials
+        && l.mantissa_bits >= 1
         && l.exponent_bits <= 8
         && l.mantissa_bits <= 23
         && l.bits() <= 16
@@ -245,25 +253,23 @@ pub(crate) trait Dst: Word {
     }
 }
 
-impl Src for u8 {}
-impl Src for u16 {
-    fn widen<DW: Dst>(src: &[Self], dst: &mut [DW], l: FloatLayout) -> usize {
-        if DW::BITS < 32 {
-            return 0;
-        }
-        crate::arch::vectorized(
-            #[inline(always)]
-            move || {
-                by_blocks(
-                    src,
-                    dst,
+/// The source methods of 8- and 16-bit words: widening a small float.
+macro_rules! small_src {
+    ($($t:ty),*) => {$(
+        impl Src for $t {
+            fn widen<DW: Dst>(src: &[Self], dst: &mut [DW], l: FloatLayout) -> usize {
+                if DW::BITS < 32 {
+                    return 0;
+                }
+                crate::arch::vectorized(
                     #[inline(always)]
-                    |s, d| widen(s, d, l),
+                    move || by_blocks(src, dst, #[inline(always)] |s, d| widen(s, d, l)),
                 )
-            },
-        )
-    }
+            }
+        }
+    )*};
 }
+small_src!(u8, u16);
 
 /// A 16-bit IEEE-like float (see [`widens`]) to `f32`/`f64` words, exactly: the magnitude
 /// bits moved to `f32`'s places are the value times `2^(B - 127)` (subnormals included,
@@ -276,20 +282,26 @@ fn widen<SW: Word, DW: Word>(src: &[SW], dst: &mut [DW], l: FloatLayout) -> bool
     let shift = 23 - l.mantissa_bits;
     let mag_mask = l.magnitude_mask() as u32;
     let exp_all = (((1u32 << l.exponent_bits) - 1) << l.mantissa_bits) & mag_mask;
+    // IEEE: `exp_all` is ±Inf and above it NaN; `fn`: no Inf, only `mag_mask` is NaN.
+    let (inf, nan_from) = if l.inf {
+        (exp_all, exp_all + 1)
+    } else {
+        (u32::MAX, mag_mask)
+    };
     let scale = f32::from_bits(((254 - l.bias) as u32) << 23);
     let mut bad = false;
     for (s, d) in src.iter().zip(dst.iter_mut()) {
         let h = s.to_u64() as u32;
         let mag = h & mag_mask;
         let v = (f32::from_bits(mag << shift) * scale).to_bits();
-        let v = if mag >= exp_all { 0x7f80_0000 } else { v };
+        let v = if mag == inf { 0x7f80_0000 } else { v };
         let v = v | (((h >> width) & 1) << 31);
         *d = DW::from_u64(if DW::BITS == 64 {
             f64::from(f32::from_bits(v)).to_bits()
         } else {
             u64::from(v)
         });
-        bad |= mag > exp_all;
+        bad |= mag >= nan_from;
     }
     !bad
 }
