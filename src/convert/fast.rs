@@ -251,6 +251,23 @@ pub(crate) trait Dst: Word {
     fn from_int<SW: Word>(_: &[SW], _: &mut [Self], _: IntLayout) -> usize {
         0
     }
+    /// `f32`/`f64` (`SW`) to a 64-bit integer format in these words (`u64` only).
+    fn from_float_wide<SW: Word>(_: &[SW], _: &mut [Self], _: CastOptions, _: IntLayout) -> usize {
+        0
+    }
+    /// The number `value` gives for each `SW` word (an `f32`/`f64`, or `scale_offset`'s
+    /// result on it) to an integer format of at most 32 bits in these words (`u8`, `u16`,
+    /// `u32` only: see [`f2i_narrow`]); with `NAN_MAP`, NaN to `nan_code`.
+    fn from_float_narrow<SW: Word, const NAN_MAP: bool>(
+        _: &[SW],
+        _: &mut [Self],
+        _: CastOptions,
+        _: IntLayout,
+        _value: impl Fn(SW) -> f64 + Copy,
+        _nan_code: u64,
+    ) -> usize {
+        0
+    }
 }
 
 /// The source methods of 8- and 16-bit words: widening a small float.
@@ -308,10 +325,14 @@ fn widen<SW: Word, DW: Word>(src: &[SW], dst: &mut [DW], l: FloatLayout) -> bool
 
 /// The source methods of `f32`/`f64` words (and `int32`/`uint32`/`int64`).
 macro_rules! float_src {
-    ($t:ty { $($extra:tt)* }) => {
+    ($t:ty, $affine:expr, { $($extra:tt)* }) => {
         impl Src for $t {
             fn float_to_int<DW: Dst>(src: &[Self], dst: &mut [DW], opts: CastOptions, l: IntLayout) -> usize {
-                float_to_int(src, dst, opts, l)
+                if l.bits <= 32 {
+                    DW::from_float_narrow::<Self, false>(src, dst, opts, l, as_f64::<Self>, 0)
+                } else {
+                    DW::from_float_wide(src, dst, opts, l)
+                }
             }
             fn float_to_int_nan<DW: Dst>(
                 src: &[Self],
@@ -320,7 +341,7 @@ macro_rules! float_src {
                 l: IntLayout,
                 nan_code: u64,
             ) -> usize {
-                float_to_int_nan(src, dst, opts, l, nan_code)
+                DW::from_float_narrow::<Self, true>(src, dst, opts, l, as_f64::<Self>, nan_code)
             }
             fn affine_to_int<DW: Dst>(
                 src: &[Self],
@@ -329,7 +350,8 @@ macro_rules! float_src {
                 l: IntLayout,
                 a: Affine,
             ) -> usize {
-                affine_to_int(src, dst, opts, l, a)
+                let value = $affine(a);
+                DW::from_float_narrow::<Self, false>(src, dst, opts, l, value, 0)
             }
             fn narrow<DW: Dst>(
                 src: &[Self],
@@ -353,8 +375,8 @@ macro_rules! float_src {
         }
     };
 }
-float_src! { u32 {} }
-float_src! { u64 {
+float_src! { u32, affine_f32, {} }
+float_src! { u64, affine_f64, {
     fn f64_to_f32<DW: Dst>(src: &[Self], dst: &mut [DW], clamp: bool) -> usize {
         DW::f32_from_f64(src, dst, clamp)
     }
@@ -372,6 +394,16 @@ macro_rules! narrow_dst {
                 l: FloatLayout,
             ) -> usize {
                 narrow(src, dst, mode, oor, l)
+            }
+            fn from_float_narrow<SW: Word, const NAN_MAP: bool>(
+                src: &[SW],
+                dst: &mut [Self],
+                opts: CastOptions,
+                l: IntLayout,
+                value: impl Fn(SW) -> f64 + Copy,
+                nan_code: u64,
+            ) -> usize {
+                float_to_narrow_int::<SW, Self, NAN_MAP>(src, dst, opts, l, value, nan_code)
             }
             $($extra)*
         }
@@ -393,6 +425,14 @@ impl Dst for u64 {
     fn from_int<SW: Word>(src: &[SW], dst: &mut [Self], sl: IntLayout) -> usize {
         int_to_hw_float(src, dst, sl);
         src.len().min(dst.len())
+    }
+    fn from_float_wide<SW: Word>(
+        src: &[SW],
+        dst: &mut [Self],
+        opts: CastOptions,
+        l: IntLayout,
+    ) -> usize {
+        float_to_int(src, dst, opts, l)
     }
 }
 
@@ -483,8 +523,9 @@ const TWO_63: f64 = (1u64 << 63) as f64;
 /// 2^31, exactly.
 const TWO_31: f64 = (1u64 << 31) as f64;
 
-/// `f32`/`f64` to an integer format. The rounding mode is made a constant here, outside the
-/// loop: with a `match` on it per element LLVM keeps the loop scalar.
+/// `f32`/`f64` to an integer format of more than 32 bits (narrower ones:
+/// [`float_to_narrow_int`]). The rounding mode is made a constant here, outside the loop:
+/// with a `match` on it per element LLVM keeps the loop scalar.
 #[inline(always)]
 fn float_to_int<SW: Word, DW: Word>(
     src: &[SW],
@@ -519,15 +560,6 @@ fn float_to_int_in<SW: Word, DW: Word, const MODE: u8>(
     oor: OutOfRange,
     l: IntLayout,
 ) -> bool {
-    if DW::BITS <= 32 && l.bits <= 32 {
-        // Targets of at most 32 bits: every value the block keeps (in range, clamped into
-        // it, or wrapped from |r| < 2^51) is an integral f64 below 2^51 in magnitude, whose
-        // two's complement low bits are those of `r + 1.5 * 2^52` (exact: the sum keeps
-        // every integer bit of `r` in the significand). That is one `vaddpd` instead of a
-        // saturating conversion (`vcvttpd2dq` and its fix-ups), and the truncation to the
-        // target word is then on integers.
-        return by_oor_f2i::<SW, DW, MODE, false>(src, dst, oor, l, as_f64::<SW>, 0);
-    }
     // Bounds as f64: exact for every width (2^63 and 2^64 are powers of two; `max + 1` is
     // used as an exclusive bound so that no rounding of `max` itself is involved).
     let lo = l.min() as f64;
@@ -583,17 +615,20 @@ fn float_to_int_in<SW: Word, DW: Word, const MODE: u8>(
     !bad
 }
 
-/// [`float_to_int`] with NaN mapped to `nan_code` (see [`f2i_narrow`]), for targets of at
-/// most 32 bits (else 0: declined).
+/// `f32`/`f64` (or `scale_offset`'s result on them: `value`) to an integer format of at
+/// most 32 bits, every rounding mode, with NaN mapped to `nan_code` when `NAN_MAP`. The
+/// rounding mode is made a constant here, outside the loop: with a `match` on it per
+/// element LLVM keeps the loop scalar.
 #[inline(always)]
-fn float_to_int_nan<SW: Word, DW: Word>(
+fn float_to_narrow_int<SW: Word, DW: Word, const NAN_MAP: bool>(
     src: &[SW],
     dst: &mut [DW],
     opts: CastOptions,
     l: IntLayout,
+    value: impl Fn(SW) -> f64 + Copy,
     nan_code: u64,
 ) -> usize {
-    if DW::BITS > 32 || l.bits > 32 {
+    if l.bits > 32 {
         return 0;
     }
     let (oor, nan_code) = (opts.out_of_range, nan_code as u32);
@@ -603,7 +638,7 @@ fn float_to_int_nan<SW: Word, DW: Word>(
                 $(Rounding::$mode => crate::arch::vectorized(
                     #[inline(always)]
                     move || by_blocks(src, dst, #[inline(always)] |s, d| {
-                        by_oor_f2i::<SW, DW, $m, true>(s, d, oor, l, as_f64::<SW>, nan_code)
+                        by_oor_f2i::<SW, DW, $m, NAN_MAP>(s, d, oor, l, value, nan_code)
                     }),
                 ),)*
             }
@@ -627,51 +662,26 @@ pub struct Affine {
     pub(crate) scale: u64,
 }
 
-/// [`Affine`] then a cast to an integer of at most 32 bits, in one loop: the value is
-/// computed in registers and rounded once, as the two stages do one after the other (the
-/// affine step cannot fail on `f32`/`f64`; a NaN it produces is declined by the cast like
-/// any NaN, and the caller redoes that block stage by stage). Returns the elements done.
+/// [`Affine`] on `f64` words, as the number a fused cast rounds: `scale_offset -> cast_value`
+/// in one loop (`Src::affine_to_int`). The affine step cannot fail on `f32`/`f64`; a NaN it
+/// produces is declined by the cast like any NaN, and the caller redoes that block stage
+/// by stage.
 #[inline(always)]
-fn affine_to_int<SW: Word, DW: Word>(
-    src: &[SW],
-    dst: &mut [DW],
-    opts: CastOptions,
-    l: IntLayout,
-    a: Affine,
-) -> usize {
-    if DW::BITS > 32 || l.bits > 32 {
-        return 0;
-    }
-    let oor = opts.out_of_range;
-    macro_rules! by_mode {
-        ($($mode:ident => $m:ident),*) => {
-            match opts.rounding {
-                $(Rounding::$mode => crate::arch::vectorized(
-                    #[inline(always)]
-                    move || by_blocks(src, dst, #[inline(always)] |s, d| {
-                        if SW::BITS == 64 {
-                            let (o, k) = (f64::from_bits(a.offset), f64::from_bits(a.scale));
-                            by_oor_f2i::<SW, DW, $m, false>(s, d, oor, l, #[inline(always)] move |w: SW| {
-                                (f64::from_bits(w.to_u64()) - o) * k
-                            }, 0)
-                        } else {
-                            let (o, k) = (f32::from_bits(a.offset as u32), f32::from_bits(a.scale as u32));
-                            by_oor_f2i::<SW, DW, $m, false>(s, d, oor, l, #[inline(always)] move |w: SW| {
-                                f64::from((f32::from_bits(w.to_u64() as u32) - o) * k)
-                            }, 0)
-                        }
-                    }),
-                ),)*
-            }
-        };
-    }
-    by_mode!(
-        NearestEven => NEAREST_EVEN,
-        TowardsZero => TOWARDS_ZERO,
-        TowardsPositive => TOWARDS_POSITIVE,
-        TowardsNegative => TOWARDS_NEGATIVE,
-        NearestAway => NEAREST_AWAY
-    )
+fn affine_f64(a: Affine) -> impl Fn(u64) -> f64 + Copy {
+    let (o, k) = (f64::from_bits(a.offset), f64::from_bits(a.scale));
+    #[inline(always)]
+    move |w: u64| (f64::from_bits(w) - o) * k
+}
+
+/// [`affine_f64`] on `f32` words, in `f32` arithmetic (then widened, exactly).
+#[inline(always)]
+fn affine_f32(a: Affine) -> impl Fn(u32) -> f64 + Copy {
+    let (o, k) = (
+        f32::from_bits(a.offset as u32),
+        f32::from_bits(a.scale as u32),
+    );
+    #[inline(always)]
+    move |w: u32| f64::from((f32::from_bits(w) - o) * k)
 }
 
 /// `1.5 * 2^52`: for an integral `r` with `|r| < 2^51`, the low 32 bits of
@@ -715,10 +725,17 @@ struct F2i {
     nan_code: u32,
 }
 
-/// [`float_to_int_in`] for targets of at most 32 bits, with the out-of-range rule `OOR`
+/// `f32`/`f64` to an integer format of at most 32 bits, with the out-of-range rule `OOR`
 /// constant (a clamp, a check, or neither is then all the loop holds). `value` gives the
 /// number to round from a source word: the float itself, or `scale_offset`'s
 /// `(x - offset) * scale` computed in the source type when the two stages are fused.
+///
+/// Every value a block keeps (in range, clamped into it, or wrapped from `|r| < 2^51`) is
+/// an integral `f64` below 2^51 in magnitude, whose two's complement low bits are those of
+/// `r + 1.5 * 2^52` (exact: the sum keeps every integer bit of `r` in the significand).
+/// That is one `vaddpd` instead of a saturating conversion (`vcvttpd2dq` and its fix-ups),
+/// and the truncation to the target word is then on integers. Other values are only
+/// detected: the block is declined.
 ///
 /// With `NAN_MAP`, a NaN is the key of a `scalar_map` whose only entry it is: it becomes
 /// `nan_code` in the same loop (a compare and a select), instead of a scan for keys and
