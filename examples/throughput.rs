@@ -38,7 +38,7 @@ use ndarray::{ArrayD, IxDyn};
 use serde_json::{Value, json};
 use zquant::codec::cast_value::CastValueConfig;
 use zquant::codec::fixed_scale_offset::{FixedScaleOffset, FixedScaleOffsetConfig};
-use zquant::dtype::{Float4E2M1Fn, Float8E4M3, Float8E5M2};
+use zquant::dtype::{Float4E2M1Fn, Float8E4M3, Float8E5M2, Plain, zeroed_vec};
 use zquant::{ArrayCodec, BitRound, CastOptions, CastValue, DynArray, DynChain, Real, ScaleOffset};
 
 #[path = "../benches/common/data.rs"]
@@ -209,6 +209,20 @@ fn size_of_val_slice<T>(v: &[T]) -> usize {
     std::mem::size_of_val(v)
 }
 
+/// `v` moved into memory like the peers' (NumPy advises huge pages for arrays from 4 MiB
+/// on; `zquant::dtype::zeroed_vec` does the same), so that both sides stream over the same
+/// kind of pages.
+fn rehome<T: Plain + Copy>(v: Vec<T>) -> Vec<T> {
+    let mut out = zeroed_vec::<T>(v.len()).expect("fits in memory");
+    out.copy_from_slice(&v);
+    out
+}
+
+/// A zeroed buffer of `n` elements (huge pages from 4 MiB on, like the peers' arrays).
+fn zeros<T: Plain>(n: usize) -> Vec<T> {
+    zeroed_vec::<T>(n).expect("fits in memory")
+}
+
 /// Write one element per page so that the first timed run does not pay for page faults
 /// (`vec![0; n]` maps zeroed pages lazily).
 fn prefault<T: Default>(v: &mut [T]) {
@@ -221,12 +235,13 @@ fn prefault<T: Default>(v: &mut [T]) {
 /// A copying kernel `f(src, dst)` over preallocated buffers.
 fn map_case<A, B, F>(name: &str, src: Vec<A>, f: F) -> Case
 where
-    A: Sync + 'static,
-    B: Default + Clone + Send + 'static,
+    A: Plain + Copy + Sync + 'static,
+    B: Plain + Default + Clone + Send + 'static,
     F: Fn(&[A], &mut [B]) + Sync + 'static,
 {
     let n = src.len();
-    let mut dst = vec![B::default(); n];
+    let src = rehome(src);
+    let mut dst = zeros::<B>(n);
     prefault(&mut dst);
     Case {
         name: name.into(),
@@ -245,11 +260,12 @@ where
 
 /// An in-place kernel `f(data)`. Every case here is idempotent on its own output, so the
 /// repeated runs do the same work.
-fn in_place_case<T, F>(name: &str, mut data: Vec<T>, f: F) -> Case
+fn in_place_case<T, F>(name: &str, data: Vec<T>, f: F) -> Case
 where
-    T: Send + 'static,
+    T: Plain + Copy + Send + 'static,
     F: Fn(&mut [T]) + Sync + 'static,
 {
+    let mut data = rehome(data);
     let bytes = size_of_val_slice(&data);
     Case {
         name: name.into(),
@@ -317,11 +333,13 @@ fn scalar_path<S: Real, D: Real>(src: &[S], dst: &mut [D], opts: CastOptions) {
 
 fn dyn_f64(v: Vec<f64>) -> DynArray {
     let n = v.len();
+    let v = rehome(v);
     DynArray::Float64(ArrayD::from_shape_vec(IxDyn(&[n]), v).expect("1-d shape"))
 }
 
 fn dyn_u8(v: Vec<u8>) -> DynArray {
     let n = v.len();
+    let v = rehome(v);
     DynArray::UInt8(ArrayD::from_shape_vec(IxDyn(&[n]), v).expect("1-d shape"))
 }
 
@@ -952,8 +970,9 @@ struct Baseline {
 
 impl Baseline {
     fn new(bytes: usize) -> Self {
-        let src: Vec<u8> = (0..bytes).map(|i| (i * 31 + 7) as u8).collect();
-        let dst = vec![1u8; bytes];
+        let src = rehome((0..bytes).map(|i| (i * 31 + 7) as u8).collect());
+        let mut dst = zeros::<u8>(bytes);
+        dst.fill(1);
         Baseline { src, dst }
     }
 
