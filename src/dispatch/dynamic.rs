@@ -12,7 +12,7 @@ use serde_json::Value;
 
 use crate::codec::Fusion;
 use crate::codec::cast_value::CastValueConfig;
-use crate::codec::chain::{BLOCK, FUSED, fused, has_pair_kernel, pair_kernel};
+use crate::codec::chain::{BLOCK, BYTE_TABLE_MIN, FUSED, fused, has_pair_kernel, pair_kernel};
 use crate::codec::{Direction, DynStage, bitround, cast_value, fixed_scale_offset, scale_offset};
 use crate::dispatch::{self, match_all_arms};
 use crate::dtype::id::{Scalar, element_of, scalar};
@@ -443,6 +443,57 @@ fn written(stage: &dyn DynStage, dir: Direction) -> DTypeId {
     }
 }
 
+/// [`run_fused`] by a 256-entry table: `false` (nothing written) when a code fails.
+fn byte_lookup(
+    dtype: DTypeId,
+    stages: &[(&dyn DynStage, Direction)],
+    codes: &[u8],
+    out: &mut WordsMut<'_>,
+) -> bool {
+    let Some(&(last, dir)) = stages.last() else {
+        return false;
+    };
+    let out_type = written(last, dir);
+    let (Ok(mut all), Ok(mut table)) = (
+        DynArray::zeroed(dtype, &[256]),
+        DynArray::zeroed(out_type, &[256]),
+    ) else {
+        return false;
+    };
+    if let Some(WordsMut::U8(w)) = all.words_mut() {
+        for (i, x) in w.iter_mut().enumerate() {
+            *x = i as u8;
+        }
+    }
+    if run_fused(&all, stages, &mut table).is_err() {
+        return false;
+    }
+    let k = out_type.words_per_element();
+    macro_rules! lookup {
+        ($t:expr, $o:expr) => {{
+            let (t, o) = ($t, $o);
+            if k == 1 {
+                for (c, d) in codes.iter().zip(o.iter_mut()) {
+                    *d = t[usize::from(*c)];
+                }
+            } else {
+                for (c, d) in codes.iter().zip(o.chunks_exact_mut(k)) {
+                    let i = usize::from(*c) * k;
+                    d.copy_from_slice(&t[i..i + k]);
+                }
+            }
+            true
+        }};
+    }
+    match (table.words(), out) {
+        (Some(Words::U8(t)), WordsMut::U8(o)) if t.len() == 256 * k => lookup!(t, o),
+        (Some(Words::U16(t)), WordsMut::U16(o)) if t.len() == 256 * k => lookup!(t, o),
+        (Some(Words::U32(t)), WordsMut::U32(o)) if t.len() == 256 * k => lookup!(t, o),
+        (Some(Words::U64(t)), WordsMut::U64(o)) if t.len() == 256 * k => lookup!(t, o),
+        _ => false,
+    }
+}
+
 /// Run `stages` (each in its direction) over `input` block by block into `out`: each
 /// block of [`BLOCK`] elements goes through every stage while it is in cache, with one
 /// block-sized word buffer per stage boundary, and the last stage writes straight into the
@@ -484,6 +535,17 @@ fn run_fused(
     }
     let k0 = input.dtype().words_per_element();
     let n = src.len() / k0.max(1);
+    if let Words::U8(codes) = src {
+        // One byte per element: the 256 codes once through the chain, then a lookup per
+        // element (see `codec::chain::byte_table`); a failing code falls through to the
+        // stages, which find the first failing element.
+        if k0 == 1
+            && n >= BYTE_TABLE_MIN
+            && byte_lookup(input.dtype(), stages, codes, &mut out_words)
+        {
+            return Ok(());
+        }
+    }
     let kl = out_type.words_per_element();
     let block = BLOCK.min(n.max(1));
     let last = stages.len() - 1;

@@ -251,3 +251,49 @@ fn nan_only_scalar_map_matches_reference() {
         });
     }
 }
+
+/// A decode from one byte per element (at least 4096 elements) runs by a 256-entry table
+/// of the whole chain's results: the same values as stage by stage, and when a code fails,
+/// the same first failing element.
+#[test]
+fn byte_table_decode_matches_the_stages() {
+    let mut rng = Rng(0xb17e);
+    let codes: Vec<u8> = (0..10_000).map(|_| (rng.next() >> 13) as u8).collect();
+    // Typed: scale_offset(250, 4) then cast_value(uint8), decoded.
+    let so = ScaleOffset::<f64>::new(250.0, 4.0).expect("valid");
+    let cv = CastValue::<f64, u8>::new(
+        CastOptions::new(Rounding::NearestEven, OutOfRange::Clamp),
+        ScalarMap::default(),
+    )
+    .expect("valid");
+    let mut mid = vec![0.0; codes.len()];
+    let mut want = vec![0.0; codes.len()];
+    cv.decode_slice(&codes, &mut mid).expect("u8 decodes");
+    so.decode_slice(&mid, &mut want).expect("f64 decodes");
+    let chain = so.then(cv);
+    let mut got = vec![0.0; codes.len()];
+    chain.decode_slice(&codes, &mut got).expect("u8 decodes");
+    let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+    assert_eq!(bits(&got), bits(&want));
+
+    // Run-time: int8 <- cast_value(uint8): codes above 127 fail to decode.
+    let chain = DynChain::from_metadata(
+        &json!("int8"),
+        &json!(0),
+        &[json!({"name": "cast_value", "configuration": {"data_type": "uint8"}})],
+    )
+    .expect("valid chain");
+    let small: Vec<u8> = codes.iter().map(|c| c & 0x7f).collect();
+    let dec = chain
+        .decode(&DynArray::UInt8(ndarray::arr1(&small).into_dyn()))
+        .expect("in range");
+    let want: Vec<i8> = small.iter().map(|&c| c as i8).collect();
+    assert_eq!(dec, DynArray::Int8(ndarray::arr1(&want).into_dyn()));
+    let mut bad = small.clone();
+    bad[7777] = 200;
+    bad[9000] = 255;
+    match chain.decode(&DynArray::UInt8(ndarray::arr1(&bad).into_dyn())) {
+        Err(zquant::CodecError::Element(e)) => assert_eq!(e.index, 7777),
+        other => panic!("expected an element error at 7777, got {other:?}"),
+    }
+}
