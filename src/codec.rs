@@ -88,6 +88,21 @@ pub fn element_error_at<T: DType>(
     ElementError::new(codec, direction.name(), rule, index, value)
 }
 
+/// What a stage offers the fused loop of a chain ([`Chain`], [`DynChain`](crate::DynChain))
+/// in one direction, so that two neighbouring stages can run as one kernel. An internal
+/// detail of the crate's codecs, public only because the codec traits return it: other
+/// implementations keep the default, [`Fusion::None`].
+#[doc(hidden)]
+#[derive(Clone, Copy, Debug)]
+pub enum Fusion<'a> {
+    /// Nothing to fuse.
+    None,
+    /// `scale_offset`'s encode on `float32`/`float64`: `(x - offset) * scale` in the type.
+    Affine(crate::convert::Affine),
+    /// A `cast_value` direction.
+    Cast(&'a crate::convert::Caster),
+}
+
 /// An array->array codec from `In` elements to `Out` elements.
 ///
 /// Implementors provide the slice kernels; arrays, chains and fill values are handled on top
@@ -132,6 +147,14 @@ pub trait ArrayCodec: Send + Sync {
                 reason: format!("{} (value {})", e.rule, e.value),
             })?;
         Ok(out[0])
+    }
+
+    /// What this codec offers a chain's fused loop in `dir` (see [`Fusion`]); `None` by
+    /// default.
+    #[doc(hidden)]
+    fn fusion(&self, dir: Direction) -> Fusion<'_> {
+        let _ = dir;
+        Fusion::None
     }
 
     /// Compose: `self`, then `next`. `next` must take this codec's output type; a mismatch
@@ -220,6 +243,13 @@ pub trait DynStage: Send + Sync + std::fmt::Debug {
     }
     /// The codec's metadata object.
     fn to_metadata(&self) -> Value;
+    /// What this stage offers a chain's fused loop in `dir` (see [`Fusion`]); `None` by
+    /// default.
+    #[doc(hidden)]
+    fn fusion(&self, dir: Direction) -> Fusion<'_> {
+        let _ = dir;
+        Fusion::None
+    }
 }
 
 /// A one-element word buffer of a run-time data type (at most two words).

@@ -16,6 +16,9 @@
 //! element. The typed functions ([`cast`], [`cast_slice`]) are thin views onto it.
 
 mod fast;
+#[doc(hidden)]
+pub use fast::Affine;
+pub(crate) use fast::FAST_BLOCK;
 pub mod map;
 mod narrow;
 pub mod table;
@@ -136,7 +139,10 @@ impl Caster {
         opts: CastOptions,
         map: KeyMap,
     ) -> Self {
-        let table = (src.bits() <= 8)
+        let fast = fast::select(src, src_word, dst, dst_word, opts);
+        // A widening kernel (8 elements per vector) beats a table (a scalar load each).
+        let widens = matches!(fast, fast::Fast::Widen(_)) && map.is_empty();
+        let table = (src.bits() <= 8 && !widens)
             .then(|| CodeTable::build(src, dst, dst_word, opts, &map))
             .flatten();
         Caster {
@@ -145,7 +151,7 @@ impl Caster {
             dst,
             dst_word,
             opts,
-            fast: fast::select(src, src_word, dst, dst_word, opts),
+            fast,
             map,
             table,
             table16: OnceLock::new(),
@@ -201,6 +207,35 @@ impl Caster {
         }
     }
 
+    /// `scale_offset`'s encode `(x - offset) * scale` on `f32`/`f64` words, then this
+    /// cast, fused into one loop where a kernel exists (a cast to an integer of at most 32
+    /// bits without a scalar map). Returns how many elements were done: all, those before
+    /// the first block the kernel declines (a NaN, an element out of range, ...: the caller
+    /// runs the two stages on it), or 0 when no kernel applies.
+    pub(crate) fn run_affine(&self, a: fast::Affine, src: Words<'_>, dst: WordsMut<'_>) -> usize {
+        use {Words as S, WordsMut as D};
+        let fast::Fast::FloatToInt(l) = self.fast else {
+            return 0;
+        };
+        if !self.map.is_empty()
+            || self.table.is_some()
+            || src.bits() != self.src_word
+            || dst.bits() != self.dst_word
+        {
+            return 0;
+        }
+        let (o, k) = (self.opts, a);
+        match (src, dst) {
+            (S::U64(s), D::U8(d)) => fast::Src::affine_to_int(s, d, o, l, k),
+            (S::U64(s), D::U16(d)) => fast::Src::affine_to_int(s, d, o, l, k),
+            (S::U64(s), D::U32(d)) => fast::Src::affine_to_int(s, d, o, l, k),
+            (S::U32(s), D::U8(d)) => fast::Src::affine_to_int(s, d, o, l, k),
+            (S::U32(s), D::U16(d)) => fast::Src::affine_to_int(s, d, o, l, k),
+            (S::U32(s), D::U32(d)) => fast::Src::affine_to_int(s, d, o, l, k),
+            _ => 0,
+        }
+    }
+
     /// Convert one code (a fill value, a scalar), in the caster's own word widths.
     ///
     /// # Errors
@@ -243,8 +278,16 @@ impl Caster {
                 }
             }
         }
+        let nan_kernel = match (self.map.only_nan(), self.fast) {
+            (Some(code), fast::Fast::FloatToInt(l)) if l.bits <= 32 && DW::BITS <= 32 => {
+                Some((l, code))
+            }
+            _ => None,
+        };
         if self.map.is_empty() {
             self.blocks(src, dst, 0)
+        } else if let Some((l, code)) = nan_kernel {
+            self.nan_mapped(src, dst, l, code)
         } else {
             self.mapped(src, dst)
         }
@@ -275,6 +318,35 @@ impl Caster {
                     f.index += base + start;
                     f
                 })?;
+                start = end;
+            }
+        }
+        Ok(())
+    }
+
+    /// `float -> integer` under a map whose only key is NaN: the kernel maps NaNs itself,
+    /// in one pass; a block it declines (out of range, ±Inf, or a target it has no such
+    /// kernel for) goes by the element-wise mapped path, which finds the first failure.
+    fn nan_mapped<SW: fast::Src, DW: fast::Dst>(
+        &self,
+        src: &[SW],
+        dst: &mut [DW],
+        l: crate::dtype::IntLayout,
+        code: u64,
+    ) -> Result<(), ElementFailure> {
+        let n = src.len().min(dst.len());
+        let mut start = 0;
+        while start < n {
+            start += SW::float_to_int_nan(&src[start..n], &mut dst[start..n], self.opts, l, code);
+            if start < n {
+                let end = (start + fast::FAST_BLOCK).min(n);
+                let (s, d) = (&src[start..end], &mut dst[start..end]);
+                reference_words(s, d, self.src, self.dst, self.opts, Some(&self.map)).map_err(
+                    |mut f| {
+                        f.index += start;
+                        f
+                    },
+                )?;
                 start = end;
             }
         }

@@ -28,6 +28,24 @@ pub use id::DTypeId;
 pub use layout::{FloatLayout, Format, IntLayout, NanEncoding};
 pub use storage::{Plain, Storage, Word, WordBuf, Words, WordsMut};
 
+/// `n` elements whose storage words are all zero, in fresh memory that nothing has written:
+/// `calloc`'d and, on Linux, from 4 MiB on, advised to be backed by transparent huge pages
+/// (`madvise(MADV_HUGEPAGE)`, as NumPy does for its arrays). The first write to such a
+/// buffer then faults once per 2 MiB instead of once per 4 KiB, and streaming over it
+/// misses the TLB less. This is how the run-time API allocates its outputs; use it for
+/// large buffers that a loop reuses (an output for
+/// [`DynChain::decode_into`](crate::DynChain::decode_into), a typed codec's `dst`). `None`
+/// when `n` elements do not fit in the address space.
+///
+/// ```
+/// let mut out = zquant::dtype::zeroed_vec::<f64>(1 << 20).expect("fits");
+/// assert!(out.iter().all(|&x| x == 0.0));
+/// out[0] = 1.5;
+/// ```
+pub fn zeroed_vec<T: Plain>(n: usize) -> Option<Vec<T>> {
+    crate::arch::zeroed_vec(n)
+}
+
 use crate::number::exact::Exact;
 use crate::number::{CastOptions, Status};
 

@@ -498,6 +498,14 @@ impl CastCore {
         self.encode.run(src, dst).map_err(slice_failure)
     }
 
+    /// The caster of `dir`, for a chain's fused loop.
+    pub(crate) fn fusion(&self, dir: Direction) -> super::Fusion<'_> {
+        super::Fusion::Cast(match dir {
+            Direction::Encode => &self.encode,
+            Direction::Decode => &self.decode,
+        })
+    }
+
     /// Decode `src` into `dst`.
     ///
     /// # Errors
@@ -705,6 +713,10 @@ impl<S: Real, D: Real> ArrayCodec for CastValue<S, D> {
             .map_err(|f| element_error::<D, S>(NAME, Direction::Decode, src, f))
     }
 
+    fn fusion(&self, dir: Direction) -> super::Fusion<'_> {
+        self.core.fusion(dir)
+    }
+
     fn encode_fill_value(&self, fill: S) -> Result<D, MetadataError> {
         let show_in = |b: u64| S::from_bits(b).fill_value_to_json();
         let show_out = |b: u64| D::from_bits(b).fill_value_to_json();
@@ -889,5 +901,8 @@ impl DynStage for CastValueStage {
         });
         let opts = CastOptions::new(self.config.rounding, self.config.out_of_range);
         metadata(o.name(), opts, self.config.rounding_explicit, sm)
+    }
+    fn fusion(&self, dir: Direction) -> super::Fusion<'_> {
+        self.core.fusion(dir)
     }
 }

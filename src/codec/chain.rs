@@ -8,15 +8,26 @@
 
 use serde_json::Value;
 
-use super::ArrayCodec;
+use super::{ArrayCodec, Direction, Fusion};
+use crate::convert::{words_of, words_of_mut};
+use crate::dtype::{Words, WordsMut};
 use crate::error::{ElementError, MetadataError};
 
 /// Elements per block in fused chains: 4096 elements of at most 16 bytes stay in L1/L2.
 pub const BLOCK: usize = 4096;
 
+/// The stage index with which [`fused`] asks `step` to run the fused kernel of the first
+/// two stages (see [`pair_kernel`]) on a range; `step` then returns how many elements of
+/// it the kernel did (for the other stages it returns `Ok(0)`).
+pub(crate) const FUSED: usize = usize::MAX;
+
 /// The fused block loop: for each block of [`BLOCK`] of the `n` elements, run the stages
 /// `0..stages` in order; `step(i, start, len)` runs stage `i` on elements
 /// `start..start + len` (reading what stage `i - 1` wrote for them, or the input).
+///
+/// With `pair`, the first two stages (and only they: `stages == 2`) have a fused kernel:
+/// each block is first offered to it (`step(FUSED, ..)`), and only the part it declines (a
+/// kernel block with a rare element) goes stage by stage, which also finds the errors.
 ///
 /// After a stage fails at element `k` of the block, only the elements before `k` go on: a
 /// later stage may fail on one of them, which is then the first failing element. A stage's
@@ -29,13 +40,24 @@ pub const BLOCK: usize = 4096;
 pub(crate) fn fused<E>(
     n: usize,
     stages: usize,
-    mut step: impl FnMut(usize, usize, usize) -> Result<(), E>,
+    pair: bool,
+    mut step: impl FnMut(usize, usize, usize) -> Result<usize, E>,
     index: impl Fn(&E) -> Option<usize>,
     shift: impl Fn(E, usize) -> E,
 ) -> Result<(), E> {
+    let pair = pair && stages == 2;
     let mut start = 0;
     while start < n {
-        let end = (start + BLOCK).min(n);
+        let mut end = (start + BLOCK).min(n);
+        if pair {
+            start += step(FUSED, start, end - start)?;
+            if start >= end {
+                continue;
+            }
+            // Only the kernel block it declined goes stage by stage; the rest of this
+            // block is offered to the kernel again.
+            end = (start + crate::convert::FAST_BLOCK).min(end);
+        }
         let mut len = end - start;
         let mut failure: Option<E> = None;
         for i in 0..stages {
@@ -57,6 +79,63 @@ pub(crate) fn fused<E>(
         start = end;
     }
     Ok(())
+}
+
+/// Whether two neighbouring stages have a fused kernel: `scale_offset`'s `f32`/`f64` encode
+/// then a `cast_value` encode.
+pub(crate) fn has_pair_kernel(a: Fusion<'_>, b: Fusion<'_>) -> bool {
+    matches!((a, b), (Fusion::Affine(_), Fusion::Cast(_)))
+}
+
+/// The fused kernel of two neighbouring stages over `src` into `dst`: how many elements it
+/// did (all, those before the first kernel block it declined, or none when there is none).
+pub(crate) fn pair_kernel(
+    a: Fusion<'_>,
+    b: Fusion<'_>,
+    src: Words<'_>,
+    dst: WordsMut<'_>,
+) -> usize {
+    match (a, b) {
+        (Fusion::Affine(a), Fusion::Cast(c)) => c.run_affine(a, src, dst),
+        _ => 0,
+    }
+}
+
+/// From this many elements on, a chain whose input has one byte per element runs by
+/// [`byte_table`]: its 256 conversions are then at most 1/16 of the work.
+pub(crate) const BYTE_TABLE_MIN: usize = BLOCK;
+
+/// For an input type of one byte per element (`uint8`, `int8`, the float8 types, ...):
+/// every one of the 256 codes run once through the chain (`run`, on 256 elements), or
+/// `None` when one of them fails — then the elements go stage by stage, which find the
+/// first failure. The chain is elementwise, so looking each element's code up in this
+/// table gives exactly what running it would: a decode from `uint8` becomes one lookup per
+/// element instead of a table pass, a buffer and a division pass.
+pub(crate) fn byte_table<I: crate::dtype::DType, O: crate::dtype::DType, E>(
+    run: impl FnOnce(&[I], &mut [O]) -> Result<(), E>,
+) -> Option<Box<[O; 256]>> {
+    if std::mem::size_of::<I>() != 1 {
+        return None;
+    }
+    let mut codes = [I::default(); 256];
+    for (i, w) in crate::arch::words_mut(&mut codes).iter_mut().enumerate() {
+        *w = crate::dtype::Word::from_u64(i as u64);
+    }
+    let mut out = Box::new([O::default(); 256]);
+    run(&codes, &mut out[..]).ok()?;
+    Some(out)
+}
+
+/// `dst[i] = table[code of src[i]]`, for inputs of one byte per element.
+fn byte_lookup<I: crate::dtype::DType, O: crate::dtype::DType>(
+    table: &[O; 256],
+    src: &[I],
+    dst: &mut [O],
+) {
+    use crate::dtype::Word;
+    for (w, d) in crate::arch::words(src).iter().zip(dst.iter_mut()) {
+        *d = table[(w.to_u64() & 0xff) as usize];
+    }
 }
 
 /// Two codecs run one after the other: `A`, then `B`, fused block by block (each block of
@@ -121,30 +200,47 @@ impl<A: ArrayCodec, B: ArrayCodec<In = A::Out>> ArrayCodec for Chain<A, B> {
         super::same_length("chain", super::Direction::Encode, src.len(), dst.len())?;
         let n = src.len().min(dst.len());
         let mut buf = vec![A::Out::default(); n.min(BLOCK)];
+        let (fa, fb) = (
+            self.first.fusion(Direction::Encode),
+            self.second.fusion(Direction::Encode),
+        );
         let step = |i: usize, start: usize, len: usize| {
             let (s, d) = (start..start + len, &mut buf[..len]);
-            if i == 0 {
-                self.first.encode_slice(&src[s], d)
+            if i == FUSED {
+                Ok(pair_kernel(
+                    fa,
+                    fb,
+                    words_of(&src[s.clone()]),
+                    words_of_mut(&mut dst[s]),
+                ))
+            } else if i == 0 {
+                self.first.encode_slice(&src[s], d).map(|()| 0)
             } else {
-                self.second.encode_slice(d, &mut dst[s])
+                self.second.encode_slice(d, &mut dst[s]).map(|()| 0)
             }
         };
-        fused(n, 2, step, index, shift)
+        fused(n, 2, has_pair_kernel(fa, fb), step, index, shift)
     }
 
     fn decode_slice(&self, src: &[B::Out], dst: &mut [A::In]) -> Result<(), ElementError> {
         super::same_length("chain", super::Direction::Decode, src.len(), dst.len())?;
         let n = src.len().min(dst.len());
+        if n >= BYTE_TABLE_MIN {
+            if let Some(t) = byte_table(|c, o| self.decode_slice(c, o)) {
+                byte_lookup(&t, src, dst);
+                return Ok(());
+            }
+        }
         let mut buf = vec![A::Out::default(); n.min(BLOCK)];
         let step = |i: usize, start: usize, len: usize| {
             let (s, d) = (start..start + len, &mut buf[..len]);
             if i == 0 {
-                self.second.decode_slice(&src[s], d)
+                self.second.decode_slice(&src[s], d).map(|()| 0)
             } else {
-                self.first.decode_slice(d, &mut dst[s])
+                self.first.decode_slice(d, &mut dst[s]).map(|()| 0)
             }
         };
-        fused(n, 2, step, index, shift)
+        fused(n, 2, false, step, index, shift)
     }
 
     fn encode_fill_value(&self, fill: A::In) -> Result<B::Out, MetadataError> {

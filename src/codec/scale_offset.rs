@@ -311,6 +311,19 @@ impl ScaleOffsetCore {
         }
     }
 
+    /// The fused form of this codec in `dir`: `Affine` for the encode of `f32`/`f64`.
+    pub(crate) fn fusion(&self, dir: Direction) -> super::Fusion<'static> {
+        match (dir, self.format.hardware_float()) {
+            (Direction::Encode, Some(_)) if !self.no_offset => {
+                super::Fusion::Affine(crate::convert::Affine {
+                    offset: self.offset,
+                    scale: self.scale,
+                })
+            }
+            _ => super::Fusion::None,
+        }
+    }
+
     /// The `f32`/`f64` kernels; `false` when the format or width is another.
     #[inline(always)]
     fn hardware<W: Word>(&self, src: &[W], dst: &mut [W], dir: Direction) -> bool {
@@ -692,6 +705,10 @@ impl<T: Real> ArrayCodec for ScaleOffset<T> {
             .map_err(|f| element_error::<T, T>(NAME, Direction::Decode, src, f))
     }
 
+    fn fusion(&self, dir: Direction) -> super::Fusion<'_> {
+        self.core.fusion(dir)
+    }
+
     fn to_metadata(&self) -> Value {
         metadata(
             self.explicit.0.then(|| self.offset.fill_value_to_json()),
@@ -767,5 +784,8 @@ impl DynStage for ScaleOffsetStage {
             self.explicit.0.then(|| id.value_to_json([self.offset, 0])),
             self.explicit.1.then(|| id.value_to_json([self.scale, 0])),
         )
+    }
+    fn fusion(&self, dir: Direction) -> super::Fusion<'_> {
+        self.core.fusion(dir)
     }
 }

@@ -44,6 +44,9 @@ pub(crate) enum Fast {
     IntToInt(IntLayout, IntLayout),
     /// Integer to `f32`/`f64` (by target word width), nearest-even.
     IntToFloat(IntLayout),
+    /// A 16-bit IEEE-like float (float16, bfloat16) to `f32`/`f64` (by target word width):
+    /// exact, so every rounding mode and range rule gives the same.
+    Widen(FloatLayout),
 }
 
 /// The fast path for `src -> dst` under `opts`, where the formats are stored in words of
@@ -57,6 +60,12 @@ pub(crate) fn select(
 ) -> Fast {
     let nearest = opts.rounding == Rounding::NearestEven;
     match (src, dst) {
+        (Format::Float(sl), Format::Float(_)) if src_word <= 16 && widens(sl) => {
+            match dst.hardware_float() {
+                Some(d_f64) if dst_word == if d_f64 { 64 } else { 32 } => Fast::Widen(sl),
+                _ => Fast::None,
+            }
+        }
         (Format::Float(_), _) => {
             let Some(s_f64) = src.hardware_float() else {
                 return Fast::None;
@@ -109,6 +118,32 @@ pub(crate) fn select(
     }
 }
 
+/// Whether [`widen`] is exact for sources of layout `l`: IEEE-like (signed, subnormals,
+/// ±Inf, IEEE NaNs), every value of it an `f32` (its exponent range and precision within
+/// `f32`'s, subnormals included), and not `f32`/`f64` themselves.
+fn widens(l: FloatLayout) -> bool {
+    use crate::dtype::NanEncoding;
+    let max_exp = (1i32 << l.exponent_bits) - 1 - l.bias;
+    let min_exp = 1 - l.bias - l.mantissa_bits as i32;
+    // IEEE (±Inf, NaNs on the all-ones exponent), or OCP's `fn` formats (no Inf, NaN only
+    // the all-ones code: `float8_e4m3fn`).
+    let specials = match l.nan {
+        NanEncoding::Ieee => l.inf,
+        NanEncoding::AllOnes => !l.inf,
+        _ => false,
+    };
+    l.signed
+        && l.subnormals
+        && specials
+        && l.mantissa_bits >= 1
+        && l.exponent_bits <= 8
+        && l.mantissa_bits <= 23
+        && l.bits() <= 16
+        && l.bias <= 127
+        && max_exp <= 127
+        && min_exp >= -149
+}
+
 /// Elements per block of the fast paths: a block with a rare element is redone by the
 /// reference path, so the slow path costs at most this many elements per rare one.
 pub(crate) const FAST_BLOCK: usize = 1024;
@@ -131,6 +166,7 @@ pub(crate) fn run<SW: Src, DW: Dst>(
         Fast::Narrow(l) => SW::narrow(src, dst, opts.rounding, opts.out_of_range, l),
         Fast::IntToInt(sl, dl) => int_to_int(src, dst, opts, sl, dl),
         Fast::IntToFloat(sl) => DW::from_int(src, dst, sl),
+        Fast::Widen(sl) => SW::widen(src, dst, sl),
     }
 }
 
@@ -143,8 +179,34 @@ pub(crate) trait Src: Word {
     fn float_to_int<DW: Dst>(_: &[Self], _: &mut [DW], _: CastOptions, _: IntLayout) -> usize {
         0
     }
+    /// `scale_offset`'s encode `(x - offset) * scale` in `f32`/`f64`, fused with a cast to
+    /// an integer format of at most 32 bits.
+    fn affine_to_int<DW: Dst>(
+        _: &[Self],
+        _: &mut [DW],
+        _: CastOptions,
+        _: IntLayout,
+        _: Affine,
+    ) -> usize {
+        0
+    }
+    /// `f32`/`f64` to an integer format of at most 32 bits under a `scalar_map` whose only
+    /// key is NaN, mapped to `nan_code`.
+    fn float_to_int_nan<DW: Dst>(
+        _: &[Self],
+        _: &mut [DW],
+        _: CastOptions,
+        _: IntLayout,
+        _nan_code: u64,
+    ) -> usize {
+        0
+    }
     /// `f64 -> f32`, nearest-even.
     fn f64_to_f32<DW: Dst>(_: &[Self], _: &mut [DW], _clamp: bool) -> usize {
+        0
+    }
+    /// A 16-bit float to `f32`/`f64`.
+    fn widen<DW: Dst>(_: &[Self], _: &mut [DW], _: FloatLayout) -> usize {
         0
     }
     /// `f32`/`f64` to a narrower float format.
@@ -189,17 +251,107 @@ pub(crate) trait Dst: Word {
     fn from_int<SW: Word>(_: &[SW], _: &mut [Self], _: IntLayout) -> usize {
         0
     }
+    /// `f32`/`f64` (`SW`) to a 64-bit integer format in these words (`u64` only).
+    fn from_float_wide<SW: Word>(_: &[SW], _: &mut [Self], _: CastOptions, _: IntLayout) -> usize {
+        0
+    }
+    /// The number `value` gives for each `SW` word (an `f32`/`f64`, or `scale_offset`'s
+    /// result on it) to an integer format of at most 32 bits in these words (`u8`, `u16`,
+    /// `u32` only: see [`f2i_narrow`]); with `NAN_MAP`, NaN to `nan_code`.
+    fn from_float_narrow<SW: Word, const NAN_MAP: bool>(
+        _: &[SW],
+        _: &mut [Self],
+        _: CastOptions,
+        _: IntLayout,
+        _value: impl Fn(SW) -> f64 + Copy,
+        _nan_code: u64,
+    ) -> usize {
+        0
+    }
 }
 
-impl Src for u8 {}
-impl Src for u16 {}
+/// The source methods of 8- and 16-bit words: widening a small float.
+macro_rules! small_src {
+    ($($t:ty),*) => {$(
+        impl Src for $t {
+            fn widen<DW: Dst>(src: &[Self], dst: &mut [DW], l: FloatLayout) -> usize {
+                if DW::BITS < 32 {
+                    return 0;
+                }
+                crate::arch::vectorized(
+                    #[inline(always)]
+                    move || by_blocks(src, dst, #[inline(always)] |s, d| widen(s, d, l)),
+                )
+            }
+        }
+    )*};
+}
+small_src!(u8, u16);
+
+/// A 16-bit IEEE-like float (see [`widens`]) to `f32`/`f64` words, exactly: the magnitude
+/// bits moved to `f32`'s places are the value times `2^(B - 127)` (subnormals included,
+/// which land on `f32` subnormals), so one multiplication by `2^(127 - B)` gives the value;
+/// ±Inf are set apart, and a NaN is declined (the reference path canonicalizes it). In
+/// 32-bit lanes, 8 elements per AVX2 vector, instead of a 65536-entry table.
+#[inline(always)]
+fn widen<SW: Word, DW: Word>(src: &[SW], dst: &mut [DW], l: FloatLayout) -> bool {
+    let width = l.exponent_bits + l.mantissa_bits;
+    let shift = 23 - l.mantissa_bits;
+    let mag_mask = l.magnitude_mask() as u32;
+    let exp_all = (((1u32 << l.exponent_bits) - 1) << l.mantissa_bits) & mag_mask;
+    // IEEE: `exp_all` is ±Inf and above it NaN; `fn`: no Inf, only `mag_mask` is NaN.
+    let (inf, nan_from) = if l.inf {
+        (exp_all, exp_all + 1)
+    } else {
+        (u32::MAX, mag_mask)
+    };
+    let scale = f32::from_bits(((254 - l.bias) as u32) << 23);
+    let mut bad = false;
+    for (s, d) in src.iter().zip(dst.iter_mut()) {
+        let h = s.to_u64() as u32;
+        let mag = h & mag_mask;
+        let v = (f32::from_bits(mag << shift) * scale).to_bits();
+        let v = if mag == inf { 0x7f80_0000 } else { v };
+        let v = v | (((h >> width) & 1) << 31);
+        *d = DW::from_u64(if DW::BITS == 64 {
+            f64::from(f32::from_bits(v)).to_bits()
+        } else {
+            u64::from(v)
+        });
+        bad |= mag >= nan_from;
+    }
+    !bad
+}
 
 /// The source methods of `f32`/`f64` words (and `int32`/`uint32`/`int64`).
 macro_rules! float_src {
-    ($t:ty { $($extra:tt)* }) => {
+    ($t:ty, $affine:expr, { $($extra:tt)* }) => {
         impl Src for $t {
             fn float_to_int<DW: Dst>(src: &[Self], dst: &mut [DW], opts: CastOptions, l: IntLayout) -> usize {
-                float_to_int(src, dst, opts, l)
+                if l.bits <= 32 {
+                    DW::from_float_narrow::<Self, false>(src, dst, opts, l, as_f64::<Self>, 0)
+                } else {
+                    DW::from_float_wide(src, dst, opts, l)
+                }
+            }
+            fn float_to_int_nan<DW: Dst>(
+                src: &[Self],
+                dst: &mut [DW],
+                opts: CastOptions,
+                l: IntLayout,
+                nan_code: u64,
+            ) -> usize {
+                DW::from_float_narrow::<Self, true>(src, dst, opts, l, as_f64::<Self>, nan_code)
+            }
+            fn affine_to_int<DW: Dst>(
+                src: &[Self],
+                dst: &mut [DW],
+                opts: CastOptions,
+                l: IntLayout,
+                a: Affine,
+            ) -> usize {
+                let value = $affine(a);
+                DW::from_float_narrow::<Self, false>(src, dst, opts, l, value, 0)
             }
             fn narrow<DW: Dst>(
                 src: &[Self],
@@ -223,8 +375,8 @@ macro_rules! float_src {
         }
     };
 }
-float_src! { u32 {} }
-float_src! { u64 {
+float_src! { u32, affine_f32, {} }
+float_src! { u64, affine_f64, {
     fn f64_to_f32<DW: Dst>(src: &[Self], dst: &mut [DW], clamp: bool) -> usize {
         DW::f32_from_f64(src, dst, clamp)
     }
@@ -242,6 +394,16 @@ macro_rules! narrow_dst {
                 l: FloatLayout,
             ) -> usize {
                 narrow(src, dst, mode, oor, l)
+            }
+            fn from_float_narrow<SW: Word, const NAN_MAP: bool>(
+                src: &[SW],
+                dst: &mut [Self],
+                opts: CastOptions,
+                l: IntLayout,
+                value: impl Fn(SW) -> f64 + Copy,
+                nan_code: u64,
+            ) -> usize {
+                float_to_narrow_int::<SW, Self, NAN_MAP>(src, dst, opts, l, value, nan_code)
             }
             $($extra)*
         }
@@ -263,6 +425,14 @@ impl Dst for u64 {
     fn from_int<SW: Word>(src: &[SW], dst: &mut [Self], sl: IntLayout) -> usize {
         int_to_hw_float(src, dst, sl);
         src.len().min(dst.len())
+    }
+    fn from_float_wide<SW: Word>(
+        src: &[SW],
+        dst: &mut [Self],
+        opts: CastOptions,
+        l: IntLayout,
+    ) -> usize {
+        float_to_int(src, dst, opts, l)
     }
 }
 
@@ -353,8 +523,9 @@ const TWO_63: f64 = (1u64 << 63) as f64;
 /// 2^31, exactly.
 const TWO_31: f64 = (1u64 << 31) as f64;
 
-/// `f32`/`f64` to an integer format. The rounding mode is made a constant here, outside the
-/// loop: with a `match` on it per element LLVM keeps the loop scalar.
+/// `f32`/`f64` to an integer format of more than 32 bits (narrower ones:
+/// [`float_to_narrow_int`]). The rounding mode is made a constant here, outside the loop:
+/// with a `match` on it per element LLVM keeps the loop scalar.
 #[inline(always)]
 fn float_to_int<SW: Word, DW: Word>(
     src: &[SW],
@@ -431,8 +602,7 @@ fn float_to_int_in<SW: Word, DW: Word, const MODE: u8>(
             }
         };
     }
-    // Targets stored in 8 or 16 bits always fit i32 (the 64-bit loop is not compiled).
-    if DW::BITS <= 16 || fits_i32 {
+    if fits_i32 {
         each!(|v| v as i32 as i64 as u64);
     } else {
         // For unsigned 64-bit targets values >= 2^63 go through u64.
@@ -441,6 +611,172 @@ fn float_to_int_in<SW: Word, DW: Word, const MODE: u8>(
         } else {
             v as i64 as u64
         });
+    }
+    !bad
+}
+
+/// `f32`/`f64` (or `scale_offset`'s result on them: `value`) to an integer format of at
+/// most 32 bits, every rounding mode, with NaN mapped to `nan_code` when `NAN_MAP`. The
+/// rounding mode is made a constant here, outside the loop: with a `match` on it per
+/// element LLVM keeps the loop scalar.
+#[inline(always)]
+fn float_to_narrow_int<SW: Word, DW: Word, const NAN_MAP: bool>(
+    src: &[SW],
+    dst: &mut [DW],
+    opts: CastOptions,
+    l: IntLayout,
+    value: impl Fn(SW) -> f64 + Copy,
+    nan_code: u64,
+) -> usize {
+    if l.bits > 32 {
+        return 0;
+    }
+    let (oor, nan_code) = (opts.out_of_range, nan_code as u32);
+    macro_rules! by_mode {
+        ($($mode:ident => $m:ident),*) => {
+            match opts.rounding {
+                $(Rounding::$mode => crate::arch::vectorized(
+                    #[inline(always)]
+                    move || by_blocks(src, dst, #[inline(always)] |s, d| {
+                        by_oor_f2i::<SW, DW, $m, NAN_MAP>(s, d, oor, l, value, nan_code)
+                    }),
+                ),)*
+            }
+        };
+    }
+    by_mode!(
+        NearestEven => NEAREST_EVEN,
+        TowardsZero => TOWARDS_ZERO,
+        TowardsPositive => TOWARDS_POSITIVE,
+        TowardsNegative => TOWARDS_NEGATIVE,
+        NearestAway => NEAREST_AWAY
+    )
+}
+
+/// `scale_offset`'s encode on `f32`/`f64`: `(x - offset) * scale`, each operation rounded
+/// in the source type (the hardware's own arithmetic), `offset` and `scale` as codes.
+#[doc(hidden)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Affine {
+    pub(crate) offset: u64,
+    pub(crate) scale: u64,
+}
+
+/// [`Affine`] on `f64` words, as the number a fused cast rounds: `scale_offset -> cast_value`
+/// in one loop (`Src::affine_to_int`). The affine step cannot fail on `f32`/`f64`; a NaN it
+/// produces is declined by the cast like any NaN, and the caller redoes that block stage
+/// by stage.
+#[inline(always)]
+fn affine_f64(a: Affine) -> impl Fn(u64) -> f64 + Copy {
+    let (o, k) = (f64::from_bits(a.offset), f64::from_bits(a.scale));
+    #[inline(always)]
+    move |w: u64| (f64::from_bits(w) - o) * k
+}
+
+/// [`affine_f64`] on `f32` words, in `f32` arithmetic (then widened, exactly).
+#[inline(always)]
+fn affine_f32(a: Affine) -> impl Fn(u32) -> f64 + Copy {
+    let (o, k) = (
+        f32::from_bits(a.offset as u32),
+        f32::from_bits(a.scale as u32),
+    );
+    #[inline(always)]
+    move |w: u32| f64::from((f32::from_bits(w) - o) * k)
+}
+
+/// `1.5 * 2^52`: for an integral `r` with `|r| < 2^51`, the low 32 bits of
+/// `(r + MAGIC).to_bits()` are `r as i32`'s (two's complement).
+const MAGIC: f64 = 6_755_399_441_055_744.0;
+/// 2^51, exactly: the wrap limit of the `MAGIC` conversion.
+const TWO_51: f64 = (1u64 << 51) as f64;
+
+/// [`f2i_narrow`] with the out-of-range rule made a constant.
+#[inline(always)]
+fn by_oor_f2i<SW: Word, DW: Word, const MODE: u8, const NAN_MAP: bool>(
+    src: &[SW],
+    dst: &mut [DW],
+    oor: OutOfRange,
+    l: IntLayout,
+    value: impl Fn(SW) -> f64 + Copy,
+    nan_code: u32,
+) -> bool {
+    let b = F2i {
+        lo: l.min() as f64,
+        max: l.max() as f64,
+        mask: l.mask() as u32,
+        nan_code,
+    };
+    match oor {
+        OutOfRange::Clamp => f2i_narrow::<SW, DW, MODE, OOR_CLAMP, NAN_MAP>(src, dst, b, value),
+        OutOfRange::Wrap => f2i_narrow::<SW, DW, MODE, OOR_WRAP, NAN_MAP>(src, dst, b, value),
+        OutOfRange::Error => f2i_narrow::<SW, DW, MODE, OOR_ERROR, NAN_MAP>(src, dst, b, value),
+    }
+}
+
+/// The loop invariants of [`f2i_narrow`].
+#[derive(Clone, Copy)]
+struct F2i {
+    /// The target's range, as `f64` (exact: at most 32 bits).
+    lo: f64,
+    max: f64,
+    /// The target's code bits.
+    mask: u32,
+    /// The code a NaN maps to (`scalar_map` `{NaN: code}`), when `NAN_MAP`.
+    nan_code: u32,
+}
+
+/// `f32`/`f64` to an integer format of at most 32 bits, with the out-of-range rule `OOR`
+/// constant (a clamp, a check, or neither is then all the loop holds). `value` gives the
+/// number to round from a source word: the float itself, or `scale_offset`'s
+/// `(x - offset) * scale` computed in the source type when the two stages are fused.
+///
+/// Every value a block keeps (in range, clamped into it, or wrapped from `|r| < 2^51`) is
+/// an integral `f64` below 2^51 in magnitude, whose two's complement low bits are those of
+/// `r + 1.5 * 2^52` (exact: the sum keeps every integer bit of `r` in the significand).
+/// That is one `vaddpd` instead of a saturating conversion (`vcvttpd2dq` and its fix-ups),
+/// and the truncation to the target word is then on integers. Other values are only
+/// detected: the block is declined.
+///
+/// With `NAN_MAP`, a NaN is the key of a `scalar_map` whose only entry it is: it becomes
+/// `nan_code` in the same loop (a compare and a select), instead of a scan for keys and
+/// a patch after the cast.
+#[inline(always)]
+fn f2i_narrow<SW: Word, DW: Word, const MODE: u8, const OOR: u8, const NAN_MAP: bool>(
+    src: &[SW],
+    dst: &mut [DW],
+    b: F2i,
+    value: impl Fn(SW) -> f64,
+) -> bool {
+    let F2i {
+        lo,
+        max,
+        mask,
+        nan_code,
+    } = b;
+    let mut bad = false;
+    for (s, d) in src.iter().zip(dst.iter_mut()) {
+        let r = round_integral::<MODE>(value(*s));
+        let (v, ok) = if OOR == OOR_CLAMP {
+            // `vmaxpd`/`vminpd` (a NaN gives `lo` or `max`: its block is redone, since
+            // ±Inf and NaN are never clamped, catalogue `inf-clamp`).
+            let v = if r > lo { r } else { lo };
+            let v = if v < max { v } else { max };
+            (v, r.is_finite())
+        } else if OOR == OOR_WRAP {
+            (r, r.abs() < TWO_51)
+        } else {
+            (r, (r >= lo) & (r <= max))
+        };
+        let code = (v + MAGIC).to_bits() as u32 & mask;
+        let (code, ok) = if NAN_MAP {
+            // NaN after rounding is NaN before it, and nothing else.
+            let key = r.is_nan();
+            (if key { nan_code } else { code }, ok | key)
+        } else {
+            (code, ok)
+        };
+        *d = DW::from_u64(u64::from(code));
+        bad |= !ok;
     }
     !bad
 }

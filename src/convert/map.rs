@@ -119,6 +119,11 @@ impl KeyMap {
         &self.entries
     }
 
+    /// The code NaN maps to, when NaN is the only key.
+    pub(crate) fn only_nan(&self) -> Option<u64> {
+        self.nan.filter(|_| self.entries.len() == 1)
+    }
+
     /// Whether there are no entries.
     pub fn is_empty(&self) -> bool {
         self.entries.is_empty()

@@ -10,8 +10,9 @@
 use ndarray::{ArrayD, IxDyn};
 use serde_json::Value;
 
+use crate::codec::Fusion;
 use crate::codec::cast_value::CastValueConfig;
-use crate::codec::chain::{BLOCK, fused};
+use crate::codec::chain::{BLOCK, BYTE_TABLE_MIN, FUSED, fused, has_pair_kernel, pair_kernel};
 use crate::codec::json_text;
 use crate::codec::{Direction, DynStage, bitround, cast_value, fixed_scale_offset, scale_offset};
 use crate::dispatch::{self, CustomArray, match_all_arms};
@@ -193,6 +194,22 @@ impl DynArray {
             if k > 1 { words.get(i * k + 1)? } else { 0 },
         ];
         Some(id.value_to_json(x))
+    }
+
+    /// An array of `shape` whose elements' words are all zero, in fresh memory that is not
+    /// written (see `arch::zeroed_vec`): what the allocating [`DynChain`] calls return.
+    fn zeroed(dtype: DTypeId, shape: &[usize]) -> Result<Self, CodecError> {
+        let too_big = || CodecError::Array(format!("shape {shape:?} does not fit in memory"));
+        let n = shape
+            .iter()
+            .try_fold(1usize, |acc, &d| acc.checked_mul(d))
+            .ok_or_else(too_big)?;
+        dispatch::with_any!(dtype, T => {
+            let v = crate::arch::zeroed_vec::<T>(n).ok_or_else(too_big)?;
+            ArrayD::from_shape_vec(IxDyn(shape), v)
+                .map(T::into_dyn)
+                .map_err(|e| CodecError::Array(e.to_string()))
+        }, custom c => Ok(DynArray::Custom(CustomArray::filled(c, shape, [0, 0]))))
     }
 
     /// The first element's storage words (`None` for an empty array).
@@ -391,12 +408,29 @@ impl DynChain {
         if input.dtype() != self.data_type.id {
             return Err(wrong_type(self.data_type.id, input.dtype()));
         }
+        let mut out = DynArray::zeroed(self.encoded_data_type().id, input.shape())?;
+        self.encode_into(input, &mut out)?;
+        Ok(out)
+    }
+
+    /// [`DynChain::encode`] into `out`, an array the caller owns: of the encoded data type,
+    /// the input's shape, in standard layout. Reusing one output across calls saves the
+    /// allocation and, above all, the first touch of its fresh pages, which for a large
+    /// array costs more than the encoding itself.
+    ///
+    /// # Errors
+    /// Wrong input type, an `out` of another type, shape or layout, or the first element
+    /// (C-order flat index) a stage cannot encode; `out` is then partly written.
+    pub fn encode_into(&self, input: &DynArray, out: &mut DynArray) -> Result<(), CodecError> {
+        if input.dtype() != self.data_type.id {
+            return Err(wrong_type(self.data_type.id, input.dtype()));
+        }
         let kinds: Vec<_> = self
             .stages
             .iter()
             .map(|s| (s.as_ref(), Direction::Encode))
             .collect();
-        run_fused(input, &kinds).map_err(|e| locate(e, input))
+        run_fused(input, &kinds, out).map_err(|e| locate(e, input))
     }
 
     /// Decode through every stage in reverse, fused like [`DynChain::encode`].
@@ -408,13 +442,46 @@ impl DynChain {
         if encoded.dtype() != want {
             return Err(wrong_type(want, encoded.dtype()));
         }
+        let mut out = DynArray::zeroed(self.data_type.id, encoded.shape())?;
+        self.decode_into(encoded, &mut out)?;
+        Ok(out)
+    }
+
+    /// [`DynChain::decode`] into `out`, an array the caller owns: of the decoded data type,
+    /// the input's shape, in standard layout (see [`DynChain::encode_into`]).
+    ///
+    /// ```
+    /// use serde_json::json;
+    /// use zquant::{DynArray, DynChain};
+    ///
+    /// let chain = DynChain::from_metadata(
+    ///     &json!("float64"),
+    ///     &json!(0.0),
+    ///     &[json!({"name": "scale_offset", "configuration": {"offset": 1, "scale": 2}})],
+    /// )?;
+    /// let encoded = chain.encode(&DynArray::Float64(ndarray::arr1(&[1.0, 2.5]).into_dyn()))?;
+    /// // One output buffer, reused for every chunk of the same shape.
+    /// let mut out = DynArray::Float64(ndarray::ArrayD::zeros(ndarray::IxDyn(&[2])));
+    /// chain.decode_into(&encoded, &mut out)?;
+    /// assert_eq!(out, DynArray::Float64(ndarray::arr1(&[1.0, 2.5]).into_dyn()));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    ///
+    /// # Errors
+    /// Wrong input type, an `out` of another type, shape or layout, or the first element
+    /// (C-order flat index) a stage cannot decode; `out` is then partly written.
+    pub fn decode_into(&self, encoded: &DynArray, out: &mut DynArray) -> Result<(), CodecError> {
+        let want = self.encoded_data_type().id;
+        if encoded.dtype() != want {
+            return Err(wrong_type(want, encoded.dtype()));
+        }
         let kinds: Vec<_> = self
             .stages
             .iter()
             .rev()
             .map(|s| (s.as_ref(), Direction::Decode))
             .collect();
-        run_fused(encoded, &kinds).map_err(|e| locate(e, encoded))
+        run_fused(encoded, &kinds, out).map_err(|e| locate(e, encoded))
     }
 
     /// The `codecs` list.
@@ -472,28 +539,109 @@ fn written(stage: &dyn DynStage, dir: Direction) -> DTypeId {
     }
 }
 
-/// Run `stages` (each in its direction) over `input` block by block: each block of
-/// [`BLOCK`] elements goes through every stage while it is in cache, with one block-sized
-/// word buffer per stage boundary, and the last stage writes straight into the output.
+/// [`run_fused`] by a 256-entry table: `false` (nothing written) when a code fails.
+fn byte_lookup(
+    dtype: DTypeId,
+    stages: &[(&dyn DynStage, Direction)],
+    codes: &[u8],
+    out: &mut WordsMut<'_>,
+) -> bool {
+    let Some(&(last, dir)) = stages.last() else {
+        return false;
+    };
+    let out_type = written(last, dir);
+    let (Ok(mut all), Ok(mut table)) = (
+        DynArray::zeroed(dtype, &[256]),
+        DynArray::zeroed(out_type, &[256]),
+    ) else {
+        return false;
+    };
+    if let Some(WordsMut::U8(w)) = all.words_mut() {
+        for (i, x) in w.iter_mut().enumerate() {
+            *x = i as u8;
+        }
+    }
+    if run_fused(&all, stages, &mut table).is_err() {
+        return false;
+    }
+    let k = out_type.words_per_element();
+    macro_rules! lookup {
+        ($t:expr, $o:expr) => {{
+            let (t, o) = ($t, $o);
+            if k == 1 {
+                for (c, d) in codes.iter().zip(o.iter_mut()) {
+                    *d = t[usize::from(*c)];
+                }
+            } else {
+                for (c, d) in codes.iter().zip(o.chunks_exact_mut(k)) {
+                    let i = usize::from(*c) * k;
+                    d.copy_from_slice(&t[i..i + k]);
+                }
+            }
+            true
+        }};
+    }
+    match (table.words(), out) {
+        (Some(Words::U8(t)), WordsMut::U8(o)) if t.len() == 256 * k => lookup!(t, o),
+        (Some(Words::U16(t)), WordsMut::U16(o)) if t.len() == 256 * k => lookup!(t, o),
+        (Some(Words::U32(t)), WordsMut::U32(o)) if t.len() == 256 * k => lookup!(t, o),
+        (Some(Words::U64(t)), WordsMut::U64(o)) if t.len() == 256 * k => lookup!(t, o),
+        _ => false,
+    }
+}
+
+/// Run `stages` (each in its direction) over `input` block by block into `out`: each
+/// block of [`BLOCK`] elements goes through every stage while it is in cache, with one
+/// block-sized word buffer per stage boundary, and the last stage writes straight into the
+/// output. With no stage, `out` gets a copy of `input`.
 fn run_fused(
     input: &DynArray,
     stages: &[(&dyn DynStage, Direction)],
-) -> Result<DynArray, CodecError> {
-    let Some(&(last_stage, last_dir)) = stages.last() else {
-        return Ok(input.clone());
-    };
-    let shape = input.shape().to_vec();
+    out: &mut DynArray,
+) -> Result<(), CodecError> {
+    let out_type = stages.last().map_or(input.dtype(), |&(s, d)| written(s, d));
+    if out.dtype() != out_type {
+        return Err(CodecError::Array(format!(
+            "the output array must be of {out_type}, not {}",
+            out.dtype()
+        )));
+    }
+    if out.shape() != input.shape() {
+        return Err(CodecError::Array(format!(
+            "the output array must have the input's shape {:?}, not {:?}",
+            input.shape(),
+            out.shape()
+        )));
+    }
     let standard = input.to_standard_layout();
     let src = standard
         .words()
         .ok_or_else(|| CodecError::Array("array is not in standard layout".into()))?;
-    let k0 = input.dtype().words_per_element();
-    let n = src.len() / k0.max(1);
-    let out_type = written(last_stage, last_dir);
-    let mut out = DynArray::from_scalar(out_type, &shape, [0, 0]);
     let mut out_words = out
         .words_mut()
-        .ok_or_else(|| CodecError::Array("output is not in standard layout".into()))?;
+        .ok_or_else(|| CodecError::Array("the output array is not in standard layout".into()))?;
+    if stages.is_empty() {
+        return if out_words.copy_from(src) {
+            Ok(())
+        } else {
+            Err(CodecError::Array(
+                "the output array does not match the input".into(),
+            ))
+        };
+    }
+    let k0 = input.dtype().words_per_element();
+    let n = src.len() / k0.max(1);
+    if let Words::U8(codes) = src {
+        // One byte per element: the 256 codes once through the chain, then a lookup per
+        // element (see `codec::chain::byte_table`); a failing code falls through to the
+        // stages, which find the first failing element.
+        if k0 == 1
+            && n >= BYTE_TABLE_MIN
+            && byte_lookup(input.dtype(), stages, codes, &mut out_words)
+        {
+            return Ok(());
+        }
+    }
     let kl = out_type.words_per_element();
     let block = BLOCK.min(n.max(1));
     let last = stages.len() - 1;
@@ -511,7 +659,16 @@ fn run_fused(
     };
     let slot = |bits: u32| bits.trailing_zeros().saturating_sub(3).min(3) as usize;
     let mut sets: [[Option<WordBuf>; 4]; 2] = Default::default();
+    // The first two stages' fused kernel, when the chain is just them.
+    let fusion = |i: usize| stages.get(i).map_or(Fusion::None, |&(s, d)| s.fusion(d));
+    let (f0, f1) = (fusion(0), fusion(1));
+    let pair = stages.len() == 2 && has_pair_kernel(f0, f1);
     let step = |i: usize, start: usize, len: usize| {
+        if i == FUSED {
+            let input = src.sub(start * k0, (start + len) * k0);
+            let out = out_words.sub(start * kl, (start + len) * kl);
+            return Ok(pair_kernel(f0, f1, input, out));
+        }
         let (stage, dir) = stages[i];
         let (even, odd) = sets.split_at_mut(1);
         let (mine, other) = if i % 2 == 0 {
@@ -533,15 +690,15 @@ fn run_fused(
                 dir,
                 input,
                 out_words.sub(start * kl, (start + len) * kl),
-            );
+            )
+            .map(|()| 0);
         }
         let buf = mine[slot(width(i))].get_or_insert_with(|| WordBuf::zeroed(width(i), block * 2));
-        run(stage, dir, input, buf.as_words_mut().sub(0, len * ks[i]))
+        run(stage, dir, input, buf.as_words_mut().sub(0, len * ks[i])).map(|()| 0)
     };
     let index = |e: &CodecError| match e {
         CodecError::Element(el) => Some(el.index),
         _ => None,
     };
-    fused(n, stages.len(), step, index, shift_index)?;
-    Ok(out)
+    fused(n, stages.len(), pair, step, index, shift_index)
 }

@@ -22,6 +22,7 @@ mod fixedscaleoffset_fixture;
 mod fixedscaleoffset_metadata;
 #[cfg(feature = "float8")]
 mod float8_interop;
+mod fused_chain;
 mod layouts;
 mod messages;
 mod metadata;

@@ -1,0 +1,299 @@
+//! The fused `scale_offset -> cast_value` kernel (one loop for `(x - offset) * scale`,
+//! rounding, range check and narrowing) gives exactly what the two stages give one after
+//! the other: the same codes, or the same first failing element and rule, for every
+//! rounding mode and out-of-range rule, through the typed `Chain` and through `DynChain`.
+
+use serde_json::json;
+use zquant::codec::{ArrayCodec, CastValue, ScalarMap, ScaleOffset};
+use zquant::convert::{CastOptions, OutOfRange, Rounding};
+use zquant::{DynArray, DynChain, Real};
+
+struct Rng(u64);
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+}
+
+/// `n` source values after `(x - 250) * 4`: mostly within `[-20, 300]` (ties, near-ties
+/// and in-range integers of every narrow target), with rare specials in some blocks only:
+/// NaN, ±Inf, values out of every range, and magnitudes between 2^31 and 2^53 (the wrap
+/// limits of the kernels).
+fn inputs(rng: &mut Rng, n: usize, rare: bool) -> Vec<f64> {
+    let specials = [
+        f64::NAN,
+        f64::INFINITY,
+        f64::NEG_INFINITY,
+        1e300,
+        -1e300,
+        250.0 + (2f64.powi(40) + 3.5) / 4.0,
+        250.0 - (2f64.powi(50) + 0.5) / 4.0,
+        250.0 + (2f64.powi(51) - 1.0) / 4.0,
+        250.0 + 2f64.powi(51) / 4.0,
+        250.0 + 2f64.powi(52) / 4.0,
+        250.0 + 2147483647.5 / 4.0,
+        250.0 + 4294967295.5 / 4.0,
+        250.0 - 2147483648.5 / 4.0,
+        250.0 + 65535.5 / 4.0,
+        250.0 - 32768.5 / 4.0,
+        250.0 + 1e10,
+    ];
+    (0..n)
+        .map(|i| {
+            let r = rng.next();
+            // A rare element in about one block of kernel size in four.
+            if rare && (i / 1024) % 4 == 1 && r % 997 == 0 {
+                return specials[(r >> 20) as usize % specials.len()];
+            }
+            // Quarter steps: after `* 4` every value is an integer, half of them ties after
+            // a `* 0.5` elsewhere; plus some non-multiples.
+            let q = (r % 1281) as f64 / 4.0 + 245.0;
+            if r & 0x100_0000 != 0 {
+                q
+            } else {
+                q + 1.0 / 3.0
+            }
+        })
+        .collect()
+}
+
+fn same_as_stages<S: Real, D: Real>(src: &[S], opts: CastOptions) {
+    let of = |v: f64| zquant::convert::cast::<f64, S>(v, CastOptions::default()).0;
+    let so = ScaleOffset::<S>::new(of(250.0), of(4.0)).expect("valid scale_offset");
+    let cv = CastValue::<S, D>::new(opts, ScalarMap::default()).expect("valid cast_value");
+    let n = src.len();
+    let mut mid = vec![S::default(); n];
+    let mut want = vec![D::default(); n];
+    let stages = so
+        .encode_slice(src, &mut mid)
+        .and_then(|()| cv.encode_slice(&mid, &mut want));
+    let chain = so.then(cv);
+    let mut got = vec![D::default(); n];
+    let fused = chain.encode_slice(src, &mut got);
+    let what = format!("{} -> {} {opts:?}", S::NAME, D::NAME);
+    match (&stages, &fused) {
+        (Ok(()), Ok(())) => {
+            let (w, g): (Vec<u64>, Vec<u64>) = (
+                want.iter().map(|x| x.to_bits()).collect(),
+                got.iter().map(|x| x.to_bits()).collect(),
+            );
+            assert!(w == g, "{what}: codes differ");
+        }
+        (Err(a), Err(b)) => {
+            assert_eq!(
+                (a.index, &a.rule),
+                (b.index, &b.rule),
+                "{what}: errors differ"
+            );
+        }
+        _ => panic!("{what}: stage by stage {stages:?}, fused {fused:?}"),
+    }
+}
+
+fn all_options(mut check: impl FnMut(CastOptions)) {
+    for rounding in Rounding::ALL {
+        for oor in [OutOfRange::Error, OutOfRange::Clamp, OutOfRange::Wrap] {
+            check(CastOptions::new(rounding, oor));
+        }
+    }
+}
+
+fn every_target<S: Real>(src: &[S]) {
+    all_options(|o| {
+        same_as_stages::<S, u8>(src, o);
+        same_as_stages::<S, i8>(src, o);
+        same_as_stages::<S, u16>(src, o);
+        same_as_stages::<S, i16>(src, o);
+        same_as_stages::<S, u32>(src, o);
+        same_as_stages::<S, i32>(src, o);
+        same_as_stages::<S, i64>(src, o);
+    });
+}
+
+#[test]
+fn fused_chain_matches_the_stages_one_after_the_other() {
+    let mut rng = Rng(0x5eed_f00d);
+    for rare in [false, true] {
+        let x = inputs(&mut rng, 9000, rare);
+        every_target::<f64>(&x);
+        #[allow(clippy::cast_possible_truncation)]
+        let x32: Vec<f32> = x.iter().map(|&v| v as f32).collect();
+        every_target::<f32>(&x32);
+    }
+}
+
+#[test]
+fn fused_dyn_chain_matches_the_typed_stages() {
+    let mut rng = Rng(0xdec0de);
+    let x = inputs(&mut rng, 9000, true);
+    for (name, rounding) in [
+        ("nearest-even", Rounding::NearestEven),
+        ("towards-zero", Rounding::TowardsZero),
+    ] {
+        for (oor_json, oor) in [
+            (None, OutOfRange::Error),
+            (Some("clamp"), OutOfRange::Clamp),
+            (Some("wrap"), OutOfRange::Wrap),
+        ] {
+            let mut cast = json!({"data_type": "uint8", "rounding": name});
+            if let Some(o) = oor_json {
+                cast["out_of_range"] = json!(o);
+            }
+            let chain = DynChain::from_metadata(
+                &json!("float64"),
+                &json!(250.0),
+                &[
+                    json!({"name": "scale_offset", "configuration": {"offset": 250, "scale": 4}}),
+                    json!({"name": "cast_value", "configuration": cast}),
+                ],
+            )
+            .expect("valid chain");
+            let input = DynArray::Float64(ndarray::arr1(&x).into_dyn());
+            let got = chain.encode(&input);
+            let so = ScaleOffset::<f64>::new(250.0, 4.0).expect("valid");
+            let cv =
+                CastValue::<f64, u8>::new(CastOptions::new(rounding, oor), ScalarMap::default())
+                    .expect("valid");
+            let mut mid = vec![0.0; x.len()];
+            let mut want = vec![0u8; x.len()];
+            let stages = so
+                .encode_slice(&x, &mut mid)
+                .and_then(|()| cv.encode_slice(&mid, &mut want));
+            match (stages, got) {
+                (Ok(()), Ok(DynArray::UInt8(a))) => {
+                    assert_eq!(a.as_slice(), Some(&want[..]), "{name} {oor:?}");
+                    let mut out =
+                        DynArray::UInt8(ndarray::ArrayD::zeros(ndarray::IxDyn(&[x.len()])));
+                    chain.encode_into(&input, &mut out).expect("same as encode");
+                    assert_eq!(out, DynArray::UInt8(a), "{name} {oor:?}: encode_into");
+                }
+                (Err(a), Err(zquant::CodecError::Element(b))) => {
+                    assert_eq!((a.index, a.rule), (b.index, b.rule), "{name} {oor:?}");
+                }
+                (s, g) => panic!("{name} {oor:?}: stage by stage {s:?}, fused {g:?}"),
+            }
+        }
+    }
+}
+
+/// `cast_value` with `scalar_map {NaN: 7}` (the one-pass kernel that maps NaN itself)
+/// gives, element by element, 7 for a NaN and the reference cast for anything else, with
+/// the same first failing element.
+fn nan_map_matches_reference<S: Real, D: Real>(src: &[S], opts: CastOptions) {
+    use zquant::codec::cast_value::MapEntries;
+    let seven = zquant::convert::cast::<f64, D>(7.0, CastOptions::default()).0;
+    let nan = zquant::convert::cast::<f64, S>(f64::NAN, CastOptions::default()).0;
+    let map = ScalarMap {
+        encode: MapEntries::new([(nan, seven)]),
+        decode: MapEntries::default(),
+        present: true,
+    };
+    let cv = CastValue::<S, D>::new(opts, map).expect("valid cast_value");
+    let mut got = vec![D::default(); src.len()];
+    let res = cv.encode_slice(src, &mut got);
+    let mut first = None;
+    let mut want = vec![D::default(); src.len()];
+    for (i, (x, w)) in src.iter().zip(want.iter_mut()).enumerate() {
+        if x.to_exact().is_nan() {
+            *w = seven;
+            continue;
+        }
+        let mut one = [D::default()];
+        match zquant::convert::cast_slice_reference(std::slice::from_ref(x), &mut one, opts) {
+            Ok(()) => *w = one[0],
+            Err(_) => {
+                first.get_or_insert(i);
+            }
+        }
+    }
+    let what = format!("{} -> {} {opts:?}", S::NAME, D::NAME);
+    match (first, res) {
+        (None, Ok(())) => {
+            let same = want
+                .iter()
+                .zip(&got)
+                .all(|(a, b)| a.to_bits() == b.to_bits());
+            assert!(same, "{what}: codes differ");
+        }
+        (Some(i), Err(e)) => assert_eq!(i, e.index, "{what}: first failure"),
+        (f, r) => panic!("{what}: reference fails at {f:?}, codec gives {r:?}"),
+    }
+}
+
+#[test]
+fn nan_only_scalar_map_matches_reference() {
+    let mut rng = Rng(0x0a0a_0a0a);
+    for rare in [false, true] {
+        // Values around the targets' ranges, with NaNs in every block and rare specials.
+        let x: Vec<f64> = inputs(&mut rng, 9000, rare)
+            .iter()
+            .enumerate()
+            .map(|(i, &v)| {
+                if i % 613 == 5 {
+                    f64::NAN
+                } else {
+                    (v - 250.0) * 4.0
+                }
+            })
+            .collect();
+        #[allow(clippy::cast_possible_truncation)]
+        let x32: Vec<f32> = x.iter().map(|&v| v as f32).collect();
+        all_options(|o| {
+            nan_map_matches_reference::<f64, u8>(&x, o);
+            nan_map_matches_reference::<f64, i16>(&x, o);
+            nan_map_matches_reference::<f64, i32>(&x, o);
+            nan_map_matches_reference::<f64, u32>(&x, o);
+            nan_map_matches_reference::<f32, u8>(&x32, o);
+            nan_map_matches_reference::<f32, i8>(&x32, o);
+        });
+    }
+}
+
+/// A decode from one byte per element (at least 4096 elements) runs by a 256-entry table
+/// of the whole chain's results: the same values as stage by stage, and when a code fails,
+/// the same first failing element.
+#[test]
+fn byte_table_decode_matches_the_stages() {
+    let mut rng = Rng(0xb17e);
+    let codes: Vec<u8> = (0..10_000).map(|_| (rng.next() >> 13) as u8).collect();
+    // Typed: scale_offset(250, 4) then cast_value(uint8), decoded.
+    let so = ScaleOffset::<f64>::new(250.0, 4.0).expect("valid");
+    let cv = CastValue::<f64, u8>::new(
+        CastOptions::new(Rounding::NearestEven, OutOfRange::Clamp),
+        ScalarMap::default(),
+    )
+    .expect("valid");
+    let mut mid = vec![0.0; codes.len()];
+    let mut want = vec![0.0; codes.len()];
+    cv.decode_slice(&codes, &mut mid).expect("u8 decodes");
+    so.decode_slice(&mid, &mut want).expect("f64 decodes");
+    let chain = so.then(cv);
+    let mut got = vec![0.0; codes.len()];
+    chain.decode_slice(&codes, &mut got).expect("u8 decodes");
+    let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+    assert_eq!(bits(&got), bits(&want));
+
+    // Run-time: int8 <- cast_value(uint8): codes above 127 fail to decode.
+    let chain = DynChain::from_metadata(
+        &json!("int8"),
+        &json!(0),
+        &[json!({"name": "cast_value", "configuration": {"data_type": "uint8"}})],
+    )
+    .expect("valid chain");
+    let small: Vec<u8> = codes.iter().map(|c| c & 0x7f).collect();
+    let dec = chain
+        .decode(&DynArray::UInt8(ndarray::arr1(&small).into_dyn()))
+        .expect("in range");
+    let want: Vec<i8> = small.iter().map(|&c| c as i8).collect();
+    assert_eq!(dec, DynArray::Int8(ndarray::arr1(&want).into_dyn()));
+    let mut bad = small.clone();
+    bad[7777] = 200;
+    bad[9000] = 255;
+    match chain.decode(&DynArray::UInt8(ndarray::arr1(&bad).into_dyn())) {
+        Err(zquant::CodecError::Element(e)) => assert_eq!(e.index, 7777),
+        other => panic!("expected an element error at 7777, got {other:?}"),
+    }
+}
