@@ -433,6 +433,66 @@ impl DynChain {
         run_fused(input, &kinds, out).map_err(|e| locate(e, input))
     }
 
+    /// [`DynChain::encode`] straight from a typed `ndarray` array or view of the chain's
+    /// data type (built-in or registered declared type), without making a [`DynArray`] of
+    /// it first: a C-contiguous input is read in place, any other layout is gathered in C
+    /// order once (as the typed API does).
+    ///
+    /// ```
+    /// use serde_json::json;
+    /// let chain = zquant::DynChain::from_metadata(&json!("float64"), &json!(0.0), &[json!(
+    ///     {"name": "cast_value", "configuration": {"data_type": "int8", "out_of_range": "clamp"}}
+    /// )])?;
+    /// let a = ndarray::array![[1.4, 300.0], [-2.5, 7.0]];
+    /// let out = chain.encode_array(&a.t())?; // a strided view, not copied by the caller
+    /// assert_eq!(out.to_vec::<i8>(), Some(vec![1, -2, 127, 7]));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    ///
+    /// # Errors
+    /// An element type other than the chain's data type, or the first element (C-order
+    /// flat index, with its N-d position) a stage cannot encode.
+    pub fn encode_array<T, S, D>(
+        &self,
+        input: &ndarray::ArrayBase<S, D>,
+    ) -> Result<DynArray, CodecError>
+    where
+        T: DType,
+        S: ndarray::Data<Elem = T>,
+        D: ndarray::Dimension,
+    {
+        let found =
+            crate::dtype::register_dtype::<T>().map_err(|e| CodecError::Array(e.to_string()))?;
+        if found != self.data_type.id {
+            return Err(wrong_type(self.data_type.id, found));
+        }
+        let standard = input.as_standard_layout();
+        let slice = standard
+            .as_slice()
+            .ok_or_else(|| CodecError::Array("array is not in standard layout".into()))?;
+        let mut out = DynArray::zeroed(self.encoded_data_type().id, input.shape())?;
+        let kinds: Vec<_> = self
+            .stages
+            .iter()
+            .map(|s| (s.as_ref(), Direction::Encode))
+            .collect();
+        let src = (crate::convert::words_of(slice), found, input.shape());
+        run_fused_words(src, &kinds, &mut out).map_err(|e| match e {
+            CodecError::Element(el) if el.rule != Rule::LengthMismatch => {
+                let given = slice
+                    .get(el.index)
+                    .map(|x| json_text(x.fill_value_to_json()));
+                let el = el.in_shape(input.shape());
+                match given {
+                    Some(g) => el.with_input(g).into(),
+                    None => el.into(),
+                }
+            }
+            other => other,
+        })?;
+        Ok(out)
+    }
+
     /// Decode through every stage in reverse, fused like [`DynChain::encode`].
     ///
     /// # Errors
@@ -599,24 +659,33 @@ fn run_fused(
     stages: &[(&dyn DynStage, Direction)],
     out: &mut DynArray,
 ) -> Result<(), CodecError> {
-    let out_type = stages.last().map_or(input.dtype(), |&(s, d)| written(s, d));
+    let standard = input.to_standard_layout();
+    let src = standard
+        .words()
+        .ok_or_else(|| CodecError::Array("array is not in standard layout".into()))?;
+    run_fused_words((src, input.dtype(), input.shape()), stages, out)
+}
+
+/// [`run_fused`] over the words of `in_type` elements in C order, of `shape`.
+fn run_fused_words(
+    (src, in_type, shape): (Words<'_>, DTypeId, &[usize]),
+    stages: &[(&dyn DynStage, Direction)],
+    out: &mut DynArray,
+) -> Result<(), CodecError> {
+    let out_type = stages.last().map_or(in_type, |&(s, d)| written(s, d));
     if out.dtype() != out_type {
         return Err(CodecError::Array(format!(
             "the output array must be of {out_type}, not {}",
             out.dtype()
         )));
     }
-    if out.shape() != input.shape() {
+    if out.shape() != shape {
         return Err(CodecError::Array(format!(
             "the output array must have the input's shape {:?}, not {:?}",
-            input.shape(),
+            shape,
             out.shape()
         )));
     }
-    let standard = input.to_standard_layout();
-    let src = standard
-        .words()
-        .ok_or_else(|| CodecError::Array("array is not in standard layout".into()))?;
     let mut out_words = out
         .words_mut()
         .ok_or_else(|| CodecError::Array("the output array is not in standard layout".into()))?;
@@ -629,16 +698,13 @@ fn run_fused(
             ))
         };
     }
-    let k0 = input.dtype().words_per_element();
+    let k0 = in_type.words_per_element();
     let n = src.len() / k0.max(1);
     if let Words::U8(codes) = src {
         // One byte per element: the 256 codes once through the chain, then a lookup per
         // element (see `codec::chain::byte_table`); a failing code falls through to the
         // stages, which find the first failing element.
-        if k0 == 1
-            && n >= BYTE_TABLE_MIN
-            && byte_lookup(input.dtype(), stages, codes, &mut out_words)
-        {
+        if k0 == 1 && n >= BYTE_TABLE_MIN && byte_lookup(in_type, stages, codes, &mut out_words) {
             return Ok(());
         }
     }

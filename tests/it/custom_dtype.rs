@@ -167,3 +167,24 @@ fn run_time_chains_into_a_declared_float_match_the_typed_codec() {
             .all(|(a, b)| zquant::DType::same_as(*a, *b))
     );
 }
+
+/// `DynChain::encode_array` takes a typed view of any layout, built-in or declared, and
+/// equals `encode` of the same elements as a `DynArray`.
+#[test]
+fn run_time_chains_read_typed_views() {
+    register_dtype::<UInt12>().unwrap();
+    let cast = json!({"name": "cast_value", "configuration": {"data_type": "uint8", "out_of_range": "clamp"}});
+    let chain = DynChain::from_metadata(&json!("test_uint12"), &json!(0), &[cast]).unwrap();
+    let a = ArrayD::from_shape_vec(IxDyn(&[2, 3]), (0..6u16).map(|i| UInt12(i * 100)).collect())
+        .unwrap();
+    let view = a.t();
+    let got = chain.encode_array(&view).unwrap();
+    let want = chain
+        .encode(&DynArray::from_array(view.to_owned()).unwrap())
+        .unwrap();
+    assert!(got.same_as(&want));
+    assert_eq!(got.to_vec::<u8>(), Some(vec![0, 255, 100, 255, 200, 255]));
+    // Another element type is an error naming both.
+    let e = chain.encode_array(&ndarray::array![1.0f32]).unwrap_err();
+    assert!(e.to_string().contains("test_uint12"), "{e}");
+}
