@@ -77,8 +77,8 @@ pub enum ZarrError {
     Element {
         /// The element's coordinates in the whole array.
         coords: Vec<u64>,
-        /// The codec's error (its `index` is the flat C-order index in the chunk region).
-        error: ElementError,
+        /// The codec's error (its `index` and `position` are in the chunk's region).
+        error: Box<ElementError>,
     },
     /// A chunk's bytes or region do not match the array's chunking.
     #[error("chunk {chunk:?}: {reason}")]

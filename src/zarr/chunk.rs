@@ -214,7 +214,10 @@ fn at_coords(e: CodecError, origin: &[u64], shape: &[usize], chunk: &[u64]) -> Z
                 coords[d] = origin[d] + (rest % n) as u64;
                 rest /= n;
             }
-            ZarrError::Element { coords, error }
+            ZarrError::Element {
+                coords,
+                error: Box::new(error),
+            }
         }
         CodecError::Metadata(m) => ZarrError::Metadata(m),
         CodecError::Array(reason) => ZarrError::Chunk {
