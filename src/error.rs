@@ -326,6 +326,28 @@ pub enum MetadataError {
     },
 }
 
+impl CodecError {
+    /// The same error, an element error located in an array of `shape`: its N-d position,
+    /// and the caller's element there (`given(index)`, its JSON text).
+    pub(crate) fn located(
+        self,
+        shape: &[usize],
+        given: impl FnOnce(usize) -> Option<String>,
+    ) -> Self {
+        match self {
+            CodecError::Element(el) if el.rule != Rule::LengthMismatch => {
+                let given = given(el.index);
+                let el = el.in_shape(shape);
+                match given {
+                    Some(g) => el.with_input(g).into(),
+                    None => el.into(),
+                }
+            }
+            other => other,
+        }
+    }
+}
+
 /// Any failure of an encode or decode call: an element, the metadata, or the arrays given.
 ///
 /// ```

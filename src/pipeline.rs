@@ -200,20 +200,12 @@ where
     D: Dimension,
     A: DType,
 {
-    match e {
-        CodecError::Element(el) if el.rule != Rule::LengthMismatch => {
-            let given = input
-                .iter()
-                .nth(el.index)
-                .map(|x| json_text(x.fill_value_to_json()));
-            let el = el.in_shape(input.shape());
-            match given {
-                Some(g) => el.with_input(g).into(),
-                None => el.into(),
-            }
-        }
-        other => other,
-    }
+    e.located(input.shape(), |i| {
+        input
+            .iter()
+            .nth(i)
+            .map(|x| json_text(x.fill_value_to_json()))
+    })
 }
 
 fn run<S, D, A, B>(

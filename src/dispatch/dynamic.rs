@@ -18,7 +18,7 @@ use crate::codec::{Direction, DynStage, bitround, cast_value, fixed_scale_offset
 use crate::dispatch::{self, CustomArray, match_all_arms};
 use crate::dtype::id::{Scalar, element_of, scalar};
 use crate::dtype::{DType, DTypeId, WordBuf, Words, WordsMut};
-use crate::error::{CodecError, MetadataError, Rule};
+use crate::error::{CodecError, MetadataError};
 use crate::metadata::{CodecObject, DataType};
 
 macro_rules! define_dyn_array {
@@ -477,18 +477,10 @@ impl DynChain {
             .map(|s| (s.as_ref(), Direction::Encode))
             .collect();
         let src = (crate::convert::words_of(slice), found, input.shape());
-        run_fused_words(src, &kinds, &mut out).map_err(|e| match e {
-            CodecError::Element(el) if el.rule != Rule::LengthMismatch => {
-                let given = slice
-                    .get(el.index)
-                    .map(|x| json_text(x.fill_value_to_json()));
-                let el = el.in_shape(input.shape());
-                match given {
-                    Some(g) => el.with_input(g).into(),
-                    None => el.into(),
-                }
-            }
-            other => other,
+        run_fused_words(src, &kinds, &mut out).map_err(|e| {
+            e.located(input.shape(), |i| {
+                slice.get(i).map(|x| json_text(x.fill_value_to_json()))
+            })
         })?;
         Ok(out)
     }
@@ -552,17 +544,7 @@ impl DynChain {
 
 /// Locate an element error in `input`: its N-d position, and the caller's element there.
 fn locate(e: CodecError, input: &DynArray) -> CodecError {
-    match e {
-        CodecError::Element(el) if el.rule != Rule::LengthMismatch => {
-            let given = input.element_json(el.index);
-            let el = el.in_shape(input.shape());
-            match given {
-                Some(g) => el.with_input(json_text(g)).into(),
-                None => el.into(),
-            }
-        }
-        other => other,
-    }
+    e.located(input.shape(), |i| input.element_json(i).map(json_text))
 }
 
 fn wrong_type(expected: DTypeId, found: DTypeId) -> CodecError {
