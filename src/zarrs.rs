@@ -179,7 +179,9 @@ impl ZquantCodec {
         match name {
             crate::codec::cast_value::NAME => CastValueConfig::from_configuration(config).map(drop),
             bitround::NAME | bitround::ALIAS => bitround::parse_keepbits(config).map(drop),
-            fixed_scale_offset::NAME => FixedScaleOffsetConfig::from_configuration(config).map(drop),
+            fixed_scale_offset::NAME => {
+                FixedScaleOffsetConfig::from_configuration(config).map(drop)
+            }
             crate::codec::scale_offset::NAME => Ok(()),
             other => return Err(plugin_err(format!("{other:?} is not a zquant codec"))),
         }
