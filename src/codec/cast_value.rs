@@ -35,15 +35,6 @@ use crate::metadata::{DataType, choices, unknown_key};
 /// The Zarr name.
 pub const NAME: &str = "cast_value";
 
-/// The `rounding` values, in the spec's order.
-const ROUNDING_NAMES: &[&str] = &[
-    "nearest-even",
-    "towards-zero",
-    "towards-positive",
-    "towards-negative",
-    "nearest-away",
-];
-
 /// The untyped `configuration` of a `cast_value` codec, as parsed from JSON.
 #[derive(Clone, Debug, PartialEq)]
 pub struct CastValueConfig {
@@ -127,12 +118,10 @@ impl CastValueConfig {
             None => Rounding::NearestEven,
             Some(v) => serde_json::from_value(v.clone()).map_err(|_| {
                 let word = v.as_str().unwrap_or_default();
+                let names = Rounding::ALL.map(Rounding::name);
                 field(
                     "rounding",
-                    format!(
-                        "unknown rounding mode {v}: {}",
-                        choices(word, ROUNDING_NAMES)
-                    ),
+                    format!("unknown rounding mode {v}: {}", choices(word, &names)),
                 )
             })?,
         };

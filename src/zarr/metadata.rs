@@ -3,19 +3,12 @@
 use serde_json::{Map, Value, json};
 
 use super::ZarrError;
-use crate::codec::{bitround, cast_value, fixed_scale_offset, scale_offset};
 use crate::dispatch::{DynArray, DynChain};
 use crate::error::MetadataError;
 use crate::metadata::{CodecObject, DataType};
 
 /// The array->array codecs zquant runs.
-pub const ZQUANT_CODECS: [&str; 5] = [
-    scale_offset::NAME,
-    cast_value::NAME,
-    bitround::NAME,
-    bitround::ALIAS,
-    fixed_scale_offset::NAME,
-];
+pub const ZQUANT_CODECS: &[&str] = crate::metadata::CODEC_NAMES;
 
 /// Array->bytes codec names of the Zarr v3 core spec, zarr-extensions and numcodecs: the
 /// first of them in a `codecs` list ends the array->array part.

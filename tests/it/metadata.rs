@@ -1228,5 +1228,21 @@ fn serde_json_numbers_keep_their_default_model() {
 fn exact_json_rounds_once_from_the_decimal_text() {
     let x =
         half::f16::fill_value_from_json(&serde_json::from_str("1.00048828125000000001").unwrap());
-    assert_eq!(x, Ok(half::f16::from_f32(1.0009765625)));
+    assert_eq!(x, Ok(half::f16::from_bits(0x3c01))); // 1 + 2^-10
+}
+
+/// The codec names the errors list are the codecs' own names.
+#[test]
+fn codec_names_are_the_codecs_names() {
+    use zquant::codec::{bitround, cast_value, fixed_scale_offset, scale_offset};
+    assert_eq!(
+        zquant::metadata::CODEC_NAMES,
+        [
+            scale_offset::NAME,
+            cast_value::NAME,
+            bitround::NAME,
+            bitround::ALIAS,
+            fixed_scale_offset::NAME
+        ]
+    );
 }
