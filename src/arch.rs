@@ -69,6 +69,43 @@ pub(crate) fn words_mut<T: Plain>(dst: &mut [T]) -> &mut [T::Word] {
     unsafe { std::slice::from_raw_parts_mut(dst.as_mut_ptr().cast(), dst.len() * T::WORDS) }
 }
 
+/// The elements whose storage words are `v`, `T::WORDS` words each, moved without a copy
+/// when `T` has the alignment of its word (every built-in type and every type the
+/// [`dtype`](macro@crate::dtype) macro declares), copied otherwise. Words beyond the last
+/// whole element are dropped.
+///
+/// This is how run-time code turns word buffers into typed arrays: once per storage width
+/// and element type, with no element-wise work.
+pub(crate) fn vec_from_words<T: Plain>(v: Vec<T::Word>) -> Vec<T> {
+    const { check_plain::<T>() };
+    let k = T::WORDS.max(1);
+    let same_align = std::mem::align_of::<T>() == std::mem::align_of::<T::Word>();
+    if same_align && v.len() % k == 0 && v.capacity() % k == 0 {
+        let mut v = std::mem::ManuallyDrop::new(v);
+        let (ptr, len, cap) = (v.as_mut_ptr(), v.len(), v.capacity());
+        // SAFETY: the allocation was made by the global allocator for `cap` words with the
+        // word's alignment, which is `T`'s (checked above); `cap / k` elements of `T` are
+        // exactly `cap` words (`Plain`: `T` is `[Word; WORDS]` without padding, and
+        // `cap % k == 0`), so `Vec` frees it with the same layout. The first `len / k`
+        // elements are initialized words, and every bit pattern of words is a valid `T`
+        // (`Plain`). `v` is not dropped (`ManuallyDrop`), so the allocation has one owner.
+        return unsafe { Vec::from_raw_parts(ptr.cast::<T>(), len / k, cap / k) };
+    }
+    let n = v.len() / k;
+    let mut out: Vec<T> = Vec::with_capacity(n);
+    for e in v.chunks_exact(k) {
+        let mut x = std::mem::MaybeUninit::<T>::uninit();
+        // SAFETY: `x` has room for `k` words (`Plain`'s size) at an alignment at least the
+        // word's; all `k` are written before `assume_init`, and every bit pattern of the
+        // words is a valid `T` (`Plain`).
+        unsafe {
+            std::ptr::copy_nonoverlapping(e.as_ptr(), x.as_mut_ptr().cast::<T::Word>(), k);
+            out.push(x.assume_init());
+        }
+    }
+    out
+}
+
 /// `n` elements whose storage words are all zero, in fresh memory that is not written here.
 ///
 /// The allocation is `calloc`'s (`alloc_zeroed`): a large one is fresh pages mapped by the

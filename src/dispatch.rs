@@ -11,10 +11,12 @@
 
 mod custom;
 mod dynamic;
+mod words;
 
 pub use custom::CustomArray;
 pub(crate) use custom::is_builtin;
 pub use dynamic::{DynArray, DynChain, Element, bind_codec};
+pub(crate) use words::{words_from_le, words_to_le};
 
 use crate::codec::cast_value::CastValueConfig;
 use crate::codec::{

@@ -1,15 +1,12 @@
 //! Arrays of registered declared types, and the typed <-> [`DynArray`] conversions that work
 //! for every type, built-in or declared, through storage words.
 
-use ndarray::{ArrayD, IxDyn};
-use serde_json::Value;
-
 use super::dynamic::DynArray;
 use crate::dispatch::match_all_arms;
 use crate::dtype::custom::CustomDType;
 use crate::dtype::id::Scalar;
 use crate::dtype::{DType, DTypeId, RegisterError, WordBuf, Words, WordsMut, register_dtype};
-use crate::error::{CodecError, MetadataError};
+use ndarray::{ArrayD, IxDyn};
 
 /// An array of a declared type registered with [`crate::register_dtype`], held as its
 /// storage words in C order.
@@ -43,38 +40,9 @@ impl CustomArray {
         self.words.as_words_mut()
     }
 
-    fn len(&self) -> usize {
-        self.shape.iter().product()
-    }
-
-    fn scalar(&self, i: usize) -> Scalar {
-        let k = self.dtype.words_per_element();
-        let w = self.words.as_words();
-        let mut x = [0u64; 2];
-        for (j, o) in x.iter_mut().enumerate().take(k) {
-            *o = w.get(i * k + j).unwrap_or(0);
-        }
-        x
-    }
-
-    /// `shape` filled with the element whose words are `x`.
-    pub(crate) fn filled(dtype: CustomDType, shape: &[usize], x: Scalar) -> Self {
-        let k = dtype.words_per_element();
-        let n: usize = shape.iter().product();
-        let mut words = WordBuf::zeroed(dtype.word_bits(), n * k);
-        if x == [0, 0] {
-            return CustomArray {
-                dtype,
-                shape: shape.to_vec(),
-                words,
-            };
-        }
-        let mut w = words.as_words_mut();
-        for i in 0..n {
-            for (j, &o) in x.iter().enumerate().take(k) {
-                w.set(i * k + j, o);
-            }
-        }
+    /// The array of `dtype` and `shape` whose words (C order) are `words`; the caller has
+    /// checked their width and count.
+    pub(crate) fn from_parts(dtype: CustomDType, shape: &[usize], words: WordBuf) -> Self {
         CustomArray {
             dtype,
             shape: shape.to_vec(),
@@ -82,81 +50,16 @@ impl CustomArray {
         }
     }
 
-    /// The elements as scalars (storage words), in an array of the same shape.
-    pub(crate) fn scalars(&self) -> ArrayD<Scalar> {
-        let v: Vec<Scalar> = (0..self.len()).map(|i| self.scalar(i)).collect();
-        ArrayD::from_shape_vec(IxDyn(&self.shape), v)
-            .unwrap_or_else(|_| ArrayD::default(IxDyn(&[0])))
+    /// `shape` filled with the element whose words are `x`.
+    ///
+    /// # Panics
+    /// When the shape's element count overflows `usize`.
+    pub(crate) fn filled(dtype: CustomDType, shape: &[usize], x: Scalar) -> Self {
+        let n = shape.iter().try_fold(1usize, |acc, &d| acc.checked_mul(d));
+        let n = n.unwrap_or_else(|| panic!("shape {shape:?} overflows"));
+        let words = super::words::filled(DTypeId::Custom(dtype), n, x);
+        CustomArray::from_parts(dtype, shape, words)
     }
-
-    /// An array of `dtype` holding `a`'s elements, in C order.
-    pub(crate) fn from_scalars(dtype: CustomDType, a: ArrayD<Scalar>) -> Self {
-        let mut out = CustomArray::filled(dtype, a.shape(), [0, 0]);
-        let k = dtype.words_per_element();
-        let mut w = out.words.as_words_mut();
-        for (i, x) in a.iter().enumerate() {
-            for (j, &o) in x.iter().enumerate().take(k) {
-                w.set(i * k + j, o);
-            }
-        }
-        out
-    }
-
-    pub(crate) fn from_le_bytes(
-        dtype: CustomDType,
-        shape: &[usize],
-        bytes: &[u8],
-    ) -> Result<Self, CodecError> {
-        let n = element_count(shape)?;
-        let size = dtype.size();
-        if n.checked_mul(size) != Some(bytes.len()) {
-            return Err(CodecError::Array(format!(
-                "{} bytes do not hold {n} elements of {} ({size} bytes each)",
-                bytes.len(),
-                dtype.name(),
-            )));
-        }
-        let mut a = CustomArray::filled(dtype, shape, [0, 0]);
-        let k = dtype.words_per_element();
-        let mut w = a.words.as_words_mut();
-        for (i, b) in bytes.chunks_exact(size.max(1)).enumerate() {
-            let x = dtype.read_le(b);
-            for (j, &o) in x.iter().enumerate().take(k) {
-                w.set(i * k + j, o);
-            }
-        }
-        Ok(a)
-    }
-
-    pub(crate) fn to_le_bytes(&self) -> Vec<u8> {
-        let size = self.dtype.size();
-        let mut out = vec![0u8; self.len() * size];
-        for (i, chunk) in out.chunks_exact_mut(size.max(1)).enumerate() {
-            self.dtype.write_le(self.scalar(i), chunk);
-        }
-        out
-    }
-
-    pub(crate) fn first_scalar(&self) -> Option<Scalar> {
-        (self.len() > 0).then(|| self.scalar(0))
-    }
-
-    pub(crate) fn first_to_json(&self) -> Option<Value> {
-        self.first_scalar().map(|x| self.dtype.value_to_json(x))
-    }
-
-    pub(crate) fn same_as(&self, other: &CustomArray) -> bool {
-        self.dtype == other.dtype
-            && self.shape == other.shape
-            && (0..self.len()).all(|i| self.dtype.same_as(self.scalar(i), other.scalar(i)))
-    }
-}
-
-fn element_count(shape: &[usize]) -> Result<usize, CodecError> {
-    shape
-        .iter()
-        .try_fold(1usize, |acc, &d| acc.checked_mul(d))
-        .ok_or_else(|| CodecError::Array(format!("shape {shape:?} overflows")))
 }
 
 /// Whether `T` is the built-in type `id`.
@@ -257,11 +160,5 @@ impl DynArray {
     /// ```
     pub fn to_array<T: DType>(&self) -> Option<ArrayD<T>> {
         ArrayD::from_shape_vec(IxDyn(self.shape()), self.to_vec()?).ok()
-    }
-
-    pub(crate) fn custom_fill_value(c: CustomDType, v: &Value) -> Result<DynArray, MetadataError> {
-        c.value_from_json(v)
-            .map(|x| DynArray::Custom(CustomArray::filled(c, &[], x)))
-            .map_err(MetadataError::FillValue)
     }
 }

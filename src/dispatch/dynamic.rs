@@ -7,7 +7,7 @@
 //! and carries the fill value through the chain. Data flows through the stages as storage
 //! words ([`Words`]), block by block.
 
-use ndarray::{ArrayD, IxDyn};
+use ndarray::ArrayD;
 use serde_json::Value;
 
 use crate::codec::Fusion;
@@ -15,8 +15,8 @@ use crate::codec::cast_value::CastValueConfig;
 use crate::codec::chain::{BLOCK, BYTE_TABLE_MIN, FUSED, fused, has_pair_kernel, pair_kernel};
 use crate::codec::json_text;
 use crate::codec::{Direction, DynStage, bitround, cast_value, fixed_scale_offset, scale_offset};
-use crate::dispatch::{self, CustomArray, match_all_arms};
-use crate::dtype::id::{Scalar, element_of, scalar};
+use crate::dispatch::{self, CustomArray, match_all_arms, words};
+use crate::dtype::id::Scalar;
 use crate::dtype::{DType, DTypeId, WordBuf, Words, WordsMut};
 use crate::error::{CodecError, MetadataError};
 use crate::metadata::{CodecObject, DataType};
@@ -109,18 +109,6 @@ pub trait Element: DType {
 
 crate::__zquant_dtype_table!(define_dyn_array);
 
-fn from_bytes<T: Element>(shape: &[usize], bytes: &[u8]) -> Result<DynArray, CodecError> {
-    crate::pipeline::from_le_bytes::<T>(shape, bytes).map(T::into_dyn)
-}
-
-fn to_bytes<T: DType>(a: &ArrayD<T>) -> Vec<u8> {
-    crate::pipeline::to_le_bytes(a)
-}
-
-fn same<T: DType>(a: &ArrayD<T>, b: &ArrayD<T>) -> bool {
-    a.shape() == b.shape() && a.iter().zip(b.iter()).all(|(x, y)| x.same_as(*y))
-}
-
 impl DynArray {
     /// An array from little-endian element bytes in C order (the `bytes` codec's output with
     /// `"endian": "little"`).
@@ -138,18 +126,24 @@ impl DynArray {
         shape: &[usize],
         bytes: &[u8],
     ) -> Result<Self, CodecError> {
-        dispatch::with_any!(dtype, T => from_bytes::<T>(shape, bytes),
-            custom c => CustomArray::from_le_bytes(c, shape, bytes).map(DynArray::Custom))
+        let n = words::element_count(shape)?;
+        let size = dtype.size();
+        if n.checked_mul(size) != Some(bytes.len()) {
+            return Err(CodecError::Array(format!(
+                "{} bytes do not hold {n} elements of {dtype} ({size} bytes each)",
+                bytes.len(),
+            )));
+        }
+        DynArray::from_words(dtype, shape, words::words_from_le(dtype, bytes))
     }
 
     /// The elements as little-endian bytes in C order.
     pub fn to_le_bytes(&self) -> Vec<u8> {
-        if let DynArray::Custom(a) = self {
-            return a.to_le_bytes();
-        }
-        let id = self.dtype();
-        dispatch::with_any!(id, T => T::from_dyn(self).map(to_bytes::<T>).unwrap_or_default(),
-            custom _c => Vec::new())
+        let standard = self.to_standard_layout();
+        standard
+            .words()
+            .map(|w| words::words_to_le(self.dtype(), w))
+            .unwrap_or_default()
     }
 
     /// A 0-d array holding the fill value `v` of type `dtype`.
@@ -157,27 +151,29 @@ impl DynArray {
     /// # Errors
     /// An invalid fill-value encoding for the type.
     pub fn fill_value(dtype: DTypeId, v: &Value) -> Result<Self, MetadataError> {
-        dispatch::with_any!(dtype, T => T::fill_value_from_json(v)
-            .map(|x| T::into_dyn(ArrayD::from_elem(IxDyn(&[]), x)))
-            .map_err(MetadataError::FillValue),
-            custom c => DynArray::custom_fill_value(c, v))
+        dtype
+            .value_from_json(v)
+            .map(|x| DynArray::from_scalar(dtype, &[], x))
+            .map_err(MetadataError::FillValue)
     }
 
     /// The first element in the Zarr fill-value JSON encoding (for 0-d fill arrays).
     pub fn first_to_json(&self) -> Option<Value> {
-        if let DynArray::Custom(a) = self {
-            return a.first_to_json();
-        }
-        let id = self.dtype();
-        dispatch::with_any!(id, T => T::from_dyn(self)
-            .and_then(|a| a.iter().next().copied())
-            .map(DType::fill_value_to_json), custom _c => None)
+        self.first_scalar().map(|x| self.dtype().value_to_json(x))
     }
 
     /// An array of `shape` filled with the element whose storage words are `x`.
+    ///
+    /// # Panics
+    /// When the shape's element count overflows `usize` or does not fit in memory (as
+    /// `ndarray::ArrayD::from_elem` does).
     pub fn from_scalar(dtype: DTypeId, shape: &[usize], x: Scalar) -> Self {
-        dispatch::with_any!(dtype, T => T::into_dyn(ArrayD::from_elem(IxDyn(shape), element_of::<T>(x))),
-            custom c => DynArray::Custom(CustomArray::filled(c, shape, x)))
+        let built = words::element_count(shape)
+            .and_then(|n| DynArray::from_words(dtype, shape, words::filled(dtype, n, x)));
+        match built {
+            Ok(a) => a,
+            Err(e) => panic!("{e}"),
+        }
     }
 
     /// The element at C-order flat index `i` in the Zarr fill-value JSON encoding.
@@ -204,23 +200,24 @@ impl DynArray {
             .iter()
             .try_fold(1usize, |acc, &d| acc.checked_mul(d))
             .ok_or_else(too_big)?;
-        dispatch::with_any!(dtype, T => {
-            let v = crate::arch::zeroed_vec::<T>(n).ok_or_else(too_big)?;
-            ArrayD::from_shape_vec(IxDyn(shape), v)
-                .map(T::into_dyn)
-                .map_err(|e| CodecError::Array(e.to_string()))
-        }, custom c => Ok(DynArray::Custom(CustomArray::filled(c, shape, [0, 0]))))
+        let k = dtype.words_per_element().max(1);
+        let words = n
+            .checked_mul(k)
+            .and_then(|len| words::fresh_zeroed(dtype.word_bits(), len))
+            .ok_or_else(too_big)?;
+        DynArray::from_words(dtype, shape, words)
     }
 
     /// The first element's storage words (`None` for an empty array).
     pub fn first_scalar(&self) -> Option<Scalar> {
-        if let DynArray::Custom(a) = self {
-            return a.first_scalar();
+        let k = self.dtype().words_per_element().max(1);
+        let standard = self.to_standard_layout();
+        let w = standard.words()?;
+        let mut x = [0u64; 2];
+        for (j, o) in x.iter_mut().enumerate().take(k) {
+            *o = w.get(j)?;
         }
-        let id = self.dtype();
-        dispatch::with_any!(id, T => T::from_dyn(self)
-            .and_then(|a| a.iter().next().copied())
-            .map(scalar), custom _c => None)
+        Some(x)
     }
 
     /// The same elements in standard (C) layout: `self` when it already is, else a copy.
@@ -240,14 +237,11 @@ impl DynArray {
         if self.dtype() != other.dtype() {
             return false;
         }
-        if let (DynArray::Custom(a), DynArray::Custom(b)) = (self, other) {
-            return a.same_as(b);
-        }
-        let id = self.dtype();
-        dispatch::with_any!(id, T => match (T::from_dyn(self), T::from_dyn(other)) {
-            (Some(a), Some(b)) => same(a, b),
+        let (a, b) = (self.to_standard_layout(), other.to_standard_layout());
+        match (a.words(), b.words()) {
+            (Some(x), Some(y)) => a.shape() == b.shape() && words::same_words(self.dtype(), x, y),
             _ => false,
-        }, custom _c => false)
+        }
     }
 }
 

@@ -35,9 +35,6 @@ struct Entry {
     words: usize,
     from_json: fn(&Value) -> Result<Scalar, FillValueError>,
     to_json: fn(Scalar) -> Value,
-    read_le: fn(&[u8]) -> Scalar,
-    write_le: fn(Scalar, &mut [u8]),
-    same_as: fn(Scalar, Scalar) -> bool,
 }
 
 fn entry_of<T: DType>() -> Entry {
@@ -51,9 +48,6 @@ fn entry_of<T: DType>() -> Entry {
         words: T::WORDS,
         from_json: |v| T::fill_value_from_json(v).map(scalar),
         to_json: |x| element_of::<T>(x).fill_value_to_json(),
-        read_le: |b| scalar(T::read_le(b)),
-        write_le: |x, out| element_of::<T>(x).write_le(out),
-        same_as: |a, b| element_of::<T>(a).same_as(element_of::<T>(b)),
     }
 }
 
@@ -90,15 +84,6 @@ impl CustomDType {
     }
     pub(crate) fn value_to_json(self, x: Scalar) -> Value {
         (self.0.to_json)(x)
-    }
-    pub(crate) fn read_le(self, bytes: &[u8]) -> Scalar {
-        (self.0.read_le)(bytes)
-    }
-    pub(crate) fn write_le(self, x: Scalar, out: &mut [u8]) {
-        (self.0.write_le)(x, out)
-    }
-    pub(crate) fn same_as(self, a: Scalar, b: Scalar) -> bool {
-        (self.0.same_as)(a, b)
     }
 }
 

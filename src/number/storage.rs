@@ -85,6 +85,11 @@ pub trait Word:
     fn of_buf(w: &WordBuf) -> Option<&[Self]>;
     /// A buffer of these words.
     fn into_buf(v: Vec<Self>) -> WordBuf;
+    /// The buffer's vector, if it holds this width (else the buffer, unchanged).
+    ///
+    /// # Errors
+    /// The buffer, when it holds another width.
+    fn from_buf(w: WordBuf) -> Result<Vec<Self>, WordBuf>;
 }
 
 /// A slice of storage words, tagged with its width.
@@ -153,6 +158,10 @@ macro_rules! word {
             }
             #[inline(always)]
             fn into_buf(v: Vec<Self>) -> WordBuf { WordBuf::$v(v) }
+            #[inline(always)]
+            fn from_buf(w: WordBuf) -> Result<Vec<Self>, WordBuf> {
+                match w { WordBuf::$v(v) => Ok(v), other => Err(other) }
+            }
         }
     )*};
 }

@@ -10,9 +10,9 @@ use serde_json::Value;
 
 use super::ZarrError;
 use super::metadata::{ArrayMetadata, MemoryOrder};
-use crate::dispatch::{CustomArray, DynArray, DynChain, Element, match_all_arms, with_any};
-use crate::dtype::DTypeId;
-use crate::dtype::id::{Scalar, element_of};
+use crate::dispatch::{DynArray, DynChain, words_from_le, words_to_le};
+use crate::dtype::id::Scalar;
+use crate::dtype::{DTypeId, Word, WordBuf, Words};
 use crate::error::CodecError;
 use crate::metadata::CodecObject;
 
@@ -162,10 +162,24 @@ impl ChunkCodec {
             .first_scalar()
             .unwrap_or_default();
         let id = encoded.dtype();
-        let padded = with_any!(id, T => pad::<T>(&encoded, &self.chunk_shape, fill),
-            custom _c => pad_custom(&encoded, &self.chunk_shape, fill));
-        let mut bytes = with_any!(id, T => ordered_bytes::<T>(&padded, self.order),
-            custom _c => ordered_custom(&padded, self.order));
+        let standard = encoded.to_standard_layout();
+        let words = standard.words().ok_or_else(|| ZarrError::Chunk {
+            chunk: chunk.to_vec(),
+            reason: "the chain's output is not in standard layout".into(),
+        })?;
+        let layout = Layout {
+            k: id.words_per_element().max(1),
+            chunk: &self.chunk_shape,
+            region: &shape,
+            order: self.order,
+        };
+        let laid = match words {
+            Words::U8(w) => WordBuf::U8(layout.pad(w, fill)),
+            Words::U16(w) => WordBuf::U16(layout.pad(w, fill)),
+            Words::U32(w) => WordBuf::U32(layout.pad(w, fill)),
+            Words::U64(w) => WordBuf::U64(layout.pad(w, fill)),
+        };
+        let mut bytes = words_to_le(id, laid.as_words());
         if self.endian == Endian::Big {
             swap_words(&mut bytes, id);
         }
@@ -180,9 +194,21 @@ impl ChunkCodec {
     pub fn decode_chunk(&self, chunk: &[u64], bytes: &[u8]) -> Result<DynArray, ZarrError> {
         let (origin, shape) = self.region(chunk)?;
         let id = self.chain.encoded_data_type().id;
-        let mut stored: Vec<usize> = self.chunk_shape.clone();
-        if self.order == MemoryOrder::F {
-            stored.reverse();
+        let chunk_err = |reason: String| ZarrError::Chunk {
+            chunk: chunk.to_vec(),
+            reason,
+        };
+        let n = self
+            .chunk_shape
+            .iter()
+            .try_fold(1usize, |acc, &d| acc.checked_mul(d));
+        let size = id.size();
+        if n.and_then(|n| n.checked_mul(size)) != Some(bytes.len()) {
+            return Err(chunk_err(format!(
+                "{} bytes do not hold a chunk of shape {:?} of {id} ({size} bytes each)",
+                bytes.len(),
+                self.chunk_shape
+            )));
         }
         let mut owned;
         let mut bytes = bytes;
@@ -191,12 +217,20 @@ impl ChunkCodec {
             swap_words(&mut owned, id);
             bytes = &owned;
         }
-        let full = DynArray::from_le_bytes(id, &stored, bytes).map_err(|e| ZarrError::Chunk {
-            chunk: chunk.to_vec(),
-            reason: e.to_string(),
-        })?;
-        let cropped = with_any!(id, T => crop::<T>(&full, &shape, self.order),
-            custom _c => crop_custom(&full, &shape, self.order));
+        let layout = Layout {
+            k: id.words_per_element().max(1),
+            chunk: &self.chunk_shape,
+            region: &shape,
+            order: self.order,
+        };
+        let cropped = match words_from_le(id, bytes) {
+            WordBuf::U8(w) => WordBuf::U8(layout.crop(w)),
+            WordBuf::U16(w) => WordBuf::U16(layout.crop(w)),
+            WordBuf::U32(w) => WordBuf::U32(layout.crop(w)),
+            WordBuf::U64(w) => WordBuf::U64(layout.crop(w)),
+        };
+        let cropped =
+            DynArray::from_words(id, &shape, cropped).map_err(|e| chunk_err(e.to_string()))?;
         self.chain
             .decode(&cropped)
             .map_err(|e| at_coords(e, &origin, &shape, chunk))
@@ -227,95 +261,83 @@ fn at_coords(e: CodecError, origin: &[u64], shape: &[usize], chunk: &[u64]) -> Z
     }
 }
 
-fn pad<T: Element>(a: &DynArray, chunk: &[usize], fill: Scalar) -> DynArray {
-    match T::from_dyn(a) {
-        Some(x) => T::into_dyn(pad_elems(x.view(), chunk, element_of::<T>(fill))),
-        None => a.clone(),
-    }
-}
-
-/// `a` in the top corner of an array of shape `chunk` filled with `fill`.
-fn pad_elems<E: Clone>(a: ArrayViewD<'_, E>, chunk: &[usize], fill: E) -> ArrayD<E> {
-    if a.shape() == chunk {
-        return a.to_owned();
-    }
-    let mut full = ArrayD::from_elem(IxDyn(chunk), fill);
-    let shape = a.shape().to_vec();
-    full.slice_each_axis_mut(|ax| Slice::from(0..shape[ax.axis.index()]))
-        .assign(&a);
-    full
-}
-
-/// The top corner of shape `shape` of a chunk read in `order` (C-order result).
-fn crop<T: Element>(full: &DynArray, shape: &[usize], order: MemoryOrder) -> DynArray {
-    match T::from_dyn(full) {
-        Some(a) => T::into_dyn(crop_elems(a.view(), shape, order)),
-        None => full.clone(),
-    }
-}
-
-fn crop_elems<E: Clone>(a: ArrayViewD<'_, E>, shape: &[usize], order: MemoryOrder) -> ArrayD<E> {
-    let view = match order {
-        MemoryOrder::C => a,
-        MemoryOrder::F => a.reversed_axes(),
-    };
-    let part = view.slice_each_axis(|ax| Slice::from(0..shape[ax.axis.index()]));
-    part.as_standard_layout().into_owned()
-}
-
-/// Little-endian element bytes in the chunk's memory order.
-fn ordered_bytes<T: Element>(a: &DynArray, order: MemoryOrder) -> Vec<u8> {
-    match T::from_dyn(a) {
-        Some(x) => ordered_elems(x.view(), order, T::SIZE, |x, b| x.write_le(b)),
-        None => a.to_le_bytes(),
-    }
-}
-
-fn ordered_elems<E: Copy>(
-    a: ArrayViewD<'_, E>,
+/// Where a region's elements go in its chunk: the chunk layout steps, on storage words
+/// (`k` per element), once per word width rather than once per data type.
+struct Layout<'a> {
+    k: usize,
+    chunk: &'a [usize],
+    region: &'a [usize],
     order: MemoryOrder,
-    size: usize,
-    write: impl Fn(E, &mut [u8]),
-) -> Vec<u8> {
-    let view = match order {
-        MemoryOrder::C => a,
-        MemoryOrder::F => a.reversed_axes(),
-    };
-    let mut out = vec![0u8; view.len() * size];
-    for (x, b) in view.iter().zip(out.chunks_exact_mut(size.max(1))) {
-        write(*x, b);
-    }
-    out
 }
 
-/// The three chunk-layout steps for a declared (registered) type, on its elements' words.
-fn pad_custom(a: &DynArray, chunk: &[usize], fill: Scalar) -> DynArray {
-    match a {
-        DynArray::Custom(c) => DynArray::Custom(CustomArray::from_scalars(
-            c.dtype(),
-            pad_elems(c.scalars().view(), chunk, fill),
-        )),
-        other => other.clone(),
+impl Layout<'_> {
+    /// A shape with the element's words as a last axis.
+    fn with_words(&self, shape: impl IntoIterator<Item = usize>) -> IxDyn {
+        IxDyn(&shape.into_iter().chain([self.k]).collect::<Vec<_>>())
     }
-}
 
-fn crop_custom(a: &DynArray, shape: &[usize], order: MemoryOrder) -> DynArray {
-    match a {
-        DynArray::Custom(c) => DynArray::Custom(CustomArray::from_scalars(
-            c.dtype(),
-            crop_elems(c.scalars().view(), shape, order),
-        )),
-        other => other.clone(),
-    }
-}
-
-fn ordered_custom(a: &DynArray, order: MemoryOrder) -> Vec<u8> {
-    match a {
-        DynArray::Custom(c) => {
-            let t = c.dtype();
-            ordered_elems(c.scalars().view(), order, t.size(), |x, b| t.write_le(x, b))
+    /// The axes that turn the chunk's stored (memory-order) axes into its logical ones, or
+    /// back: F order stores the element axes reversed. The words of an element stay last.
+    fn to_logical(&self) -> Vec<usize> {
+        let nd = self.chunk.len();
+        match self.order {
+            MemoryOrder::C => (0..=nd).collect(),
+            MemoryOrder::F => (0..nd).rev().chain([nd]).collect(),
         }
-        other => other.to_le_bytes(),
+    }
+
+    fn stored_shape(&self) -> IxDyn {
+        match self.order {
+            MemoryOrder::C => self.with_words(self.chunk.iter().copied()),
+            MemoryOrder::F => self.with_words(self.chunk.iter().rev().copied()),
+        }
+    }
+
+    /// The chunk's words in memory order: the region's words (C order) in its top corner,
+    /// the rest `fill`'s words.
+    fn pad<W: Word>(&self, region: &[W], fill: Scalar) -> Vec<W> {
+        if self.region == self.chunk && self.order == MemoryOrder::C {
+            return region.to_vec();
+        }
+        let fill: Vec<W> = fill.iter().take(self.k).map(|&o| W::from_u64(o)).collect();
+        let n: usize = self.chunk.iter().product();
+        let words: Vec<W> = fill.iter().copied().cycle().take(n * self.k).collect();
+        let (Ok(mut full), Ok(part)) = (
+            ArrayD::from_shape_vec(self.with_words(self.chunk.iter().copied()), words),
+            ArrayViewD::from_shape(self.with_words(self.region.iter().copied()), region),
+        ) else {
+            // The caller checked the region's shape against the chunk's.
+            return Vec::new();
+        };
+        full.slice_each_axis_mut(|ax| match self.region.get(ax.axis.index()) {
+            Some(&len) => Slice::from(0..len),
+            None => Slice::from(..),
+        })
+        .assign(&part);
+        full.permuted_axes(self.to_logical())
+            .iter()
+            .copied()
+            .collect()
+    }
+
+    /// The region's words (C order), cut from the chunk's words in memory order.
+    fn crop<W: Word>(&self, stored: Vec<W>) -> Vec<W> {
+        if self.region == self.chunk && self.order == MemoryOrder::C {
+            return stored;
+        }
+        let Ok(view) = ArrayViewD::from_shape(self.stored_shape(), &stored) else {
+            // The caller checked the byte count against the chunk's shape.
+            return Vec::new();
+        };
+        let logical = view.permuted_axes(self.to_logical());
+        logical
+            .slice_each_axis(|ax| match self.region.get(ax.axis.index()) {
+                Some(&len) => Slice::from(0..len),
+                None => Slice::from(..),
+            })
+            .iter()
+            .copied()
+            .collect()
     }
 }
 

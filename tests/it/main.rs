@@ -31,6 +31,7 @@ mod parallel;
 mod robustness;
 mod small_float_tables;
 mod smoke;
+mod word_layout;
 mod zarr_chunks;
 #[cfg(feature = "zarrs")]
 mod zarrs_codecs;

@@ -1,0 +1,177 @@
+//! A [`DynArray`]'s elements as storage words: read from and written to little-endian
+//! bytes, filled, zeroed, and moved into an array.
+//!
+//! Everything here runs once per storage width (`u8`, `u16`, `u32`, `u64`), not once per
+//! data type: a data type only contributes its run-time layout (word width, words per
+//! element, the bits of a word that hold a code). The one step that names the element
+//! type, [`DynArray::from_words`], moves a word vector into a typed array without touching
+//! the elements. Monomorphizing byte and layout code per data type once made the library's
+//! release build twice as slow for no speed at run time.
+
+use ndarray::{ArrayD, IxDyn};
+
+use super::{CustomArray, DynArray, Element, match_all_arms, with_any};
+use crate::dtype::derive::float_same;
+use crate::dtype::id::Scalar;
+use crate::dtype::storage::{read_le_bits, write_le_bits};
+use crate::dtype::{DTypeId, FloatLayout, Kind, Word, WordBuf, Words};
+use crate::error::CodecError;
+
+/// Call `$f::<W>($args)` with `W` the word type of the [`Words`] or bits value given.
+macro_rules! by_width {
+    (bits $bits:expr, $f:ident($($arg:expr),*)) => {
+        match $bits {
+            8 => WordBuf::U8($f::<u8>($($arg),*)),
+            16 => WordBuf::U16($f::<u16>($($arg),*)),
+            32 => WordBuf::U32($f::<u32>($($arg),*)),
+            _ => WordBuf::U64($f::<u64>($($arg),*)),
+        }
+    };
+}
+
+/// The bits of a storage word that hold a component's code. A sub-byte type's upper bits
+/// are ignored on read and written as zero, as its data type spec says of the `bytes`
+/// codec ("the upper `IIII` bits are ignored"), and as the typed `read_le`/`write_le` do.
+pub(crate) fn code_mask(id: DTypeId) -> u64 {
+    let bits = match id.kind() {
+        Kind::Int(l) => l.bits,
+        Kind::Float(l) | Kind::Complex(l) => l.bits(),
+        Kind::DateTime | Kind::TimeDelta => 64,
+    };
+    if bits >= 64 {
+        u64::MAX
+    } else {
+        (1 << bits) - 1
+    }
+}
+
+/// The number of elements of `shape`.
+pub(crate) fn element_count(shape: &[usize]) -> Result<usize, CodecError> {
+    shape
+        .iter()
+        .try_fold(1usize, |acc, &d| acc.checked_mul(d))
+        .ok_or_else(|| CodecError::Array(format!("shape {shape:?} overflows")))
+}
+
+/// The words of little-endian element bytes (`id.size()` bytes each, `bytes.len()` a
+/// multiple of it), codes masked.
+pub(crate) fn words_from_le(id: DTypeId, bytes: &[u8]) -> WordBuf {
+    let mask = code_mask(id);
+    by_width!(bits id.word_bits(), read_words(bytes, mask))
+}
+
+fn read_words<W: Word>(bytes: &[u8], mask: u64) -> Vec<W> {
+    let n = (W::BITS / 8) as usize;
+    bytes
+        .chunks_exact(n)
+        .map(|b| W::from_u64(read_le_bits(b, n) & mask))
+        .collect()
+}
+
+/// Words as little-endian bytes, codes masked (the inverse of [`words_from_le`]).
+pub(crate) fn words_to_le(id: DTypeId, words: Words<'_>) -> Vec<u8> {
+    let mask = code_mask(id);
+    match words {
+        Words::U8(s) => write_words(s, mask),
+        Words::U16(s) => write_words(s, mask),
+        Words::U32(s) => write_words(s, mask),
+        Words::U64(s) => write_words(s, mask),
+    }
+}
+
+fn write_words<W: Word>(words: &[W], mask: u64) -> Vec<u8> {
+    let n = (W::BITS / 8) as usize;
+    let mut out = vec![0u8; words.len() * n];
+    for (w, o) in words.iter().zip(out.chunks_exact_mut(n)) {
+        write_le_bits(w.to_u64() & mask, o, n);
+    }
+    out
+}
+
+/// Whether two arrays' words (same type, C order) hold the same elements: equal codes, or
+/// both NaN, per component (the conformance rule of [`crate::DType::same_as`]).
+pub(crate) fn same_words(id: DTypeId, a: Words<'_>, b: Words<'_>) -> bool {
+    let mask = code_mask(id);
+    let float = match id.kind() {
+        Kind::Float(l) | Kind::Complex(l) => Some(l),
+        _ => None,
+    };
+    match (a, b) {
+        (Words::U8(a), Words::U8(b)) => same(a, b, mask, float),
+        (Words::U16(a), Words::U16(b)) => same(a, b, mask, float),
+        (Words::U32(a), Words::U32(b)) => same(a, b, mask, float),
+        (Words::U64(a), Words::U64(b)) => same(a, b, mask, float),
+        _ => false,
+    }
+}
+
+fn same<W: Word>(a: &[W], b: &[W], mask: u64, float: Option<FloatLayout>) -> bool {
+    a.len() == b.len()
+        && a.iter().zip(b).all(|(&x, &y)| {
+            let (x, y) = (x.to_u64() & mask, y.to_u64() & mask);
+            x == y || float.is_some_and(|l| float_same(&l, x, y))
+        })
+}
+
+/// `n` elements of `id`, each the element whose words are `x`.
+///
+/// # Panics
+/// When `n` elements do not fit in memory (as `vec!` does).
+pub(crate) fn filled(id: DTypeId, n: usize, x: Scalar) -> WordBuf {
+    let k = id.words_per_element().max(1);
+    let x = &x[..k.min(2)];
+    by_width!(bits id.word_bits(), fill_words(n, x))
+}
+
+fn fill_words<W: Word>(n: usize, x: &[u64]) -> Vec<W> {
+    let x: Vec<W> = x.iter().map(|&o| W::from_u64(o)).collect();
+    if x.iter().all(|&w| w == W::default()) {
+        return vec![W::default(); n * x.len()];
+    }
+    x.iter().copied().cycle().take(n * x.len()).collect()
+}
+
+/// `n` zero words of `bits` width in fresh memory that nothing has written
+/// (`arch::zeroed_vec`); `None` when they do not fit in memory's address range.
+pub(crate) fn fresh_zeroed(bits: u32, n: usize) -> Option<WordBuf> {
+    Some(match bits {
+        8 => WordBuf::U8(crate::arch::zeroed_vec(n)?),
+        16 => WordBuf::U16(crate::arch::zeroed_vec(n)?),
+        32 => WordBuf::U32(crate::arch::zeroed_vec(n)?),
+        _ => WordBuf::U64(crate::arch::zeroed_vec(n)?),
+    })
+}
+
+impl DynArray {
+    /// The array of type `id` and `shape` whose elements' storage words, in C order, are
+    /// `words`: moved, not copied, into the typed array.
+    ///
+    /// # Errors
+    /// Words of another width, or not `words_per_element` for each element of `shape`.
+    pub(crate) fn from_words(
+        id: DTypeId,
+        shape: &[usize],
+        words: WordBuf,
+    ) -> Result<DynArray, CodecError> {
+        let n = element_count(shape)?;
+        let k = id.words_per_element().max(1);
+        let (len, bits) = (words.len(), words.as_words().bits());
+        if bits != id.word_bits() || n.checked_mul(k) != Some(len) {
+            return Err(CodecError::Array(format!(
+                "{len} words of {bits} bits do not hold {n} elements of {id} ({k} words of {} \
+                 bits each)",
+                id.word_bits()
+            )));
+        }
+        with_any!(id, T => typed::<T>(shape, words),
+            custom c => Ok(DynArray::Custom(CustomArray::from_parts(c, shape, words))))
+    }
+}
+
+fn typed<T: Element>(shape: &[usize], words: WordBuf) -> Result<DynArray, CodecError> {
+    let v = <T::Word as Word>::from_buf(words)
+        .map_err(|_| CodecError::Array(format!("words of another width than {}", T::NAME)))?;
+    ArrayD::from_shape_vec(IxDyn(shape), crate::arch::vec_from_words::<T>(v))
+        .map(T::into_dyn)
+        .map_err(|e| CodecError::Array(e.to_string()))
+}
