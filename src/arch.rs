@@ -14,6 +14,8 @@
 //! kernel see a slice of any dtype as the storage words it is made of, and [`zeroed_vec`],
 //! the fresh output buffers of the run-time API.
 
+use ndarray::{ArrayD, ArrayViewD, Axis, IxDyn, ShapeBuilder};
+
 use crate::number::storage::Plain;
 
 /// Run `f`, compiled with AVX2 when this CPU has it.
@@ -69,41 +71,83 @@ pub(crate) fn words_mut<T: Plain>(dst: &mut [T]) -> &mut [T::Word] {
     unsafe { std::slice::from_raw_parts_mut(dst.as_mut_ptr().cast(), dst.len() * T::WORDS) }
 }
 
-/// The elements whose storage words are `v`, `T::WORDS` words each, moved without a copy
-/// when `T` has the alignment of its word (every built-in type and every type the
-/// [`dtype`](macro@crate::dtype) macro declares), copied otherwise. Words beyond the last
-/// whole element are dropped.
+/// The elements whose storage words are `v`, `T::WORDS` words each, moved without a copy;
+/// `None` (dropping `v`) when `T`'s alignment is not its word's, which neither a built-in
+/// type nor one the [`dtype`](macro@crate::dtype) macro declares has, or when `v` does not
+/// hold whole elements.
 ///
-/// This is how run-time code turns word buffers into typed arrays: once per storage width
-/// and element type, with no element-wise work.
-pub(crate) fn vec_from_words<T: Plain>(v: Vec<T::Word>) -> Vec<T> {
+/// This is how run-time code turns word buffers into typed arrays: no element-wise work.
+pub(crate) fn vec_from_words<T: Plain>(v: Vec<T::Word>) -> Option<Vec<T>> {
     const { check_plain::<T>() };
     let k = T::WORDS.max(1);
     let same_align = std::mem::align_of::<T>() == std::mem::align_of::<T::Word>();
-    if same_align && v.len() % k == 0 && v.capacity() % k == 0 {
-        let mut v = std::mem::ManuallyDrop::new(v);
-        let (ptr, len, cap) = (v.as_mut_ptr(), v.len(), v.capacity());
-        // SAFETY: the allocation was made by the global allocator for `cap` words with the
-        // word's alignment, which is `T`'s (checked above); `cap / k` elements of `T` are
-        // exactly `cap` words (`Plain`: `T` is `[Word; WORDS]` without padding, and
-        // `cap % k == 0`), so `Vec` frees it with the same layout. The first `len / k`
-        // elements are initialized words, and every bit pattern of words is a valid `T`
-        // (`Plain`). `v` is not dropped (`ManuallyDrop`), so the allocation has one owner.
-        return unsafe { Vec::from_raw_parts(ptr.cast::<T>(), len / k, cap / k) };
+    if !same_align || v.len() % k != 0 || v.capacity() % k != 0 {
+        return None;
     }
-    let n = v.len() / k;
-    let mut out: Vec<T> = Vec::with_capacity(n);
-    for e in v.chunks_exact(k) {
-        let mut x = std::mem::MaybeUninit::<T>::uninit();
-        // SAFETY: `x` has room for `k` words (`Plain`'s size) at an alignment at least the
-        // word's; all `k` are written before `assume_init`, and every bit pattern of the
-        // words is a valid `T` (`Plain`).
-        unsafe {
-            std::ptr::copy_nonoverlapping(e.as_ptr(), x.as_mut_ptr().cast::<T::Word>(), k);
-            out.push(x.assume_init());
+    let mut v = std::mem::ManuallyDrop::new(v);
+    let (ptr, len, cap) = (v.as_mut_ptr(), v.len(), v.capacity());
+    // SAFETY: the allocation was made by the global allocator for `cap` words with the
+    // word's alignment, which is `T`'s (checked above); `cap / k` elements of `T` are
+    // exactly `cap` words (`Plain`: `T` is `[Word; WORDS]` without padding, and
+    // `cap % k == 0`), so `Vec` frees it with the same layout. The first `len / k`
+    // elements are initialized words, and every bit pattern of words is a valid `T`
+    // (`Plain`). `v` is not dropped (`ManuallyDrop`), so the allocation has one owner.
+    Some(unsafe { Vec::from_raw_parts(ptr.cast::<T>(), len / k, cap / k) })
+}
+
+/// The elements of `a`, in any layout, seen as their storage words: a view with the same
+/// axes plus a last one of length `T::WORDS` (an element's words), so that code over it is
+/// compiled once per word width. Gathering a strided array into C order goes through it.
+pub(crate) fn words_view<T: Plain>(a: &ArrayD<T>) -> ArrayViewD<'_, T::Word> {
+    const { check_plain::<T>() };
+    // SAFETY: `a`'s shape and strides describe its own live, initialized elements from
+    // `a.as_ptr()` (an owned array's elements do not overlap), borrowed for the result's
+    // lifetime; `Plain` makes `T` exactly `WORDS` words, aligned at least as a word.
+    unsafe { strided_words(a.shape(), a.strides(), a.as_ptr().cast(), T::WORDS) }
+}
+
+/// The word view of elements of `k` words at `ptr` (index 0), with `shape` and `strides`
+/// in elements: compiled once per word width.
+///
+/// # Safety
+/// Every element index within `shape` must reach, at `ptr + Σ index·stride` elements, `k`
+/// initialized words within one live allocation that outlives `'a` and is not written
+/// during it, aligned as `W`, with no two indices reaching the same element.
+unsafe fn strided_words<'a, W>(
+    shape: &[usize],
+    strides: &[isize],
+    ptr: *const W,
+    k: usize,
+) -> ArrayViewD<'a, W> {
+    // `from_shape_ptr` takes non-negative strides from the lowest address: start at the
+    // element with the lowest address, and flip the axes that run backwards afterwards.
+    let mut low = 0isize;
+    let mut flipped = Vec::new();
+    for (ax, (&n, &s)) in shape.iter().zip(strides).enumerate() {
+        if s < 0 && n > 0 {
+            low += (n as isize - 1) * s * k as isize;
+            flipped.push(ax);
         }
     }
-    out
+    let empty = shape.contains(&0);
+    let words_shape: Vec<usize> = shape.iter().copied().chain([k]).collect();
+    let words_strides: Vec<usize> = strides
+        .iter()
+        .map(|&s| s.unsigned_abs() * k)
+        .chain([1])
+        .collect();
+    // SAFETY (caller's contract): the lowest-address element is at `low` words from `ptr`,
+    // within the allocation (not moved for an empty array). From there, non-negative
+    // strides scaled by `k` words and a last axis of stride 1 and length `k` reach exactly
+    // the words of the same elements, each once.
+    let mut w = unsafe {
+        let start = if empty { ptr } else { ptr.offset(low) };
+        ArrayViewD::from_shape_ptr(IxDyn(&words_shape).strides(IxDyn(&words_strides)), start)
+    };
+    for ax in flipped {
+        w.invert_axis(Axis(ax));
+    }
+    w
 }
 
 /// `n` elements whose storage words are all zero, in fresh memory that is not written here.
@@ -166,4 +210,53 @@ fn advise_huge_pages(_: *mut u8, _: usize) {}
 const fn check_plain<T: Plain>() {
     assert!(std::mem::size_of::<T>() == T::WORDS * std::mem::size_of::<T::Word>());
     assert!(std::mem::align_of::<T>() >= std::mem::align_of::<T::Word>());
+}
+
+#[cfg(test)]
+mod tests {
+    //! The `unsafe` above, on the cases that reach each branch; run under Miri too
+    //! (`cargo +nightly miri test --lib arch::`).
+    use ndarray::{ArrayD, Axis, IxDyn};
+
+    use crate::dtype::Complex;
+
+    #[test]
+    fn vec_from_words_moves_whole_elements() {
+        let v: Vec<u32> = vec![1, 2, 3, 4];
+        let c = super::vec_from_words::<Complex<f32>>(v).expect("same alignment");
+        assert_eq!(c.len(), 2);
+        assert_eq!(c[1].im.to_bits(), 4);
+        assert!(super::vec_from_words::<Complex<f32>>(vec![1u32, 2, 3]).is_none());
+        let f = super::vec_from_words::<f64>(vec![0x3ff0_0000_0000_0000u64]).expect("f64");
+        assert_eq!(f, [1.0]);
+    }
+
+    #[test]
+    fn words_view_reads_any_layout() {
+        let n = 2 * 3 * 2;
+        let a = ArrayD::from_shape_vec(
+            IxDyn(&[2, 3, 2]),
+            (0..n)
+                .map(|i| Complex {
+                    re: i as f32,
+                    im: -(i as f32),
+                })
+                .collect(),
+        )
+        .expect("shape");
+        let mut b = a.clone().reversed_axes();
+        b.invert_axis(Axis(1));
+        for x in [&a, &b] {
+            let w = super::words_view(x);
+            assert_eq!(w.shape(), [x.shape(), &[2]].concat());
+            let words: Vec<u32> = w.iter().copied().collect();
+            let want: Vec<u32> = x
+                .iter()
+                .flat_map(|z| [z.re.to_bits(), z.im.to_bits()])
+                .collect();
+            assert_eq!(words, want);
+        }
+        let empty = ArrayD::<u16>::zeros(IxDyn(&[0, 3]));
+        assert_eq!(super::words_view(&empty).len(), 0);
+    }
 }

@@ -225,11 +225,16 @@ impl DynArray {
         if self.words().is_some() {
             return std::borrow::Cow::Borrowed(self);
         }
+        // A strided built-in array (a declared type's are always in C order): its words in
+        // logical order, gathered once per word width.
         let id = self.dtype();
-        std::borrow::Cow::Owned(dispatch::with_any!(id, T => match T::from_dyn(self) {
-            Some(a) => T::into_dyn(a.as_standard_layout().into_owned()),
-            None => self.clone(),
-        }, custom _c => self.clone()))
+        let gathered = dispatch::with_any!(id, T => T::from_dyn(self)
+            .map(|a| words::gather(crate::arch::words_view(a))),
+            custom _c => None);
+        match gathered.map(|w| DynArray::from_words(id, self.shape(), w)) {
+            Some(Ok(a)) => std::borrow::Cow::Owned(a),
+            _ => std::borrow::Cow::Borrowed(self),
+        }
     }
 
     /// Conformance equality: same type and shape, every element bit-equal or both NaN.

@@ -142,6 +142,11 @@ pub(crate) fn fresh_zeroed(bits: u32, n: usize) -> Option<WordBuf> {
     })
 }
 
+/// The words of a strided view, gathered in its logical (C) order.
+pub(crate) fn gather<W: Word>(view: ndarray::ArrayViewD<'_, W>) -> WordBuf {
+    W::into_buf(view.iter().copied().collect())
+}
+
 impl DynArray {
     /// The array of type `id` and `shape` whose elements' storage words, in C order, are
     /// `words`: moved, not copied, into the typed array.
@@ -170,8 +175,10 @@ impl DynArray {
 
 fn typed<T: Element>(shape: &[usize], words: WordBuf) -> Result<DynArray, CodecError> {
     let v = <T::Word as Word>::from_buf(words)
-        .map_err(|_| CodecError::Array(format!("words of another width than {}", T::NAME)))?;
-    ArrayD::from_shape_vec(IxDyn(shape), crate::arch::vec_from_words::<T>(v))
+        .ok()
+        .and_then(crate::arch::vec_from_words::<T>)
+        .ok_or_else(|| CodecError::Array(format!("words that are not {} elements", T::NAME)))?;
+    ArrayD::from_shape_vec(IxDyn(shape), v)
         .map(T::into_dyn)
         .map_err(|e| CodecError::Array(e.to_string()))
 }

@@ -89,6 +89,18 @@ fn check_typed<T: DType>(id: DTypeId, rng: &mut Rng) {
         f.same_as(&DynArray::from_array(transposed.as_standard_layout().into_owned()).unwrap())
     );
 
+    // Axes that run backwards (negative strides) too.
+    let mut flipped = typed.clone();
+    flipped.invert_axis(ndarray::Axis(1));
+    let mut flipped = flipped.reversed_axes();
+    flipped.invert_axis(ndarray::Axis(1));
+    let d = DynArray::from_array(flipped.clone()).unwrap();
+    assert_eq!(
+        d.to_le_bytes(),
+        zquant::pipeline::to_le_bytes(&flipped),
+        "{id}: flipped"
+    );
+
     // Equality element by element, against the typed rule.
     let other = random_bytes(rng, n * T::SIZE);
     for (i, (a, b)) in bytes
