@@ -244,24 +244,25 @@ impl ZquantCodec {
         encode: bool,
     ) -> Result<ArrayBytes<'static>, ZarrsCodecError> {
         let raw = bytes.into_fixed()?;
-        let n = shape
+        let dims = shape
             .iter()
-            .try_fold(1usize, |acc, d| {
-                acc.checked_mul(usize::try_from(d.get()).ok()?)
-            })
-            .ok_or_else(|| other(format!("chunk shape {shape:?} overflows")))?;
+            .map(|d| usize::try_from(d.get()))
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|_| other(format!("chunk shape {shape:?} overflows")))?;
         let input = if encode {
             chain.data_type().id
         } else {
             chain.encoded_data_type().id
         };
-        let array = DynArray::from_le_bytes(input, &[n], &raw).map_err(other)?;
+        // The chunk's own shape, so that an element error gives its position in the chunk
+        // (zarrs does not tell an array->array codec where the chunk is in the array).
+        let array = DynArray::from_le_bytes(input, &dims, &raw).map_err(other)?;
         let out = if encode {
             chain.encode(&array)
         } else {
             chain.decode(&array)
         }
-        .map_err(|e| other(format!("{e} (flat index in a chunk of shape {shape:?})")))?;
+        .map_err(|e| other(format!("{e} (position within a chunk of shape {dims:?})")))?;
         Ok(ArrayBytes::new_flen(out.to_le_bytes()))
     }
 }

@@ -265,3 +265,27 @@ fn v2_arrays_open_with_exact_filters() {
         0.123456789012
     );
 }
+
+#[test]
+fn element_errors_through_zarrs_give_the_position_in_the_chunk() {
+    register();
+    // 4x6 array in 2x3 chunks; 1000 at array [3, 4] is out of uint8's range (checked), at
+    // [1, 1] of chunk [1, 1].
+    let codecs = json!([
+        {"name": "cast_value", "configuration": {"data_type": "uint8"}},
+        {"name": "bytes", "configuration": {"endian": "little"}},
+    ]);
+    let meta: ArrayMetadataV3 =
+        serde_json::from_value(zarr_json(codecs, json!(0), [4, 6], [2, 3])).unwrap();
+    let store = Arc::new(MemoryStore::new());
+    let array = Array::new_with_metadata(store, "/", ZarrsMetadata::V3(meta)).unwrap();
+    let mut data = vec![1.0f64; 24];
+    data[3 * 6 + 4] = 1000.0;
+    let e = array
+        .store_array_subset(&array.subset_all(), ArrayBytes::new_flen(le(&data)))
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("value out of range of uint8"), "{e}");
+    assert!(e.contains("at element [1, 1]"), "{e}");
+    assert!(e.contains("position within a chunk of shape [2, 3]"), "{e}");
+}
