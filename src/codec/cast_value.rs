@@ -341,7 +341,10 @@ impl<S: Real, D: Real> ScalarMap<S, D> {
     }
 
     /// Encode NaN as `code` and decode `code` as NaN: the usual sentinel for missing data in
-    /// an integer target. `S` must have a NaN (every IEEE float does).
+    /// an integer target. `S` must have a NaN (every IEEE float does): for a source type
+    /// without one (an integer, or a float format without NaN such as `float4_e2m1fn`) the
+    /// call does not build ("`ScalarMap::nan_as` needs a source type that has NaN"), since
+    /// the map would have no key to hold.
     ///
     /// ```
     /// use zquant::{ArrayCodecExt, CastOptions, CastValue, ScalarMap};
@@ -352,6 +355,12 @@ impl<S: Real, D: Real> ScalarMap<S, D> {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn nan_as(code: D) -> Self {
+        const {
+            assert!(
+                has_nan(S::FORMAT),
+                "`ScalarMap::nan_as` needs a source type that has NaN"
+            )
+        };
         let nan = S::from_exact(crate::number::exact::Exact::NAN, CastOptions::default()).0;
         ScalarMap::new([(nan, code)], [(code, nan)])
     }
@@ -370,6 +379,14 @@ impl<S: Real, D: Real> ScalarMap<S, D> {
         self.decode = MapEntries::new(all);
         self.present = true;
         self
+    }
+}
+
+/// Whether a format has a NaN code.
+const fn has_nan(f: Format) -> bool {
+    match f {
+        Format::Float(l) => l.has_nan(),
+        Format::Int(_) => false,
     }
 }
 

@@ -6,6 +6,8 @@
 //!   generic API (`tests/ui/pass/*.rs`).
 //! - `chain_stages_must_line_up`: typed chains only compile when each stage reads what the
 //!   previous one writes (`tests/ui_chain/`).
+//! - `nan_as_needs_a_nan`: `ScalarMap::nan_as` only builds for a source type with NaN
+//!   (`tests/ui_map/`).
 //!
 //! Regenerate the golden files with `TRYBUILD=overwrite cargo test --test it compile_fail`,
 //! and review them: the messages are part of the macro's interface.
@@ -22,4 +24,11 @@ fn chain_stages_must_line_up() {
     let t = trybuild::TestCases::new();
     t.compile_fail("tests/ui_chain/*_mismatch.rs");
     t.pass("tests/ui_chain/*_pass.rs");
+}
+
+#[test]
+fn nan_as_needs_a_nan() {
+    let t = trybuild::TestCases::new();
+    t.compile_fail("tests/ui_map/nan_as_integer.rs");
+    t.pass("tests/ui_map/nan_as_float_pass.rs");
 }
