@@ -15,10 +15,11 @@
 //! `p = 0.5 + z / (2√N)`, `z` the normal quantile of `1 - (1 - confidence) / 2`, every
 //! `M <= 1 - H(p)` becomes 0, `H` the binary entropy.
 
-use ndarray::{ArrayBase, Axis, Data, Dimension, Slice, Zip};
+use ndarray::{ArrayBase, Axis, Data, Dimension};
+use num_traits::{PrimInt, WrappingAdd, WrappingSub};
 
 use super::ChooseError;
-use crate::dtype::{FloatLayout, Format, Real};
+use crate::dtype::{FloatLayout, Format, NanEncoding, Real, Word, Words};
 
 /// How to compute [`BitInformation`]. `InformationOptions::default()` is BitInformation.jl's
 /// and xbitinfo's default: the last axis, confidence 0.99, insignificant information set to
@@ -104,7 +105,7 @@ impl BitInformation {
         if !(opts.confidence > 0.0 && opts.confidence < 1.0) {
             return Err(ChooseError::Confidence(opts.confidence));
         }
-        let counts = count_pairs(data, Axis(axis), T::BITS, prepare::<T>(opts));
+        let counts = count_pairs(data, Axis(axis), opts);
         if counts.pairs == 0 {
             return Err(ChooseError::NoPairs { axis });
         }
@@ -163,24 +164,118 @@ impl BitInformation {
     }
 }
 
-/// The element -> counted word function: the code (in the signed-exponent representation
-/// for a signed float) and 1, or 0 for a masked element. Branch-free, so that the counting
-/// loop vectorizes.
-fn prepare<T: Real>(opts: &InformationOptions) -> impl Fn(T) -> (u64, u64) + Copy {
-    let float = match T::FORMAT {
-        Format::Float(l) if l.signed => Some(l),
-        _ => None,
-    };
-    let (mask_nan, masked) = (opts.mask_nan, opts.masked_bits);
-    move |x: T| {
-        let bits = x.to_bits();
-        let nan = mask_nan && float.is_some_and(|l| l.is_nan_bits(bits));
-        let hidden = nan | (masked == Some(bits));
-        let word = match float {
-            Some(l) => signed_exponent(&l, bits),
-            None => bits,
+/// The word -> counted word function: the code (in the signed-exponent representation
+/// for a signed float) and 1, or 0 for a masked element. Every case is one branch-free
+/// formula of loop-invariant integers (an integer type is a float without exponent bits;
+/// each NaN encoding a range of masked codes), so that the tile loop vectorizes and the
+/// counting code is compiled once per word width.
+#[derive(Clone, Copy)]
+struct Prepare {
+    /// The code bits of a word.
+    code: u64,
+    /// NaN: `(code & nan_mask) - nan_lo <= nan_span` (wrapping), when `nan_on` is all ones.
+    nan_on: u64,
+    nan_mask: u64,
+    nan_lo: u64,
+    nan_span: u64,
+    /// The masked code, when `masked_on` is all ones.
+    masked_on: u64,
+    masked: u64,
+    /// The exponent field (0 for integers), its shift, bias and the signed-exponent sign.
+    emask: u64,
+    shift: u32,
+    bias: i64,
+    esign: u64,
+}
+
+impl Prepare {
+    fn new(format: Format, opts: &InformationOptions) -> Self {
+        let ones = |b: bool| 0u64.wrapping_sub(u64::from(b));
+        let mut p = Prepare {
+            code: format.mask(),
+            nan_on: 0,
+            nan_mask: 0,
+            nan_lo: 0,
+            nan_span: 0,
+            masked_on: ones(opts.masked_bits.is_some()),
+            masked: opts.masked_bits.unwrap_or(0),
+            emask: 0,
+            shift: 0,
+            bias: 0,
+            esign: 0,
         };
-        (word, u64::from(!hidden))
+        if let Format::Float(l) = format
+            && l.signed
+        {
+            let m = l.mantissa_bits;
+            let all_exp = ((1u64 << l.exponent_bits) - 1) << m;
+            let mag = l.magnitude_mask();
+            let (mask, lo, hi) = match l.nan {
+                NanEncoding::Ieee => (mag, all_exp + 1, mag),
+                NanEncoding::AllOnes => (mag, mag, mag),
+                NanEncoding::NegativeZero => (mag | l.sign_bit(), l.sign_bit(), l.sign_bit()),
+                NanEncoding::None => (0, 0, 0),
+            };
+            p.nan_on = ones(opts.mask_nan && l.has_nan());
+            (p.nan_mask, p.nan_lo, p.nan_span) = (mask, lo, hi - lo);
+            (p.emask, p.shift, p.bias) = (all_exp, m, i64::from(l.bias));
+            p.esign = 1u64 << (l.exponent_bits - 1 + m);
+        }
+        p
+    }
+
+    /// The same function in words of `W` (every parameter fits the word: the code does).
+    fn in_words<W: Word + PrimInt + WrappingSub>(self) -> PrepareIn<W> {
+        let w = W::from_u64;
+        PrepareIn {
+            code: w(self.code),
+            nan_on: w(self.nan_on),
+            nan_mask: w(self.nan_mask),
+            nan_lo: w(self.nan_lo),
+            nan_span: w(self.nan_span),
+            masked_on: w(self.masked_on),
+            masked: w(self.masked & self.code),
+            emask: w(self.emask),
+            shift: self.shift as usize,
+            bias: w(self.bias as u64),
+            esign: w(self.esign),
+        }
+    }
+}
+
+/// [`Prepare`] in words of `W`, so that the tile loop runs in lanes of the data's width.
+#[derive(Clone, Copy)]
+struct PrepareIn<W> {
+    code: W,
+    nan_on: W,
+    nan_mask: W,
+    nan_lo: W,
+    nan_span: W,
+    masked_on: W,
+    masked: W,
+    emask: W,
+    shift: usize,
+    bias: W,
+    esign: W,
+}
+
+impl<W: Word + PrimInt + WrappingAdd + WrappingSub> PrepareIn<W> {
+    /// The counted word, and all ones (or 0 when the element is masked).
+    #[inline(always)]
+    fn apply(self, word: W) -> (W, W) {
+        let ones = |b: bool| W::zero().wrapping_sub(&W::from_u64(u64::from(b)));
+        let bits = word & self.code;
+        let nan = (bits & self.nan_mask).wrapping_sub(&self.nan_lo) <= self.nan_span;
+        let hidden = (self.nan_on & ones(nan)) | (self.masked_on & ones(bits == self.masked));
+        // `signed_exponent` in wrapping arithmetic: `d = e - bias` is negative exactly when
+        // its top bit is set (both are far below the word's range); its magnitude is
+        // `(d ^ neg) - neg`. An integer has an empty exponent field: `bits` unchanged.
+        let e = (bits & self.emask) >> self.shift;
+        let d = e.wrapping_sub(&self.bias);
+        let neg = ones(d >> (W::BITS as usize - 1) == W::one());
+        let magnitude = (d ^ neg).wrapping_sub(&neg);
+        let field = (self.esign & neg) | ((magnitude << self.shift) & self.emask);
+        ((bits & !self.emask) | (field & self.emask), !hidden)
     }
 }
 
@@ -207,12 +302,21 @@ pub fn signed_exponent(l: &FloatLayout, bits: u64) -> u64 {
 /// significant), how often `a` has it, `b` has it, and both have it.
 struct PairCounts {
     pairs: u64,
-    a: Vec<u64>,
-    b: Vec<u64>,
-    both: Vec<u64>,
+    a: [u64; 64],
+    b: [u64; 64],
+    both: [u64; 64],
 }
 
 impl PairCounts {
+    fn new() -> Self {
+        PairCounts {
+            pairs: 0,
+            a: [0; 64],
+            b: [0; 64],
+            both: [0; 64],
+        }
+    }
+
     /// The mutual information of bit `p`, as BitInformation.jl sums it (columns outer).
     fn mutual_information(&self, p: usize) -> f64 {
         let n = self.pairs as f64;
@@ -234,47 +338,11 @@ impl PairCounts {
     }
 }
 
-/// Count the bit pairs of neighbours along `axis`. A C- or F-contiguous array is seen as
-/// blocks of `n × inner` elements in which element `j` pairs with `j + inner`: two
-/// contiguous slices per block, counted by an AVX2-compiled kernel. Other layouts go
-/// through one `Zip` over the two overlapping views (memory order, whatever the strides).
-fn count_pairs<T, S, D>(
-    data: &ArrayBase<S, D>,
-    axis: Axis,
-    width: u32,
-    prep: impl Fn(T) -> (u64, u64) + Copy,
-) -> PairCounts
-where
-    T: Real,
-    S: Data<Elem = T>,
-    D: Dimension,
-{
-    let w = width;
-    // Pack the three words of a pair into as few 64-bit planes as they fit, so that one
-    // plane update counts up to 64 bit positions.
-    if 3 * w <= 64 {
-        let planes = count_with::<T, S, D, 1>(data, axis, prep, move |a, b| {
-            [a | (b << w) | ((a & b) << (2 * w))]
-        });
-        planes.split(w, |t, p| {
-            (t[0][p], t[0][p + w as usize], t[0][p + 2 * w as usize])
-        })
-    } else if 2 * w <= 64 {
-        let planes = count_with::<T, S, D, 2>(data, axis, prep, move |a, b| [a | (b << w), a & b]);
-        planes.split(w, |t, p| (t[0][p], t[0][p + w as usize], t[1][p]))
-    } else {
-        let planes = count_with::<T, S, D, 3>(data, axis, prep, |a, b| [a, b, a & b]);
-        planes.split(w, |t, p| (t[0][p], t[1][p], t[2][p]))
-    }
-}
-
-/// Count every unmasked pair into `N` planes of packed words.
-fn count_with<T, S, D, const N: usize>(
-    data: &ArrayBase<S, D>,
-    axis: Axis,
-    prep: impl Fn(T) -> (u64, u64) + Copy,
-    pack: impl Fn(u64, u64) -> [u64; N] + Copy,
-) -> Planes<N>
+/// Count the bit pairs of neighbours along `axis`, in memory order. A C- or F-contiguous
+/// array is seen as blocks of `n × inner` elements in which element `j` pairs with
+/// `j + inner`: two contiguous slices per block. Another layout is first copied into C
+/// order.
+fn count_pairs<T, S, D>(data: &ArrayBase<S, D>, axis: Axis, opts: &InformationOptions) -> PairCounts
 where
     T: Real,
     S: Data<Elem = T>,
@@ -282,7 +350,7 @@ where
 {
     let n = data.len_of(axis);
     if n < 2 {
-        return Planes::new();
+        return PairCounts::new();
     }
     let shape = data.shape();
     let k = axis.index();
@@ -295,129 +363,159 @@ where
     } else {
         None
     };
-    if let Some((flat, inner)) = blocks {
-        return crate::arch::vectorized(
-            #[inline(always)]
-            move || {
-                let mut planes = Planes::new();
-                if inner > 0 {
-                    for block in flat.chunks_exact(n * inner) {
-                        let (a, b) = (&block[..(n - 1) * inner], &block[inner..]);
-                        count_slices(&mut planes, a, b, prep, pack);
+    let prep = Prepare::new(T::FORMAT, opts);
+    let by_width = |flat: &[T], inner: usize| match crate::convert::words_of(flat) {
+        Words::U8(w) => count_blocks(w, n, inner, prep),
+        Words::U16(w) => count_blocks(w, n, inner, prep),
+        Words::U32(w) => count_blocks(w, n, inner, prep),
+        Words::U64(w) => count_blocks(w, n, inner, prep),
+    };
+    match blocks {
+        Some((flat, inner)) => by_width(flat, inner),
+        None => {
+            let c = data.as_standard_layout();
+            by_width(c.as_slice().unwrap_or(&[]), shape[k + 1..].iter().product())
+        }
+    }
+}
+
+/// Words per row of a tile, and rows per tile: a tile's byte counters count at most
+/// `ROWS` < 256 words each, so they cannot overflow.
+const LANES: usize = 32;
+const ROWS: usize = 128;
+const TILE: usize = LANES * ROWS;
+
+/// Count the pairs `(j, j + inner)` of every block of `n × inner` words, tile by tile.
+/// Each element of a tile's span is prepared once ([`PrepareIn`]: the counted word and
+/// its mask), the pairs' three words (`a`, `b`, `a & b`, masked pairs zeroed) are written
+/// to tile buffers, and each buffer is counted by [`count_tile`]. When `inner` exceeds a
+/// tile, the two halves of the pairs are prepared apart. Compiled once per word width,
+/// inside the AVX2 twin.
+fn count_blocks<W>(words: &[W], n: usize, inner: usize, prep: Prepare) -> PairCounts
+where
+    W: Word + PrimInt + WrappingAdd + WrappingSub,
+{
+    crate::arch::vectorized(
+        #[inline(always)]
+        move || {
+            let mut counts = PairCounts::new();
+            if inner == 0 {
+                return counts;
+            }
+            let prep = prep.in_words::<W>();
+            // Prepared words and masks of a tile's span (`TILE + inner` elements, or two
+            // runs of `TILE`), and the three counted streams.
+            let span = 2 * TILE.max(inner.min(TILE));
+            let (mut code, mut mask) = (vec![W::zero(); span], vec![W::zero(); span]);
+            // Up to 96 KiB: on the heap, not the stack.
+            #[allow(clippy::useless_vec)]
+            let mut streams = vec![W::zero(); 3 * TILE];
+            let (ta, rest) = streams.split_at_mut(TILE);
+            let (tb, tab) = rest.split_at_mut(TILE);
+            let pairs = (n - 1) * inner;
+            for block in words.chunks_exact(n * inner) {
+                let mut t = 0;
+                while t < pairs {
+                    let len = TILE.min(pairs - t);
+                    // Where the second element of pair `i` is in the prepared span.
+                    let off = if inner <= TILE {
+                        prepare_run(&prep, &block[t..t + len + inner], &mut code, &mut mask);
+                        inner
+                    } else {
+                        prepare_run(&prep, &block[t..t + len], &mut code, &mut mask);
+                        let (c, m) = (&mut code[TILE..], &mut mask[TILE..]);
+                        prepare_run(&prep, &block[t + inner..t + inner + len], c, m);
+                        TILE
+                    };
+                    counts.pairs += pair_words(&code, &mask, off, len, ta, tb, tab);
+                    // A last, partial row counts zeros after the pairs.
+                    let rows = len.next_multiple_of(LANES);
+                    for t in [&mut *ta, &mut *tb, &mut *tab] {
+                        t[len..rows].fill(W::zero());
                     }
+                    count_tile(&ta[..rows], &mut counts.a);
+                    count_tile(&tb[..rows], &mut counts.b);
+                    count_tile(&tab[..rows], &mut counts.both);
+                    t += len;
                 }
-                planes
-            },
-        );
-    }
-    let first = data.slice_axis(axis, Slice::from(..n - 1));
-    let second = data.slice_axis(axis, Slice::from(1..));
-    let mut planes = Planes::new();
-    Zip::from(&first).and(&second).for_each(|&x, &y| {
-        let ((a, va), (b, vb)) = (prep(x), prep(y));
-        let m = 0u64.wrapping_sub(va & vb);
-        planes.add(pack(a & m, b & m), va & vb);
-    });
-    planes
+            }
+            counts
+        },
+    )
 }
 
+/// The counted word and mask of each of `src` into `code` and `mask`.
 #[inline(always)]
-fn count_slices<T: Real, const N: usize>(
-    planes: &mut Planes<N>,
-    a: &[T],
-    b: &[T],
-    prep: impl Fn(T) -> (u64, u64) + Copy,
-    pack: impl Fn(u64, u64) -> [u64; N] + Copy,
-) {
-    // Chunks of 255 pairs: the byte lanes cannot overflow within one, so the inner loop
-    // has no branch; masked pairs add zeros and are not counted.
-    for (ca, cb) in a.chunks(255).zip(b.chunks(255)) {
-        let mut valid = 0;
-        for (&x, &y) in ca.iter().zip(cb) {
-            let ((a, va), (b, vb)) = (prep(x), prep(y));
-            let m = 0u64.wrapping_sub(va & vb);
-            planes.add_unchecked(pack(a & m, b & m));
-            valid += va & vb;
-        }
-        planes.flush();
-        planes.count += valid;
+fn prepare_run<W>(prep: &PrepareIn<W>, src: &[W], code: &mut [W], mask: &mut [W])
+where
+    W: Word + PrimInt + WrappingAdd + WrappingSub,
+{
+    let prep = *prep;
+    for ((&x, c), m) in src.iter().zip(code.iter_mut()).zip(mask.iter_mut()) {
+        (*c, *m) = prep.apply(x);
     }
 }
 
-/// Per-bit-position counters of `N` streams of 64-bit words, eight positions per add:
-/// `lanes[s][j]` holds, in its byte `k`, how many words of stream `s` had bit `8k + j`
-/// since the last flush (at most 255, so a flush every 255 adds). `count` is the number of
-/// unmasked pairs.
-struct Planes<const N: usize> {
-    lanes: [[u64; 8]; N],
-    totals: [[u64; 64]; N],
-    pending: u32,
-    count: u64,
+/// The first `len` pairs `(i, i + off)` of the prepared span as the three counted words,
+/// zero for a pair with a masked element; returns the number of unmasked pairs.
+#[inline(always)]
+fn pair_words<W>(
+    code: &[W],
+    mask: &[W],
+    off: usize,
+    len: usize,
+    ta: &mut [W],
+    tb: &mut [W],
+    tab: &mut [W],
+) -> u64
+where
+    W: Word + PrimInt,
+{
+    let (first, second) = (&code[..len], &code[off..off + len]);
+    let (m1, m2) = (&mask[..len], &mask[off..off + len]);
+    let mut valid = 0u64;
+    // Runs of 255 pairs: a count in `W` lanes cannot overflow within one.
+    for start in (0..len).step_by(255) {
+        let end = (start + 255).min(len);
+        let mut run = W::zero();
+        for i in start..end {
+            let m = m1[i] & m2[i];
+            let (x, y) = (first[i] & m, second[i] & m);
+            (ta[i], tb[i], tab[i]) = (x, y, x & y);
+            run = run + (m & W::one());
+        }
+        valid += run.to_u64();
+    }
+    valid
 }
 
-impl<const N: usize> Planes<N> {
-    const BYTE_ONES: u64 = 0x0101_0101_0101_0101;
-
-    fn new() -> Self {
-        Planes {
-            lanes: [[0; 8]; N],
-            totals: [[0; 64]; N],
-            pending: 0,
-            count: 0,
-        }
-    }
-
-    /// Add one pair's words, counting it when `valid` is 1; flushes every 255 adds.
-    #[inline(always)]
-    fn add(&mut self, words: [u64; N], valid: u64) {
-        self.add_unchecked(words);
-        self.count += valid;
-        self.pending += 1;
-        if self.pending == 255 {
-            self.flush();
-        }
-    }
-
-    /// Add one pair's words; the caller flushes within 255 adds.
-    #[inline(always)]
-    fn add_unchecked(&mut self, words: [u64; N]) {
-        for (lanes, w) in self.lanes.iter_mut().zip(words) {
-            for (j, lane) in lanes.iter_mut().enumerate() {
-                *lane += (w >> j) & Self::BYTE_ONES;
+/// Add to `totals[p]` how many of `words` (whole rows of [`LANES`], at most [`ROWS`] rows)
+/// have bit `p`: for each shift `j < 8`, one byte counter per byte of each lane counts bit
+/// `8k + j` (`(w >> j) & 0x0101…`), the lanes in registers, added up after the tile.
+#[inline(always)]
+fn count_tile<W>(words: &[W], totals: &mut [u64; 64])
+where
+    W: Word + PrimInt + WrappingAdd,
+{
+    let ones = W::from_u64(0x0101_0101_0101_0101);
+    let bytes = (W::BITS / 8) as usize;
+    for j in 0..8 {
+        let mut acc = [W::zero(); LANES];
+        let rows = words
+            .chunks_exact(LANES)
+            .filter_map(|r| <&[W; LANES]>::try_from(r).ok());
+        for row in rows {
+            for l in 0..LANES {
+                // At most `ROWS` < 256 ones per byte: no carry between bytes.
+                acc[l] = acc[l] + ((row[l] >> j) & ones);
             }
         }
-    }
-
-    #[inline(never)]
-    fn flush(&mut self) {
-        for (lanes, totals) in self.lanes.iter_mut().zip(self.totals.iter_mut()) {
-            for (j, lane) in lanes.iter_mut().enumerate() {
-                for k in 0..8 {
-                    totals[8 * k + j] += (*lane >> (8 * k)) & 0xff;
-                }
-                *lane = 0;
+        for s in acc {
+            let v = s.to_u64();
+            for k in 0..bytes {
+                totals[8 * k + j] += (v >> (8 * k)) & 0xff;
             }
         }
-        self.pending = 0;
-    }
-
-    /// The counts per bit position `p < width`: `(a, b, both)` read from the totals.
-    fn split(
-        mut self,
-        width: u32,
-        at: impl Fn(&[[u64; 64]; N], usize) -> (u64, u64, u64),
-    ) -> PairCounts {
-        self.flush();
-        let mut c = PairCounts {
-            pairs: self.count,
-            a: vec![0; width as usize],
-            b: vec![0; width as usize],
-            both: vec![0; width as usize],
-        };
-        for p in 0..width as usize {
-            (c.a[p], c.b[p], c.both[p]) = at(&self.totals, p);
-        }
-        c
     }
 }
 

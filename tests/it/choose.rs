@@ -130,6 +130,94 @@ fn information_matches_exact_counting_on_every_axis_and_layout() {
     }
 }
 
+/// The signed exponent of a float code with `e` exponent and `m` mantissa bits, from its
+/// parts (sign and mantissa kept, the exponent field holding `|E - bias|` and the sign of
+/// `E - bias` in its first bit).
+fn signed_exponent_bits(bits: u64, e: u32, m: u32, bias: i64) -> u64 {
+    let field = ((bits >> m) & ((1 << e) - 1)) as i64 - bias;
+    let signed = if field < 0 {
+        (1 << (e - 1)) | field.unsigned_abs()
+    } else {
+        field as u64
+    };
+    (bits & !(((1u64 << e) - 1) << m)) | (signed << m)
+}
+
+/// [`reference_information`] for codes of `width` bits.
+fn reference_information_bits(pairs: &[(u64, u64)], width: u32) -> Vec<f64> {
+    let n = pairs.len() as f64;
+    (0..width)
+        .rev()
+        .map(|bit| {
+            let mut c = [[0u64; 2]; 2];
+            for &(a, b) in pairs {
+                c[((a >> bit) & 1) as usize][((b >> bit) & 1) as usize] += 1;
+            }
+            let mut m = 0.0;
+            for j in 0..2 {
+                for k in 0..2 {
+                    let p = c[j][k] as f64 / n;
+                    let pj = (c[j][0] + c[j][1]) as f64 / n;
+                    let pk = (c[0][k] + c[1][k]) as f64 / n;
+                    if p > 0.0 {
+                        m += p * (p / (pj * pk)).log2();
+                    }
+                }
+            }
+            m
+        })
+        .collect()
+}
+
+/// Bit information of random codes of `T` in arrays long enough for several of the
+/// counting kernel's tiles, along both axes, and of all-ones codes (every byte counter
+/// at its most), against exact counting of the prepared pairs.
+fn check_width<T: zquant::Real>(code: impl Fn(u64) -> T, prep: impl Fn(u64) -> u64, seed: u64) {
+    let mut rng = Rng::new(seed);
+    let long = Array2::from_shape_fn((3, 9001), |_| code(rng.next_u64()));
+    let ones = Array2::from_shape_fn((2, 5000), |_| code(u64::MAX));
+    for a in [long.view(), long.t(), ones.view()] {
+        for axis in 0..2 {
+            let pairs: Vec<(u64, u64)> = a
+                .lanes(Axis(axis))
+                .into_iter()
+                .flat_map(|lane| {
+                    let v: Vec<u64> = lane.iter().map(|x| prep(x.to_bits())).collect();
+                    v.windows(2).map(|w| (w[0], w[1])).collect::<Vec<_>>()
+                })
+                .collect();
+            let want = reference_information_bits(&pairs, T::BITS);
+            let mut opts = raw(Some(axis));
+            opts.mask_nan = false;
+            let got = BitInformation::of(&a, &opts).unwrap();
+            assert_close(got.per_bit(), &want);
+        }
+    }
+}
+
+#[test]
+fn information_matches_exact_counting_for_every_word_width() {
+    use zquant::dtype::{Float8E4M3, Real};
+    check_width(f64::from_bits, |b| signed_exponent_bits(b, 11, 52, 1023), 1);
+    check_width(
+        |b| f32::from_bits(b as u32),
+        |b| signed_exponent_bits(b, 8, 23, 127),
+        2,
+    );
+    check_width(
+        |b| half::f16::from_bits(b as u16),
+        |b| signed_exponent_bits(b, 5, 10, 15),
+        3,
+    );
+    check_width(
+        Float8E4M3::from_bits,
+        |b| signed_exponent_bits(b, 4, 3, 7),
+        4,
+    );
+    // Integers are counted as they are.
+    check_width(|b| b as i16, |b| b & 0xffff, 5);
+}
+
 #[test]
 fn nan_and_fill_value_are_masked_pairwise() {
     let mut a = field(12, 40, 0.5, 3).into_dyn();
