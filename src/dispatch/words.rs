@@ -168,17 +168,16 @@ impl DynArray {
                 id.word_bits()
             )));
         }
-        with_any!(id, T => typed::<T>(shape, words),
-            custom c => Ok(DynArray::Custom(CustomArray::from_parts(c, shape, words))))
+        let built = with_any!(id, T => typed::<T>(IxDyn(shape), words),
+            custom c => Some(DynArray::Custom(CustomArray::from_parts(c, shape, words))));
+        built.ok_or_else(|| CodecError::Array(format!("words that are not {id} elements")))
     }
 }
 
-fn typed<T: Element>(shape: &[usize], words: WordBuf) -> Result<DynArray, CodecError> {
+/// The typed array, kept small: it is compiled once per data type.
+fn typed<T: Element>(shape: IxDyn, words: WordBuf) -> Option<DynArray> {
     let v = <T::Word as Word>::from_buf(words)
         .ok()
-        .and_then(crate::arch::vec_from_words::<T>)
-        .ok_or_else(|| CodecError::Array(format!("words that are not {} elements", T::NAME)))?;
-    ArrayD::from_shape_vec(IxDyn(shape), v)
-        .map(T::into_dyn)
-        .map_err(|e| CodecError::Array(e.to_string()))
+        .and_then(crate::arch::vec_from_words::<T>)?;
+    ArrayD::from_shape_vec(shape, v).ok().map(T::into_dyn)
 }
