@@ -25,30 +25,10 @@ fn signed_exponent_f32(x: f32) -> u32 {
     (bits & 0x807f_ffff) | (field << 23)
 }
 
-/// Mutual information per bit (sign first) of the pairs, as the paper's formula.
+/// Mutual information per bit (sign first) of float32 pairs, as the paper's formula.
 fn reference_information(pairs: &[(u32, u32)]) -> Vec<f64> {
-    let n = pairs.len() as f64;
-    (0..32)
-        .rev()
-        .map(|bit| {
-            let mut c = [[0u64; 2]; 2];
-            for &(a, b) in pairs {
-                c[((a >> bit) & 1) as usize][((b >> bit) & 1) as usize] += 1;
-            }
-            let mut m = 0.0;
-            for j in 0..2 {
-                for k in 0..2 {
-                    let p = c[j][k] as f64 / n;
-                    let pj = (c[j][0] + c[j][1]) as f64 / n;
-                    let pk = (c[0][k] + c[1][k]) as f64 / n;
-                    if p > 0.0 {
-                        m += p * (p / (pj * pk)).log2();
-                    }
-                }
-            }
-            m
-        })
-        .collect()
+    let wide: Vec<(u64, u64)> = pairs.iter().map(|&(a, b)| (a.into(), b.into())).collect();
+    reference_information_bits(&wide, 32)
 }
 
 /// The unmasked neighbour pairs along `axis`, in signed-exponent form.
@@ -143,7 +123,8 @@ fn signed_exponent_bits(bits: u64, e: u32, m: u32, bias: i64) -> u64 {
     (bits & !(((1u64 << e) - 1) << m)) | (signed << m)
 }
 
-/// [`reference_information`] for codes of `width` bits.
+/// Mutual information per bit (most significant first) of pairs of `width`-bit codes, as
+/// the paper's formula.
 fn reference_information_bits(pairs: &[(u64, u64)], width: u32) -> Vec<f64> {
     let n = pairs.len() as f64;
     (0..width)
