@@ -174,11 +174,15 @@ impl ChunkCodec {
             order: self.order,
         };
         let laid = match words {
-            Words::U8(w) => WordBuf::U8(layout.pad(w, fill)),
-            Words::U16(w) => WordBuf::U16(layout.pad(w, fill)),
-            Words::U32(w) => WordBuf::U32(layout.pad(w, fill)),
-            Words::U64(w) => WordBuf::U64(layout.pad(w, fill)),
-        };
+            Words::U8(w) => layout.pad(w, fill).map(WordBuf::U8),
+            Words::U16(w) => layout.pad(w, fill).map(WordBuf::U16),
+            Words::U32(w) => layout.pad(w, fill).map(WordBuf::U32),
+            Words::U64(w) => layout.pad(w, fill).map(WordBuf::U64),
+        }
+        .ok_or_else(|| ZarrError::Chunk {
+            chunk: chunk.to_vec(),
+            reason: format!("region of {} words for shape {shape:?}", words.len()),
+        })?;
         let mut bytes = words_to_le(id, laid.as_words());
         if self.endian == Endian::Big {
             swap_words(&mut bytes, id);
@@ -224,11 +228,12 @@ impl ChunkCodec {
             order: self.order,
         };
         let cropped = match words_from_le(id, bytes) {
-            WordBuf::U8(w) => WordBuf::U8(layout.crop(w)),
-            WordBuf::U16(w) => WordBuf::U16(layout.crop(w)),
-            WordBuf::U32(w) => WordBuf::U32(layout.crop(w)),
-            WordBuf::U64(w) => WordBuf::U64(layout.crop(w)),
-        };
+            WordBuf::U8(w) => layout.crop(w).map(WordBuf::U8),
+            WordBuf::U16(w) => layout.crop(w).map(WordBuf::U16),
+            WordBuf::U32(w) => layout.crop(w).map(WordBuf::U32),
+            WordBuf::U64(w) => layout.crop(w).map(WordBuf::U64),
+        }
+        .ok_or_else(|| chunk_err("chunk words do not match its shape".into()))?;
         let cropped =
             DynArray::from_words(id, &shape, cropped).map_err(|e| chunk_err(e.to_string()))?;
         self.chain
@@ -294,50 +299,48 @@ impl Layout<'_> {
     }
 
     /// The chunk's words in memory order: the region's words (C order) in its top corner,
-    /// the rest `fill`'s words.
-    fn pad<W: Word>(&self, region: &[W], fill: Scalar) -> Vec<W> {
+    /// the rest `fill`'s words. `None` when `region` does not hold the region's words.
+    fn pad<W: Word>(&self, region: &[W], fill: Scalar) -> Option<Vec<W>> {
         if self.region == self.chunk && self.order == MemoryOrder::C {
-            return region.to_vec();
+            return Some(region.to_vec());
         }
         let fill: Vec<W> = fill.iter().take(self.k).map(|&o| W::from_u64(o)).collect();
         let n: usize = self.chunk.iter().product();
         let words: Vec<W> = fill.iter().copied().cycle().take(n * self.k).collect();
-        let (Ok(mut full), Ok(part)) = (
-            ArrayD::from_shape_vec(self.with_words(self.chunk.iter().copied()), words),
-            ArrayViewD::from_shape(self.with_words(self.region.iter().copied()), region),
-        ) else {
-            // The caller checked the region's shape against the chunk's.
-            return Vec::new();
-        };
+        let mut full =
+            ArrayD::from_shape_vec(self.with_words(self.chunk.iter().copied()), words).ok()?;
+        let part =
+            ArrayViewD::from_shape(self.with_words(self.region.iter().copied()), region).ok()?;
         full.slice_each_axis_mut(|ax| match self.region.get(ax.axis.index()) {
             Some(&len) => Slice::from(0..len),
             None => Slice::from(..),
         })
         .assign(&part);
-        full.permuted_axes(self.to_logical())
-            .iter()
-            .copied()
-            .collect()
+        Some(
+            full.permuted_axes(self.to_logical())
+                .iter()
+                .copied()
+                .collect(),
+        )
     }
 
-    /// The region's words (C order), cut from the chunk's words in memory order.
-    fn crop<W: Word>(&self, stored: Vec<W>) -> Vec<W> {
+    /// The region's words (C order), cut from the chunk's words in memory order. `None`
+    /// when `stored` does not hold the chunk's words.
+    fn crop<W: Word>(&self, stored: Vec<W>) -> Option<Vec<W>> {
         if self.region == self.chunk && self.order == MemoryOrder::C {
-            return stored;
+            return Some(stored);
         }
-        let Ok(view) = ArrayViewD::from_shape(self.stored_shape(), &stored) else {
-            // The caller checked the byte count against the chunk's shape.
-            return Vec::new();
-        };
+        let view = ArrayViewD::from_shape(self.stored_shape(), &stored).ok()?;
         let logical = view.permuted_axes(self.to_logical());
-        logical
+        let region = logical
             .slice_each_axis(|ax| match self.region.get(ax.axis.index()) {
                 Some(&len) => Slice::from(0..len),
                 None => Slice::from(..),
             })
             .iter()
             .copied()
-            .collect()
+            .collect();
+        Some(region)
     }
 }
 
