@@ -292,3 +292,58 @@ fn narrowing_is_exact_at_every_rounding_boundary() {
     // 2^13-th finite code of f32.
     check_narrowing::<f64, f32>((0..(1u64 << 31) - (1 << 23)).step_by(1 << 13));
 }
+
+/// `scale_offset`'s decode of 8- and 16-bit integers (`x / scale + offset`, the division
+/// exact), whose kernel checks the quotient in 16-bit lanes: on blocks of 64 consecutive
+/// codes (most of them not divisible) and of 64 consecutive multiples of the scale (all
+/// divisible, some sums out of range), every code of the type, for scales and offsets at
+/// the ends of the range. A block's result equals the exact reference, or its error is the
+/// reference's first failing element — a kernel accepting a failing element would show.
+fn check_small_int_decode<T: Real>(signed: bool) {
+    use crate::codecs::{int_of, int_range, ref_int_decode};
+    use zquant::{ArrayCodec, ScaleOffset};
+    let bits = T::BITS;
+    let range = int_range(bits, signed);
+    let (lo, hi) = range;
+    let scales = [
+        1i128, 2, 3, 7, 100, 127, 255, 1000, 32767, -1, -2, -3, -7, -128, -32768,
+    ];
+    let offsets = [0i128, 1, -1, 100, -3000, lo, hi, lo + 1, hi - 1];
+    let all: Vec<i128> = (lo..=hi).collect();
+    for &s in scales.iter().filter(|&&s| s >= lo && s <= hi && s != 0) {
+        let multiples: Vec<i128> = all.iter().copied().filter(|x| x % s == 0).collect();
+        for &o in offsets.iter().filter(|&&o| o >= lo && o <= hi) {
+            let code = |v: i128| T::from_bits(v as u64 & ((1u128 << bits) - 1) as u64);
+            let c = ScaleOffset::<T>::new(code(o), code(s)).unwrap();
+            for values in [&all, &multiples] {
+                for block in values.chunks(64) {
+                    let xs: Vec<T> = block.iter().map(|&v| code(v)).collect();
+                    let want: Vec<Option<i128>> = block
+                        .iter()
+                        .map(|&x| ref_int_decode(x, o, s, range))
+                        .collect();
+                    let mut out = vec![T::default(); xs.len()];
+                    let got = c.decode_slice(&xs, &mut out);
+                    let what = format!("{} {block:?} / {s} + {o}", T::NAME);
+                    match want.iter().position(Option::is_none) {
+                        None => {
+                            assert!(got.is_ok(), "{what}");
+                            for (g, w) in out.iter().zip(&want) {
+                                assert_eq!(Some(int_of(g.to_bits(), bits, signed)), *w, "{what}");
+                            }
+                        }
+                        Some(i) => assert_eq!(got.map_err(|e| e.index), Err(i), "{what}"),
+                    }
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn small_int_scale_offset_decode_matches_reference() {
+    check_small_int_decode::<i16>(true);
+    check_small_int_decode::<u16>(false);
+    check_small_int_decode::<i8>(true);
+    check_small_int_decode::<u8>(false);
+}
