@@ -690,7 +690,7 @@ const MAGIC: f64 = 6_755_399_441_055_744.0;
 /// 2^51, exactly: the wrap limit of the `MAGIC` conversion.
 const TWO_51: f64 = (1u64 << 51) as f64;
 
-/// [`f2i_narrow`] with the out-of-range rule as its bounds.
+/// [`f2i_narrow`] with the out-of-range rule made a constant.
 #[inline(always)]
 fn by_oor_f2i<SW: Word, DW: Word, const MODE: u8, const NAN_MAP: bool>(
     src: &[SW],
@@ -700,44 +700,35 @@ fn by_oor_f2i<SW: Word, DW: Word, const MODE: u8, const NAN_MAP: bool>(
     value: impl Fn(SW) -> f64 + Copy,
     nan_code: u32,
 ) -> bool {
-    let (lo, max) = (l.min() as f64, l.max() as f64);
-    let (clamp, accept) = match oor {
-        // ±Inf and NaN are never clamped (catalogue `inf-clamp`): finite values only.
-        OutOfRange::Clamp => ((lo, max), (-f64::MAX, f64::MAX)),
-        // `|r| < 2^51`, for the `MAGIC` conversion (`r` is integral).
-        OutOfRange::Wrap => (
-            (f64::NEG_INFINITY, f64::INFINITY),
-            (-(TWO_51 - 1.0), TWO_51 - 1.0),
-        ),
-        OutOfRange::Error => ((f64::NEG_INFINITY, f64::INFINITY), (lo, max)),
-    };
     let b = F2i {
-        clamp,
-        accept,
+        lo: l.min() as f64,
+        max: l.max() as f64,
         mask: l.mask() as u32,
         nan_code,
     };
-    f2i_narrow::<SW, DW, MODE, NAN_MAP>(src, dst, b, value)
+    match oor {
+        OutOfRange::Clamp => f2i_narrow::<SW, DW, MODE, OOR_CLAMP, NAN_MAP>(src, dst, b, value),
+        OutOfRange::Wrap => f2i_narrow::<SW, DW, MODE, OOR_WRAP, NAN_MAP>(src, dst, b, value),
+        OutOfRange::Error => f2i_narrow::<SW, DW, MODE, OOR_ERROR, NAN_MAP>(src, dst, b, value),
+    }
 }
 
-/// The loop invariants of [`f2i_narrow`]: the out-of-range rule as two ranges.
+/// The loop invariants of [`f2i_narrow`].
 #[derive(Clone, Copy)]
 struct F2i {
-    /// The range results are clamped into (the target's under `clamp`, else everything).
-    clamp: (f64, f64),
-    /// The range of rounded values the kernel accepts (the target's under `error`,
-    /// `|r| < 2^51` under `wrap`, the finite values under `clamp`); a block with another
-    /// value is declined.
-    accept: (f64, f64),
+    /// The target's range, as `f64` (exact: at most 32 bits).
+    lo: f64,
+    max: f64,
     /// The target's code bits.
     mask: u32,
     /// The code a NaN maps to (`scalar_map` `{NaN: code}`), when `NAN_MAP`.
     nan_code: u32,
 }
 
-/// `f32`/`f64` to an integer format of at most 32 bits. `value` gives the number to round
-/// from a source word: the float itself, or `scale_offset`'s `(x - offset) * scale`
-/// computed in the source type when the two stages are fused.
+/// `f32`/`f64` to an integer format of at most 32 bits, with the out-of-range rule `OOR`
+/// constant (a clamp, a check, or neither is then all the loop holds). `value` gives the
+/// number to round from a source word: the float itself, or `scale_offset`'s
+/// `(x - offset) * scale` computed in the source type when the two stages are fused.
 ///
 /// Every value a block keeps (in range, clamped into it, or wrapped from `|r| < 2^51`) is
 /// an integral `f64` below 2^51 in magnitude, whose two's complement low bits are those of
@@ -746,35 +737,36 @@ struct F2i {
 /// and the truncation to the target word is then on integers. Other values are only
 /// detected: the block is declined.
 ///
-/// The out-of-range rule is the two ranges of [`F2i`], loop invariants: a clamp
-/// (`vmaxpd`/`vminpd`) and a range check (two compares) per vector whatever the rule. It
-/// was a const parameter (the loop then held only the clamp, the check, or `|r| < 2^51`):
-/// three times the copies of this function (270 in `cargo llvm-lines`, 6 % of the
-/// crate's IR) for about half an instruction per element, in loops bound by memory.
-///
 /// With `NAN_MAP`, a NaN is the key of a `scalar_map` whose only entry it is: it becomes
 /// `nan_code` in the same loop (a compare and a select), instead of a scan for keys and
 /// a patch after the cast.
 #[inline(always)]
-fn f2i_narrow<SW: Word, DW: Word, const MODE: u8, const NAN_MAP: bool>(
+fn f2i_narrow<SW: Word, DW: Word, const MODE: u8, const OOR: u8, const NAN_MAP: bool>(
     src: &[SW],
     dst: &mut [DW],
     b: F2i,
     value: impl Fn(SW) -> f64,
 ) -> bool {
     let F2i {
-        clamp: (clo, chi),
-        accept: (alo, ahi),
+        lo,
+        max,
         mask,
         nan_code,
     } = b;
     let mut bad = false;
     for (s, d) in src.iter().zip(dst.iter_mut()) {
         let r = round_integral::<MODE>(value(*s));
-        // `vmaxpd`/`vminpd` (a NaN gives a bound: it is not accepted, its block is redone).
-        let v = if r > clo { r } else { clo };
-        let v = if v < chi { v } else { chi };
-        let ok = (r >= alo) & (r <= ahi);
+        let (v, ok) = if OOR == OOR_CLAMP {
+            // `vmaxpd`/`vminpd` (a NaN gives `lo` or `max`: its block is redone, since
+            // ±Inf and NaN are never clamped, catalogue `inf-clamp`).
+            let v = if r > lo { r } else { lo };
+            let v = if v < max { v } else { max };
+            (v, r.is_finite())
+        } else if OOR == OOR_WRAP {
+            (r, r.abs() < TWO_51)
+        } else {
+            (r, (r >= lo) & (r <= max))
+        };
         let code = (v + MAGIC).to_bits() as u32 & mask;
         let (code, ok) = if NAN_MAP {
             // NaN after rounding is NaN before it, and nothing else.
