@@ -774,7 +774,9 @@ fn f2i_narrow<SW: Word, DW: Word, const MODE: u8, const OOR: u8, const NAN_MAP: 
         let (v, ok) = if OOR == OOR_CLAMP {
             // ±Inf and NaN are never clamped (catalogue `inf-clamp`): the block is redone.
             if fold {
-                rejected |= (r - r).to_bits();
+                #[allow(clippy::eq_op)] // `r - r` is the finiteness test.
+                let zero_if_finite = r - r;
+                rejected |= zero_if_finite.to_bits();
                 (clamped, true)
             } else {
                 (clamped, r.is_finite())
