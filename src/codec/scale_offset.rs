@@ -562,14 +562,46 @@ fn small_int_map_in<W: Word, const SIGNED: bool>(
                 return src.is_empty() || dst.is_empty();
             }
             let reciprocal = 1.0 / s as f32;
+            // The quotient is only checked in 16-bit lanes (16 per AVX2 vector), after the
+            // division in `f32` lanes. `q = round(v / s)`, so `|q * s - v| <= |s| / 2 <
+            // 2^15` (the `f32` quotient is within 2^-7 of `v / s`, |v / s| < 2^16): `q * s`
+            // equals `v` iff it does modulo 2^16, which only needs `q`'s low 16 bits. A
+            // quotient that divides exactly is within the type's range, except `min / -1`
+            // (for `s > 0`, `|q| <= |v|`; for `s < 0` and `|s| >= 2`, `|q| <= |v| / 2`),
+            // which `min_by_minus_1` excludes.
+            let min_by_minus_1 = SIGNED && s == -1;
+            let (lo16, o16, s16) = (lo as u16, o as u16, s as u16);
             for (x, y) in src.iter().zip(dst.iter_mut()) {
                 let v = value(*x);
                 // Round to nearest by the magic constant 1.5 * 2^23 (valid below 2^22),
-                // not `as i32`, whose saturation x86 does not vectorize for `f32`.
-                let q = ((v as f32 * reciprocal + MAGIC).to_bits() as i32).wrapping_sub(MAGIC_BITS);
-                let r = q.wrapping_add(o);
-                ok &= (q.wrapping_mul(s) == v) & in_range(q) & in_range(r);
-                *y = W::from_u64(u64::from(r as u32));
+                // not `as i32`, whose saturation x86 does not vectorize for `f32`: the
+                // quotient is then the low bits of the sum's code (`MAGIC_BITS` has none).
+                let q = (v as f32 * reciprocal + MAGIC).to_bits() as u16;
+                let v = v as u16;
+                let exact = q.wrapping_mul(s16) == v;
+                // `q + o` in range: for 16-bit types, no signed (unsigned) overflow, i.e.
+                // the wrapping sum equals the saturating one; 8-bit types (in 16-bit
+                // lanes, where the sum cannot overflow) compare with their bounds.
+                let (r, fits) = if SIGNED {
+                    let (q, o) = (q as i16, o16 as i16);
+                    let r = q.wrapping_add(o);
+                    let fits = if W::BITS < 16 {
+                        in_range(i32::from(r))
+                    } else {
+                        r == q.saturating_add(o)
+                    };
+                    (r as u16, fits)
+                } else {
+                    let r = q.wrapping_add(o16);
+                    let fits = if W::BITS < 16 {
+                        in_range(i32::from(r))
+                    } else {
+                        r == q.saturating_add(o16)
+                    };
+                    (r, fits)
+                };
+                ok &= exact & fits & !(min_by_minus_1 & (v == lo16));
+                *y = W::from_u64(u64::from(r));
             }
         }
     }
@@ -579,7 +611,6 @@ fn small_int_map_in<W: Word, const SIGNED: bool>(
 /// `1.5 * 2^23`: adding it to an `f32` of magnitude below 2^22 leaves that value rounded to
 /// an integer in the low mantissa bits.
 const MAGIC: f32 = 12_582_912.0;
-const MAGIC_BITS: i32 = 0x4b40_0000;
 
 /// The `d` in `[lo, hi]` whose product `d * s` is also in `[lo, hi]`, as an interval (empty
 /// when `lo > hi`). Exact integer division, rounded inwards.

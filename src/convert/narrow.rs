@@ -188,8 +188,11 @@ macro_rules! nearest_even_kernel {
                 };
                 rare |= mag + bias_rare;
                 // The clamped code is the next one above the largest finite one (Inf) or
-                // that one itself (no Inf), so `min` clamps every overflowing code.
-                let code = code.min(clamped);
+                // that one itself (no Inf), so `min` clamps every overflowing code. Both
+                // are below the sign bit (`sub` and `normal` are shifted or small), so the
+                // signed `min` is the same, and AVX2 has it for 64-bit lanes as a compare
+                // and a blend (the unsigned one also flips both signs).
+                let code = (code as $int).min(clamped as $int) as $uint;
                 let sign = if !NEG_ZERO && code == 0 { 0 } else { sign };
                 *d = DW::from_u64((sign | code) as u64);
             }

@@ -609,7 +609,8 @@ fn byte_lookup(
     macro_rules! lookup {
         ($t:expr, $o:expr) => {{
             let (t, o) = ($t, $o);
-            if k == 1 {
+            if let (1, Ok(t)) = (k, <&[_; 256]>::try_from(t)) {
+                // A table of exactly 256 entries: a byte indexes it without a bounds check.
                 for (c, d) in codes.iter().zip(o.iter_mut()) {
                     *d = t[usize::from(*c)];
                 }

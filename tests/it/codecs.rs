@@ -41,7 +41,7 @@ fn dec1<C: ArrayCodec>(c: &C, y: C::Out) -> Result<C::In, ElementError> {
 // =======================================================================================
 
 /// Signed value of a code of an integer type of `bits` bits.
-fn int_of(code: u64, bits: u32, signed: bool) -> i128 {
+pub(crate) fn int_of(code: u64, bits: u32, signed: bool) -> i128 {
     let code = code & ((1u128 << bits) - 1) as u64;
     if signed && code >> (bits - 1) & 1 == 1 {
         code as i128 - (1i128 << bits)
@@ -50,7 +50,7 @@ fn int_of(code: u64, bits: u32, signed: bool) -> i128 {
     }
 }
 
-fn int_range(bits: u32, signed: bool) -> (i128, i128) {
+pub(crate) fn int_range(bits: u32, signed: bool) -> (i128, i128) {
     if signed {
         (-(1i128 << (bits - 1)), (1i128 << (bits - 1)) - 1)
     } else {
@@ -65,7 +65,7 @@ fn ref_int_encode(x: i128, o: i128, s: i128, (lo, hi): (i128, i128)) -> Option<i
 }
 
 /// `x / s + o`, the division exact, every step in range.
-fn ref_int_decode(x: i128, o: i128, s: i128, (lo, hi): (i128, i128)) -> Option<i128> {
+pub(crate) fn ref_int_decode(x: i128, o: i128, s: i128, (lo, hi): (i128, i128)) -> Option<i128> {
     let fits = |v: i128| (lo..=hi).contains(&v).then_some(v);
     if x % s != 0 {
         return None;
