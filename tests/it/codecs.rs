@@ -15,16 +15,7 @@ use zquant::{
     Real, Rounding, ScalarMap, ScaleOffset,
 };
 
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-}
+use crate::common::XorShift as Rng;
 
 fn enc1<C: ArrayCodec>(c: &C, x: C::In) -> Result<C::Out, ElementError> {
     let mut o = [C::Out::default()];

@@ -46,6 +46,21 @@ impl Rng {
     }
 }
 
+/// Marsaglia's xorshift64 (13, 7, 17), for tests that want a fixed stream from a literal
+/// seed: `XorShift(7).next()`. The seed must not be 0.
+#[derive(Clone, Debug)]
+pub struct XorShift(pub u64);
+
+impl XorShift {
+    /// The next state, which is also the output.
+    pub fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+}
+
 /// `ZQUANT_SAMPLES` if set, else `default`.
 pub fn samples(default: usize) -> usize {
     match std::env::var("ZQUANT_SAMPLES") {

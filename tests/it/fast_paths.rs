@@ -9,15 +9,7 @@ use zquant::convert::{
 };
 use zquant::dtype::*;
 
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-}
+use crate::common::XorShift as Rng;
 
 /// Source codes: raw random bits, plus codes of values likely to hit rounding and range
 /// boundaries of integer and float targets (converted with the reference path itself, so

@@ -8,15 +8,7 @@ use zquant::codec::{ArrayCodec, CastValue, ScalarMap, ScaleOffset};
 use zquant::convert::{CastOptions, OutOfRange, Rounding};
 use zquant::{DynArray, DynChain, Real};
 
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-}
+use crate::common::XorShift as Rng;
 
 /// `n` source values after `(x - 250) * 4`: mostly within `[-20, 300]` (ties, near-ties
 /// and in-range integers of every narrow target), with rare specials in some blocks only:

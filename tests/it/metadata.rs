@@ -22,17 +22,7 @@ use zquant::{
 // Helpers
 // ---------------------------------------------------------------------------------------
 
-/// A small deterministic generator (xorshift), so the tests need no seed plumbing.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-}
+use crate::common::XorShift as Rng;
 
 /// Every code of a type of at most 16 bits, else `n` random codes plus a few edges.
 fn codes<T: Real>(rng: &mut Rng, n: usize) -> Vec<T> {
