@@ -6,7 +6,7 @@
 //! element, the bits of a word that hold a code). The one step that names the element
 //! type, [`DynArray::from_words`], moves a word vector into a typed array without touching
 //! the elements. Monomorphizing byte and layout code per data type once made the library's
-//! release build twice as slow for no speed at run time.
+//! release build 1.7x as slow (39 s against 22.5 s), for no speed at run time.
 
 use ndarray::{ArrayD, IxDyn};
 
@@ -17,7 +17,8 @@ use crate::dtype::storage::{read_le_bits, write_le_bits};
 use crate::dtype::{DTypeId, FloatLayout, Kind, Word, WordBuf, Words};
 use crate::error::CodecError;
 
-/// Call `$f::<W>($args)` with `W` the word type of the [`Words`] or bits value given.
+/// `$f::<W>($args)`, wrapped in a [`WordBuf`], with `W` the word type of the given width
+/// in bits.
 macro_rules! by_width {
     (bits $bits:expr, $f:ident($($arg:expr),*)) => {
         match $bits {
