@@ -177,10 +177,7 @@ where
 /// # Errors
 /// A byte count that is not the shape's element count times `T::SIZE`.
 pub fn from_le_bytes<T: DType>(shape: &[usize], bytes: &[u8]) -> Result<ArrayD<T>, CodecError> {
-    let n = shape
-        .iter()
-        .try_fold(1usize, |acc, &d| acc.checked_mul(d))
-        .ok_or_else(|| CodecError::Array(format!("shape {shape:?} overflows")))?;
+    let n = element_count(shape)?;
     if n.checked_mul(T::SIZE) != Some(bytes.len()) {
         return Err(CodecError::Array(format!(
             "{} bytes do not hold {n} elements of {} ({} bytes each)",
@@ -191,6 +188,14 @@ pub fn from_le_bytes<T: DType>(shape: &[usize], bytes: &[u8]) -> Result<ArrayD<T
     }
     let v: Vec<T> = bytes.chunks_exact(T::SIZE.max(1)).map(T::read_le).collect();
     ArrayD::from_shape_vec(IxDyn(shape), v).map_err(|e| CodecError::Array(e.to_string()))
+}
+
+/// The number of elements of `shape`, or the error that it overflows `usize`.
+pub(crate) fn element_count(shape: &[usize]) -> Result<usize, CodecError> {
+    shape
+        .iter()
+        .try_fold(1usize, |acc, &d| acc.checked_mul(d))
+        .ok_or_else(|| CodecError::Array(format!("shape {shape:?} overflows")))
 }
 
 /// Locate an element error in `input`: its N-d position, and the caller's element there.

@@ -165,44 +165,47 @@ impl BitInformation {
 }
 
 /// The word -> counted word function: the code (in the signed-exponent representation
-/// for a signed float) and 1, or 0 for a masked element. Every case is one branch-free
-/// formula of loop-invariant integers (an integer type is a float without exponent bits;
-/// each NaN encoding a range of masked codes), so that the tile loop vectorizes and the
-/// counting code is compiled once per word width.
+/// for a signed float) and its mask, all ones or 0 for a masked element. Every case is one
+/// branch-free formula of loop-invariant words (an integer type is a float without
+/// exponent bits; each NaN encoding a range of masked codes), so that the tile loop
+/// vectorizes in lanes of the data's own width `W`, compiled once per width.
 #[derive(Clone, Copy)]
-struct Prepare {
+struct Prepare<W> {
     /// The code bits of a word.
-    code: u64,
+    code: W,
     /// NaN: `(code & nan_mask) - nan_lo <= nan_span` (wrapping), when `nan_on` is all ones.
-    nan_on: u64,
-    nan_mask: u64,
-    nan_lo: u64,
-    nan_span: u64,
+    nan_on: W,
+    nan_mask: W,
+    nan_lo: W,
+    nan_span: W,
     /// The masked code, when `masked_on` is all ones.
-    masked_on: u64,
-    masked: u64,
+    masked_on: W,
+    masked: W,
     /// The exponent field (0 for integers), its shift, bias and the signed-exponent sign.
-    emask: u64,
-    shift: u32,
-    bias: i64,
-    esign: u64,
+    emask: W,
+    shift: usize,
+    bias: W,
+    esign: W,
 }
 
-impl Prepare {
+impl<W: Word + PrimInt + WrappingAdd + WrappingSub> Prepare<W> {
+    /// The function for elements of `format` (whose code fits `W`) under `opts`.
     fn new(format: Format, opts: &InformationOptions) -> Self {
-        let ones = |b: bool| 0u64.wrapping_sub(u64::from(b));
+        let w = W::from_u64;
+        let ones = |b: bool| w(0u64.wrapping_sub(u64::from(b)));
+        let code = format.mask();
         let mut p = Prepare {
-            code: format.mask(),
-            nan_on: 0,
-            nan_mask: 0,
-            nan_lo: 0,
-            nan_span: 0,
+            code: w(code),
+            nan_on: W::zero(),
+            nan_mask: W::zero(),
+            nan_lo: W::zero(),
+            nan_span: W::zero(),
             masked_on: ones(opts.masked_bits.is_some()),
-            masked: opts.masked_bits.unwrap_or(0),
-            emask: 0,
+            masked: w(opts.masked_bits.unwrap_or(0) & code),
+            emask: W::zero(),
             shift: 0,
-            bias: 0,
-            esign: 0,
+            bias: W::zero(),
+            esign: W::zero(),
         };
         if let Format::Float(l) = format
             && l.signed
@@ -217,49 +220,15 @@ impl Prepare {
                 NanEncoding::None => (0, 0, 0),
             };
             p.nan_on = ones(opts.mask_nan && l.has_nan());
-            (p.nan_mask, p.nan_lo, p.nan_span) = (mask, lo, hi - lo);
-            (p.emask, p.shift, p.bias) = (all_exp, m, i64::from(l.bias));
-            p.esign = 1u64 << (l.exponent_bits - 1 + m);
+            (p.nan_mask, p.nan_lo, p.nan_span) = (w(mask), w(lo), w(hi - lo));
+            (p.emask, p.shift) = (w(all_exp), m as usize);
+            // Two's complement in `W`: `e - bias` below wraps the same way for any bias.
+            p.bias = w(i64::from(l.bias) as u64);
+            p.esign = w(1u64 << (l.exponent_bits - 1 + m));
         }
         p
     }
 
-    /// The same function in words of `W` (every parameter fits the word: the code does).
-    fn in_words<W: Word + PrimInt + WrappingSub>(self) -> PrepareIn<W> {
-        let w = W::from_u64;
-        PrepareIn {
-            code: w(self.code),
-            nan_on: w(self.nan_on),
-            nan_mask: w(self.nan_mask),
-            nan_lo: w(self.nan_lo),
-            nan_span: w(self.nan_span),
-            masked_on: w(self.masked_on),
-            masked: w(self.masked & self.code),
-            emask: w(self.emask),
-            shift: self.shift as usize,
-            bias: w(self.bias as u64),
-            esign: w(self.esign),
-        }
-    }
-}
-
-/// [`Prepare`] in words of `W`, so that the tile loop runs in lanes of the data's width.
-#[derive(Clone, Copy)]
-struct PrepareIn<W> {
-    code: W,
-    nan_on: W,
-    nan_mask: W,
-    nan_lo: W,
-    nan_span: W,
-    masked_on: W,
-    masked: W,
-    emask: W,
-    shift: usize,
-    bias: W,
-    esign: W,
-}
-
-impl<W: Word + PrimInt + WrappingAdd + WrappingSub> PrepareIn<W> {
     /// The counted word, and all ones (or 0 when the element is masked).
     #[inline(always)]
     fn apply(self, word: W) -> (W, W) {
@@ -363,12 +332,12 @@ where
     } else {
         None
     };
-    let prep = Prepare::new(T::FORMAT, opts);
+    let (f, o) = (T::FORMAT, opts);
     let by_width = |flat: &[T], inner: usize| match crate::convert::words_of(flat) {
-        Words::U8(w) => count_blocks(w, n, inner, prep),
-        Words::U16(w) => count_blocks(w, n, inner, prep),
-        Words::U32(w) => count_blocks(w, n, inner, prep),
-        Words::U64(w) => count_blocks(w, n, inner, prep),
+        Words::U8(w) => count_blocks(w, n, inner, Prepare::new(f, o)),
+        Words::U16(w) => count_blocks(w, n, inner, Prepare::new(f, o)),
+        Words::U32(w) => count_blocks(w, n, inner, Prepare::new(f, o)),
+        Words::U64(w) => count_blocks(w, n, inner, Prepare::new(f, o)),
     };
     match blocks {
         Some((flat, inner)) => by_width(flat, inner),
@@ -386,12 +355,12 @@ const ROWS: usize = 128;
 const TILE: usize = LANES * ROWS;
 
 /// Count the pairs `(j, j + inner)` of every block of `n × inner` words, tile by tile.
-/// Each element of a tile's span is prepared once ([`PrepareIn`]: the counted word and
+/// Each element of a tile's span is prepared once ([`Prepare`]: the counted word and
 /// its mask), the pairs' three words (`a`, `b`, `a & b`, masked pairs zeroed) are written
 /// to tile buffers, and each buffer is counted by [`count_tile`]. When `inner` exceeds a
 /// tile, the two halves of the pairs are prepared apart. Compiled once per word width,
 /// inside the AVX2 twin.
-fn count_blocks<W>(words: &[W], n: usize, inner: usize, prep: Prepare) -> PairCounts
+fn count_blocks<W>(words: &[W], n: usize, inner: usize, prep: Prepare<W>) -> PairCounts
 where
     W: Word + PrimInt + WrappingAdd + WrappingSub,
 {
@@ -402,7 +371,6 @@ where
             if inner == 0 {
                 return counts;
             }
-            let prep = prep.in_words::<W>();
             // Prepared words and masks of a tile's span (`TILE + inner` elements, or two
             // runs of `TILE`), and the three counted streams.
             let span = 2 * TILE.max(inner.min(TILE));
@@ -446,7 +414,7 @@ where
 
 /// The counted word and mask of each of `src` into `code` and `mask`.
 #[inline(always)]
-fn prepare_run<W>(prep: &PrepareIn<W>, src: &[W], code: &mut [W], mask: &mut [W])
+fn prepare_run<W>(prep: &Prepare<W>, src: &[W], code: &mut [W], mask: &mut [W])
 where
     W: Word + PrimInt + WrappingAdd + WrappingSub,
 {
@@ -573,6 +541,63 @@ mod tests {
         let z = normal_quantile(0.975);
         let p = 0.5 + z / (2.0 * 1000f64.sqrt());
         assert!((p - 0.530_989_751_615_228_1).abs() < 1e-12);
+    }
+
+    /// `Prepare` against `signed_exponent` and `FloatLayout::is_nan_bits`, the plain
+    /// definitions it folds into one formula: every code of every 8- and 16-bit float
+    /// type (all four NaN encodings), sampled codes of f32 and f64, and integers.
+    #[test]
+    fn prepare_is_the_signed_exponent_and_the_nan_mask() {
+        use crate::dtype::{DTypeId, Kind};
+        fn check<W: Word + PrimInt + WrappingAdd + WrappingSub>(id: DTypeId, codes: &[u64]) {
+            let opts = InformationOptions::default();
+            let p = Prepare::<W>::new(id.format().expect("real"), &opts);
+            for &c in codes {
+                let (word, mask) = p.apply(W::from_u64(c));
+                let (want, nan) = match id.kind() {
+                    Kind::Float(l) if l.signed => (signed_exponent(&l, c), l.is_nan_bits(c)),
+                    _ => (c, false),
+                };
+                assert_eq!(word.to_u64(), want, "{id} {c:#x}");
+                assert_eq!(mask == W::zero(), nan, "{id} {c:#x}");
+            }
+        }
+        let mut x = 0x9e37_79b9_7f4a_7c15u64;
+        let mut sample = |bits: u32| -> Vec<u64> {
+            (0..4096)
+                .map(|_| {
+                    x ^= x << 13;
+                    x ^= x >> 7;
+                    x ^= x << 17;
+                    x >> (64 - bits)
+                })
+                .collect()
+        };
+        for &id in DTypeId::ALL {
+            if !id.is_real() {
+                continue;
+            }
+            let bits = id.format().expect("real").bits();
+            match id.word_bits() {
+                8 => check::<u8>(id, &(0..1u64 << bits).collect::<Vec<_>>()),
+                16 => check::<u16>(id, &(0..1u64 << bits).collect::<Vec<_>>()),
+                32 => check::<u32>(id, &sample(32)),
+                _ => check::<u64>(id, &sample(64)),
+            }
+        }
+        // Specials of the wide IEEE types: zeros, subnormals, Inf and NaN payloads.
+        let f32_specials = [
+            0,
+            1,
+            0x007f_ffff,
+            0x0080_0000,
+            0x7f80_0000,
+            0x7f80_0001,
+            0xffc0_0000,
+        ];
+        check::<u32>(DTypeId::Float32, &f32_specials);
+        let f64_specials = [0, 1, 0x7ff0_0000_0000_0000, 0x7ff0_0000_0000_0001, u64::MAX];
+        check::<u64>(DTypeId::Float64, &f64_specials);
     }
 
     #[test]

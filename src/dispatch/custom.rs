@@ -4,7 +4,6 @@
 use super::dynamic::DynArray;
 use crate::dispatch::match_all_arms;
 use crate::dtype::custom::CustomDType;
-use crate::dtype::id::Scalar;
 use crate::dtype::{DType, DTypeId, RegisterError, WordBuf, Words, WordsMut, register_dtype};
 use ndarray::{ArrayD, IxDyn};
 
@@ -48,17 +47,6 @@ impl CustomArray {
             shape: shape.to_vec(),
             words,
         }
-    }
-
-    /// `shape` filled with the element whose words are `x`.
-    ///
-    /// # Panics
-    /// When the shape's element count overflows `usize`.
-    pub(crate) fn filled(dtype: CustomDType, shape: &[usize], x: Scalar) -> Self {
-        let n = shape.iter().try_fold(1usize, |acc, &d| acc.checked_mul(d));
-        let n = n.unwrap_or_else(|| panic!("shape {shape:?} overflows"));
-        let words = super::words::filled(DTypeId::Custom(dtype), n, x);
-        CustomArray::from_parts(dtype, shape, words)
     }
 }
 
@@ -109,15 +97,13 @@ impl DynArray {
                 }, custom _c => DynArray::from_scalar(builtin, &[0], [0, 0])));
             }
         };
-        let shape = a.shape().to_vec();
-        let standard = a.as_standard_layout();
-        let mut out = CustomArray::filled(c, &shape, [0, 0]);
-        if let Some(s) = standard.as_slice() {
-            out.words
-                .as_words_mut()
-                .copy_from(crate::convert::words_of(s));
-        }
-        Ok(DynArray::Custom(out))
+        // The words in C order, gathered in one pass from any layout.
+        let words = super::words::gather(crate::arch::words_view(&a));
+        Ok(DynArray::Custom(CustomArray::from_parts(
+            c,
+            a.shape(),
+            words,
+        )))
     }
 
     /// A one-dimensional array of built-in elements.

@@ -126,7 +126,7 @@ impl DynArray {
         shape: &[usize],
         bytes: &[u8],
     ) -> Result<Self, CodecError> {
-        let n = words::element_count(shape)?;
+        let n = crate::pipeline::element_count(shape)?;
         let size = dtype.size();
         if n.checked_mul(size) != Some(bytes.len()) {
             return Err(CodecError::Array(format!(
@@ -168,7 +168,7 @@ impl DynArray {
     /// When the shape's element count overflows `usize` or does not fit in memory (as
     /// `ndarray::ArrayD::from_elem` does).
     pub fn from_scalar(dtype: DTypeId, shape: &[usize], x: Scalar) -> Self {
-        let built = words::element_count(shape)
+        let built = crate::pipeline::element_count(shape)
             .and_then(|n| DynArray::from_words(dtype, shape, words::filled(dtype, n, x)));
         match built {
             Ok(a) => a,
@@ -179,27 +179,15 @@ impl DynArray {
     /// The element at C-order flat index `i` in the Zarr fill-value JSON encoding.
     pub fn element_json(&self, i: usize) -> Option<Value> {
         let standard = self.to_standard_layout();
-        let words = standard.words()?;
         let id = self.dtype();
-        let k = id.words_per_element();
-        if i.checked_add(1)?.checked_mul(k)? > words.len() {
-            return None;
-        }
-        let x = [
-            words.get(i * k)?,
-            if k > 1 { words.get(i * k + 1)? } else { 0 },
-        ];
-        Some(id.value_to_json(x))
+        words::scalar_at(standard.words()?, id.words_per_element(), i).map(|x| id.value_to_json(x))
     }
 
     /// An array of `shape` whose elements' words are all zero, in fresh memory that is not
     /// written (see `arch::zeroed_vec`): what the allocating [`DynChain`] calls return.
     fn zeroed(dtype: DTypeId, shape: &[usize]) -> Result<Self, CodecError> {
         let too_big = || CodecError::Array(format!("shape {shape:?} does not fit in memory"));
-        let n = shape
-            .iter()
-            .try_fold(1usize, |acc, &d| acc.checked_mul(d))
-            .ok_or_else(too_big)?;
+        let n = crate::pipeline::element_count(shape).map_err(|_| too_big())?;
         let k = dtype.words_per_element().max(1);
         let words = n
             .checked_mul(k)
@@ -210,14 +198,8 @@ impl DynArray {
 
     /// The first element's storage words (`None` for an empty array).
     pub fn first_scalar(&self) -> Option<Scalar> {
-        let k = self.dtype().words_per_element().max(1);
         let standard = self.to_standard_layout();
-        let w = standard.words()?;
-        let mut x = [0u64; 2];
-        for (j, o) in x.iter_mut().enumerate().take(k) {
-            *o = w.get(j)?;
-        }
-        Some(x)
+        words::scalar_at(standard.words()?, self.dtype().words_per_element(), 0)
     }
 
     /// The same elements in standard (C) layout: `self` when it already is, else a copy.

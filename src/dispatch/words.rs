@@ -46,14 +46,6 @@ pub(crate) fn code_mask(id: DTypeId) -> u64 {
     }
 }
 
-/// The number of elements of `shape`.
-pub(crate) fn element_count(shape: &[usize]) -> Result<usize, CodecError> {
-    shape
-        .iter()
-        .try_fold(1usize, |acc, &d| acc.checked_mul(d))
-        .ok_or_else(|| CodecError::Array(format!("shape {shape:?} overflows")))
-}
-
 /// The words of little-endian element bytes (`id.size()` bytes each, `bytes.len()` a
 /// multiple of it), codes masked.
 pub(crate) fn words_from_le(id: DTypeId, bytes: &[u8]) -> WordBuf {
@@ -114,6 +106,16 @@ fn same<W: Word>(a: &[W], b: &[W], mask: u64, float: Option<FloatLayout>) -> boo
         })
 }
 
+/// The words of element `i` of `words` (`k` words per element, at most 2).
+pub(crate) fn scalar_at(words: Words<'_>, k: usize, i: usize) -> Option<Scalar> {
+    let first = i.checked_mul(k)?;
+    let mut x = [0u64; 2];
+    for (j, o) in x.iter_mut().enumerate().take(k) {
+        *o = words.get(first.checked_add(j)?)?;
+    }
+    Some(x)
+}
+
 /// `n` elements of `id`, each the element whose words are `x`.
 ///
 /// # Panics
@@ -159,7 +161,7 @@ impl DynArray {
         shape: &[usize],
         words: WordBuf,
     ) -> Result<DynArray, CodecError> {
-        let n = element_count(shape)?;
+        let n = crate::pipeline::element_count(shape)?;
         let k = id.words_per_element().max(1);
         let (len, bits) = (words.len(), words.as_words().bits());
         if bits != id.word_bits() || n.checked_mul(k) != Some(len) {

@@ -97,6 +97,16 @@ impl ChunkCodec {
         })
     }
 
+    /// Where a region of `shape` goes in a chunk of elements of `id`.
+    fn layout<'a>(&'a self, id: DTypeId, shape: &'a [usize]) -> Layout<'a> {
+        Layout {
+            k: id.words_per_element().max(1),
+            chunk: &self.chunk_shape,
+            region: shape,
+            order: self.order,
+        }
+    }
+
     /// The array->array chain.
     pub fn chain(&self) -> &DynChain {
         &self.chain
@@ -167,12 +177,7 @@ impl ChunkCodec {
             chunk: chunk.to_vec(),
             reason: "the chain's output is not in standard layout".into(),
         })?;
-        let layout = Layout {
-            k: id.words_per_element().max(1),
-            chunk: &self.chunk_shape,
-            region: &shape,
-            order: self.order,
-        };
+        let layout = self.layout(id, &shape);
         let laid = match words {
             Words::U8(w) => layout.pad(w, fill).map(WordBuf::U8),
             Words::U16(w) => layout.pad(w, fill).map(WordBuf::U16),
@@ -202,10 +207,7 @@ impl ChunkCodec {
             chunk: chunk.to_vec(),
             reason,
         };
-        let n = self
-            .chunk_shape
-            .iter()
-            .try_fold(1usize, |acc, &d| acc.checked_mul(d));
+        let n = crate::pipeline::element_count(&self.chunk_shape).ok();
         let size = id.size();
         if n.and_then(|n| n.checked_mul(size)) != Some(bytes.len()) {
             return Err(chunk_err(format!(
@@ -221,12 +223,7 @@ impl ChunkCodec {
             swap_words(&mut owned, id);
             bytes = &owned;
         }
-        let layout = Layout {
-            k: id.words_per_element().max(1),
-            chunk: &self.chunk_shape,
-            region: &shape,
-            order: self.order,
-        };
+        let layout = self.layout(id, &shape);
         let cropped = match words_from_le(id, bytes) {
             WordBuf::U8(w) => layout.crop(w).map(WordBuf::U8),
             WordBuf::U16(w) => layout.crop(w).map(WordBuf::U16),

@@ -102,9 +102,7 @@ fn compressor_to_v3(v: &Value, typesize: usize) -> Result<Value, ZarrError> {
 fn fill_to_v3(v: Option<&Value>, id: DTypeId) -> Result<Value, ZarrError> {
     match v {
         // v2's null means "no fill value": zarr-python reads missing chunks as zeros.
-        None | Some(Value::Null) => DynArray::from_scalar(id, &[], [0, 0])
-            .first_to_json()
-            .ok_or_else(|| field_err("fill_value", "no zero of the data type")),
+        None | Some(Value::Null) => Ok(id.value_to_json([0, 0])),
         Some(x) => {
             DynArray::fill_value(id, x)?;
             Ok(x.clone())
