@@ -10,6 +10,10 @@
 //! or IEEE operation (Rust does not contract `a * b + c` into an FMA), only which
 //! instructions compute it.
 //!
+//! One conversion has an instruction of its own that LLVM cannot reach from portable code:
+//! `f32 -> float16` (F16C's `vcvtps2ph`). [`F16c`] runs it, and `f64 -> float16` through
+//! it, on CPUs that have it; the portable kernels stay the reference and the fallback.
+//!
 //! It also holds the crate's other `unsafe`: [`words`] and [`words_mut`], which let a
 //! kernel see a slice of any dtype as the storage words it is made of, and [`zeroed_vec`],
 //! the fresh output buffers of the run-time API.
@@ -205,6 +209,178 @@ fn advise_huge_pages(ptr: *mut u8, bytes: usize) {
 
 #[cfg(not(target_os = "linux"))]
 fn advise_huge_pages(_: *mut u8, _: usize) {}
+
+/// Proof that this CPU has F16C (`vcvtps2ph`, the hardware `f32 -> float16` conversion)
+/// and AVX2: only [`F16c::detect`] makes one, after checking both.
+///
+/// The float16 kernels below convert by `vcvtps2ph` rounding to nearest-even, which is the
+/// correctly rounded conversion the spec asks for on every value they accept. Like every
+/// fast path they only *detect* the rare elements (see `convert::fast`): a block with
+/// one is reported as not done and redone by the portable kernels.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct F16c(());
+
+impl F16c {
+    /// The proof, when the CPU has F16C and AVX2.
+    #[inline]
+    pub(crate) fn detect() -> Option<F16c> {
+        #[cfg(target_arch = "x86_64")]
+        {
+            if std::is_x86_feature_detected!("f16c") && std::is_x86_feature_detected!("avx2") {
+                return Some(F16c(()));
+            }
+        }
+        None
+    }
+
+    /// The float16 codes of the `f32` values whose bits are `src`, nearest-even, into `dst`
+    /// (the shorter length). Returns `false` when some element's magnitude bits (the bits
+    /// without the sign) are at least `limit`: the block must then be redone elsewhere
+    /// (`limit` at most `0x8000_0000`).
+    pub(crate) fn f16_from_f32(self, src: &[u32], dst: &mut [u16], limit: u32) -> bool {
+        #[cfg(target_arch = "x86_64")]
+        {
+            // SAFETY: `self` exists only when the CPU has F16C and AVX2 (`detect`).
+            unsafe { f16c::from_f32(src, dst, limit) }
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        {
+            let _ = (src, dst, limit);
+            false
+        }
+    }
+
+    /// The float16 codes of the `f64` values whose bits are `src`, nearest-even, into `dst`
+    /// (the shorter length); `false` as for [`F16c::f16_from_f32`], with `limit` on the
+    /// `f64` magnitude bits (at most `1 << 63`).
+    ///
+    /// Each value is first rounded to odd at `f32` precision (truncated to 24 significant
+    /// bits, the last one set if any bit was dropped), which `vcvtpd2ps` then converts
+    /// exactly, and `vcvtps2ph` rounds that to float16. Rounding to odd with at least two
+    /// more bits than the final format (24 against 11) makes the two roundings one: a
+    /// value strictly between two float16 neighbours stays strictly between them, and
+    /// a tie stays a tie, since float16's points and midpoints are all on the `f32` grid
+    /// (float16's range lies within `f32`'s normal range). Values below `f32`'s normal range
+    /// (`< 2^-126`) are below half float16's smallest subnormal (`2^-25`): they reach
+    /// `vcvtps2ph` as a signed zero or an `f32` subnormal, and become a zero of their sign,
+    /// as they should. Values above `f32`'s range become ±Inf, float16's clamped overflow.
+    pub(crate) fn f16_from_f64(self, src: &[u64], dst: &mut [u16], limit: u64) -> bool {
+        #[cfg(target_arch = "x86_64")]
+        {
+            // SAFETY: `self` exists only when the CPU has F16C and AVX2 (`detect`).
+            unsafe { f16c::from_f64(src, dst, limit) }
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        {
+            let _ = (src, dst, limit);
+            false
+        }
+    }
+}
+
+/// The F16C kernels: eight elements per step, the tail through a zero-padded copy (a zero
+/// is never rare: its magnitude 0 is below any `limit`).
+#[cfg(target_arch = "x86_64")]
+mod f16c {
+    use std::arch::x86_64::*;
+
+    /// Elements per step. The rare test: `mag >= limit` is the top bit of
+    /// `mag + (TOP - limit)` (both below `TOP`, the sign bit), OR-ed over the block (an add
+    /// and an or per vector) and read once at the end.
+    const LANES: usize = 8;
+
+    /// # Safety
+    /// The CPU must have AVX2 and F16C.
+    #[target_feature(enable = "avx2,f16c")]
+    pub(super) unsafe fn from_f32(src: &[u32], dst: &mut [u16], limit: u32) -> bool {
+        let n = src.len().min(dst.len());
+        // SAFETY: every load reads 8 `u32` at `i < n - 7` (or from the padded copy), every
+        // store writes 8 `u16` at such an `i` (or to the padded copy): in bounds. Unaligned
+        // loads and stores are used throughout. The intrinsics need AVX2 and F16C, which the
+        // caller guarantees.
+        unsafe {
+            let bias = _mm256_set1_epi32((0x8000_0000u32 - limit) as i32);
+            let mut rare = _mm256_setzero_si256();
+            // A macro, not a closure: the intrinsics must be expanded inside this function,
+            // which has the target features.
+            macro_rules! step {
+                ($s:expr, $d:expr) => {{
+                    let x = _mm256_loadu_si256($s.cast());
+                    let mag = _mm256_and_si256(x, _mm256_set1_epi32(i32::MAX));
+                    rare = _mm256_or_si256(rare, _mm256_add_epi32(mag, bias));
+                    let h = _mm256_cvtps_ph::<_MM_FROUND_TO_NEAREST_INT>(_mm256_castsi256_ps(x));
+                    _mm_storeu_si128($d.cast(), h);
+                }};
+            }
+            let whole = n - n % LANES;
+            let mut i = 0;
+            while i < whole {
+                step!(src.as_ptr().add(i), dst.as_mut_ptr().add(i));
+                i += LANES;
+            }
+            if whole < n {
+                let mut s = [0u32; LANES];
+                let mut d = [0u16; LANES];
+                s[..n - whole].copy_from_slice(&src[whole..n]);
+                step!(s.as_ptr(), d.as_mut_ptr());
+                dst[whole..n].copy_from_slice(&d[..n - whole]);
+            }
+            _mm256_movemask_ps(_mm256_castsi256_ps(rare)) == 0
+        }
+    }
+
+    /// # Safety
+    /// The CPU must have AVX2 and F16C.
+    #[target_feature(enable = "avx2,f16c")]
+    pub(super) unsafe fn from_f64(src: &[u64], dst: &mut [u16], limit: u64) -> bool {
+        // The bits below `f32`'s last kept one: 52 - 23.
+        const DROPPED: i64 = (1 << 29) - 1;
+        let n = src.len().min(dst.len());
+        // SAFETY: as in `from_f32`, with 8 `u64` per load pair.
+        unsafe {
+            let bias = _mm256_set1_epi64x((0x8000_0000_0000_0000u64 - limit) as i64);
+            let mut rare = _mm256_setzero_si256();
+            // Four values rounded to odd at `f32` precision, as exact `f32`s.
+            macro_rules! odd {
+                ($s:expr) => {{
+                    let x = _mm256_loadu_si256($s.cast());
+                    let mag = _mm256_and_si256(x, _mm256_set1_epi64x(i64::MAX));
+                    rare = _mm256_or_si256(rare, _mm256_add_epi64(mag, bias));
+                    let low = _mm256_and_si256(x, _mm256_set1_epi64x(DROPPED));
+                    // `low + DROPPED` reaches bit 29 exactly when `low != 0`.
+                    let sticky = _mm256_and_si256(
+                        _mm256_add_epi64(low, _mm256_set1_epi64x(DROPPED)),
+                        _mm256_set1_epi64x(DROPPED + 1),
+                    );
+                    let t = _mm256_or_si256(_mm256_xor_si256(x, low), sticky);
+                    _mm256_cvtpd_ps(_mm256_castsi256_pd(t))
+                }};
+            }
+            macro_rules! step {
+                ($s:expr, $d:expr) => {{
+                    let lo = odd!($s);
+                    let hi = odd!($s.add(4));
+                    let h = _mm256_cvtps_ph::<_MM_FROUND_TO_NEAREST_INT>(_mm256_set_m128(hi, lo));
+                    _mm_storeu_si128($d.cast(), h);
+                }};
+            }
+            let whole = n - n % LANES;
+            let mut i = 0;
+            while i < whole {
+                step!(src.as_ptr().add(i), dst.as_mut_ptr().add(i));
+                i += LANES;
+            }
+            if whole < n {
+                let mut s = [0u64; LANES];
+                let mut d = [0u16; LANES];
+                s[..n - whole].copy_from_slice(&src[whole..n]);
+                step!(s.as_ptr(), d.as_mut_ptr());
+                dst[whole..n].copy_from_slice(&d[..n - whole]);
+            }
+            _mm256_movemask_pd(_mm256_castsi256_pd(rare)) == 0
+        }
+    }
+}
 
 /// The compile-time half of `Plain`'s contract: size and alignment.
 const fn check_plain<T: Plain>() {

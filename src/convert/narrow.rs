@@ -21,8 +21,9 @@
 
 use super::fast::{NEAREST_AWAY, NEAREST_EVEN, TOWARDS_NEGATIVE, TOWARDS_POSITIVE, TOWARDS_ZERO};
 use super::{OutOfRange, Rounding};
-use crate::dtype::Word;
-use crate::dtype::layout::FloatLayout;
+use crate::arch::F16c;
+use crate::dtype::layout::{FLOAT16, FloatLayout};
+use crate::dtype::{Word, Words};
 
 /// Whether the kernel is exact for `source -> l`: a signed target with subnormals, fewer
 /// mantissa bits, and a bias no larger than the source's (so that a source subnormal is a
@@ -71,16 +72,24 @@ pub(crate) fn cast<SW: Word, DW: Word>(
     if mode == Rounding::NearestEven && nearest_even_applies(l, source_f64) {
         // Block by block: the uniform kernel, and for a block it cannot finish (NaN, ±Inf,
         // overflow without `clamp`) the general one.
+        // float16 by the hardware conversion when the CPU has it (`arch::F16c`).
+        let f16c = if l == FLOAT16 && DW::BITS == 16 {
+            crate::arch::F16c::detect()
+        } else {
+            None
+        };
+        let limit = nearest_even_limit(l, source_f64, clamp);
         let mut rare = false;
         for (s, d) in src
             .chunks(NEAREST_EVEN_BLOCK)
             .zip(dst.chunks_mut(NEAREST_EVEN_BLOCK))
         {
-            let done = match (source_f64, l.has_negative_zero()) {
-                (true, true) => nearest_even_f64::<SW, DW, true>(s, d, l, clamp),
-                (true, false) => nearest_even_f64::<SW, DW, false>(s, d, l, clamp),
-                (false, true) => nearest_even_f32::<SW, DW, true>(s, d, l, clamp),
-                (false, false) => nearest_even_f32::<SW, DW, false>(s, d, l, clamp),
+            let done = match (f16c, source_f64, l.has_negative_zero()) {
+                (Some(hw), _, _) => by_f16c(hw, s, d, limit),
+                (None, true, true) => nearest_even_f64::<SW, DW, true>(s, d, l, clamp),
+                (None, true, false) => nearest_even_f64::<SW, DW, false>(s, d, l, clamp),
+                (None, false, true) => nearest_even_f32::<SW, DW, true>(s, d, l, clamp),
+                (None, false, false) => nearest_even_f32::<SW, DW, false>(s, d, l, clamp),
             };
             if !done {
                 rare |= if source_f64 {
@@ -97,6 +106,36 @@ pub(crate) fn cast<SW: Word, DW: Word>(
     } else {
         by_mode!(from_f32)
     }
+}
+
+/// `src` (`f32` or `f64` bits) into float16 codes by F16C; `false` when the block has an
+/// element of magnitude `limit` or more (see [`nearest_even_limit`]), or the words are not
+/// `f32`/`f64` into 16 bits.
+#[inline(always)]
+fn by_f16c<SW: Word, DW: Word>(hw: F16c, src: &[SW], dst: &mut [DW], limit: u64) -> bool {
+    match (SW::words(src), u16::of_mut(DW::words_mut(dst))) {
+        (Words::U32(s), Some(d)) => hw.f16_from_f32(s, d, limit as u32),
+        (Words::U64(s), Some(d)) => hw.f16_from_f64(s, d, limit),
+        _ => false,
+    }
+}
+
+/// The smallest source magnitude (the bits without the sign) that the nearest-even
+/// kernels leave to the general one: ±Inf and NaN (the source's Inf bits) under `clamp`;
+/// otherwise also every value that overflows `l`.
+///
+/// Overflow after rounding is found on the source: rounding is monotonic, so the code
+/// exceeds `l`'s largest finite one exactly from the midpoint between that code and the
+/// next on (the tie rounds up when the largest code is odd, down to it when even).
+const fn nearest_even_limit(l: FloatLayout, source_f64: bool, clamp: bool) -> u64 {
+    let (mantissa, exponent) = if source_f64 { (52, 11) } else { (23, 8) };
+    let source_bias = (1i64 << (exponent - 1)) - 1;
+    let inf = ((1u64 << exponent) - 1) << mantissa;
+    let shift = mantissa - l.mantissa_bits;
+    let rebias = ((source_bias - l.bias as i64) as u64) << mantissa;
+    let max_finite = l.max_finite_bits();
+    let over = (max_finite << shift) + rebias + (1 << (shift - 1)) + (1 - (max_finite & 1));
+    if clamp || over > inf { inf } else { over }
 }
 
 /// Block length of the nearest-even kernel (one block per fast-path block, so that its
@@ -141,7 +180,6 @@ macro_rules! nearest_even_kernel {
             const SM: u32 = $mantissa;
             const SIGN_SHIFT: u32 = SM + $exponent;
             const MAG_MASK: $uint = (1 << SIGN_SHIFT) - 1;
-            const INF: $uint = ((1 << $exponent) - 1) << SM;
             const SOURCE_BIAS: $int = (1 << ($exponent - 1)) - 1;
             let target_m = l.mantissa_bits;
             let shift = SM - target_m;
@@ -157,14 +195,10 @@ macro_rules! nearest_even_kernel {
             let sign_shift = l.exponent_bits + l.mantissa_bits;
             // `NEG_ZERO` (a const: the select folds away) keeps the sign of a zero result;
             // without it (`fnuz`: no -0) a zero result is +0.
-            // Overflow after rounding, found on the source: rounding is monotonic, so the
-            // code exceeds `max_finite` exactly from the magnitude `over` on, the midpoint
-            // between `max_finite` and the next code (the tie rounds up when `max_finite`
-            // is odd, down to it when even). So one comparison per element, on the
-            // magnitude, finds every rare element (NaN, ±Inf, overflow without `clamp`):
-            // no 64-bit `max` reduction, which AVX2 does not have.
-            let over = (max_finite << shift) + rebias + (1 << (shift - 1)) + (1 - (max_finite & 1));
-            let limit = if clamp { INF } else { over.min(INF) };
+            // One comparison per element, on the magnitude, finds every rare element (NaN,
+            // ±Inf, overflow without `clamp`): no 64-bit `max` reduction, which AVX2 does not
+            // have.
+            let limit = nearest_even_limit(l, SM == 52, clamp) as $uint;
             // `mag >= limit` as the top bit of `mag + (TOP - limit)` (no overflow: `mag`
             // and `limit` are below `TOP`, the sign bit), OR-ed over the block: an add and
             // an or per vector, no comparison mask to narrow and accumulate.

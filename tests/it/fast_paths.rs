@@ -420,3 +420,78 @@ fn f64_narrowing_near_double_rounding_points_matches_reference() {
     check::<Float6E3M2Fn>(&mut rng);
     check::<Float4E2M1Fn>(&mut rng);
 }
+
+/// float16 from `f32` and `f64` by the hardware conversion (F16C, where the CPU has it) and
+/// its rounding to odd through `f32`: random bit patterns (every exponent, NaN payloads,
+/// ±Inf, subnormals of both), values in float16's range with random low bits, and values
+/// one `f64` ulp from float16's ties, at every slice length around the kernel's 8 lanes and
+/// 1024-element blocks and at an unaligned start, against the reference, under nearest-even
+/// with each range rule.
+#[test]
+fn float16_from_f32_and_f64_matches_reference() {
+    fn check<S: Real>(xs: &[S]) {
+        for oor in [OutOfRange::Error, OutOfRange::Clamp] {
+            let opts = CastOptions::new(Rounding::NearestEven, oor);
+            for len in [0, 1, 7, 8, 9, 15, 17, 1023, 1024, 1025, 2049, xs.len() - 1] {
+                let src = &xs[1..=len];
+                let mut fast = vec![half::f16::ZERO; len];
+                let mut reference = vec![half::f16::ZERO; len];
+                let got = cast_slice(src, &mut fast, opts);
+                assert_eq!(got, cast_slice_reference(src, &mut reference, opts));
+                if got.is_ok() {
+                    for (i, (g, w)) in fast.iter().zip(&reference).enumerate() {
+                        assert_eq!(
+                            g.to_bits(),
+                            w.to_bits(),
+                            "{} {:#x} -> float16 {oor:?}",
+                            S::NAME,
+                            src[i].to_bits()
+                        );
+                    }
+                }
+            }
+        }
+    }
+    let mut rng = Rng(0xf16c);
+    let n = 1 << 16;
+    // Random bits, then finite values within float16's range only (so that whole blocks
+    // pass the hardware kernel), then values near ties.
+    let bits32: Vec<f32> = (0..n).map(|_| f32::from_bits(rng.next() as u32)).collect();
+    let in_range32: Vec<f32> = (0..n)
+        .map(|_| {
+            let e = rng.next() % 60; // 2^-45 .. 2^15
+            let x = f32::from_bits((rng.next() as u32) & 0x007f_ffff | ((82 + e as u32) << 23));
+            if rng.next() & 1 == 0 { x } else { -x }
+        })
+        .collect();
+    check(&bits32);
+    check(&in_range32);
+    let bits64: Vec<f64> = (0..n).map(|_| f64::from_bits(rng.next())).collect();
+    let in_range64: Vec<f64> = (0..n)
+        .map(|_| {
+            let e = rng.next() % 200; // 2^-184 .. 2^15
+            let m = rng.next() & ((1 << 52) - 1);
+            let x = f64::from_bits(m | ((839 + e) << 52));
+            if rng.next() & 1 == 0 { x } else { -x }
+        })
+        .collect();
+    let near_ties: Vec<f64> = (0..n)
+        .map(|_| {
+            // A float16 midpoint (11 significant bits and a half), moved by 0 or ±1 ulp.
+            let code = rng.next() % 0x7bff;
+            let lo = f64::from(half::f16::from_bits(code as u16));
+            let hi = f64::from(half::f16::from_bits(code as u16 + 1));
+            let mid = (lo + hi) / 2.0;
+            let b = mid.to_bits();
+            let x = f64::from_bits(match rng.next() % 3 {
+                0 => b,
+                1 => b + 1,
+                _ => b - 1,
+            });
+            if rng.next() & 1 == 0 { x } else { -x }
+        })
+        .collect();
+    check(&bits64);
+    check(&in_range64);
+    check(&near_ties);
+}
