@@ -210,6 +210,20 @@ fn advise_huge_pages(ptr: *mut u8, bytes: usize) {
 #[cfg(not(target_os = "linux"))]
 fn advise_huge_pages(_: *mut u8, _: usize) {}
 
+/// `r` clamped into `[lo, hi]` (a NaN gives `lo`) and truncated to an integer: `vmaxpd`,
+/// `vminpd` and `vcvttpd2dq`, which packs four results into one register, where Rust's
+/// saturating `as` adds a NaN fix-up and a 64-bit lane per value needs two shuffles to
+/// narrow. The clamp is what makes the unchecked conversion sound, so it is done here.
+#[inline(always)]
+pub(crate) fn clamp_to_i32(r: f64, lo: i32, hi: i32) -> i32 {
+    let (lo, hi) = (f64::from(lo), f64::from(hi));
+    let v = if r > lo { r } else { lo };
+    let v = if v < hi { v } else { hi };
+    // SAFETY: `v` is in `[lo, hi]`, two `i32` values: finite, not NaN (a NaN `r` fails
+    // `r > lo` and gives `lo`), and its truncation is representable in `i32`.
+    unsafe { v.to_int_unchecked::<i32>() }
+}
+
 /// Proof that this CPU has F16C (`vcvtps2ph`, the hardware `f32 -> float16` conversion)
 /// and AVX2: only [`F16c::detect`] makes one, after checking both.
 ///

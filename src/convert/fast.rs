@@ -701,6 +701,10 @@ fn by_oor_f2i<SW: Word, DW: Word, const MODE: u8, const NAN_MAP: bool>(
     let b = F2i {
         lo: l.min() as f64,
         max: l.max() as f64,
+        narrow: (
+            l.min().clamp(i32::MIN.into(), i32::MAX.into()) as i32,
+            l.max().clamp(i32::MIN.into(), i32::MAX.into()) as i32,
+        ),
         mask: l.mask() as u32,
         nan_code,
     };
@@ -717,6 +721,8 @@ struct F2i {
     /// The target's range, as `f64` (exact: at most 32 bits).
     lo: f64,
     max: f64,
+    /// The same range as `i32`, for targets narrower than 32 bits (whose range it is).
+    narrow: (i32, i32),
     /// The target's code bits.
     mask: u32,
     /// The code a NaN maps to (`scalar_map` `{NaN: code}`), when `NAN_MAP`.
@@ -748,9 +754,20 @@ fn f2i_narrow<SW: Word, DW: Word, const MODE: u8, const OOR: u8, const NAN_MAP: 
     let F2i {
         lo,
         max,
+        narrow: (lo_i, max_i),
         mask,
         nan_code,
     } = b;
+    // Targets narrower than 32 bits under clamp or error: the code is the clamped value
+    // converted by `vcvttpd2dq` (`arch::clamp_to_i32`), four per register, instead of the
+    // low bits of `v + 1.5 * 2^52` narrowed from 64-bit lanes. The bounds are then made
+    // from the same `i32`s, so that the clamp below and the conversion's are one.
+    let packed = DW::BITS < 32 && OOR != OOR_WRAP;
+    let (lo, max) = if packed {
+        (f64::from(lo_i), f64::from(max_i))
+    } else {
+        (lo, max)
+    };
     // The test of each rule is a value OR-ed into an integer that is zero
     // exactly when every element of the block is accepted: no compare masks to narrow
     // and accumulate (two to three instructions per vector fewer).
@@ -779,7 +796,11 @@ fn f2i_narrow<SW: Word, DW: Word, const MODE: u8, const OOR: u8, const NAN_MAP: 
             // `clamped - r`, not `r - clamped`: `r = -0` clamped to `lo = +0` gives +0.
             (r, (clamped - r).to_bits())
         };
-        let code = (v + MAGIC).to_bits() as u32 & mask;
+        let code = if packed {
+            crate::arch::clamp_to_i32(r, lo_i, max_i) as u32
+        } else {
+            (v + MAGIC).to_bits() as u32
+        } & mask;
         let (code, reject) = if NAN_MAP {
             // NaN after rounding is NaN before it, and nothing else.
             let key = r.is_nan();
