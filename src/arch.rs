@@ -224,6 +224,22 @@ pub(crate) fn clamp_to_i32(r: f64, lo: i32, hi: i32) -> i32 {
     unsafe { v.to_int_unchecked::<i32>() }
 }
 
+/// An integral `m` as `i32` when it is in `i32`'s range, else `i32::MIN` (NaN and ±Inf
+/// included): the "integer indefinite" result of x86's `cvttsd2si`, which NumPy's casts
+/// give. Out-of-range values are replaced by `i32::MIN` before the conversion (a compare
+/// and a blend on the `f64` lanes), so that `vcvttpd2dq` packs the results with no mask to
+/// narrow.
+#[inline(always)]
+pub(crate) fn i32_or_indefinite(m: f64) -> i32 {
+    let (lo, hi) = (f64::from(i32::MIN), f64::from(i32::MAX));
+    let clamped = if m > lo { m } else { lo };
+    let clamped = if clamped < hi { clamped } else { hi };
+    let v = if clamped == m { m } else { lo };
+    // SAFETY: `v` is `lo` or an `m` equal to its clamp into `[lo, hi]` (a NaN is equal to
+    // nothing): finite and within `i32`'s range, so its truncation is representable.
+    unsafe { v.to_int_unchecked::<i32>() }
+}
+
 /// Proof that this CPU has F16C (`vcvtps2ph`, the hardware `f32 -> float16` conversion)
 /// and AVX2: only [`F16c::detect`] makes one, after checking both.
 ///

@@ -317,9 +317,8 @@ fn fused_float<S: NumpyNumber, T: NumpyNumber>(
         return;
     };
     // Targets cast through `cvttsd2si` with a 32-bit destination (every integer type but
-    // `uint32` and the 64-bit ones): `m` is integral, so within `[-2^31, 2^31)` its two's
-    // complement bits are the low bits of `m + 1.5 * 2^52` (one add instead of a saturating
-    // conversion and its fix-ups), and NumPy's "integer indefinite" `-2^31` elsewhere.
+    // `uint32` and the 64-bit ones): `m` is integral, so this is `arch::i32_or_indefinite`,
+    // then the low bits.
     let via_i32 = matches!(T::FORMAT, crate::dtype::Format::Int(l) if l.bits < 32 || (l.bits == 32 && l.signed));
     if via_i32 {
         crate::arch::vectorized(
@@ -328,9 +327,7 @@ fn fused_float<S: NumpyNumber, T: NumpyNumber>(
                 for (x, y) in src.iter().zip(dst.iter_mut()) {
                     let d = S::round_f64(S::from_bits(x.to_u64()).to_f64() - offset);
                     let m = S::round_f64(d * scale).round_ties_even();
-                    let low = (m + 6_755_399_441_055_744.0).to_bits() as u32;
-                    let fits = m > -2_147_483_649.0 && m < 2_147_483_648.0;
-                    let v = if fits { low } else { 0x8000_0000 };
+                    let v = crate::arch::i32_or_indefinite(m) as u32;
                     *y = <T::Word as Word>::from_u64(u64::from(v));
                 }
             },

@@ -495,3 +495,74 @@ fn float16_from_f32_and_f64_matches_reference() {
     check(&in_range64);
     check(&near_ties);
 }
+
+/// `numcodecs.fixedscaleoffset`'s encode of `f64` into integers narrower than 64 bits
+/// against the rule written out here: `rint((x - offset) * scale)` in `f64`, then x86's
+/// `cvttsd2si` into 32 bits ("integer indefinite" `-2^31` for NaN, ±Inf and values outside
+/// `[-2^31, 2^31)`), then the target's low bits — on values around every limit (the
+/// target's and `i32`'s), specials and random bits.
+#[test]
+fn fixedscaleoffset_encode_matches_the_x86_cast() {
+    use zquant::ArrayCodec;
+    use zquant::codec::fixed_scale_offset::{FixedScaleOffset, NumpyNumber, PyNumber};
+    fn expected(m: f64) -> u32 {
+        if m.is_nan() || !(-2_147_483_648.0..2_147_483_648.0).contains(&m) {
+            0x8000_0000
+        } else {
+            m as i32 as u32
+        }
+    }
+    fn check<T: Real + NumpyNumber>(xs: &[f64], offset: f64, scale: f64, low: impl Fn(u32) -> T) {
+        let c = FixedScaleOffset::<f64, T>::new(PyNumber::Float(offset), PyNumber::Float(scale))
+            .expect("codec");
+        let mut got = vec![T::default(); xs.len()];
+        c.encode_slice(xs, &mut got).expect("encode never fails");
+        for (x, g) in xs.iter().zip(&got) {
+            let want = low(expected(((x - offset) * scale).round_ties_even()));
+            assert!(
+                g.to_bits() == want.to_bits(),
+                "{x:e} -> {}: {:#x}, want {:#x}",
+                T::NAME,
+                g.to_bits(),
+                want.to_bits()
+            );
+        }
+    }
+    let mut rng = Rng(0xf50);
+    let mut xs: Vec<f64> = Vec::new();
+    for limit in [
+        0.0,
+        127.0,
+        128.0,
+        255.0,
+        256.0,
+        32767.0,
+        65536.0,
+        2_147_483_647.0,
+        2_147_483_648.0,
+    ] {
+        for d in [-1.0, -0.5, -0.25, 0.0, 0.25, 0.5, 1.0] {
+            xs.extend([limit + d, -(limit + d)]);
+        }
+    }
+    xs.extend([
+        f64::NAN,
+        f64::INFINITY,
+        f64::NEG_INFINITY,
+        1e300,
+        -1e300,
+        4e9,
+        -4e9,
+        0.0,
+        -0.0,
+    ]);
+    xs.extend((0..4096).map(|_| f64::from_bits(rng.next())));
+    xs.extend((0..4096).map(|_| (rng.next() as i64 as f64) / 2f64.powi((rng.next() % 40) as i32)));
+    for (offset, scale) in [(0.0, 1.0), (0.5, 1.0), (-3.25, 10.0), (1e9, 0.5)] {
+        check::<u8>(&xs, offset, scale, |v| v as u8);
+        check::<i8>(&xs, offset, scale, |v| v as i8);
+        check::<u16>(&xs, offset, scale, |v| v as u16);
+        check::<i16>(&xs, offset, scale, |v| v as i16);
+        check::<i32>(&xs, offset, scale, |v| v as i32);
+    }
+}
