@@ -706,7 +706,7 @@ fn by_oor_f2i<SW: Word, DW: Word, const MODE: u8, const NAN_MAP: bool>(
             l.max().clamp(i32::MIN.into(), i32::MAX.into()) as i32,
         ),
         mask: l.mask() as u32,
-        nan_code,
+        nan_value: crate::number::int::int_value(&l, nan_code.into()) as f64,
     };
     match oor {
         OutOfRange::Clamp => f2i_narrow::<SW, DW, MODE, OOR_CLAMP, NAN_MAP>(src, dst, b, value),
@@ -725,8 +725,9 @@ struct F2i {
     narrow: (i32, i32),
     /// The target's code bits.
     mask: u32,
-    /// The code a NaN maps to (`scalar_map` `{NaN: code}`), when `NAN_MAP`.
-    nan_code: u32,
+    /// The value a NaN maps to (`scalar_map` `{NaN: value}`, a value of the target), when
+    /// `NAN_MAP`.
+    nan_value: f64,
 }
 
 /// `f32`/`f64` to an integer format of at most 32 bits, with the out-of-range rule `OOR`
@@ -742,8 +743,8 @@ struct F2i {
 /// detected: the block is declined.
 ///
 /// With `NAN_MAP`, a NaN is the key of a `scalar_map` whose only entry it is: it becomes
-/// `nan_code` in the same loop (a compare and a select), instead of a scan for keys and
-/// a patch after the cast.
+/// the map's value in the same loop (a compare and a select), instead of a scan for keys
+/// and a patch after the cast.
 #[inline(always)]
 fn f2i_narrow<SW: Word, DW: Word, const MODE: u8, const OOR: u8, const NAN_MAP: bool>(
     src: &[SW],
@@ -756,7 +757,7 @@ fn f2i_narrow<SW: Word, DW: Word, const MODE: u8, const OOR: u8, const NAN_MAP: 
         max,
         narrow: (lo_i, max_i),
         mask,
-        nan_code,
+        nan_value,
     } = b;
     // Targets narrower than 32 bits under clamp or error: the code is the clamped value
     // converted by `vcvttpd2dq` (`arch::clamp_to_i32`), four per register, instead of the
@@ -780,6 +781,10 @@ fn f2i_narrow<SW: Word, DW: Word, const MODE: u8, const OOR: u8, const NAN_MAP: 
     let mut rejected = 0u64;
     for (s, d) in src.iter().zip(dst.iter_mut()) {
         let r = round_integral::<MODE>(value(*s));
+        // NaN after rounding is NaN before it, and nothing else. The key's value is in
+        // range: from here on it is converted (and accepted) like any value, on the `f64`
+        // lanes, so the select needs no mask narrowed to the code's width.
+        let r = if NAN_MAP && r.is_nan() { nan_value } else { r };
         // `vmaxpd`/`vminpd` (a NaN gives `lo` or `max`: it is not accepted either way).
         let clamped = {
             let v = if r > lo { r } else { lo };
@@ -801,16 +806,6 @@ fn f2i_narrow<SW: Word, DW: Word, const MODE: u8, const OOR: u8, const NAN_MAP: 
         } else {
             (v + MAGIC).to_bits() as u32
         } & mask;
-        let (code, reject) = if NAN_MAP {
-            // NaN after rounding is NaN before it, and nothing else.
-            let key = r.is_nan();
-            (
-                if key { nan_code } else { code },
-                if key { 0 } else { reject },
-            )
-        } else {
-            (code, reject)
-        };
         *d = DW::from_u64(u64::from(code));
         rejected |= reject;
     }

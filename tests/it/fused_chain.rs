@@ -171,12 +171,12 @@ fn fused_dyn_chain_matches_the_typed_stages() {
     }
 }
 
-/// `cast_value` with `scalar_map {NaN: 7}` (the one-pass kernel that maps NaN itself)
-/// gives, element by element, 7 for a NaN and the reference cast for anything else, with
-/// the same first failing element.
-fn nan_map_matches_reference<S: Real, D: Real>(src: &[S], opts: CastOptions) {
+/// `cast_value` with `scalar_map {NaN: value}` (the one-pass kernel that maps NaN itself)
+/// gives, element by element, `value` for a NaN and the reference cast for anything else,
+/// with the same first failing element.
+fn nan_map_matches_reference<S: Real, D: Real>(src: &[S], opts: CastOptions, value: f64) {
     use zquant::codec::cast_value::MapEntries;
-    let seven = zquant::convert::cast::<f64, D>(7.0, CastOptions::default()).0;
+    let seven = zquant::convert::cast::<f64, D>(value, CastOptions::default()).0;
     let nan = zquant::convert::cast::<f64, S>(f64::NAN, CastOptions::default()).0;
     let map = ScalarMap {
         encode: MapEntries::new([(nan, seven)]),
@@ -234,12 +234,17 @@ fn nan_only_scalar_map_matches_reference() {
         #[allow(clippy::cast_possible_truncation)]
         let x32: Vec<f32> = x.iter().map(|&v| v as f32).collect();
         all_options(|o| {
-            nan_map_matches_reference::<f64, u8>(&x, o);
-            nan_map_matches_reference::<f64, i16>(&x, o);
-            nan_map_matches_reference::<f64, i32>(&x, o);
-            nan_map_matches_reference::<f64, u32>(&x, o);
-            nan_map_matches_reference::<f32, u8>(&x32, o);
-            nan_map_matches_reference::<f32, i8>(&x32, o);
+            nan_map_matches_reference::<f64, u8>(&x, o, 7.0);
+            nan_map_matches_reference::<f64, i16>(&x, o, 7.0);
+            nan_map_matches_reference::<f64, i32>(&x, o, 7.0);
+            nan_map_matches_reference::<f64, u32>(&x, o, 7.0);
+            nan_map_matches_reference::<f32, u8>(&x32, o, 7.0);
+            nan_map_matches_reference::<f32, i8>(&x32, o, 7.0);
+            // Negative values: the kernel maps NaN to the value, then converts it.
+            nan_map_matches_reference::<f64, i8>(&x, o, -3.0);
+            nan_map_matches_reference::<f64, i16>(&x, o, -32768.0);
+            nan_map_matches_reference::<f64, zquant::dtype::Int4>(&x, o, -8.0);
+            nan_map_matches_reference::<f64, u8>(&x, o, 255.0);
         });
     }
 }
