@@ -483,20 +483,18 @@ fn in_place_error<T: Real>(dir: Direction, data: &[T], f: SliceFailure) -> Eleme
 /// Chunk length of the in-place small-integer kernel.
 const SMALL_INT_CHUNK: usize = 1024;
 
-/// `scale_offset` on integers of at most 16 bits, in `i32`/`f32` lanes, where nothing can
+/// `scale_offset` on integers of at most 16 bits, in `i32` or 16-bit lanes, where nothing can
 /// overflow the arithmetic used (`|x|, |offset|, |scale| < 2^16`):
 ///
 /// - encode: `d = x - offset` in `i32`. The product `d * scale` is in the type's range
 ///   exactly when `d` is in `[dlo, dhi]` (the range divided by the scale, computed once), so
 ///   the check is on `d`, and the product is then exact in `i32` (`|d * scale| < 2^16`).
-/// - decode: `q` = `x * (1 / scale)` in `f32`, rounded to the nearest integer. The product
-///   is within a relative `2^-23` of `x / scale`, which is below 2^17 in magnitude, so it is
-///   within `2^-6` of it: when the exact quotient is an integer, `q` is that integer.
-///   `q * scale == x` (exact in `i32`: `|q| <= |x / scale| + 1`) then tells an integral
-///   quotient from a non-integral one. Then `q + offset`.
+/// - decode: `q = x / scale` by multiplication with the scale's inverse modulo 2^16
+///   (after shifting out its factors of two), accepted when `q * scale == x` and `q` is in
+///   the range of quotients (see the loop). Then `q + offset`.
 ///
-/// Each intermediate is range-checked as the type's own arithmetic requires. All of it is
-/// 8-lane AVX2 (`vpmulld`, `vcvtdq2ps`, `vmulps`). Returns whether every
+/// Each intermediate is range-checked as the type's own arithmetic requires. The encode is
+/// 8-lane AVX2 (`vpmulld`), the decode 16-lane (`vpmullw`). Returns whether every
 /// element succeeded (otherwise `dst` holds garbage).
 #[inline(always)]
 fn small_int_map<W: Word>(
@@ -561,24 +559,30 @@ fn small_int_map_in<W: Word, const SIGNED: bool>(
             if s == 0 {
                 return src.is_empty() || dst.is_empty();
             }
-            let reciprocal = 1.0 / s as f32;
-            // The quotient is only checked in 16-bit lanes (16 per AVX2 vector), after the
-            // division in `f32` lanes. `q = round(v / s)`, so `|q * s - v| <= |s| / 2 <
-            // 2^15` (the `f32` quotient is within 2^-7 of `v / s`, |v / s| < 2^16): `q * s`
-            // equals `v` iff it does modulo 2^16, which only needs `q`'s low 16 bits. A
-            // quotient that divides exactly is within the type's range, except `min / -1`
-            // (for `s > 0`, `|q| <= |v|`; for `s < 0` and `|s| >= 2`, `|q| <= |v| / 2`),
-            // which `min_by_minus_1` excludes.
-            let min_by_minus_1 = SIGNED && s == -1;
-            let (lo16, o16, s16) = (lo as u16, o as u16, s as u16);
+            // The quotient by multiplication, in 16-bit lanes (16 per AVX2 vector; no
+            // conversion to `f32` and back). `s = ±2^t * d` with `d` odd, which has an
+            // inverse `inv` modulo 2^16. For `v` a multiple of `s`, `q = (v >> t) * ±inv`
+            // modulo 2^16 is `v / s` exactly. For any `v`, `q` is accepted only when
+            // (1) `q * s == v` modulo 2^16 and (2) `q` is in `[qlo, qhi]`, the integers
+            // whose product with `s` is in the type's range (`factor_range`): then `q * s`
+            // and `v` are both in that range, which spans less than 2^16, and congruent,
+            // so equal — `v / s` is exact and is `q`. A multiple of `s` passes both,
+            // except `min / -1`, whose quotient is out of the range (2).
+            let t = s.unsigned_abs().trailing_zeros();
+            let inv = inverse_mod_2_16((s.unsigned_abs() >> t) as u16);
+            let c = if s < 0 { inv.wrapping_neg() } else { inv };
+            let (qlo, qhi) = factor_range(lo, hi, s);
+            let (qlo16, qspan) = (qlo as u16, (qhi - qlo) as u16);
+            let (o16, s16) = (o as u16, s as u16);
             for (x, y) in src.iter().zip(dst.iter_mut()) {
-                let v = value(*x);
-                // Round to nearest by the magic constant 1.5 * 2^23 (valid below 2^22),
-                // not `as i32`, whose saturation x86 does not vectorize for `f32`: the
-                // quotient is then the low bits of the sum's code (`MAGIC_BITS` has none).
-                let q = (v as f32 * reciprocal + MAGIC).to_bits() as u16;
-                let v = v as u16;
-                let exact = q.wrapping_mul(s16) == v;
+                let v = value(*x) as u16;
+                let shifted = if SIGNED {
+                    ((v as i16) >> t) as u16
+                } else {
+                    v >> t
+                };
+                let q = shifted.wrapping_mul(c);
+                let exact = q.wrapping_mul(s16) == v && q.wrapping_sub(qlo16) <= qspan;
                 // `q + o` in range: for 16-bit types, no signed (unsigned) overflow, i.e.
                 // the wrapping sum equals the saturating one; 8-bit types (in 16-bit
                 // lanes, where the sum cannot overflow) compare with their bounds.
@@ -600,7 +604,7 @@ fn small_int_map_in<W: Word, const SIGNED: bool>(
                     };
                     (r, fits)
                 };
-                ok &= exact & fits & !(min_by_minus_1 & (v == lo16));
+                ok &= exact & fits;
                 *y = W::from_u64(u64::from(r));
             }
         }
@@ -608,9 +612,17 @@ fn small_int_map_in<W: Word, const SIGNED: bool>(
     ok
 }
 
-/// `1.5 * 2^23`: adding it to an `f32` of magnitude below 2^22 leaves that value rounded to
-/// an integer in the low mantissa bits.
-const MAGIC: f32 = 12_582_912.0;
+/// The inverse of an odd `d` modulo 2^16: Newton's iteration `x <- x * (2 - d * x)`
+/// doubles the number of correct low bits, and `x = d` is right in 3 (`d * d = 1` modulo 8
+/// for every odd `d`): 3, 6, 12, 24 bits.
+fn inverse_mod_2_16(d: u16) -> u16 {
+    let mut x = d;
+    for _ in 0..3 {
+        x = x.wrapping_mul(2u16.wrapping_sub(d.wrapping_mul(x)));
+    }
+    debug_assert_eq!(d.wrapping_mul(x), 1);
+    x
+}
 
 /// The `d` in `[lo, hi]` whose product `d * s` is also in `[lo, hi]`, as an interval (empty
 /// when `lo > hi`). Exact integer division, rounded inwards.

@@ -298,7 +298,8 @@ fn check_small_int_decode<T: Real>(signed: bool) {
     let range = int_range(bits, signed);
     let (lo, hi) = range;
     let scales = [
-        1i128, 2, 3, 7, 100, 127, 255, 1000, 32767, -1, -2, -3, -7, -128, -32768,
+        1i128, 2, 3, 7, 12, 64, 100, 127, 255, 256, 1000, 32767, 40000, 65535, -1, -2, -3, -7, -96,
+        -128, -32767, -32768,
     ];
     let offsets = [0i128, 1, -1, 100, -3000, lo, hi, lo + 1, hi - 1];
     let all: Vec<i128> = (lo..=hi).collect();
