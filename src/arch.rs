@@ -308,6 +308,24 @@ impl F16c {
     }
 }
 
+impl F16c {
+    /// The `f32` bits of the float16 values whose codes are `src`, into `dst` (the shorter
+    /// length), by `vcvtph2ps`: exact for every code. Returns `false` when a NaN is among
+    /// them (the hardware keeps its payload; the caller's rule canonicalizes it).
+    pub(crate) fn f32_from_f16(self, src: &[u16], dst: &mut [u32]) -> bool {
+        #[cfg(target_arch = "x86_64")]
+        {
+            // SAFETY: `self` exists only when the CPU has F16C and AVX2 (`detect`).
+            unsafe { f16c::to_f32(src, dst) }
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        {
+            let _ = (src, dst);
+            false
+        }
+    }
+}
+
 /// The F16C kernels: eight elements per step, the tail through a zero-padded copy (a zero
 /// is never rare: its magnitude 0 is below any `limit`).
 #[cfg(target_arch = "x86_64")]
@@ -356,6 +374,42 @@ mod f16c {
                 dst[whole..n].copy_from_slice(&d[..n - whole]);
             }
             _mm256_movemask_ps(_mm256_castsi256_ps(rare)) == 0
+        }
+    }
+
+    /// # Safety
+    /// The CPU must have AVX2 and F16C.
+    #[target_feature(enable = "avx2,f16c")]
+    pub(super) unsafe fn to_f32(src: &[u16], dst: &mut [u32]) -> bool {
+        let n = src.len().min(dst.len());
+        // SAFETY: every load reads 8 `u16` at `i < n - 7` (or from the padded copy), every
+        // store writes 8 `u32` at such an `i` (or to the padded copy): in bounds, unaligned.
+        unsafe {
+            // A NaN's magnitude is above Inf's, 0x7c00: a signed 16-bit compare suffices.
+            let inf = _mm_set1_epi16(0x7c00);
+            let mut nan = _mm_setzero_si128();
+            macro_rules! step {
+                ($s:expr, $d:expr) => {{
+                    let h = _mm_loadu_si128($s.cast());
+                    let mag = _mm_and_si128(h, _mm_set1_epi16(0x7fff));
+                    nan = _mm_or_si128(nan, _mm_cmpgt_epi16(mag, inf));
+                    _mm256_storeu_ps($d.cast(), _mm256_cvtph_ps(h));
+                }};
+            }
+            let whole = n - n % LANES;
+            let mut i = 0;
+            while i < whole {
+                step!(src.as_ptr().add(i), dst.as_mut_ptr().add(i));
+                i += LANES;
+            }
+            if whole < n {
+                let mut s = [0u16; LANES];
+                let mut d = [0u32; LANES];
+                s[..n - whole].copy_from_slice(&src[whole..n]);
+                step!(s.as_ptr(), d.as_mut_ptr());
+                dst[whole..n].copy_from_slice(&d[..n - whole]);
+            }
+            _mm_testz_si128(nan, nan) == 1
         }
     }
 

@@ -27,7 +27,7 @@
 
 use super::{CastOptions, OutOfRange, Rounding};
 use crate::dtype::layout::IntLayout;
-use crate::dtype::{FloatLayout, Format, Word};
+use crate::dtype::{FloatLayout, Format, Word, Words};
 
 /// The fast path of one (source, target, options) triple, chosen once.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -277,6 +277,17 @@ macro_rules! small_src {
             fn widen<DW: Dst>(src: &[Self], dst: &mut [DW], l: FloatLayout) -> usize {
                 if DW::BITS < 32 {
                     return 0;
+                }
+                // float16 to `f32` by F16C (`vcvtph2ps`) where the CPU has it.
+                let hw = if l == crate::dtype::layout::FLOAT16 {
+                    crate::arch::F16c::detect()
+                } else {
+                    None
+                };
+                if let (Some(hw), Words::U16(s), Some(d)) =
+                    (hw, Self::words(src), u32::of_mut(DW::words_mut(dst)))
+                {
+                    return by_blocks(s, d, |s, d| hw.f32_from_f16(s, d));
                 }
                 crate::arch::vectorized(
                     #[inline(always)]
