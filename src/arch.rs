@@ -216,11 +216,26 @@ fn advise_huge_pages(_: *mut u8, _: usize) {}
 /// narrow. The clamp is what makes the unchecked conversion sound, so it is done here.
 #[inline(always)]
 pub(crate) fn clamp_to_i32(r: f64, lo: i32, hi: i32) -> i32 {
+    clamp_round_to_i32::<false>(r, lo, hi)
+}
+
+/// `r` clamped into `[lo, hi]` (a NaN gives `lo`) and rounded to the nearest integer, ties
+/// to even: LLVM makes one `vcvtpd2dq` of the rounding and the conversion. Clamping first
+/// gives the same as rounding first, since the bounds are integers.
+#[inline(always)]
+pub(crate) fn clamp_round_even_to_i32(r: f64, lo: i32, hi: i32) -> i32 {
+    clamp_round_to_i32::<true>(r, lo, hi)
+}
+
+#[inline(always)]
+fn clamp_round_to_i32<const EVEN: bool>(r: f64, lo: i32, hi: i32) -> i32 {
     let (lo, hi) = (f64::from(lo), f64::from(hi));
     let v = if r > lo { r } else { lo };
     let v = if v < hi { v } else { hi };
+    let v = if EVEN { v.round_ties_even() } else { v };
     // SAFETY: `v` is in `[lo, hi]`, two `i32` values: finite, not NaN (a NaN `r` fails
-    // `r > lo` and gives `lo`), and its truncation is representable in `i32`.
+    // `r > lo` and gives `lo`), and rounding to an integer keeps it there (the bounds are
+    // integers), so its truncation is representable in `i32`.
     unsafe { v.to_int_unchecked::<i32>() }
 }
 

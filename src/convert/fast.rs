@@ -775,6 +775,11 @@ fn f2i_narrow<SW: Word, DW: Word, const MODE: u8, const OOR: u8, const NAN_MAP: 
     // low bits of `v + 1.5 * 2^52` narrowed from 64-bit lanes. The bounds are then made
     // from the same `i32`s, so that the clamp below and the conversion's are one.
     let packed = DW::BITS < 32 && OOR != OOR_WRAP;
+    // Under clamp into such a target, nearest-even and towards-zero need no rounding step
+    // of their own: clamping to integer bounds commutes with rounding to an integer, and
+    // the conversion rounds (`vcvtpd2dq`, which LLVM makes of `round_ties_even` and the
+    // conversion, or `vcvttpd2dq`). The finiteness test is the same on the unrounded value.
+    let fold = packed && OOR == OOR_CLAMP && (MODE == NEAREST_EVEN || MODE == TOWARDS_ZERO);
     let (lo, max) = if packed {
         (f64::from(lo_i), f64::from(max_i))
     } else {
@@ -791,7 +796,8 @@ fn f2i_narrow<SW: Word, DW: Word, const MODE: u8, const OOR: u8, const NAN_MAP: 
     // With a map, a NaN is accepted (it is the key): its rejection value is dropped.
     let mut rejected = 0u64;
     for (s, d) in src.iter().zip(dst.iter_mut()) {
-        let r = round_integral::<MODE>(value(*s));
+        let x = value(*s);
+        let r = if fold { x } else { round_integral::<MODE>(x) };
         // NaN after rounding is NaN before it, and nothing else. The key's value is in
         // range: from here on it is converted (and accepted) like any value, on the `f64`
         // lanes, so the select needs no mask narrowed to the code's width.
@@ -812,7 +818,9 @@ fn f2i_narrow<SW: Word, DW: Word, const MODE: u8, const OOR: u8, const NAN_MAP: 
             // `clamped - r`, not `r - clamped`: `r = -0` clamped to `lo = +0` gives +0.
             (r, (clamped - r).to_bits())
         };
-        let code = if packed {
+        let code = if fold && MODE == NEAREST_EVEN {
+            crate::arch::clamp_round_even_to_i32(r, lo_i, max_i) as u32
+        } else if packed {
             crate::arch::clamp_to_i32(r, lo_i, max_i) as u32
         } else {
             (v + MAGIC).to_bits() as u32
