@@ -818,15 +818,23 @@ fn f2i_narrow<SW: Word, DW: Word, const MODE: u8, const OOR: u8, const NAN_MAP: 
             // `clamped - r`, not `r - clamped`: `r = -0` clamped to `lo = +0` gives +0.
             (r, (clamped - r).to_bits())
         };
+        // Packed codes are masked after the loop, and only for targets narrower than the
+        // word (a negative `int4` in `u8`): the `vpand` per vector is then not in the loop
+        // of every other target, whose truncation to the word is the code.
         let code = if fold && MODE == NEAREST_EVEN {
             crate::arch::clamp_round_even_to_i32(r, lo_i, max_i) as u32
         } else if packed {
             crate::arch::clamp_to_i32(r, lo_i, max_i) as u32
         } else {
-            (v + MAGIC).to_bits() as u32
-        } & mask;
+            (v + MAGIC).to_bits() as u32 & mask
+        };
         *d = DW::from_u64(u64::from(code));
         rejected |= reject;
+    }
+    if packed && u64::from(mask) != u64::MAX >> (64 - DW::BITS) {
+        for d in dst.iter_mut() {
+            *d = DW::from_u64(d.to_u64() & u64::from(mask));
+        }
     }
     rejected == 0
 }
