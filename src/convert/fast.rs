@@ -770,16 +770,22 @@ fn f2i_narrow<SW: Word, DW: Word, const MODE: u8, const OOR: u8, const NAN_MAP: 
         mask,
         nan_value,
     } = b;
-    // Targets narrower than 32 bits under clamp or error: the code is the clamped value
-    // converted by `vcvttpd2dq` (`arch::clamp_to_i32`), four per register, instead of the
-    // low bits of `v + 1.5 * 2^52` narrowed from 64-bit lanes. The bounds are then made
+    // Targets narrower than 32 bits under clamp or error (`packed`): the code is the clamped
+    // value converted by `vcvttpd2dq` (`arch::clamp_to_i32`), four per register, instead of
+    // the low bits of `v + 1.5 * 2^52` narrowed from 64-bit lanes. The bounds are then made
     // from the same `i32`s, so that the clamp below and the conversion's are one.
-    let packed = DW::BITS < 32 && OOR != OOR_WRAP;
     // Under clamp into such a target, nearest-even and towards-zero need no rounding step
-    // of their own: clamping to integer bounds commutes with rounding to an integer, and
-    // the conversion rounds (`vcvtpd2dq`, which LLVM makes of `round_ties_even` and the
-    // conversion, or `vcvttpd2dq`). The finiteness test is the same on the unrounded value.
-    let fold = packed && OOR == OOR_CLAMP && (MODE == NEAREST_EVEN || MODE == TOWARDS_ZERO);
+    // of their own (`fold`): clamping to integer bounds commutes with rounding to an
+    // integer, and the conversion rounds (`vcvtpd2dq`, which LLVM makes of
+    // `round_ties_even` and the conversion, or `vcvttpd2dq`). The finiteness test is the
+    // same on the unrounded value.
+    // (`const` blocks: a condition that is a constant after monomorphization lets codegen
+    // skip the other branch, which keeps the IR of the 270 copies small.)
+    let packed = const { DW::BITS < 32 && OOR != OOR_WRAP };
+    let fold = const {
+        DW::BITS < 32 && OOR == OOR_CLAMP && (MODE == NEAREST_EVEN || MODE == TOWARDS_ZERO)
+    };
+    let fold_even = const { DW::BITS < 32 && OOR == OOR_CLAMP && MODE == NEAREST_EVEN };
     let (lo, max) = if packed {
         (f64::from(lo_i), f64::from(max_i))
     } else {
@@ -807,12 +813,12 @@ fn f2i_narrow<SW: Word, DW: Word, const MODE: u8, const OOR: u8, const NAN_MAP: 
             let v = if r > lo { r } else { lo };
             if v < max { v } else { max }
         };
-        let (v, reject) = if OOR == OOR_CLAMP {
+        let (v, reject) = if const { OOR == OOR_CLAMP } {
             // ±Inf and NaN are never clamped (catalogue `inf-clamp`): the block is redone.
             #[allow(clippy::eq_op)] // `r - r` is the finiteness test.
             let zero_if_finite = r - r;
             (clamped, zero_if_finite.to_bits())
-        } else if OOR == OOR_WRAP {
+        } else if const { OOR == OOR_WRAP } {
             (r, ((r + MAGIC).to_bits() >> 52) ^ MAGIC_EXPONENT)
         } else {
             // `clamped - r`, not `r - clamped`: `r = -0` clamped to `lo = +0` gives +0.
@@ -821,7 +827,7 @@ fn f2i_narrow<SW: Word, DW: Word, const MODE: u8, const OOR: u8, const NAN_MAP: 
         // Packed codes are masked after the loop, and only for targets narrower than the
         // word (a negative `int4` in `u8`): the `vpand` per vector is then not in the loop
         // of every other target, whose truncation to the word is the code.
-        let code = if fold && MODE == NEAREST_EVEN {
+        let code = if fold_even {
             crate::arch::clamp_round_even_to_i32(r, lo_i, max_i) as u32
         } else if packed {
             crate::arch::clamp_to_i32(r, lo_i, max_i) as u32
@@ -832,11 +838,18 @@ fn f2i_narrow<SW: Word, DW: Word, const MODE: u8, const OOR: u8, const NAN_MAP: 
         rejected |= reject;
     }
     if packed && u64::from(mask) != u64::MAX >> (64 - DW::BITS) {
-        for d in dst.iter_mut() {
-            *d = DW::from_u64(d.to_u64() & u64::from(mask));
-        }
+        mask_codes(dst, mask);
     }
     rejected == 0
+}
+
+/// `dst &= mask`, word by word: the codes of a target narrower than its word (`int4` in
+/// `u8`), for [`f2i_narrow`]. Not inlined: rare, and one copy per word width.
+#[inline(never)]
+fn mask_codes<DW: Word>(dst: &mut [DW], mask: u32) {
+    for d in dst.iter_mut() {
+        *d = DW::from_u64(d.to_u64() & u64::from(mask));
+    }
 }
 
 /// The sign and exponent field of [`MAGIC`] (and of every `f64` in `[2^52, 2^53)`).
@@ -975,7 +988,11 @@ fn int_to_int_32<SW: Word, DW: Word, const SIGNED: bool, const OOR: u8>(
     for (s, d) in src.iter().zip(dst.iter_mut()) {
         let v = value_i32(s.to_u64() as u32, sh, SIGNED);
         let in_range = (v >= lo) & (v <= hi);
-        let out = if OOR == OOR_CLAMP { v.clamp(lo, hi) } else { v };
+        let out = if const { OOR == OOR_CLAMP } {
+            v.clamp(lo, hi)
+        } else {
+            v
+        };
         *d = DW::from_u64(out as i64 as u64);
         bad |= !in_range & (OOR == OOR_ERROR);
     }
@@ -996,7 +1013,11 @@ fn int_to_int_64<SW: Word, DW: Word, const SIGNED: bool, const OOR: u8>(
     for (s, d) in src.iter().zip(dst.iter_mut()) {
         let v = value_i64(s.to_u64(), sh, SIGNED);
         let in_range = (v >= lo) & (v <= hi);
-        let out = if OOR == OOR_CLAMP { v.clamp(lo, hi) } else { v };
+        let out = if const { OOR == OOR_CLAMP } {
+            v.clamp(lo, hi)
+        } else {
+            v
+        };
         *d = DW::from_u64(out as u64);
         bad |= !in_range & (OOR == OOR_ERROR);
     }
