@@ -490,7 +490,8 @@ const fn check_plain<T: Plain>() {
 #[cfg(test)]
 mod tests {
     //! The `unsafe` above, on the cases that reach each branch; run under Miri too
-    //! (`cargo +nightly miri test --lib arch::`).
+    //! (`cargo +nightly miri test --lib arch::`; the F16C kernels are tested against the
+    //! reference in `tests/it/fast_paths.rs`).
     use ndarray::{ArrayD, Axis, IxDyn};
 
     use crate::dtype::Complex;
@@ -504,6 +505,46 @@ mod tests {
         assert!(super::vec_from_words::<Complex<f32>>(vec![1u32, 2, 3]).is_none());
         let f = super::vec_from_words::<f64>(vec![0x3ff0_0000_0000_0000u64]).expect("f64");
         assert_eq!(f, [1.0]);
+    }
+
+    #[test]
+    fn unchecked_conversions_clamp_first() {
+        use super::{clamp_round_even_to_i32, clamp_to_i32, i32_or_indefinite};
+        let specials = [f64::NAN, f64::INFINITY, f64::NEG_INFINITY, 1e300, -1e300];
+        for x in specials {
+            let want = if x > 0.0 { 255 } else { 0 };
+            assert_eq!(clamp_to_i32(x, 0, 255), want, "{x}");
+            assert_eq!(clamp_round_even_to_i32(x, 0, 255), want, "{x}");
+            assert_eq!(i32_or_indefinite(x), i32::MIN, "{x}");
+        }
+        for (x, trunc, even) in [
+            (254.5, 254, 254),
+            (255.5, 255, 255),
+            (-0.5, 0, 0),
+            (-0.0, 0, 0),
+            (2.5, 2, 2),
+            (3.5, 3, 4),
+            (1.0e-300, 0, 0),
+        ] {
+            assert_eq!(clamp_to_i32(x, 0, 255), trunc, "{x}");
+            assert_eq!(clamp_round_even_to_i32(x, 0, 255), even, "{x}");
+        }
+        assert_eq!(clamp_to_i32(-7.0, -8, 7), -7);
+        assert_eq!(clamp_to_i32(i32::MIN.into(), i32::MIN, i32::MAX), i32::MIN);
+        assert_eq!(
+            clamp_to_i32(f64::from(i32::MAX) + 1.0, i32::MIN, i32::MAX),
+            i32::MAX
+        );
+        for (m, want) in [
+            (0.0, 0),
+            (-1.0, -1),
+            (2_147_483_647.0, i32::MAX),
+            (2_147_483_648.0, i32::MIN),
+            (-2_147_483_648.0, i32::MIN),
+            (-2_147_483_649.0, i32::MIN),
+        ] {
+            assert_eq!(i32_or_indefinite(m), want, "{m}");
+        }
     }
 
     #[test]
