@@ -855,20 +855,23 @@ fn mask_codes<DW: Word>(dst: &mut [DW], mask: u32) {
 /// The sign and exponent field of [`MAGIC`] (and of every `f64` in `[2^52, 2^53)`).
 const MAGIC_EXPONENT: u64 = MAGIC.to_bits() >> 52;
 
+/// `f64 -> f32`, nearest-even, by the hardware conversion. NaN (tested on the `f32`
+/// lanes, where it stays NaN) becomes the canonical NaN. Without `clamp`, a block with an
+/// infinite result is declined: an overflow, or an infinite input, which the reference
+/// path converts as well (to ±Inf) — rarer than overflow tests on both widths are costly.
 #[inline(always)]
 fn f64_to_f32<SW: Word, DW: Word>(src: &[SW], dst: &mut [DW], clamp: bool) -> bool {
-    let mut bad = false;
-    let canonical_nan = f32::from_bits(0x7fc0_0000);
+    const INF: u32 = 0x7f80_0000;
+    let mut infinite = 0u32;
     for (s, d) in src.iter().zip(dst.iter_mut()) {
-        let x = f64::from_bits(s.to_u64());
-        let y = x as f32;
-        let y = if x.is_nan() { canonical_nan } else { y };
-        // Overflow after rounding: finite in, infinite out.
-        bad |= y.is_infinite() && x.is_finite();
-        *d = DW::from_u64(y.to_bits() as u64);
+        let y = f64::from_bits(s.to_u64()) as f32;
+        let bits = y.to_bits();
+        infinite |= u32::from(bits & 0x7fff_ffff == INF);
+        let bits = if y.is_nan() { 0x7fc0_0000 } else { bits };
+        *d = DW::from_u64(u64::from(bits));
     }
     // Under clamp an overflow goes to ±Inf, which is what the hardware produced.
-    !bad || clamp
+    infinite == 0 || clamp
 }
 
 /// The integer loop `$kernel` run block by block with the out-of-range rule `$oor` as a
