@@ -297,7 +297,7 @@ impl F16c {
 
     /// The float16 codes of the `f64` values whose bits are `src`, nearest-even, into `dst`
     /// (the shorter length); `false` as for [`F16c::f16_from_f32`], with `limit` on the
-    /// `f64` magnitude bits (at most `1 << 63`).
+    /// magnitude bits of the `f32` each value is first rounded to (below).
     ///
     /// Each value is first rounded to odd at `f32` precision (truncated to 24 significant
     /// bits, the last one set if any bit was dropped), which `vcvtpd2ps` then converts
@@ -308,8 +308,11 @@ impl F16c {
     /// (float16's range lies within `f32`'s normal range). Values below `f32`'s normal range
     /// (`< 2^-126`) are below half float16's smallest subnormal (`2^-25`): they reach
     /// `vcvtps2ph` as a signed zero or an `f32` subnormal, and become a zero of their sign,
-    /// as they should. Values above `f32`'s range become ±Inf, float16's clamped overflow.
-    pub(crate) fn f16_from_f64(self, src: &[u64], dst: &mut [u16], limit: u64) -> bool {
+    /// as they should. The rare test is on that `f32`, eight lanes at once: rounding to odd
+    /// is monotonic and keeps every `f32` with an even last bit (float16's overflow
+    /// thresholds are such), so `|x|` reaches a threshold exactly when its `f32` does;
+    /// values above `f32`'s range become ±Inf there, and are declined with the infinities.
+    pub(crate) fn f16_from_f64(self, src: &[u64], dst: &mut [u16], limit: u32) -> bool {
         #[cfg(target_arch = "x86_64")]
         {
             // SAFETY: `self` exists only when the CPU has F16C and AVX2 (`detect`).
@@ -431,20 +434,18 @@ mod f16c {
     /// # Safety
     /// The CPU must have AVX2 and F16C.
     #[target_feature(enable = "avx2,f16c")]
-    pub(super) unsafe fn from_f64(src: &[u64], dst: &mut [u16], limit: u64) -> bool {
+    pub(super) unsafe fn from_f64(src: &[u64], dst: &mut [u16], limit: u32) -> bool {
         // The bits below `f32`'s last kept one: 52 - 23.
         const DROPPED: i64 = (1 << 29) - 1;
         let n = src.len().min(dst.len());
         // SAFETY: as in `from_f32`, with 8 `u64` per load pair.
         unsafe {
-            let bias = _mm256_set1_epi64x((0x8000_0000_0000_0000u64 - limit) as i64);
+            let bias = _mm256_set1_epi32((0x8000_0000u32 - limit) as i32);
             let mut rare = _mm256_setzero_si256();
             // Four values rounded to odd at `f32` precision, as exact `f32`s.
             macro_rules! odd {
                 ($s:expr) => {{
                     let x = _mm256_loadu_si256($s.cast());
-                    let mag = _mm256_and_si256(x, _mm256_set1_epi64x(i64::MAX));
-                    rare = _mm256_or_si256(rare, _mm256_add_epi64(mag, bias));
                     let low = _mm256_and_si256(x, _mm256_set1_epi64x(DROPPED));
                     // `low + DROPPED` reaches bit 29 exactly when `low != 0`.
                     let sticky = _mm256_and_si256(
@@ -459,7 +460,10 @@ mod f16c {
                 ($s:expr, $d:expr) => {{
                     let lo = odd!($s);
                     let hi = odd!($s.add(4));
-                    let h = _mm256_cvtps_ph::<_MM_FROUND_TO_NEAREST_INT>(_mm256_set_m128(hi, lo));
+                    let f = _mm256_set_m128(hi, lo);
+                    let mag = _mm256_and_si256(_mm256_castps_si256(f), _mm256_set1_epi32(i32::MAX));
+                    rare = _mm256_or_si256(rare, _mm256_add_epi32(mag, bias));
+                    let h = _mm256_cvtps_ph::<_MM_FROUND_TO_NEAREST_INT>(f);
                     _mm_storeu_si128($d.cast(), h);
                 }};
             }
@@ -476,7 +480,7 @@ mod f16c {
                 step!(s.as_ptr(), d.as_mut_ptr());
                 dst[whole..n].copy_from_slice(&d[..n - whole]);
             }
-            _mm256_movemask_pd(_mm256_castsi256_pd(rare)) == 0
+            _mm256_movemask_ps(_mm256_castsi256_ps(rare)) == 0
         }
     }
 }

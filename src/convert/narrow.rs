@@ -78,14 +78,13 @@ pub(crate) fn cast<SW: Word, DW: Word>(
         } else {
             None
         };
-        let limit = nearest_even_limit(l, source_f64, clamp);
         let mut rare = false;
         for (s, d) in src
             .chunks(NEAREST_EVEN_BLOCK)
             .zip(dst.chunks_mut(NEAREST_EVEN_BLOCK))
         {
             let done = match (f16c, source_f64, l.has_negative_zero()) {
-                (Some(hw), _, _) => by_f16c(hw, s, d, limit),
+                (Some(hw), _, _) => by_f16c(hw, s, d, clamp),
                 (None, true, true) => nearest_even_f64::<SW, DW, true>(s, d, l, clamp),
                 (None, true, false) => nearest_even_f64::<SW, DW, false>(s, d, l, clamp),
                 (None, false, true) => nearest_even_f32::<SW, DW, true>(s, d, l, clamp),
@@ -109,13 +108,16 @@ pub(crate) fn cast<SW: Word, DW: Word>(
 }
 
 /// `src` (`f32` or `f64` bits) into float16 codes by F16C; `false` when the block has an
-/// element of magnitude `limit` or more (see [`nearest_even_limit`]), or the words are not
-/// `f32`/`f64` into 16 bits.
+/// element the nearest-even kernels leave to the general one (see [`nearest_even_limit`]),
+/// or the words are not `f32`/`f64` into 16 bits.
 #[inline(always)]
-fn by_f16c<SW: Word, DW: Word>(hw: F16c, src: &[SW], dst: &mut [DW], limit: u64) -> bool {
+fn by_f16c<SW: Word, DW: Word>(hw: F16c, src: &[SW], dst: &mut [DW], clamp: bool) -> bool {
+    // On `f32` magnitudes for both sources: `f64` values are tested after their rounding
+    // to `f32` (see `F16c::f16_from_f64`).
+    let limit_f32 = nearest_even_limit(FLOAT16, false, clamp) as u32;
     match (SW::words(src), u16::of_mut(DW::words_mut(dst))) {
-        (Words::U32(s), Some(d)) => hw.f16_from_f32(s, d, limit as u32),
-        (Words::U64(s), Some(d)) => hw.f16_from_f64(s, d, limit),
+        (Words::U32(s), Some(d)) => hw.f16_from_f32(s, d, limit_f32),
+        (Words::U64(s), Some(d)) => hw.f16_from_f64(s, d, limit_f32),
         _ => false,
     }
 }

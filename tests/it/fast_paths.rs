@@ -495,6 +495,44 @@ fn float16_from_f32_and_f64_matches_reference() {
     check(&bits64);
     check(&in_range64);
     check(&near_ties);
+    // The overflow threshold (65520, the midpoint above the largest finite 65504, which
+    // ties to Inf) and its neighbours, in blocks of ordinary values.
+    let edge = |x: f64| {
+        let mut v: Vec<f64> = (0..3000).map(|i| f64::from(i) * 0.37 - 500.0).collect();
+        for k in [0, 700, 1500, 2999] {
+            v[k] = x;
+        }
+        v
+    };
+    let t = 65520.0f64;
+    for x in [
+        t,
+        f64::from_bits(t.to_bits() - 1),
+        f64::from_bits(t.to_bits() + 1),
+        65504.0,
+    ] {
+        for x in [x, -x] {
+            check(&edge(x));
+            #[allow(clippy::cast_possible_truncation)]
+            let v32: Vec<f32> = edge(x).iter().map(|&v| v as f32).collect();
+            check(&v32);
+            check(
+                &edge(x)
+                    .iter()
+                    .map(|&v| f64::from(v as f32))
+                    .collect::<Vec<_>>(),
+            );
+        }
+    }
+    let t32 = 65520.0f32;
+    for x in [
+        f32::from_bits(t32.to_bits() - 1),
+        f32::from_bits(t32.to_bits() + 1),
+    ] {
+        #[allow(clippy::cast_possible_truncation)]
+        let v32: Vec<f32> = edge(x.into()).iter().map(|&v| v as f32).collect();
+        check(&v32);
+    }
 }
 
 /// `numcodecs.fixedscaleoffset`'s encode of `f64` into integers narrower than 64 bits
