@@ -317,7 +317,11 @@ fn widen<SW: Word, DW: Word>(src: &[SW], dst: &mut [DW], l: FloatLayout) -> bool
         (u32::MAX, mag_mask)
     };
     let scale = f32::from_bits(((254 - l.bias) as u32) << 23);
-    let mut bad = false;
+    // `mag >= nan_from` as the top bit of `mag + (TOP - nan_from)` (both below 2^16), OR-ed
+    // over the block: an add and an or per vector, no compare mask to narrow.
+    const TOP: u32 = 1 << 31;
+    let bias_nan = TOP - nan_from;
+    let mut nan = 0u32;
     for (s, d) in src.iter().zip(dst.iter_mut()) {
         let h = s.to_u64() as u32;
         let mag = h & mag_mask;
@@ -329,9 +333,9 @@ fn widen<SW: Word, DW: Word>(src: &[SW], dst: &mut [DW], l: FloatLayout) -> bool
         } else {
             u64::from(v)
         });
-        bad |= mag >= nan_from;
+        nan |= mag + bias_nan;
     }
-    !bad
+    nan & TOP == 0
 }
 
 /// The source methods of `f32`/`f64` words (and `int32`/`uint32`/`int64`).
