@@ -24,6 +24,8 @@ use super::{OutOfRange, Rounding};
 use crate::dtype::Word;
 use crate::dtype::layout::FloatLayout;
 
+mod from_f32;
+
 /// Whether the kernel is exact for `source -> l`: a signed target with subnormals, fewer
 /// mantissa bits, and a bias no larger than the source's (so that a source subnormal is a
 /// target subnormal or, for bfloat16 from `f32`, lands on the same exponent field).
@@ -68,7 +70,17 @@ pub(crate) fn cast<SW: Word, DW: Word>(
             }
         };
     }
-    if mode == Rounding::NearestEven && nearest_even_applies(l, source_f64) {
+    // `f32` sources have their own uniform kernels (`from_f32`), for the layouts they are
+    // exact for; `f64` sources the one below.
+    let f32_plan = if source_f64 {
+        None
+    } else {
+        from_f32::Plan::new(l, clamp)
+    };
+    if mode == Rounding::NearestEven
+        && nearest_even_applies(l, source_f64)
+        && (source_f64 || f32_plan.is_some())
+    {
         // Block by block: the uniform kernel, and for a block it cannot finish (NaN, ±Inf,
         // overflow without `clamp`) the general one.
         let mut rare = false;
@@ -76,11 +88,11 @@ pub(crate) fn cast<SW: Word, DW: Word>(
             .chunks(NEAREST_EVEN_BLOCK)
             .zip(dst.chunks_mut(NEAREST_EVEN_BLOCK))
         {
-            let done = match (source_f64, l.has_negative_zero()) {
-                (true, true) => nearest_even_f64::<SW, DW, true>(s, d, l, clamp),
-                (true, false) => nearest_even_f64::<SW, DW, false>(s, d, l, clamp),
-                (false, true) => nearest_even_f32::<SW, DW, true>(s, d, l, clamp),
-                (false, false) => nearest_even_f32::<SW, DW, false>(s, d, l, clamp),
+            let done = match (f32_plan, l.has_negative_zero()) {
+                (Some(p), true) => from_f32::nearest_even::<SW, DW, true>(s, d, p),
+                (Some(p), false) => from_f32::nearest_even::<SW, DW, false>(s, d, p),
+                (None, true) => nearest_even_f64::<SW, DW, true>(s, d, l, clamp),
+                (None, false) => nearest_even_f64::<SW, DW, false>(s, d, l, clamp),
             };
             if !done {
                 rare |= if source_f64 {
@@ -201,7 +213,6 @@ macro_rules! nearest_even_kernel {
     };
 }
 
-nearest_even_kernel!(nearest_even_f32, u32, i32, f32, 23, 8);
 nearest_even_kernel!(nearest_even_f64, u64, i64, f64, 52, 11);
 
 macro_rules! kernel {

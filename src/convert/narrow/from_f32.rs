@@ -1,0 +1,197 @@
+//! The nearest-even narrowing of `f32` into a smaller float format with the same shift for
+//! every element (see the parent module for the general kernel, and `nearest_even_f64` for
+//! `f64` sources), in two variants chosen per call:
+//!
+//! - [`rebias`]: a target with a narrower exponent (float16, the float8/6/4 formats). One
+//!   floating-point addition rounds every finite magnitude, normal or subnormal in the
+//!   target, so no selection between a normal and a subnormal formula is needed.
+//! - [`truncate`]: a target with `f32`'s exponent (bfloat16). The bits are the target's
+//!   bits with a longer mantissa: an integer rounding of the whole word (sign included)
+//!   gives the code, with no re-biasing, no subnormal case and no clamp.
+//!
+//! Both process 32 elements per step in fixed-size arrays, which LLVM compiles to whole
+//! vectors and narrows with saturating packs (`vpackssdw`/`vpackusdw`, `vpackuswb`) instead
+//! of a shuffle per 8 elements. The rare elements (NaN, ±Inf, overflow without `clamp`) are
+//! found by the largest magnitude of the block (`vpmaxud`), compared once at the end.
+
+use crate::dtype::Word;
+use crate::dtype::layout::FloatLayout;
+
+const SM: u32 = 23;
+const MAG_MASK: u32 = 0x7fff_ffff;
+const EXP_MASK: u32 = 0x7f80_0000;
+const INF: u32 = EXP_MASK;
+const SOURCE_BIAS: i32 = 127;
+
+/// Elements per step: four 8-lane vectors, narrowed together.
+const STEP: usize = 32;
+
+/// The constants of a call, derived once from the layout.
+#[derive(Clone, Copy)]
+pub(super) struct Plan {
+    /// Difference in mantissa bits.
+    shift: u32,
+    /// The target's sign bit.
+    sign_bit: u32,
+    /// `f32` bits of the target's smallest normal value `2^emin`.
+    min_normal: u32,
+    /// `(SM - m) << SM`: the exponent step from `2^E` to `C = 2^(E + SM - m)`.
+    to_magic: u32,
+    /// `2^(bias - 127)`: moves the target's exponent range onto the bottom of `f32`'s.
+    scale: f32,
+    /// `f32` bits of the value of the clamped code (overflow under `clamp`).
+    clamp_source: u32,
+    /// A block with a magnitude at or above this holds a rare element.
+    limit: u32,
+    /// `2^(shift - 1) - 1`.
+    half_m1: u32,
+    /// Whether the target has `f32`'s exponent field (the [`truncate`] variant).
+    same_exponent: bool,
+}
+
+impl Plan {
+    /// The plan for `l`, or `None` when neither variant is exact for it (the caller then
+    /// uses the general kernel). `l` must satisfy [`super::applies`] for `f32` sources.
+    pub(super) const fn new(l: FloatLayout, clamp: bool) -> Option<Plan> {
+        let m = l.mantissa_bits;
+        let shift = SM - m;
+        let bias = l.bias;
+        let rebias = ((SOURCE_BIAS - bias) as u32) << SM;
+        let max_finite = l.max_finite_bits() as u32;
+        let clamped = match l.inf_bits() {
+            Some(inf) => inf as u32,
+            None => max_finite,
+        };
+        // Overflow after rounding starts at the midpoint between `max_finite` and the next
+        // code (the tie rounds up when `max_finite` is odd, down to it when even).
+        let over = (max_finite << shift) + rebias + (1 << (shift - 1)) + (1 - (max_finite & 1));
+        let limit = if clamp || over > INF { INF } else { over };
+        let same_exponent = l.exponent_bits == 8 && bias == SOURCE_BIAS;
+        if same_exponent {
+            // Every finite `f32` rounds to at most the Inf code, which is the clamped one
+            // only when the target has Inf; the sign lands on the target's sign bit only
+            // when -0 exists (no `fnuz`).
+            if !l.inf || !l.has_negative_zero() {
+                return None;
+            }
+        } else {
+            // `clamped` must be a normal code (its `f32` value is then `clamp_source`), and
+            // `C` for the largest exponent reaching the kernel, that of `clamp_source`,
+            // must be finite.
+            if clamped >> m == 0 {
+                return None;
+            }
+            let clamp_source = (clamped << shift) + rebias;
+            if (clamp_source >> SM) + shift > 254 || (clamp_source >> SM) < 1 || clamped >> m > 254
+            {
+                return None;
+            }
+        }
+        Some(Plan {
+            shift,
+            sign_bit: 1 << (l.exponent_bits + m),
+            min_normal: (((1 - bias) + SOURCE_BIAS) as u32) << SM,
+            to_magic: shift << SM,
+            scale: f32::from_bits((bias as u32) << SM),
+            clamp_source: (clamped << shift).wrapping_add(rebias),
+            limit,
+            half_m1: (1 << (shift - 1)) - 1,
+            same_exponent,
+        })
+    }
+}
+
+/// Convert `src` into `dst` by `plan`; `false` when the block holds a rare element (then
+/// `dst` is to be redone by the general kernel). With `NEG_ZERO` false (`fnuz`), a zero
+/// result is +0.
+#[inline(always)]
+pub(super) fn nearest_even<SW: Word, DW: Word, const NEG_ZERO: bool>(
+    src: &[SW],
+    dst: &mut [DW],
+    plan: Plan,
+) -> bool {
+    if !plan.same_exponent {
+        rebias::<SW, DW, NEG_ZERO>(src, dst, plan)
+    } else if NEG_ZERO && DW::BITS >= 16 {
+        // `Plan::new` accepts `f32`'s exponent only with -0, hence at least 10 bits.
+        truncate(src, dst, plan)
+    } else {
+        false
+    }
+}
+
+/// A target with a narrower exponent. For a finite magnitude `|x|` with exponent `E`
+/// (raised to the target's `emin` below it, so `E` covers the target's subnormals too),
+/// `C = 2^(E + SM - m)` has a source ulp of exactly the target's spacing `2^(E - m)` at
+/// `|x|`, and `|x| + C < 2C`: the IEEE sum, rounded to nearest-even by the FPU, is
+/// `C + k·2^(E - m)`, `k` the rounded magnitude in target ulps (`2^m <= k <= 2^(m+1)` for a
+/// normal result, a carry included; `k <= 2^m` below `2^emin`). `k` is the difference of
+/// the bit patterns, and the code is `((E + bias - 1) << m) + k`, which is
+/// `bits(t) - bits(C) + (bits(C) >> shift) - ((151 - m - bias) << m)`. Rust never flushes
+/// subnormals and uses nearest-even for `+`.
+///
+/// Overflow under `clamp` is handled on the source: the magnitude is limited to the value of
+/// the clamped code (rounding is monotonic), which also keeps `C` finite.
+#[inline(always)]
+fn rebias<SW: Word, DW: Word, const NEG_ZERO: bool>(src: &[SW], dst: &mut [DW], p: Plan) -> bool {
+    let one = |b: u32| -> (u32, u32) {
+        let mag = b & MAG_MASK;
+        let clamped = mag.min(p.clamp_source);
+        let c = (clamped & EXP_MASK).max(p.min_normal) + p.to_magic;
+        let c = f32::from_bits(c);
+        let rounded = (f32::from_bits(clamped) + c) - c;
+        let code = (rounded * p.scale).to_bits() >> p.shift;
+        let sign = ((b as i32) >> 31) as u32 & p.sign_bit;
+        let sign = if !NEG_ZERO && code == 0 { 0 } else { sign };
+        (sign | code, mag)
+    };
+    steps(src, dst, one) < p.limit
+}
+
+/// A target with `f32`'s exponent field (bfloat16): round the whole word to nearest-even at
+/// `shift` bits, `(b + 2^(shift-1) - 1 + lowest kept bit) >> shift`. Source subnormals are
+/// target subnormals with the same exponent field, a carry out of the mantissa moves into
+/// the exponent, the largest finite `f32` rounds at most to the Inf code (the clamped one,
+/// see [`Plan::new`]), and no sum reaches the sign bit for a finite magnitude (below
+/// `0x7f80_0000 + 2^(shift-1)`): the sign bit lands on the target's.
+#[inline(always)]
+fn truncate<SW: Word, DW: Word>(src: &[SW], dst: &mut [DW], p: Plan) -> bool {
+    let one = |b: u32| -> (u32, u32) {
+        let code = b.wrapping_add(p.half_m1 + ((b >> p.shift) & 1)) >> p.shift;
+        (code, b & MAG_MASK)
+    };
+    steps(src, dst, one) < p.limit
+}
+
+/// Run `one` (an element's bits to its code, sign included, and its magnitude) over `src`
+/// into `dst`, 32 elements per step; returns the largest magnitude.
+#[inline(always)]
+fn steps<SW: Word, DW: Word>(src: &[SW], dst: &mut [DW], one: impl Fn(u32) -> (u32, u32)) -> u32 {
+    // Codes are below 2^DW::BITS: the clamp is what lets LLVM narrow with saturating packs.
+    let word_max = if DW::BITS >= 32 {
+        i32::MAX
+    } else {
+        (1 << DW::BITS) - 1
+    };
+    let mut largest = [0u32; STEP];
+    let mut sc = src.chunks_exact(STEP);
+    let mut dc = dst.chunks_exact_mut(STEP);
+    for (s, d) in (&mut sc).zip(&mut dc) {
+        let mut codes = [0u32; STEP];
+        for i in 0..STEP {
+            let (code, mag) = one(s[i].to_u64() as u32);
+            codes[i] = code;
+            largest[i] = largest[i].max(mag);
+        }
+        for i in 0..STEP {
+            d[i] = DW::from_u64((codes[i] as i32).clamp(0, word_max) as u64);
+        }
+    }
+    let mut rest = 0;
+    for (s, d) in sc.remainder().iter().zip(dc.into_remainder()) {
+        let (code, mag) = one(s.to_u64() as u32);
+        *d = DW::from_u64(code as u64);
+        rest = rest.max(mag);
+    }
+    largest.into_iter().fold(rest, u32::max)
+}
