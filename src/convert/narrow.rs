@@ -72,14 +72,10 @@ pub(crate) fn cast<SW: Word, DW: Word>(
     }
     // `f32` sources have their own uniform kernels (`from_f32`), for the layouts they are
     // exact for; `f64` sources the one below.
-    let f32_plan = if source_f64 {
-        None
-    } else {
-        from_f32::Plan::new(l, clamp)
-    };
+    let f32_plan = from_f32::Plan::new(l, clamp);
     if mode == Rounding::NearestEven
         && nearest_even_applies(l, source_f64)
-        && (source_f64 || f32_plan.is_some())
+        && (source_f64 || f32_plan.valid)
     {
         // Block by block: the uniform kernel, and for a block it cannot finish (NaN, ±Inf,
         // overflow without `clamp`) the general one.
@@ -88,11 +84,11 @@ pub(crate) fn cast<SW: Word, DW: Word>(
             .chunks(NEAREST_EVEN_BLOCK)
             .zip(dst.chunks_mut(NEAREST_EVEN_BLOCK))
         {
-            let done = match (f32_plan, l.has_negative_zero()) {
-                (Some(p), true) => from_f32::nearest_even::<SW, DW, true>(s, d, p),
-                (Some(p), false) => from_f32::nearest_even::<SW, DW, false>(s, d, p),
-                (None, true) => nearest_even_f64::<SW, DW, true>(s, d, l, clamp),
-                (None, false) => nearest_even_f64::<SW, DW, false>(s, d, l, clamp),
+            let done = match (source_f64, l.has_negative_zero()) {
+                (false, true) => from_f32::nearest_even::<SW, DW, true>(s, d, f32_plan),
+                (false, false) => from_f32::nearest_even::<SW, DW, false>(s, d, f32_plan),
+                (true, true) => nearest_even_f64::<SW, DW, true>(s, d, l, clamp),
+                (true, false) => nearest_even_f64::<SW, DW, false>(s, d, l, clamp),
             };
             if !done {
                 rare |= if source_f64 {

@@ -23,6 +23,17 @@ const EXP_MASK: u32 = 0x7f80_0000;
 const INF: u32 = EXP_MASK;
 const SOURCE_BIAS: i32 = 127;
 
+/// A layout every step of [`Plan::new`] is defined for.
+const BFLOAT16: FloatLayout = FloatLayout {
+    exponent_bits: 8,
+    mantissa_bits: 7,
+    bias: 127,
+    signed: true,
+    subnormals: true,
+    inf: true,
+    nan: crate::dtype::NanEncoding::Ieee,
+};
+
 /// Elements per step: four 8-lane vectors, narrowed together.
 const STEP: usize = 32;
 
@@ -47,12 +58,35 @@ pub(super) struct Plan {
     half_m1: u32,
     /// Whether the target has `f32`'s exponent field (the [`truncate`] variant).
     same_exponent: bool,
+    /// Whether a variant is exact for the layout.
+    pub(super) valid: bool,
 }
 
 impl Plan {
-    /// The plan for `l`, or `None` when neither variant is exact for it (the caller then
-    /// uses the general kernel). `l` must satisfy [`super::applies`] for `f32` sources.
-    pub(super) const fn new(l: FloatLayout, clamp: bool) -> Option<Plan> {
+    /// The constants of the AVX2 kernel for 8-bit targets.
+    fn bytes(&self) -> crate::arch::ByteFloatPlan {
+        crate::arch::ByteFloatPlan {
+            clamp_source: self.clamp_source,
+            min_normal: self.min_normal,
+            to_magic: self.to_magic,
+            scale: self.scale,
+            shift: self.shift,
+            sign_bit: self.sign_bit as u16,
+        }
+    }
+
+    /// The plan for `l`; when neither variant is exact for it, `valid` is false (the caller
+    /// then uses the general kernel). `l` must satisfy [`super::applies`] for `f32` sources.
+    ///
+    /// Straight-line code (no early return): the caller runs per block, and LLVM hoists
+    /// branch-free arithmetic on the layout out of the loop over blocks.
+    #[inline(always)]
+    pub(super) const fn new(l: FloatLayout, clamp: bool) -> Plan {
+        // Any layout (also those of `f64` sources) gives a plan without overflow: one this
+        // module cannot serve is replaced by bfloat16's, and the plan marked invalid.
+        let usable = (l.mantissa_bits < SM) & (l.exponent_bits <= 8) & (l.bias >= 1);
+        let usable = usable & (l.bias <= SOURCE_BIAS);
+        let l = if usable { l } else { BFLOAT16 };
         let m = l.mantissa_bits;
         let shift = SM - m;
         let bias = l.bias;
@@ -66,38 +100,33 @@ impl Plan {
         // code (the tie rounds up when `max_finite` is odd, down to it when even).
         let over = (max_finite << shift) + rebias + (1 << (shift - 1)) + (1 - (max_finite & 1));
         let limit = if clamp || over > INF { INF } else { over };
+        let clamp_source = (clamped << shift).wrapping_add(rebias);
         let same_exponent = l.exponent_bits == 8 && bias == SOURCE_BIAS;
-        if same_exponent {
+        let valid = if same_exponent {
             // Every finite `f32` rounds to at most the Inf code, which is the clamped one
             // only when the target has Inf; the sign lands on the target's sign bit only
             // when -0 exists (no `fnuz`).
-            if !l.inf || !l.has_negative_zero() {
-                return None;
-            }
+            l.inf & l.has_negative_zero()
         } else {
-            // `clamped` must be a normal code (its `f32` value is then `clamp_source`), and
-            // `C` for the largest exponent reaching the kernel, that of `clamp_source`,
-            // must be finite.
-            if clamped >> m == 0 {
-                return None;
-            }
-            let clamp_source = (clamped << shift) + rebias;
-            if (clamp_source >> SM) + shift > 254 || (clamp_source >> SM) < 1 || clamped >> m > 254
-            {
-                return None;
-            }
-        }
-        Some(Plan {
+            // `clamped` must be a normal code (its `f32` value is then `clamp_source`), `C`
+            // for the largest exponent reaching the kernel, that of `clamp_source`, must be
+            // finite, and so must `clamp_source` scaled to the bottom of `f32`'s range.
+            let field = clamp_source >> SM;
+            (clamped >> m != 0) & (field >= 1) & (field + shift <= 254) & (clamped >> m <= 254)
+        };
+        let valid = valid & usable;
+        Plan {
             shift,
             sign_bit: 1 << (l.exponent_bits + m),
             min_normal: (((1 - bias) + SOURCE_BIAS) as u32) << SM,
             to_magic: shift << SM,
             scale: f32::from_bits((bias as u32) << SM),
-            clamp_source: (clamped << shift).wrapping_add(rebias),
+            clamp_source,
             limit,
             half_m1: (1 << (shift - 1)) - 1,
             same_exponent,
-        })
+            valid,
+        }
     }
 }
 
@@ -134,7 +163,19 @@ pub(super) fn nearest_even<SW: Word, DW: Word, const NEG_ZERO: bool>(
 /// the clamped code (rounding is monotonic), which also keeps `C` finite.
 #[inline(always)]
 fn rebias<SW: Word, DW: Word, const NEG_ZERO: bool>(src: &[SW], dst: &mut [DW], p: Plan) -> bool {
-    let one = |b: u32| -> (u32, u32) {
+    // 8-bit targets: the same arithmetic in explicit AVX2.
+    if let (Some(s), Some(d)) = (u32::of(SW::words(src)), u8::of_mut(DW::words_mut(dst))) {
+        if let Some(largest) = crate::arch::f32_to_byte_float::<NEG_ZERO>(s, d, p.bytes()) {
+            return largest < p.limit;
+        }
+    }
+    steps(src, dst, rebias_one::<NEG_ZERO>(p)) < p.limit
+}
+
+/// One element of [`rebias`]: its code (sign included) and its magnitude.
+#[inline(always)]
+fn rebias_one<const NEG_ZERO: bool>(p: Plan) -> impl Fn(u32) -> (u32, u32) {
+    move |b: u32| {
         let mag = b & MAG_MASK;
         let clamped = mag.min(p.clamp_source);
         let c = (clamped & EXP_MASK).max(p.min_normal) + p.to_magic;
@@ -144,8 +185,7 @@ fn rebias<SW: Word, DW: Word, const NEG_ZERO: bool>(src: &[SW], dst: &mut [DW], 
         let sign = ((b as i32) >> 31) as u32 & p.sign_bit;
         let sign = if !NEG_ZERO && code == 0 { 0 } else { sign };
         (sign | code, mag)
-    };
-    steps(src, dst, one) < p.limit
+    }
 }
 
 /// A target with `f32`'s exponent field (bfloat16): round the whole word to nearest-even at
@@ -194,4 +234,78 @@ fn steps<SW: Word, DW: Word>(src: &[SW], dst: &mut [DW], one: impl Fn(u32) -> (u
         rest = rest.max(mag);
     }
     largest.into_iter().fold(rest, u32::max)
+}
+
+#[cfg(test)]
+mod tests {
+    //! The explicit AVX2 kernel of the 8-bit targets against the portable one it stands in
+    //! for (`tests/it/narrow_f32_sweep.rs` checks what the crate runs, on an AVX2 machine
+    //! the former, against the exact reference): same codes, same largest magnitude.
+    use super::*;
+    use crate::dtype::{DType, Kind};
+    use crate::dtype::{
+        Float4E2M1Fn, Float6E2M3Fn, Float6E3M2Fn, Float8E3M4, Float8E4M3, Float8E4M3B11Fnuz,
+        Float8E4M3Fnuz, Float8E5M2, Float8E5M2Fnuz,
+    };
+
+    /// Every `f32` exponent field, every value of the kept bits, the dropped bits at 0, 1,
+    /// around half and all ones, both signs; a length that leaves a partial step.
+    fn patterns(m: u32) -> Vec<u32> {
+        let dropped = SM - m;
+        let half = 1u32 << (dropped - 1);
+        let mut out = Vec::new();
+        for exponent in 0..=255u32 {
+            for kept in 0..1u32 << m {
+                for low in [0, 1, half - 1, half, half + 1, (half << 1) - 1] {
+                    let bits = (exponent << SM) | (kept << dropped) | low;
+                    out.extend([bits, bits | 1 << 31]);
+                }
+            }
+        }
+        out.truncate(out.len() - 7);
+        out
+    }
+
+    fn check<const NEG_ZERO: bool>(l: FloatLayout) {
+        for clamp in [false, true] {
+            let p = Plan::new(l, clamp);
+            assert!(p.valid && !p.same_exponent, "{l:?}");
+            let src = patterns(l.mantissa_bits);
+            let mut fast = vec![0u8; src.len()];
+            let mut portable = vec![0u8; src.len()];
+            let Some(largest) =
+                crate::arch::f32_to_byte_float::<NEG_ZERO>(&src, &mut fast, p.bytes())
+            else {
+                return; // no AVX2 here: nothing to compare
+            };
+            assert_eq!(
+                largest,
+                steps(&src, &mut portable, rebias_one::<NEG_ZERO>(p)),
+                "{l:?}"
+            );
+            for (i, (a, b)) in fast.iter().zip(&portable).enumerate() {
+                assert_eq!(a, b, "{l:?} clamp {clamp}: f32 {:#010x}", src[i]);
+            }
+        }
+    }
+
+    fn layout<T: DType>() -> FloatLayout {
+        let Kind::Float(l) = T::KIND else {
+            unreachable!("float types only")
+        };
+        l
+    }
+
+    #[test]
+    fn byte_formats_avx2_kernel_equals_portable() {
+        check::<true>(layout::<Float4E2M1Fn>());
+        check::<true>(layout::<Float6E2M3Fn>());
+        check::<true>(layout::<Float6E3M2Fn>());
+        check::<true>(layout::<Float8E3M4>());
+        check::<true>(layout::<Float8E4M3>());
+        check::<false>(layout::<Float8E4M3B11Fnuz>());
+        check::<false>(layout::<Float8E4M3Fnuz>());
+        check::<true>(layout::<Float8E5M2>());
+        check::<false>(layout::<Float8E5M2Fnuz>());
+    }
 }
