@@ -229,8 +229,8 @@ pub(crate) struct ByteFloatPlan {
     pub(crate) min_normal: u32,
     /// Added to an exponent field: `C = 2^(E + shift)`.
     pub(crate) to_magic: u32,
-    /// `2^(target bias - 127)`.
-    pub(crate) scale: f32,
+    /// Subtracted from the 16-bit codes: `(151 - m - bias) << m`.
+    pub(crate) code_offset: u16,
     /// Difference in mantissa bits.
     pub(crate) shift: u32,
     /// The target's sign bit (at most `0x80`).
@@ -284,14 +284,15 @@ unsafe fn avx2_f32_to_byte_float<const NEG_ZERO: bool>(
         let clamp_source = _mm256_set1_epi32(p.clamp_source as i32);
         let min_normal = _mm256_set1_epi32(p.min_normal as i32);
         let to_magic = _mm256_set1_epi32(p.to_magic as i32);
-        let scale = _mm256_set1_ps(p.scale);
+        let code_offset = _mm256_set1_epi16(p.code_offset as i16);
         let shift = _mm_cvtsi32_si128(p.shift as i32);
         let sign_bit = _mm256_set1_epi16(p.sign_bit as i16);
         // After the in-lane packs, 4-byte group `i` holds elements `4 * order[i]..`.
         let order = _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7);
         let zero = _mm256_setzero_si256();
         let mut largest = zero;
-        // The code of 8 elements (no sign), their magnitudes folded into `largest`.
+        // The code of 8 elements plus `code_offset` (no sign; below 2^15), their magnitudes
+        // folded into `largest`.
         macro_rules! code {
             ($b:expr) => {{
                 let mag = _mm256_and_si256($b, mag_mask);
@@ -300,8 +301,8 @@ unsafe fn avx2_f32_to_byte_float<const NEG_ZERO: bool>(
                 let e = _mm256_max_epu32(_mm256_and_si256(clamped, exp_mask), min_normal);
                 let c = _mm256_castsi256_ps(_mm256_add_epi32(e, to_magic));
                 let sum = _mm256_add_ps(_mm256_castsi256_ps(clamped), c);
-                let rounded = _mm256_mul_ps(_mm256_sub_ps(sum, c), scale);
-                _mm256_srl_epi32(_mm256_castps_si256(rounded), shift)
+                let k = _mm256_sub_epi32(_mm256_castps_si256(sum), _mm256_castps_si256(c));
+                _mm256_add_epi32(k, _mm256_srl_epi32(_mm256_castps_si256(c), shift))
             }};
         }
         // Codes and signs of 16 elements in 16-bit lanes: the sign of `b` survives the
@@ -309,6 +310,7 @@ unsafe fn avx2_f32_to_byte_float<const NEG_ZERO: bool>(
         macro_rules! half {
             ($b0:expr, $b1:expr) => {{
                 let codes = _mm256_packus_epi32(code!($b0), code!($b1));
+                let codes = _mm256_sub_epi16(codes, code_offset);
                 let signs = _mm256_srai_epi16(_mm256_packs_epi32($b0, $b1), 15);
                 let mut signs = _mm256_and_si256(signs, sign_bit);
                 if !NEG_ZERO {
