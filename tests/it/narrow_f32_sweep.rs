@@ -71,9 +71,9 @@ fn check<D: Real>() {
         );
         let mut got = vec![D::default(); kept.len()];
         assert_eq!(cast_slice(&kept, &mut got, opts), Ok(()));
-        for i in 0..kept.len() {
-            assert!(
-                got[i].to_bits() == expected[i].to_bits(),
+        let first_difference = (0..kept.len()).find(|&i| got[i].to_bits() != expected[i].to_bits());
+        if let Some(i) = first_difference {
+            panic!(
                 "f32 {:#010x} -> {} {oor:?}: fast {:#x}, reference {:#x}",
                 kept[i].to_bits(),
                 D::NAME,
