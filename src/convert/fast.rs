@@ -447,11 +447,12 @@ fn narrow<SW: Word, DW: Word>(
     crate::arch::vectorized(
         #[inline(always)]
         move || {
+            let plan = super::narrow::plan(l, oor);
             by_blocks(
                 src,
                 dst,
                 #[inline(always)]
-                |s, d| !super::narrow::cast(s, d, mode, oor, l),
+                |s, d| !super::narrow::cast(s, d, mode, oor, l, plan),
             )
         },
     )

@@ -43,8 +43,21 @@ pub(crate) const fn applies(l: FloatLayout, source_f64: bool) -> bool {
         && l.bias >= 1
 }
 
-/// Convert `src` (`f32` or `f64` bits, by word width) into `dst` in layout `l`. Returns
-/// whether a rare element was seen, in which case `dst` must be redone by the reference path.
+/// The constants of the `f32` nearest-even kernels for a layout and rule: made once per
+/// call by [`plan`], outside the loop over blocks (LLVM does not hoist them out of it).
+pub(crate) use from_f32::Plan;
+
+/// [`Plan`] for `l` under `oor`.
+#[inline(always)]
+pub(crate) fn plan(l: FloatLayout, oor: OutOfRange) -> Plan {
+    Plan::new(l, oor == OutOfRange::Clamp)
+}
+
+/// Convert `src` (`f32` or `f64` bits, by word width) into `dst` in layout `l`; `f32_plan`
+/// is [`plan`]`(l, oor)`. Returns whether a rare element was seen, in which case `dst` must
+/// be redone by the reference path. Called per fast-path block ([`super::fast::FAST_BLOCK`]
+/// elements): a longer slice is still converted right, but a rare element makes the general
+/// kernel redo all of it.
 #[inline(always)]
 pub(crate) fn cast<SW: Word, DW: Word>(
     src: &[SW],
@@ -52,6 +65,7 @@ pub(crate) fn cast<SW: Word, DW: Word>(
     mode: Rounding,
     oor: OutOfRange,
     l: FloatLayout,
+    f32_plan: Plan,
 ) -> bool {
     let source_f64 = SW::BITS == 64;
     let clamp = oor == OutOfRange::Clamp;
@@ -72,11 +86,21 @@ pub(crate) fn cast<SW: Word, DW: Word>(
     }
     // `f32` sources have their own uniform kernels (`from_f32`), for the layouts they are
     // exact for; `f64` sources the one below.
-    let f32_plan = from_f32::Plan::new(l, clamp);
     if mode == Rounding::NearestEven
         && nearest_even_applies(l, source_f64)
         && (source_f64 || f32_plan.valid)
     {
+        // `f32`: the slice is one fast-path block, without the chunking below (LLVM computes
+        // its slice bookkeeping for every path at each call: 0.2 instruction per element);
+        // the general kernel redoes it when the uniform one cannot finish it.
+        if !source_f64 {
+            let done = if l.has_negative_zero() {
+                from_f32::nearest_even::<SW, DW, true>(src, dst, f32_plan)
+            } else {
+                from_f32::nearest_even::<SW, DW, false>(src, dst, f32_plan)
+            };
+            return !done && from_f32::<SW, DW, NEAREST_EVEN>(src, dst, l, clamp);
+        }
         // Block by block: the uniform kernel, and for a block it cannot finish (NaN, ±Inf,
         // overflow without `clamp`) the general one.
         let mut rare = false;

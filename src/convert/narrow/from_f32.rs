@@ -39,7 +39,7 @@ const STEP: usize = 32;
 
 /// The constants of a call, derived once from the layout.
 #[derive(Clone, Copy)]
-pub(super) struct Plan {
+pub(crate) struct Plan {
     /// Difference in mantissa bits.
     shift: u32,
     /// The target's sign bit.
@@ -81,7 +81,7 @@ impl Plan {
     /// Straight-line code (no early return): the caller runs per block, and LLVM hoists
     /// branch-free arithmetic on the layout out of the loop over blocks.
     #[inline(always)]
-    pub(super) const fn new(l: FloatLayout, clamp: bool) -> Plan {
+    pub(crate) const fn new(l: FloatLayout, clamp: bool) -> Plan {
         // Any layout (also those of `f64` sources) gives a plan without overflow: one this
         // module cannot serve is replaced by bfloat16's, and the plan marked invalid.
         let usable = (l.mantissa_bits < SM) & (l.exponent_bits <= 8) & (l.bias >= 1);
