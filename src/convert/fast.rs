@@ -448,6 +448,9 @@ fn narrow<SW: Word, DW: Word>(
         #[inline(always)]
         move || {
             let plan = super::narrow::plan(l, oor);
+            if let Some(done) = super::narrow::f32_nearest_even(src, dst, mode, oor, l, plan) {
+                return done;
+            }
             by_blocks(
                 src,
                 dst,

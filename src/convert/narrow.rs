@@ -19,7 +19,9 @@
 //! The loop has no data-dependent branches (the rounding mode is a const parameter), so LLVM
 //! vectorizes it with variable shifts.
 
-use super::fast::{NEAREST_AWAY, NEAREST_EVEN, TOWARDS_NEGATIVE, TOWARDS_POSITIVE, TOWARDS_ZERO};
+use super::fast::{
+    FAST_BLOCK, NEAREST_AWAY, NEAREST_EVEN, TOWARDS_NEGATIVE, TOWARDS_POSITIVE, TOWARDS_ZERO,
+};
 use super::{OutOfRange, Rounding};
 use crate::dtype::Word;
 use crate::dtype::layout::FloatLayout;
@@ -51,6 +53,43 @@ pub(crate) use from_f32::Plan;
 #[inline(always)]
 pub(crate) fn plan(l: FloatLayout, oor: OutOfRange) -> Plan {
     Plan::new(l, oor == OutOfRange::Clamp)
+}
+
+/// `f32` sources, nearest-even, a layout the `from_f32` kernels serve: all of `src` into
+/// `dst` block by block in one loop (the loop over blocks is here rather than in the
+/// caller's `by_blocks`, so that nothing of a block's set-up but the kernel's is repeated),
+/// each block the general kernel cannot finish redone by it. Returns how many elements are
+/// done (those before the first block with an element for the reference path), or `None`
+/// when this path does not apply.
+#[inline(always)]
+pub(crate) fn f32_nearest_even<SW: Word, DW: Word>(
+    src: &[SW],
+    dst: &mut [DW],
+    mode: Rounding,
+    oor: OutOfRange,
+    l: FloatLayout,
+    plan: Plan,
+) -> Option<usize> {
+    if SW::BITS != 32 || mode != Rounding::NearestEven || !nearest_even_applies(l, false) {
+        return None;
+    }
+    if !plan.valid {
+        return None;
+    }
+    let clamp = oor == OutOfRange::Clamp;
+    let mut done = 0;
+    for (s, d) in src.chunks(FAST_BLOCK).zip(dst.chunks_mut(FAST_BLOCK)) {
+        let finished = if l.has_negative_zero() {
+            from_f32::nearest_even::<SW, DW, true>(s, d, plan)
+        } else {
+            from_f32::nearest_even::<SW, DW, false>(s, d, plan)
+        };
+        if !finished && from_f32::<SW, DW, NEAREST_EVEN>(s, d, l, clamp) {
+            return Some(done);
+        }
+        done += s.len();
+    }
+    Some(done)
 }
 
 /// Convert `src` (`f32` or `f64` bits, by word width) into `dst` in layout `l`; `f32_plan`
