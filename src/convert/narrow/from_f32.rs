@@ -17,7 +17,7 @@
 //! (`vpmaxud`), compared once at the end.
 //!
 //! Measured by callgrind (instructions per element, docs/performance.md, "Third pass"):
-//! from 3.6-3.8 to 1.6 (bfloat16) and 2.25 (float8/float4).
+//! from 3.6-3.8 to 1.6 (bfloat16) and 2.1 (float8/float4).
 
 use crate::dtype::Word;
 use crate::dtype::layout::FloatLayout;
