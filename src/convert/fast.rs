@@ -462,11 +462,15 @@ fn narrow<SW: Word, DW: Word>(
     crate::arch::vectorized(
         #[inline(always)]
         move || {
+            let plan = super::narrow::plan(l, oor);
+            if let Some(done) = super::narrow::f32_nearest_even(src, dst, mode, oor, l, plan) {
+                return done;
+            }
             by_blocks(
                 src,
                 dst,
                 #[inline(always)]
-                |s, d| !super::narrow::cast(s, d, mode, oor, l),
+                |s, d| !super::narrow::cast(s, d, mode, oor, l, plan),
             )
         },
     )

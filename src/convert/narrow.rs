@@ -19,11 +19,15 @@
 //! The loop has no data-dependent branches (the rounding mode is a const parameter), so LLVM
 //! vectorizes it with variable shifts.
 
-use super::fast::{NEAREST_AWAY, NEAREST_EVEN, TOWARDS_NEGATIVE, TOWARDS_POSITIVE, TOWARDS_ZERO};
+use super::fast::{
+    FAST_BLOCK, NEAREST_AWAY, NEAREST_EVEN, TOWARDS_NEGATIVE, TOWARDS_POSITIVE, TOWARDS_ZERO,
+};
 use super::{OutOfRange, Rounding};
 use crate::arch::F16c;
 use crate::dtype::layout::{FLOAT16, FloatLayout};
 use crate::dtype::{Word, Words};
+
+mod from_f32;
 
 /// Whether the kernel is exact for `source -> l`: a signed target with subnormals, fewer
 /// mantissa bits, and a bias no larger than the source's (so that a source subnormal is a
@@ -42,8 +46,62 @@ pub(crate) const fn applies(l: FloatLayout, source_f64: bool) -> bool {
         && l.bias >= 1
 }
 
-/// Convert `src` (`f32` or `f64` bits, by word width) into `dst` in layout `l`. Returns
-/// whether a rare element was seen, in which case `dst` must be redone by the reference path.
+/// The constants of the `f32` nearest-even kernels for a layout and rule: made once per
+/// call by [`plan`], outside the loop over blocks (LLVM does not hoist them out of it).
+pub(crate) use from_f32::Plan;
+
+/// [`Plan`] for `l` under `oor`.
+#[inline(always)]
+pub(crate) fn plan(l: FloatLayout, oor: OutOfRange) -> Plan {
+    Plan::new(l, oor == OutOfRange::Clamp)
+}
+
+/// `f32` sources, nearest-even, a layout the `from_f32` kernels serve: all of `src` into
+/// `dst` block by block in one loop (the loop over blocks is here rather than in the
+/// caller's `by_blocks`, so that nothing of a block's set-up but the kernel's is repeated),
+/// each block the general kernel cannot finish redone by it. Returns how many elements are
+/// done (those before the first block with an element for the reference path), or `None`
+/// when this path does not apply.
+#[inline(always)]
+pub(crate) fn f32_nearest_even<SW: Word, DW: Word>(
+    src: &[SW],
+    dst: &mut [DW],
+    mode: Rounding,
+    oor: OutOfRange,
+    l: FloatLayout,
+    plan: Plan,
+) -> Option<usize> {
+    if SW::BITS != 32 || mode != Rounding::NearestEven || !nearest_even_applies(l, false) {
+        return None;
+    }
+    // float16 goes by F16C where the CPU has it (`cast`).
+    if l == FLOAT16 && DW::BITS == 16 && crate::arch::F16c::detect().is_some() {
+        return None;
+    }
+    if !plan.valid {
+        return None;
+    }
+    let clamp = oor == OutOfRange::Clamp;
+    let mut done = 0;
+    for (s, d) in src.chunks(FAST_BLOCK).zip(dst.chunks_mut(FAST_BLOCK)) {
+        let finished = if l.has_negative_zero() {
+            from_f32::nearest_even::<SW, DW, true>(s, d, plan)
+        } else {
+            from_f32::nearest_even::<SW, DW, false>(s, d, plan)
+        };
+        if !finished && from_f32::<SW, DW, NEAREST_EVEN>(s, d, l, clamp) {
+            return Some(done);
+        }
+        done += s.len();
+    }
+    Some(done)
+}
+
+/// Convert `src` (`f32` or `f64` bits, by word width) into `dst` in layout `l`; `f32_plan`
+/// is [`plan`]`(l, oor)`. Returns whether a rare element was seen, in which case `dst` must
+/// be redone by the reference path. Called per fast-path block ([`super::fast::FAST_BLOCK`]
+/// elements): a longer slice is still converted right, but a rare element makes the general
+/// kernel redo all of it.
 #[inline(always)]
 pub(crate) fn cast<SW: Word, DW: Word>(
     src: &[SW],
@@ -51,6 +109,7 @@ pub(crate) fn cast<SW: Word, DW: Word>(
     mode: Rounding,
     oor: OutOfRange,
     l: FloatLayout,
+    f32_plan: Plan,
 ) -> bool {
     let source_f64 = SW::BITS == 64;
     let clamp = oor == OutOfRange::Clamp;
@@ -69,26 +128,41 @@ pub(crate) fn cast<SW: Word, DW: Word>(
             }
         };
     }
-    if mode == Rounding::NearestEven && nearest_even_applies(l, source_f64) {
+    // float16 by the hardware conversion when the CPU has it (`arch::F16c`), from either
+    // source. Otherwise `f32` sources have their own uniform kernels (`from_f32`), for the
+    // layouts they are exact for; `f64` sources the one below.
+    let f16c = if l == FLOAT16 && DW::BITS == 16 {
+        crate::arch::F16c::detect()
+    } else {
+        None
+    };
+    if mode == Rounding::NearestEven
+        && nearest_even_applies(l, source_f64)
+        && (source_f64 || f16c.is_some() || f32_plan.valid)
+    {
+        // `f32`: the slice is one fast-path block, without the chunking below (LLVM computes
+        // its slice bookkeeping for every path at each call: 0.2 instruction per element);
+        // the general kernel redoes it when the uniform one cannot finish it.
+        if !source_f64 && f16c.is_none() {
+            let done = if l.has_negative_zero() {
+                from_f32::nearest_even::<SW, DW, true>(src, dst, f32_plan)
+            } else {
+                from_f32::nearest_even::<SW, DW, false>(src, dst, f32_plan)
+            };
+            return !done && from_f32::<SW, DW, NEAREST_EVEN>(src, dst, l, clamp);
+        }
         // Block by block: the uniform kernel, and for a block it cannot finish (NaN, ±Inf,
         // overflow without `clamp`) the general one.
-        // float16 by the hardware conversion when the CPU has it (`arch::F16c`).
-        let f16c = if l == FLOAT16 && DW::BITS == 16 {
-            crate::arch::F16c::detect()
-        } else {
-            None
-        };
         let mut rare = false;
         for (s, d) in src
             .chunks(NEAREST_EVEN_BLOCK)
             .zip(dst.chunks_mut(NEAREST_EVEN_BLOCK))
         {
-            let done = match (f16c, source_f64, l.has_negative_zero()) {
-                (Some(hw), _, _) => by_f16c(hw, s, d, clamp),
-                (None, true, true) => nearest_even_f64::<SW, DW, true>(s, d, l, clamp),
-                (None, true, false) => nearest_even_f64::<SW, DW, false>(s, d, l, clamp),
-                (None, false, true) => nearest_even_f32::<SW, DW, true>(s, d, l, clamp),
-                (None, false, false) => nearest_even_f32::<SW, DW, false>(s, d, l, clamp),
+            // Without F16C only `f64` sources come here.
+            let done = match (f16c, l.has_negative_zero()) {
+                (Some(hw), _) => by_f16c(hw, s, d, clamp),
+                (None, true) => nearest_even_f64::<SW, DW, true>(s, d, l, clamp),
+                (None, false) => nearest_even_f64::<SW, DW, false>(s, d, l, clamp),
             };
             if !done {
                 rare |= if source_f64 {
@@ -237,7 +311,6 @@ macro_rules! nearest_even_kernel {
     };
 }
 
-nearest_even_kernel!(nearest_even_f32, u32, i32, f32, 23, 8);
 nearest_even_kernel!(nearest_even_f64, u64, i64, f64, 52, 11);
 
 macro_rules! kernel {

@@ -26,6 +26,7 @@ mod fused_chain;
 mod layouts;
 mod messages;
 mod metadata;
+mod narrow_f32_sweep;
 #[cfg(feature = "rayon")]
 mod parallel;
 mod robustness;

@@ -1,0 +1,318 @@
+//! The nearest-even narrowing of `f32` into a smaller float format with the same shift for
+//! every element (see the parent module for the general kernel, and `nearest_even_f64` for
+//! `f64` sources), in two variants chosen per call:
+//!
+//! - [`rebias`]: a target with a narrower exponent (float16, the float8/6/4 formats). One
+//!   floating-point addition rounds every finite magnitude, normal or subnormal in the
+//!   target, so no selection between a normal and a subnormal formula is needed.
+//! - [`truncate`]: a target with `f32`'s exponent (bfloat16). The bits are the target's
+//!   bits with a longer mantissa: an integer rounding of the whole word (sign included)
+//!   gives the code, with no re-biasing, no subnormal case and no clamp.
+//!
+//! Both process 32 elements per step in fixed-size arrays, which LLVM compiles to whole
+//! vectors and narrows with saturating packs (`vpackssdw`/`vpackusdw`, `vpackuswb`) instead
+//! of a shuffle per 8 elements; for 8-bit targets `rebias` runs as explicit AVX2
+//! (`arch::f32_to_byte_float`, same arithmetic) when the CPU has it. The rare elements
+//! (NaN, ±Inf, overflow without `clamp`) are found by the largest magnitude of the block
+//! (`vpmaxud`), compared once at the end.
+//!
+//! Measured by callgrind (instructions per element, docs/performance.md, "Third pass"):
+//! from 3.6-3.8 to 1.6 (bfloat16) and 2.1 (float8/float4).
+
+use crate::dtype::Word;
+use crate::dtype::layout::FloatLayout;
+
+const SM: u32 = 23;
+const MAG_MASK: u32 = 0x7fff_ffff;
+const EXP_MASK: u32 = 0x7f80_0000;
+const INF: u32 = EXP_MASK;
+const SOURCE_BIAS: i32 = 127;
+
+/// A layout every step of [`Plan::new`] is defined for.
+const BFLOAT16: FloatLayout = FloatLayout {
+    exponent_bits: 8,
+    mantissa_bits: 7,
+    bias: 127,
+    signed: true,
+    subnormals: true,
+    inf: true,
+    nan: crate::dtype::NanEncoding::Ieee,
+};
+
+/// Elements per step: four 8-lane vectors, narrowed together.
+const STEP: usize = 32;
+
+/// The constants of a call, derived once from the layout (see [`super::plan`]).
+#[derive(Clone, Copy)]
+pub(crate) struct Plan {
+    /// Difference in mantissa bits.
+    shift: u32,
+    /// The target's sign bit.
+    sign_bit: u32,
+    /// `f32` bits of the target's smallest normal value `2^emin`.
+    min_normal: u32,
+    /// `(SM - m) << SM`: the exponent step from `2^E` to `C = 2^(E + SM - m)`.
+    to_magic: u32,
+    /// `(151 - m - bias) << m`: see [`rebias`].
+    code_offset: u32,
+    /// `f32` bits of the value of the clamped code (overflow under `clamp`).
+    clamp_source: u32,
+    /// A block with a magnitude at or above this holds a rare element.
+    limit: u32,
+    /// `2^(shift - 1) - 1`.
+    half_m1: u32,
+    /// Whether the target has `f32`'s exponent field (the [`truncate`] variant).
+    same_exponent: bool,
+    /// Whether a variant is exact for the layout.
+    pub(super) valid: bool,
+}
+
+impl Plan {
+    /// The constants of the AVX2 kernel for 8-bit targets.
+    fn bytes(&self) -> crate::arch::ByteFloatPlan {
+        crate::arch::ByteFloatPlan {
+            clamp_source: self.clamp_source,
+            min_normal: self.min_normal,
+            to_magic: self.to_magic,
+            code_offset: self.code_offset as u16,
+            shift: self.shift,
+            sign_bit: self.sign_bit as u16,
+        }
+    }
+
+    /// The plan for `l`; when neither variant is exact for it, `valid` is false (the caller
+    /// then uses the general kernel). `l` must satisfy [`super::applies`] for `f32` sources.
+    ///
+    /// Straight-line code (no early return): the caller runs per block, and LLVM hoists
+    /// branch-free arithmetic on the layout out of the loop over blocks.
+    #[inline(always)]
+    pub(crate) const fn new(l: FloatLayout, clamp: bool) -> Plan {
+        // Any layout (also those of `f64` sources) gives a plan without overflow: one this
+        // module cannot serve is replaced by bfloat16's, and the plan marked invalid.
+        let usable = (l.mantissa_bits < SM) & (l.exponent_bits <= 8) & (l.bias >= 1);
+        let usable = usable & (l.bias <= SOURCE_BIAS);
+        let l = if usable { l } else { BFLOAT16 };
+        let m = l.mantissa_bits;
+        let shift = SM - m;
+        let bias = l.bias;
+        let rebias = ((SOURCE_BIAS - bias) as u32) << SM;
+        let max_finite = l.max_finite_bits() as u32;
+        let clamped = match l.inf_bits() {
+            Some(inf) => inf as u32,
+            None => max_finite,
+        };
+        // Overflow after rounding starts at the midpoint between `max_finite` and the next
+        // code (the tie rounds up when `max_finite` is odd, down to it when even).
+        let over = (max_finite << shift) + rebias + (1 << (shift - 1)) + (1 - (max_finite & 1));
+        let limit = if clamp || over > INF { INF } else { over };
+        let clamp_source = (clamped << shift).wrapping_add(rebias);
+        let same_exponent = l.exponent_bits == 8 && bias == SOURCE_BIAS;
+        let valid = if same_exponent {
+            // Every finite `f32` rounds to at most the Inf code, which is the clamped one
+            // only when the target has Inf; the sign lands on the target's sign bit only
+            // when -0 exists (no `fnuz`).
+            l.inf & l.has_negative_zero()
+        } else {
+            // `clamped` must be a normal code (its `f32` value is then `clamp_source`), and
+            // `C` for the largest exponent reaching the kernel, that of `clamp_source`, must
+            // be finite.
+            let field = clamp_source >> SM;
+            (clamped >> m != 0) & (field >= 1) & (field + shift <= 254)
+        };
+        let valid = valid & usable;
+        Plan {
+            shift,
+            sign_bit: 1 << (l.exponent_bits + m),
+            min_normal: (((1 - bias) + SOURCE_BIAS) as u32) << SM,
+            to_magic: shift << SM,
+            code_offset: ((151 - bias) as u32 - m) << m,
+            clamp_source,
+            limit,
+            half_m1: (1 << (shift - 1)) - 1,
+            same_exponent,
+            valid,
+        }
+    }
+}
+
+/// Convert `src` into `dst` by `plan`; `false` when the block holds a rare element (then
+/// `dst` is to be redone by the general kernel). With `NEG_ZERO` false (`fnuz`), a zero
+/// result is +0.
+#[inline(always)]
+pub(super) fn nearest_even<SW: Word, DW: Word, const NEG_ZERO: bool>(
+    src: &[SW],
+    dst: &mut [DW],
+    plan: Plan,
+) -> bool {
+    if !plan.same_exponent {
+        rebias::<SW, DW, NEG_ZERO>(src, dst, plan)
+    } else if NEG_ZERO && DW::BITS >= 16 {
+        // `Plan::new` accepts `f32`'s exponent only with -0, hence at least 10 bits.
+        truncate(src, dst, plan)
+    } else {
+        false
+    }
+}
+
+/// A target with a narrower exponent. For a finite magnitude `|x|` with exponent `E`
+/// (raised to the target's `emin` below it, so `E` covers the target's subnormals too),
+/// `C = 2^(E + SM - m)` has a source ulp of exactly the target's spacing `2^(E - m)` at
+/// `|x|`, and `|x| + C < 2C`: the IEEE sum, rounded to nearest-even by the FPU, is
+/// `C + k·2^(E - m)`, `k` the rounded magnitude in target ulps (`2^m <= k <= 2^(m+1)` for a
+/// normal result, a carry included; `k <= 2^m` below `2^emin`). `k` is the difference of
+/// the bit patterns, and the code is `((E + bias - 1) << m) + k`, which is
+/// `bits(t) - bits(C) + (bits(C) >> shift) - ((151 - m - bias) << m)`. Rust never flushes
+/// subnormals and uses nearest-even for `+`; no result of the float operations is
+/// subnormal (`(t - C) * 2^(bias - 127)` would give the code too, but a multiply with a
+/// subnormal result is slow on x86: 1.3x slower on `float4_e2m1fn`, whose values below 1
+/// are subnormal there).
+///
+/// Overflow under `clamp` is handled on the source: the magnitude is limited to the value of
+/// the clamped code (rounding is monotonic), which also keeps `C` finite.
+#[inline(always)]
+fn rebias<SW: Word, DW: Word, const NEG_ZERO: bool>(src: &[SW], dst: &mut [DW], p: Plan) -> bool {
+    // 8-bit targets: the same arithmetic in explicit AVX2.
+    if let (Some(s), Some(d)) = (u32::of(SW::words(src)), u8::of_mut(DW::words_mut(dst))) {
+        if let Some(largest) = crate::arch::f32_to_byte_float::<NEG_ZERO>(s, d, p.bytes()) {
+            return largest < p.limit;
+        }
+    }
+    steps(src, dst, rebias_one::<NEG_ZERO>(p)) < p.limit
+}
+
+/// One element of [`rebias`]: its code (sign included) and its magnitude.
+#[inline(always)]
+fn rebias_one<const NEG_ZERO: bool>(p: Plan) -> impl Fn(u32) -> (u32, u32) {
+    move |b: u32| {
+        let mag = b & MAG_MASK;
+        let clamped = mag.min(p.clamp_source);
+        let c = (clamped & EXP_MASK).max(p.min_normal) + p.to_magic;
+        let t = (f32::from_bits(clamped) + f32::from_bits(c)).to_bits();
+        let code = t.wrapping_sub(c) + (c >> p.shift) - p.code_offset;
+        let sign = ((b as i32) >> 31) as u32 & p.sign_bit;
+        let sign = if !NEG_ZERO && code == 0 { 0 } else { sign };
+        (sign | code, mag)
+    }
+}
+
+/// A target with `f32`'s exponent field (bfloat16): round the whole word to nearest-even at
+/// `shift` bits, `(b + 2^(shift-1) - 1 + lowest kept bit) >> shift`. Source subnormals are
+/// target subnormals with the same exponent field, a carry out of the mantissa moves into
+/// the exponent, the largest finite `f32` rounds at most to the Inf code (the clamped one,
+/// see [`Plan::new`]), and no sum reaches the sign bit for a finite magnitude (below
+/// `0x7f80_0000 + 2^(shift-1)`): the sign bit lands on the target's.
+#[inline(always)]
+fn truncate<SW: Word, DW: Word>(src: &[SW], dst: &mut [DW], p: Plan) -> bool {
+    let one = |b: u32| -> (u32, u32) {
+        let code = b.wrapping_add(p.half_m1 + ((b >> p.shift) & 1)) >> p.shift;
+        (code, b & MAG_MASK)
+    };
+    steps(src, dst, one) < p.limit
+}
+
+/// Run `one` (an element's bits to its code, sign included, and its magnitude) over `src`
+/// into `dst`, 32 elements per step; returns the largest magnitude.
+#[inline(always)]
+fn steps<SW: Word, DW: Word>(src: &[SW], dst: &mut [DW], one: impl Fn(u32) -> (u32, u32)) -> u32 {
+    // Codes are below 2^DW::BITS: the clamp is what lets LLVM narrow with saturating packs.
+    let word_max = if DW::BITS >= 32 {
+        i32::MAX
+    } else {
+        (1 << DW::BITS) - 1
+    };
+    let mut largest = [0u32; STEP];
+    let mut sc = src.chunks_exact(STEP);
+    let mut dc = dst.chunks_exact_mut(STEP);
+    for (s, d) in (&mut sc).zip(&mut dc) {
+        let mut codes = [0u32; STEP];
+        for i in 0..STEP {
+            let (code, mag) = one(s[i].to_u64() as u32);
+            codes[i] = code;
+            largest[i] = largest[i].max(mag);
+        }
+        for i in 0..STEP {
+            d[i] = DW::from_u64((codes[i] as i32).clamp(0, word_max) as u64);
+        }
+    }
+    let mut rest = 0;
+    for (s, d) in sc.remainder().iter().zip(dc.into_remainder()) {
+        let (code, mag) = one(s.to_u64() as u32);
+        *d = DW::from_u64(code as u64);
+        rest = rest.max(mag);
+    }
+    largest.into_iter().fold(rest, u32::max)
+}
+
+#[cfg(test)]
+mod tests {
+    //! The explicit AVX2 kernel of the 8-bit targets against the portable one it stands in
+    //! for (`tests/it/narrow_f32_sweep.rs` checks what the crate runs, on an AVX2 machine
+    //! the former, against the exact reference): same codes, same largest magnitude.
+    use super::*;
+    use crate::dtype::{DType, Kind};
+    use crate::dtype::{
+        Float4E2M1Fn, Float6E2M3Fn, Float6E3M2Fn, Float8E3M4, Float8E4M3, Float8E4M3B11Fnuz,
+        Float8E4M3Fnuz, Float8E5M2, Float8E5M2Fnuz,
+    };
+
+    /// Every `f32` exponent field, every value of the kept bits, the dropped bits at 0, 1,
+    /// around half and all ones, both signs; a length that leaves a partial step.
+    fn patterns(m: u32) -> Vec<u32> {
+        let dropped = SM - m;
+        let half = 1u32 << (dropped - 1);
+        let mut out = Vec::new();
+        for exponent in 0..=255u32 {
+            for kept in 0..1u32 << m {
+                for low in [0, 1, half - 1, half, half + 1, (half << 1) - 1] {
+                    let bits = (exponent << SM) | (kept << dropped) | low;
+                    out.extend([bits, bits | 1 << 31]);
+                }
+            }
+        }
+        out.truncate(out.len() - 7);
+        out
+    }
+
+    fn check<const NEG_ZERO: bool>(l: FloatLayout) {
+        for clamp in [false, true] {
+            let p = Plan::new(l, clamp);
+            assert!(p.valid && !p.same_exponent, "{l:?}");
+            let src = patterns(l.mantissa_bits);
+            let mut fast = vec![0u8; src.len()];
+            let mut portable = vec![0u8; src.len()];
+            let Some(largest) =
+                crate::arch::f32_to_byte_float::<NEG_ZERO>(&src, &mut fast, p.bytes())
+            else {
+                return; // no AVX2 here: nothing to compare
+            };
+            assert_eq!(
+                largest,
+                steps(&src, &mut portable, rebias_one::<NEG_ZERO>(p)),
+                "{l:?}"
+            );
+            for (i, (a, b)) in fast.iter().zip(&portable).enumerate() {
+                assert_eq!(a, b, "{l:?} clamp {clamp}: f32 {:#010x}", src[i]);
+            }
+        }
+    }
+
+    fn layout<T: DType>() -> FloatLayout {
+        let Kind::Float(l) = T::KIND else {
+            unreachable!("float types only")
+        };
+        l
+    }
+
+    #[test]
+    fn byte_formats_avx2_kernel_equals_portable() {
+        check::<true>(layout::<Float4E2M1Fn>());
+        check::<true>(layout::<Float6E2M3Fn>());
+        check::<true>(layout::<Float6E3M2Fn>());
+        check::<true>(layout::<Float8E3M4>());
+        check::<true>(layout::<Float8E4M3>());
+        check::<false>(layout::<Float8E4M3B11Fnuz>());
+        check::<false>(layout::<Float8E4M3Fnuz>());
+        check::<true>(layout::<Float8E5M2>());
+        check::<false>(layout::<Float8E5M2Fnuz>());
+    }
+}
