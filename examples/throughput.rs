@@ -976,6 +976,17 @@ impl Baseline {
         Baseline { src, dst }
     }
 
+    /// Copy the whole buffer for at least `time` before anything is measured: the first
+    /// cases of a run started right after another process (the peers' run in
+    /// `compare_peers.sh`) measured 20-30 % slower than the same cases later, while the
+    /// machine settled (clock, the kernel's page work).
+    fn warm_up(&mut self, time: Duration, threads: usize) {
+        let start = Instant::now();
+        while start.elapsed() < time {
+            self.copy(self.src.len(), threads);
+        }
+    }
+
     fn copy(&mut self, bytes: usize, threads: usize) {
         let (src, dst) = (&self.src[..bytes], &mut self.dst[..bytes]);
         par_map(threads, src, dst, &|s: &[u8], d: &mut [u8]| {
@@ -1271,6 +1282,7 @@ fn main() -> ExitCode {
     let unit = data::unit_field(n, 0x5eed);
     // The largest case moves 8 bytes per element (f64 in or out).
     let mut base = Baseline::new(n * 8);
+    base.warm_up(Duration::from_millis(500), opts.threads);
     let mut results = Vec::new();
     let mut skipped = Vec::new();
     for b in builders(opts.threads) {
