@@ -255,6 +255,23 @@ pub(crate) fn i32_or_indefinite(m: f64) -> i32 {
     unsafe { v.to_int_unchecked::<i32>() }
 }
 
+/// An F16C kernel of `mod f16c` on x86-64; `false` (block not done) elsewhere, where no
+/// [`F16c`] is ever made.
+macro_rules! f16c_call {
+    ($kernel:ident($($arg:expr),*)) => {{
+        #[cfg(target_arch = "x86_64")]
+        {
+            // SAFETY: an `F16c` exists only when the CPU has F16C and AVX2 (`detect`).
+            unsafe { f16c::$kernel($($arg),*) }
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        {
+            let _ = ($($arg),*);
+            false
+        }
+    }};
+}
+
 /// Proof that this CPU has F16C (`vcvtps2ph`, the hardware `f32 -> float16` conversion)
 /// and AVX2: only [`F16c::detect`] makes one, after checking both.
 ///
@@ -283,16 +300,7 @@ impl F16c {
     /// without the sign) are at least `limit`: the block must then be redone elsewhere
     /// (`limit` at most `0x8000_0000`).
     pub(crate) fn f16_from_f32(self, src: &[u32], dst: &mut [u16], limit: u32) -> bool {
-        #[cfg(target_arch = "x86_64")]
-        {
-            // SAFETY: `self` exists only when the CPU has F16C and AVX2 (`detect`).
-            unsafe { f16c::from_f32(src, dst, limit) }
-        }
-        #[cfg(not(target_arch = "x86_64"))]
-        {
-            let _ = (src, dst, limit);
-            false
-        }
+        f16c_call!(from_f32(src, dst, limit))
     }
 
     /// The float16 codes of the `f64` values whose bits are `src`, nearest-even, into `dst`
@@ -313,34 +321,14 @@ impl F16c {
     /// thresholds are such), so `|x|` reaches a threshold exactly when its `f32` does;
     /// values above `f32`'s range become ±Inf there, and are declined with the infinities.
     pub(crate) fn f16_from_f64(self, src: &[u64], dst: &mut [u16], limit: u32) -> bool {
-        #[cfg(target_arch = "x86_64")]
-        {
-            // SAFETY: `self` exists only when the CPU has F16C and AVX2 (`detect`).
-            unsafe { f16c::from_f64(src, dst, limit) }
-        }
-        #[cfg(not(target_arch = "x86_64"))]
-        {
-            let _ = (src, dst, limit);
-            false
-        }
+        f16c_call!(from_f64(src, dst, limit))
     }
-}
 
-impl F16c {
     /// The `f32` bits of the float16 values whose codes are `src`, into `dst` (the shorter
     /// length), by `vcvtph2ps`: exact for every code. Returns `false` when a NaN is among
     /// them (the hardware keeps its payload; the caller's rule canonicalizes it).
     pub(crate) fn f32_from_f16(self, src: &[u16], dst: &mut [u32]) -> bool {
-        #[cfg(target_arch = "x86_64")]
-        {
-            // SAFETY: `self` exists only when the CPU has F16C and AVX2 (`detect`).
-            unsafe { f16c::to_f32(src, dst) }
-        }
-        #[cfg(not(target_arch = "x86_64"))]
-        {
-            let _ = (src, dst);
-            false
-        }
+        f16c_call!(to_f32(src, dst))
     }
 }
 
@@ -349,6 +337,30 @@ impl F16c {
 #[cfg(target_arch = "x86_64")]
 mod f16c {
     use std::arch::x86_64::*;
+
+    /// `$step!(source pointer, target pointer)` over the first `$n` elements, `LANES` at a
+    /// time: the whole groups in place, the tail through zero-padded copies. Expanded inside
+    /// an `unsafe` block of a kernel, whose `$step` reads and writes `LANES` elements.
+    macro_rules! steps {
+        ($src:ident, $dst:ident, $n:ident, $step:ident) => {{
+            let whole = $n - $n % LANES;
+            let mut i = 0;
+            while i < whole {
+                $step!($src.as_ptr().add(i), $dst.as_mut_ptr().add(i));
+                i += LANES;
+            }
+            if whole < $n {
+                // Arrays of the slices' own word types (an element gives the type; `n > 0`
+                // here), the source one zeroed.
+                let mut s = [$src[0]; LANES];
+                let mut d = [$dst[0]; LANES];
+                s.fill(Default::default());
+                s[..$n - whole].copy_from_slice(&$src[whole..$n]);
+                $step!(s.as_ptr(), d.as_mut_ptr());
+                $dst[whole..$n].copy_from_slice(&d[..$n - whole]);
+            }
+        }};
+    }
 
     /// Elements per step. The rare test: `mag >= limit` is the top bit of
     /// `mag + (TOP - limit)` (both below `TOP`, the sign bit), OR-ed over the block (an add
@@ -378,19 +390,7 @@ mod f16c {
                     _mm_storeu_si128($d.cast(), h);
                 }};
             }
-            let whole = n - n % LANES;
-            let mut i = 0;
-            while i < whole {
-                step!(src.as_ptr().add(i), dst.as_mut_ptr().add(i));
-                i += LANES;
-            }
-            if whole < n {
-                let mut s = [0u32; LANES];
-                let mut d = [0u16; LANES];
-                s[..n - whole].copy_from_slice(&src[whole..n]);
-                step!(s.as_ptr(), d.as_mut_ptr());
-                dst[whole..n].copy_from_slice(&d[..n - whole]);
-            }
+            steps!(src, dst, n, step);
             _mm256_movemask_ps(_mm256_castsi256_ps(rare)) == 0
         }
     }
@@ -414,19 +414,7 @@ mod f16c {
                     _mm256_storeu_ps($d.cast(), _mm256_cvtph_ps(h));
                 }};
             }
-            let whole = n - n % LANES;
-            let mut i = 0;
-            while i < whole {
-                step!(src.as_ptr().add(i), dst.as_mut_ptr().add(i));
-                i += LANES;
-            }
-            if whole < n {
-                let mut s = [0u16; LANES];
-                let mut d = [0u32; LANES];
-                s[..n - whole].copy_from_slice(&src[whole..n]);
-                step!(s.as_ptr(), d.as_mut_ptr());
-                dst[whole..n].copy_from_slice(&d[..n - whole]);
-            }
+            steps!(src, dst, n, step);
             _mm_testz_si128(nan, nan) == 1
         }
     }
@@ -467,19 +455,7 @@ mod f16c {
                     _mm_storeu_si128($d.cast(), h);
                 }};
             }
-            let whole = n - n % LANES;
-            let mut i = 0;
-            while i < whole {
-                step!(src.as_ptr().add(i), dst.as_mut_ptr().add(i));
-                i += LANES;
-            }
-            if whole < n {
-                let mut s = [0u64; LANES];
-                let mut d = [0u16; LANES];
-                s[..n - whole].copy_from_slice(&src[whole..n]);
-                step!(s.as_ptr(), d.as_mut_ptr());
-                dst[whole..n].copy_from_slice(&d[..n - whole]);
-            }
+            steps!(src, dst, n, step);
             _mm256_movemask_ps(_mm256_castsi256_ps(rare)) == 0
         }
     }
