@@ -18,6 +18,11 @@
 //!
 //! The loop has no data-dependent branches (the rounding mode is a const parameter), so LLVM
 //! vectorizes it with variable shifts.
+//!
+//! Nearest-even, the common mode, has faster kernels: float16 by the CPU's own conversion
+//! where it has F16C (`arch::F16c`; from `f64` through `f32` rounded to odd), the other
+//! formats from `f32` by one floating-point addition (`narrow/from_f32.rs`), and from `f64` by the
+//! uniform-shift kernel below.
 
 use super::fast::{
     FAST_BLOCK, NEAREST_AWAY, NEAREST_EVEN, TOWARDS_NEGATIVE, TOWARDS_POSITIVE, TOWARDS_ZERO,

@@ -380,7 +380,7 @@ impl DynChain {
     }
 
     /// Encode through every stage, fused: the input is processed in blocks of
-    /// [`BLOCK`](crate::pipeline::BLOCK) elements, each going through every stage while in
+    /// [`BLOCK`] elements, each going through every stage while in
     /// cache. The output is in C order.
     ///
     /// # Errors
