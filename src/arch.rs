@@ -10,9 +10,16 @@
 //! or IEEE operation (Rust does not contract `a * b + c` into an FMA), only which
 //! instructions compute it.
 //!
-//! One conversion has an instruction of its own that LLVM cannot reach from portable code:
-//! `f32 -> float16` (F16C's `vcvtps2ph`). [`F16c`] runs it, and `f64 -> float16` through
-//! it, on CPUs that have it; the portable kernels stay the reference and the fallback.
+//! A few kernels are written with intrinsics, each with its portable twin as the reference
+//! and the fallback:
+//! - float16 from and to `f32` (F16C's `vcvtps2ph`/`vcvtph2ps`, which portable code cannot
+//!   reach), and from `f64` through it: [`F16c`];
+//! - `f32` to the 8-bit float formats ([`f32_to_byte_float`]), where LLVM's build of the
+//!   portable kernel shuffles more than it needs.
+//!
+//! [`clamp_to_i32`], [`clamp_round_even_to_i32`] and [`i32_or_indefinite`] are safe
+//! functions for portable kernels: `f64 -> i32` conversions that LLVM compiles to one packed
+//! instruction, made sound by the clamp or select inside them.
 //!
 //! It also holds the crate's other `unsafe`: [`words`] and [`words_mut`], which let a
 //! kernel see a slice of any dtype as the storage words it is made of, and [`zeroed_vec`],
@@ -469,7 +476,7 @@ const fn check_plain<T: Plain>() {
 
 // ---- f32 -> 8-bit float formats, nearest-even, in explicit AVX2 (issue 10, third pass) ----
 //
-// The one kernel written with intrinsics: LLVM compiles the portable version
+// Written with intrinsics because LLVM compiles the portable version
 // (`convert::narrow::from_f32::rebias`, which documents the arithmetic and runs without
 // AVX2) with three permutes per 32 elements and its constants reloaded from the stack in
 // the loop. Here the sign goes through the 16-bit packs, and one `vpermd` restores the order.

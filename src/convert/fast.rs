@@ -807,7 +807,7 @@ fn f2i_narrow<SW: Word, DW: Word, const MODE: u8, const OOR: u8, const NAN_MAP: 
     //   `-2^51 <= r < 2^51` (the sum is then in `[2^52, 2^53)`), for which the low bits of
     //   the sum are `r`'s two's complement ones; NaN and ±Inf have another exponent;
     // - error: `min(max(r, lo), max) - r`, +0 in range, nonzero (or NaN) outside.
-    // With a map, a NaN is accepted (it is the key): its rejection value is dropped.
+    // With a map, a NaN has become the map's value before these tests: it is accepted.
     let mut rejected = 0u64;
     for (s, d) in src.iter().zip(dst.iter_mut()) {
         let x = value(*s);
@@ -865,8 +865,9 @@ const MAGIC_EXPONENT: u64 = MAGIC.to_bits() >> 52;
 
 /// `f64 -> f32`, nearest-even, by the hardware conversion. NaN (tested on the `f32`
 /// lanes, where it stays NaN) becomes the canonical NaN. Without `clamp`, a block with an
-/// infinite result is declined: an overflow, or an infinite input, which the reference
-/// path converts as well (to ±Inf) — rarer than overflow tests on both widths are costly.
+/// infinite result is declined: an overflow, or an infinite input (which the reference
+/// path converts to ±Inf too). Telling the two apart would need a test on the `f64` lanes
+/// per element, for a case rare in data.
 #[inline(always)]
 fn f64_to_f32<SW: Word, DW: Word>(src: &[SW], dst: &mut [DW], clamp: bool) -> bool {
     const INF: u32 = 0x7f80_0000;

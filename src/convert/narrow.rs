@@ -80,7 +80,7 @@ pub(crate) fn f32_nearest_even<SW: Word, DW: Word>(
         return None;
     }
     // float16 goes by F16C where the CPU has it (`cast`).
-    if l == FLOAT16 && DW::BITS == 16 && crate::arch::F16c::detect().is_some() {
+    if f16c_for::<DW>(l).is_some() {
         return None;
     }
     if !plan.valid {
@@ -136,11 +136,7 @@ pub(crate) fn cast<SW: Word, DW: Word>(
     // float16 by the hardware conversion when the CPU has it (`arch::F16c`), from either
     // source. Otherwise `f32` sources have their own uniform kernels (`from_f32`), for the
     // layouts they are exact for; `f64` sources the one below.
-    let f16c = if l == FLOAT16 && DW::BITS == 16 {
-        crate::arch::F16c::detect()
-    } else {
-        None
-    };
+    let f16c = f16c_for::<DW>(l);
     if mode == Rounding::NearestEven
         && nearest_even_applies(l, source_f64)
         && (source_f64 || f16c.is_some() || f32_plan.valid)
@@ -183,6 +179,16 @@ pub(crate) fn cast<SW: Word, DW: Word>(
         by_mode!(from_f64)
     } else {
         by_mode!(from_f32)
+    }
+}
+
+/// The F16C kernels, when the target is float16 in 16-bit words and the CPU has F16C.
+#[inline(always)]
+fn f16c_for<DW: Word>(l: FloatLayout) -> Option<F16c> {
+    if l == FLOAT16 && DW::BITS == 16 {
+        F16c::detect()
+    } else {
+        None
     }
 }
 

@@ -20,24 +20,12 @@
 //! from 3.6-3.8 to 1.6 (bfloat16) and 2.1 (float8/float4).
 
 use crate::dtype::Word;
-use crate::dtype::layout::FloatLayout;
+use crate::dtype::layout::{BFLOAT16, FloatLayout};
 
 const SM: u32 = 23;
 const MAG_MASK: u32 = 0x7fff_ffff;
 const EXP_MASK: u32 = 0x7f80_0000;
-const INF: u32 = EXP_MASK;
 const SOURCE_BIAS: i32 = 127;
-
-/// A layout every step of [`Plan::new`] is defined for.
-const BFLOAT16: FloatLayout = FloatLayout {
-    exponent_bits: 8,
-    mantissa_bits: 7,
-    bias: 127,
-    signed: true,
-    subnormals: true,
-    inf: true,
-    nan: crate::dtype::NanEncoding::Ieee,
-};
 
 /// Elements per step: four 8-lane vectors, narrowed together.
 const STEP: usize = 32;
@@ -88,7 +76,8 @@ impl Plan {
     #[inline(always)]
     pub(crate) const fn new(l: FloatLayout, clamp: bool) -> Plan {
         // Any layout (also those of `f64` sources) gives a plan without overflow: one this
-        // module cannot serve is replaced by bfloat16's, and the plan marked invalid.
+        // module cannot serve is replaced by bfloat16's (a layout every step is defined
+        // for), and the plan marked invalid.
         let usable = (l.mantissa_bits < SM) & (l.exponent_bits <= 8) & (l.bias >= 1);
         let usable = usable & (l.bias <= SOURCE_BIAS);
         let l = if usable { l } else { BFLOAT16 };
@@ -101,10 +90,7 @@ impl Plan {
             Some(inf) => inf as u32,
             None => max_finite,
         };
-        // Overflow after rounding starts at the midpoint between `max_finite` and the next
-        // code (the tie rounds up when `max_finite` is odd, down to it when even).
-        let over = (max_finite << shift) + rebias + (1 << (shift - 1)) + (1 - (max_finite & 1));
-        let limit = if clamp || over > INF { INF } else { over };
+        let limit = super::nearest_even_limit(l, false, clamp) as u32;
         let clamp_source = (clamped << shift).wrapping_add(rebias);
         let same_exponent = l.exponent_bits == 8 && bias == SOURCE_BIAS;
         let valid = if same_exponent {
