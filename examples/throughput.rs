@@ -407,15 +407,15 @@ fn dyn_case(
                 return vec![run_one(&chain, &whole)];
             }
             let chain = &chain;
+            // The caller takes the first part itself, as in `par_map`.
             std::thread::scope(|s| {
-                let handles: Vec<_> = parts
+                let handles: Vec<_> = parts[1..]
                     .iter()
                     .map(|p| s.spawn(move || run_one(chain, p)))
                     .collect();
-                handles
-                    .into_iter()
-                    .map(|h| h.join().expect("worker"))
-                    .collect()
+                let mut outs = vec![run_one(chain, &parts[0])];
+                outs.extend(handles.into_iter().map(|h| h.join().expect("worker")));
+                outs
             })
         }),
         scalar: None,
@@ -465,9 +465,15 @@ fn dyn_into_case(
                 return Vec::new();
             }
             let chain = &chain;
+            // The caller takes the first part itself, as in `par_map`.
             std::thread::scope(|s| {
-                for (p, o) in parts.iter().zip(out_parts.iter_mut()) {
+                let mut pairs = parts.iter().zip(out_parts.iter_mut());
+                let first = pairs.next();
+                for (p, o) in pairs {
                     s.spawn(move || run_one(chain, p, o));
+                }
+                if let Some((p, o)) = first {
+                    run_one(chain, p, o);
                 }
             });
             black_box(&mut out_parts);

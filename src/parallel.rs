@@ -1,8 +1,8 @@
 //! Multi-threaded encode and decode (feature `rayon`).
 //!
 //! Every codec's slice kernel is elementwise, so a slice can be cut into independent chunks
-//! and each chunk run on a worker of the current [rayon](https://docs.rs/rayon) pool (the
-//! global one, or the one a caller `install`s). A chunk is [`CHUNK`] elements: large
+//! and the chunks shared between the calling thread and the workers of the current
+//! [rayon](https://docs.rs/rayon) pool (the global one, or the one a caller `install`s). A chunk is [`CHUNK`] elements: large
 //! enough that the per-task cost vanishes, small enough that both cores of a small machine
 //! get an even share and that a fused [`Chain`](crate::Chain) still works in cache-sized
 //! blocks inside it.
@@ -12,7 +12,7 @@
 //! whole slice. As there, the output is then partly written.
 
 use ndarray::{Array, ArrayBase, Data, Dimension};
-use rayon::prelude::*;
+use std::sync::Mutex;
 
 use crate::codec::{ArrayCodec, Direction};
 use crate::error::{CodecError, ElementError};
@@ -31,18 +31,8 @@ pub fn map_chunks<S: Sync, D: Send>(
     f: impl Fn(&[S], &mut [D]) -> Result<(), ElementError> + Sync,
 ) -> Result<(), ElementError> {
     let n = src.len().min(dst.len());
-    src[..n]
-        .par_chunks(CHUNK)
-        .zip(dst[..n].par_chunks_mut(CHUNK))
-        .enumerate()
-        .filter_map(|(k, (s, d))| {
-            f(s, d).err().map(|mut e| {
-                e.index += k * CHUNK;
-                e
-            })
-        })
-        .min_by_key(|e| e.index)
-        .map_or(Ok(()), Err)
+    let parts = src[..n].chunks(CHUNK).zip(dst[..n].chunks_mut(CHUNK));
+    share(parts, |(s, d)| f(s, d))
 }
 
 /// Run `f` on chunks of `data`, in parallel.
@@ -53,16 +43,48 @@ pub fn for_each_chunk<T: Send>(
     data: &mut [T],
     f: impl Fn(&mut [T]) -> Result<(), ElementError> + Sync,
 ) -> Result<(), ElementError> {
-    data.par_chunks_mut(CHUNK)
-        .enumerate()
-        .filter_map(|(k, c)| {
-            f(c).err().map(|mut e| {
+    share(data.chunks_mut(CHUNK), f)
+}
+
+/// Run `f` on every chunk, the calling thread included: it works through the chunks beside
+/// `current_num_threads() - 1` tasks of the pool, each taking the next chunk in order until
+/// none is left. A caller from outside the pool would otherwise only wait for it (as
+/// `par_iter` does), leaving a core idle on a machine whose pool has one thread per core.
+/// The `k`-th chunk's error index is made relative to the whole slice (`k * CHUNK`), and the
+/// lowest one wins.
+fn share<C: Send>(
+    chunks: impl Iterator<Item = C> + Send,
+    f: impl Fn(C) -> Result<(), ElementError> + Sync,
+) -> Result<(), ElementError> {
+    let queue = Mutex::new(chunks.enumerate());
+    let first: Mutex<Option<ElementError>> = Mutex::new(None);
+    let work = || {
+        loop {
+            // A poisoned lock means another worker panicked: rayon re-raises that panic at
+            // the end of the scope, so this one just stops.
+            let Some((k, chunk)) = queue.lock().ok().and_then(|mut q| q.next()) else {
+                return;
+            };
+            if let Err(mut e) = f(chunk) {
                 e.index += k * CHUNK;
-                e
-            })
-        })
-        .min_by_key(|e| e.index)
-        .map_or(Ok(()), Err)
+                if let Ok(mut best) = first.lock() {
+                    if best.as_ref().is_none_or(|b| e.index < b.index) {
+                        *best = Some(e);
+                    }
+                }
+            }
+        }
+    };
+    rayon::in_place_scope(|scope| {
+        for _ in 1..rayon::current_num_threads() {
+            scope.spawn(|_| work());
+        }
+        work();
+    });
+    match first.into_inner() {
+        Ok(Some(e)) => Err(e),
+        _ => Ok(()),
+    }
 }
 
 /// The multi-threaded forms of [`ArrayCodec`]'s and [`ArrayCodecExt`]'s calls, for every

@@ -124,3 +124,34 @@ fn chunk_helpers_cover_every_element_once() {
             .all(|(i, &v)| v == 2 * (i as u32 + 1))
     );
 }
+
+#[test]
+fn par_calls_agree_in_any_pool_and_from_inside_a_worker() {
+    let c = chain();
+    let n = 7 * CHUNK + 5;
+    let mut x = in_range(n, 3);
+    x[3 * CHUNK + 11] = -1.0;
+    let mut one = vec![0u8; n];
+    let want = c.encode_slice(&x, &mut one).expect_err("out of range");
+    for threads in [1, 2, 3, 5] {
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .build()
+            .expect("pool");
+        // From outside the pool (the caller takes chunks beside the workers) ...
+        let mut out = vec![0u8; n];
+        let got = pool.install(|| c.par_encode_slice(&x, &mut out));
+        assert_eq!(got, Err(want.clone()), "{threads} threads, installed");
+        // ... and from a task running on one of its workers.
+        let mut out = vec![0u8; n];
+        let mut inner = None;
+        pool.scope(|s| {
+            s.spawn(|_| inner = Some(c.par_encode_slice(&x, &mut out)));
+        });
+        assert_eq!(
+            inner,
+            Some(Err(want.clone())),
+            "{threads} threads, in a worker"
+        );
+    }
+}
