@@ -262,6 +262,60 @@ pub(crate) fn i32_or_indefinite(m: f64) -> i32 {
     unsafe { v.to_int_unchecked::<i32>() }
 }
 
+/// Outputs from this many bytes on are written by [`lookup_bytes`] with non-temporal
+/// stores. Below it the output may stay in the last-level cache for whoever reads it next
+/// (this machine's L3 holds 32 MiB); above it, storing through the cache first reads every
+/// output line from memory only to overwrite it, and that read is most of the traffic of a
+/// lookup whose output is 4 or 8 times its input.
+pub(crate) const STREAM_MIN: usize = 16 << 20;
+
+/// `out[i] = table[codes[i]]` over the shorter of `codes` and `out`: the decode of a
+/// one-byte source by its 256-entry table.
+///
+/// An output of at least [`STREAM_MIN`] bytes in 4- or 8-byte words is written on x86-64
+/// by `movnti`, which sends full lines to memory through the write-combining buffers
+/// without reading them first, then `sfence` so that the stores are ordered before
+/// whatever the caller does next (as any other store would be).
+#[inline]
+pub(crate) fn lookup_bytes<W: crate::dtype::Word>(table: &[W; 256], codes: &[u8], out: &mut [W]) {
+    #[cfg(target_arch = "x86_64")]
+    if std::mem::size_of_val(out) >= STREAM_MIN {
+        use std::arch::x86_64::{_mm_sfence, _mm_stream_si32, _mm_stream_si64};
+        let n = codes.len().min(out.len());
+        let dst = out.as_mut_ptr();
+        match W::BITS {
+            64 => {
+                for (i, &c) in codes[..n].iter().enumerate() {
+                    let v = table[usize::from(c)].to_u64();
+                    // SAFETY: `i < n <= out.len()`, so `dst.add(i)` is in `out`, and as a
+                    // `W` of 64 bits it is aligned for `i64`. `movnti` is SSE2, which
+                    // every x86-64 CPU has; the `sfence` below orders it.
+                    unsafe { _mm_stream_si64(dst.add(i).cast::<i64>(), v as i64) };
+                }
+            }
+            32 => {
+                for (i, &c) in codes[..n].iter().enumerate() {
+                    let v = table[usize::from(c)].to_u64();
+                    // SAFETY: as above, for a `W` of 32 bits and `i32`.
+                    unsafe { _mm_stream_si32(dst.add(i).cast::<i32>(), v as u32 as i32) };
+                }
+            }
+            _ => {
+                for (d, &c) in out.iter_mut().zip(codes) {
+                    *d = table[usize::from(c)];
+                }
+                return;
+            }
+        }
+        // SAFETY: SSE, which every x86-64 CPU has.
+        unsafe { _mm_sfence() };
+        return;
+    }
+    for (d, &c) in out.iter_mut().zip(codes) {
+        *d = table[usize::from(c)];
+    }
+}
+
 /// An F16C kernel of `mod f16c` on x86-64; `false` (block not done) elsewhere, where no
 /// [`F16c`] is ever made.
 macro_rules! f16c_call {
@@ -636,6 +690,29 @@ mod tests {
         assert!(super::vec_from_words::<Complex<f32>>(vec![1u32, 2, 3]).is_none());
         let f = super::vec_from_words::<f64>(vec![0x3ff0_0000_0000_0000u64]).expect("f64");
         assert_eq!(f, [1.0]);
+    }
+
+    /// Above `STREAM_MIN` bytes of output the lookup streams (`movnti`): every word, the
+    /// last ones included, must be what a plain lookup writes.
+    #[test]
+    #[cfg_attr(miri, ignore = "16 MiB outputs; Miri has no non-temporal stores")]
+    fn streamed_lookup_equals_plain_lookup() {
+        fn check<W: crate::dtype::Word>(bytes: usize) {
+            let n = bytes / std::mem::size_of::<W>() + 13;
+            let codes: Vec<u8> = (0..n).map(|i| (i * 131 + i / 7) as u8).collect();
+            let table: [W; 256] = std::array::from_fn(|i| {
+                W::from_u64((i as u64 + 1).wrapping_mul(0x0101_0103_0507_0b0d))
+            });
+            for (len, start) in [(n, 0), (n - 5, 3)] {
+                let mut out = vec![W::default(); len];
+                super::lookup_bytes(&table, &codes[start..], &mut out);
+                let want = codes[start..].iter().map(|&c| table[usize::from(c)]);
+                assert!(out.iter().copied().eq(want.take(len)), "{} bits", W::BITS);
+            }
+        }
+        check::<u64>(super::STREAM_MIN);
+        check::<u32>(super::STREAM_MIN);
+        check::<u16>(1 << 12);
     }
 
     #[test]

@@ -133,8 +133,18 @@ fn byte_lookup<I: crate::dtype::DType, O: crate::dtype::DType>(
     dst: &mut [O],
 ) {
     use crate::dtype::Word;
-    for (w, d) in crate::arch::words(src).iter().zip(dst.iter_mut()) {
-        *d = table[(w.to_u64() & 0xff) as usize];
+    let codes = <u8 as Word>::of(Word::words(crate::arch::words(src)));
+    let words = <&[O::Word; 256]>::try_from(crate::arch::words(&table[..]));
+    match (codes, words) {
+        // An element of one word: the words' lookup, which streams a large output.
+        (Some(codes), Ok(words)) => {
+            crate::arch::lookup_bytes(words, codes, crate::arch::words_mut(dst))
+        }
+        _ => {
+            for (w, d) in crate::arch::words(src).iter().zip(dst.iter_mut()) {
+                *d = table[(w.to_u64() & 0xff) as usize];
+            }
+        }
     }
 }
 

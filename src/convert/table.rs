@@ -95,8 +95,17 @@ impl CodeTable {
             return super::reference_words(src, dst, self.src, self.dst, self.opts, None);
         };
         let mask = (values.len() - 1) as u64;
-        for (s, d) in src.iter().zip(dst.iter_mut()) {
-            *d = values[(s.to_u64() & mask) as usize];
+        match (
+            <u8 as Word>::of(SW::words(src)),
+            <&[DW; 256]>::try_from(values),
+        ) {
+            // A one-byte source: the words' lookup, which streams a large output.
+            (Some(codes), Ok(table)) => crate::arch::lookup_bytes(table, codes, dst),
+            _ => {
+                for (s, d) in src.iter().zip(dst.iter_mut()) {
+                    *d = values[(s.to_u64() & mask) as usize];
+                }
+            }
         }
         if self.any_bad {
             if let Some(index) = src

@@ -593,9 +593,7 @@ fn byte_lookup(
             let (t, o) = ($t, $o);
             if let (1, Ok(t)) = (k, <&[_; 256]>::try_from(t)) {
                 // A table of exactly 256 entries: a byte indexes it without a bounds check.
-                for (c, d) in codes.iter().zip(o.iter_mut()) {
-                    *d = t[usize::from(*c)];
-                }
+                crate::arch::lookup_bytes(t, codes, o);
             } else {
                 for (c, d) in codes.iter().zip(o.chunks_exact_mut(k)) {
                     let i = usize::from(*c) * k;

@@ -294,3 +294,48 @@ fn byte_table_decode_matches_the_stages() {
         other => panic!("expected an element error at 7777, got {other:?}"),
     }
 }
+
+/// From 16 MiB of output on, the byte-table decode writes with non-temporal stores: typed
+/// and run-time, the values are those of the stages, to the last element.
+#[test]
+fn streamed_byte_table_decode_matches_the_stages() {
+    let mut rng = Rng(0x5eed);
+    let n = (16 << 20) / 8 + 99;
+    let codes: Vec<u8> = (0..n).map(|_| (rng.next() >> 13) as u8).collect();
+    let so = ScaleOffset::<f64>::new(250.0, 4.0).expect("valid");
+    let cv = CastValue::<f64, u8>::new(
+        CastOptions::new(Rounding::NearestEven, OutOfRange::Clamp),
+        ScalarMap::default(),
+    )
+    .expect("valid");
+    let mut want = vec![0.0; n];
+    for (c, w) in codes.chunks(1000).zip(want.chunks_mut(1000)) {
+        let mut mid = vec![0.0; c.len()];
+        cv.decode_slice(c, &mut mid).expect("u8 decodes");
+        so.decode_slice(&mid, w).expect("f64 decodes");
+    }
+    let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+    let mut got = vec![0.0; n];
+    so.then(cv)
+        .decode_slice(&codes, &mut got)
+        .expect("u8 decodes");
+    assert!(bits(&got) == bits(&want), "typed");
+
+    let chain = DynChain::from_metadata(
+        &json!("float64"),
+        &json!(250.0),
+        &[
+            json!({"name": "scale_offset", "configuration": {"offset": 250.0, "scale": 4.0}}),
+            json!({"name": "cast_value", "configuration": {"data_type": "uint8", "rounding": "nearest-even", "out_of_range": "clamp"}}),
+        ],
+    )
+    .expect("valid chain");
+    let input = DynArray::UInt8(ndarray::Array1::from(codes).into_dyn());
+    let mut out = DynArray::Float64(ndarray::Array1::zeros(n).into_dyn());
+    chain.decode_into(&input, &mut out).expect("in range");
+    let DynArray::Float64(out) = out else {
+        panic!("float64 out");
+    };
+    let got = out.into_raw_vec_and_offset().0;
+    assert!(bits(&got) == bits(&want), "run-time");
+}
