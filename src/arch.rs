@@ -316,6 +316,65 @@ pub(crate) fn lookup_bytes<W: crate::dtype::Word>(table: &[W; 256], codes: &[u8]
     }
 }
 
+/// `dst[i]` = the `f32` bits of `src[i] as i32` (nearest-even, as `as` rounds), when `dst`
+/// holds at least [`STREAM_MIN`] bytes and the CPU has AVX2: converted by `vcvtdq2ps` and
+/// stored by `vmovntps`, so that the output lines are not first read from memory (a third
+/// of the traffic of a cast whose output is as wide as its input). `false` (nothing
+/// written) otherwise, for the portable kernel.
+///
+/// Computing blocks into an L1 buffer and streaming that out instead was measured no faster
+/// than plain stores (a C loop on this machine: 1.2-1.6 ms against 1.3-1.6 plain and
+/// 0.9-1.1 streamed from registers, 4M elements): the stores must leave from the
+/// conversion itself.
+pub(crate) fn i32_to_f32_streamed(src: &[u32], dst: &mut [u32]) -> bool {
+    #[cfg(target_arch = "x86_64")]
+    if std::mem::size_of_val(dst) >= STREAM_MIN && std::is_x86_feature_detected!("avx2") {
+        // SAFETY: the CPU has AVX2 (checked just above).
+        unsafe { stream::i32_to_f32(src, dst) };
+        return true;
+    }
+    let _ = (src, dst);
+    false
+}
+
+#[cfg(target_arch = "x86_64")]
+mod stream {
+    use std::arch::x86_64::*;
+
+    /// # Safety
+    /// The CPU must have AVX2.
+    #[target_feature(enable = "avx2")]
+    pub(super) unsafe fn i32_to_f32(src: &[u32], dst: &mut [u32]) {
+        let n = src.len().min(dst.len());
+        let one = |x: u32| (x as i32 as f32).to_bits();
+        // Plain stores up to `dst`'s first 32-byte boundary (all of them, should
+        // `align_offset` not tell), then whole vectors, then the tail.
+        let head = dst.as_ptr().align_offset(32).min(n);
+        let body = head + (n - head) / 8 * 8;
+        for i in 0..head {
+            dst[i] = one(src[i]);
+        }
+        // SAFETY: each load reads 8 `u32` at `i`, each store writes 8 at `i`, with
+        // `head <= i` and `i + 8 <= body <= n`: within both slices. `dst + head` is 32-byte
+        // aligned (`align_offset`) and `i - head` is a multiple of 8 words, so every
+        // `vmovntps` address is 32-byte aligned, as it requires. The `sfence` orders the
+        // streamed stores before any later store, as plain ones are. AVX2 (which includes
+        // AVX and SSE) is guaranteed by the caller.
+        unsafe {
+            let mut i = head;
+            while i < body {
+                let x = _mm256_loadu_si256(src.as_ptr().add(i).cast());
+                _mm256_stream_ps(dst.as_mut_ptr().add(i).cast(), _mm256_cvtepi32_ps(x));
+                i += 8;
+            }
+            _mm_sfence();
+        }
+        for i in body..n {
+            dst[i] = one(src[i]);
+        }
+    }
+}
+
 /// An F16C kernel of `mod f16c` on x86-64; `false` (block not done) elsewhere, where no
 /// [`F16c`] is ever made.
 macro_rules! f16c_call {
@@ -713,6 +772,46 @@ mod tests {
         check::<u64>(super::STREAM_MIN);
         check::<u32>(super::STREAM_MIN);
         check::<u16>(1 << 12);
+    }
+
+    /// The streamed `i32 -> f32` kernel rounds as `as` does, at every offset of the
+    /// output from a 32-byte boundary (the head, the vectors, the tail).
+    #[test]
+    #[cfg_attr(miri, ignore = "16 MiB outputs; Miri has no non-temporal stores")]
+    fn streamed_i32_to_f32_equals_as() {
+        let n = super::STREAM_MIN / 4 + 21;
+        let mut x = 0x9e37_79b9_u32;
+        let mut src: Vec<u32> = (0..n)
+            .map(|_| {
+                x ^= x << 13;
+                x ^= x >> 17;
+                x ^= x << 5;
+                x
+            })
+            .collect();
+        let specials = [
+            i32::MIN,
+            i32::MAX,
+            0,
+            -1,
+            (1 << 24) + 1,
+            -(1 << 24) - 3,
+            0x7fff_ffc0,
+        ];
+        for (i, v) in specials.iter().enumerate() {
+            src[i] = *v as u32;
+            src[n - 1 - i] = *v as u32;
+        }
+        let mut out = vec![0u32; n];
+        for start in 0..8 {
+            // The output's offset from a 32-byte boundary moves with `start`.
+            let dst = &mut out[start..];
+            if !super::i32_to_f32_streamed(&src[start..], dst) {
+                return; // no AVX2: nothing to test
+            }
+            let want = src[start..].iter().map(|&b| (b as i32 as f32).to_bits());
+            assert!(dst.iter().copied().eq(want), "start {start}");
+        }
     }
 
     #[test]

@@ -639,3 +639,26 @@ fn float16_widening_matches_reference_for_every_code() {
     all.retain(|h| !h.is_nan());
     check::<f32>(&all);
 }
+
+/// `int32 -> float32` with an output of 16 MiB or more is streamed out (non-temporal
+/// stores, `zquant::arch`): the same bits as the reference path, at every output offset.
+#[test]
+fn large_int32_to_float32_matches_reference() {
+    let mut rng = Rng(0x1327);
+    let n = (16 << 20) / 4 + 77;
+    let mut src: Vec<i32> = (0..n).map(|_| rng.next() as i32).collect();
+    src[..4].copy_from_slice(&[i32::MIN, i32::MAX, (1 << 24) + 1, -(1 << 25) - 3]);
+    let opts = CastOptions::new(Rounding::NearestEven, OutOfRange::Error);
+    let mut reference = vec![0f32; n];
+    cast_slice_reference(&src, &mut reference, opts).expect("every int32 is a float32");
+    let mut out = vec![0f32; n];
+    for start in [0, 1, 5] {
+        let dst = &mut out[start..];
+        cast_slice(&src[start..], dst, opts).expect("every int32 is a float32");
+        let mut pairs = dst.iter().zip(&reference[start..]);
+        assert!(
+            pairs.all(|(a, b)| a.to_bits() == b.to_bits()),
+            "start {start}"
+        );
+    }
+}
