@@ -375,14 +375,26 @@ mod stream {
     }
 }
 
+/// Order the non-temporal stores of a streamed kernel before any later store (`sfence`),
+/// as plain stores are: called once after the last block.
+#[inline]
+pub(crate) fn stream_fence() {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: SSE, which every x86-64 CPU has.
+    unsafe {
+        std::arch::x86_64::_mm_sfence();
+    }
+}
+
 /// An F16C kernel of `mod f16c` on x86-64; `false` (block not done) elsewhere, where no
 /// [`F16c`] is ever made.
 macro_rules! f16c_call {
-    ($kernel:ident($($arg:expr),*)) => {{
+    ($kernel:ident $(::<$g:tt>)? ($($arg:expr),*)) => {{
         #[cfg(target_arch = "x86_64")]
         {
-            // SAFETY: an `F16c` exists only when the CPU has F16C and AVX2 (`detect`).
-            unsafe { f16c::$kernel($($arg),*) }
+            // SAFETY: an `F16c` exists only when the CPU has F16C and AVX2 (`detect`); a
+            // kernel's further conditions are checked at its call.
+            unsafe { f16c::$kernel $(::<$g>)? ($($arg),*) }
         }
         #[cfg(not(target_arch = "x86_64"))]
         {
@@ -448,7 +460,18 @@ impl F16c {
     /// length), by `vcvtph2ps`: exact for every code. Returns `false` when a NaN is among
     /// them (the hardware keeps its payload; the caller's rule canonicalizes it).
     pub(crate) fn f32_from_f16(self, src: &[u16], dst: &mut [u32]) -> bool {
-        f16c_call!(to_f32(src, dst))
+        f16c_call!(to_f32::<false>(src, dst))
+    }
+
+    /// [`f32_from_f16`](Self::f32_from_f16), the whole vectors stored by `vmovntps` (see
+    /// [`STREAM_MIN`]) when `dst` starts on a 32-byte boundary, as that store requires;
+    /// plain stores otherwise. The caller issues [`stream_fence`] after its last block.
+    pub(crate) fn f32_from_f16_streamed(self, src: &[u16], dst: &mut [u32]) -> bool {
+        if dst.as_ptr() as usize % 32 != 0 {
+            return self.f32_from_f16(src, dst);
+        }
+        // `dst` is 32-byte aligned, as the streamed kernel requires (checked just above).
+        f16c_call!(to_f32::<true>(src, dst))
     }
 }
 
@@ -517,24 +540,48 @@ mod f16c {
 
     /// # Safety
     /// The CPU must have AVX2 and F16C.
+    /// With `STREAM`, `dst` must start on a 32-byte boundary: its whole vectors are then
+    /// stored by `vmovntps` (the tail by plain stores).
+    ///
+    /// # Safety
+    /// The CPU must have AVX2 and F16C; with `STREAM`, `dst` must be 32-byte aligned.
     #[target_feature(enable = "avx2,f16c")]
-    pub(super) unsafe fn to_f32(src: &[u16], dst: &mut [u32]) -> bool {
+    pub(super) unsafe fn to_f32<const STREAM: bool>(src: &[u16], dst: &mut [u32]) -> bool {
         let n = src.len().min(dst.len());
         // SAFETY: every load reads 8 `u16` at `i < n - 7` (or from the padded copy), every
-        // store writes 8 `u32` at such an `i` (or to the padded copy): in bounds, unaligned.
+        // store writes 8 `u32` at such an `i` (or to the padded copy): in bounds, unaligned
+        // except the streamed ones, at `dst + 4i` with `i` a multiple of 8 from a 32-byte
+        // aligned `dst` (the caller's guarantee), so 32-byte aligned as `vmovntps` requires.
         unsafe {
             // A NaN's magnitude is above Inf's, 0x7c00: a signed 16-bit compare suffices.
             let inf = _mm_set1_epi16(0x7c00);
             let mut nan = _mm_setzero_si128();
-            macro_rules! step {
-                ($s:expr, $d:expr) => {{
+            macro_rules! convert {
+                ($s:expr) => {{
                     let h = _mm_loadu_si128($s.cast());
                     let mag = _mm_and_si128(h, _mm_set1_epi16(0x7fff));
                     nan = _mm_or_si128(nan, _mm_cmpgt_epi16(mag, inf));
-                    _mm256_storeu_ps($d.cast(), _mm256_cvtph_ps(h));
+                    _mm256_cvtph_ps(h)
                 }};
             }
-            steps!(src, dst, n, step);
+            macro_rules! step {
+                ($s:expr, $d:expr) => {{
+                    _mm256_storeu_ps($d.cast(), convert!($s));
+                }};
+            }
+            if STREAM {
+                let whole = n - n % LANES;
+                let mut i = 0;
+                while i < whole {
+                    let v = convert!(src.as_ptr().add(i));
+                    _mm256_stream_ps(dst.as_mut_ptr().add(i).cast(), v);
+                    i += LANES;
+                }
+                let (s, d, m) = (&src[whole..n], &mut dst[whole..n], n - whole);
+                steps!(s, d, m, step);
+            } else {
+                steps!(src, dst, n, step);
+            }
             _mm_testz_si128(nan, nan) == 1
         }
     }

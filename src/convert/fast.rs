@@ -287,7 +287,21 @@ macro_rules! small_src {
                 if let (Some(hw), Words::U16(s), Some(d)) =
                     (hw, Self::words(src), u32::of_mut(DW::words_mut(dst)))
                 {
-                    return by_blocks(s, d, |s, d| hw.f32_from_f16(s, d));
+                    if std::mem::size_of_val(d) < crate::arch::STREAM_MIN {
+                        return by_blocks(s, d, |s, d| hw.f32_from_f16(s, d));
+                    }
+                    // A large output: plain stores up to its first 32-byte boundary, then
+                    // streamed out (`arch::STREAM_MIN`); blocks stay aligned (4 KiB each).
+                    let n = s.len().min(d.len());
+                    let head = d.as_ptr().align_offset(32).min(n);
+                    let done = by_blocks(&s[..head], &mut d[..head], |s, d| hw.f32_from_f16(s, d));
+                    if done < head {
+                        return done;
+                    }
+                    let (s, d) = (&s[head..n], &mut d[head..n]);
+                    let rest = by_blocks(s, d, |s, d| hw.f32_from_f16_streamed(s, d));
+                    crate::arch::stream_fence();
+                    return head + rest;
                 }
                 crate::arch::vectorized(
                     #[inline(always)]
