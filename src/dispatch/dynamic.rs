@@ -153,8 +153,18 @@ impl DynArray {
     pub fn fill_value(dtype: DTypeId, v: &Value) -> Result<Self, MetadataError> {
         dtype
             .value_from_json(v)
-            .map(|x| DynArray::from_scalar(dtype, &[], x))
+            .map(|x| DynArray::scalar(dtype, x))
             .map_err(MetadataError::FillValue)
+    }
+
+    /// A 0-d array holding the element whose storage words are `x`.
+    pub(crate) fn scalar(dtype: DTypeId, x: Scalar) -> Self {
+        match DynArray::from_scalar(dtype, &[], x) {
+            Ok(a) => a,
+            // One element of at most two words, from words of its own type: nothing in
+            // `from_scalar` can fail but an allocation of 16 bytes, which aborts anyway.
+            Err(e) => unreachable!("a 0-d array: {e}"),
+        }
     }
 
     /// The first element in the Zarr fill-value JSON encoding (for 0-d fill arrays).
@@ -162,18 +172,31 @@ impl DynArray {
         self.first_scalar().map(|x| self.dtype().value_to_json(x))
     }
 
-    /// An array of `shape` filled with the element whose storage words are `x`.
+    /// An array of `shape` filled with the element whose storage words are `x` (see
+    /// [`Scalar`]).
     ///
-    /// # Panics
-    /// When the shape's element count overflows `usize` or does not fit in memory (as
-    /// `ndarray::ArrayD::from_elem` does).
-    pub fn from_scalar(dtype: DTypeId, shape: &[usize], x: Scalar) -> Self {
-        let built = crate::pipeline::element_count(shape)
-            .and_then(|n| DynArray::from_words(dtype, shape, words::filled(dtype, n, x)));
-        match built {
-            Ok(a) => a,
-            Err(e) => panic!("{e}"),
-        }
+    /// # Errors
+    /// [`CodecError::Array`] when the shape's element count overflows `usize` or its
+    /// elements do not fit in memory.
+    ///
+    /// # Example
+    /// ```
+    /// use zquant::{DTypeId, DynArray};
+    ///
+    /// let fill = DynArray::from_scalar(DTypeId::Float32, &[2, 3], [1.5f32.to_bits().into(), 0])?;
+    /// assert_eq!(fill.shape(), &[2, 3]);
+    /// assert!(DynArray::from_scalar(DTypeId::Float32, &[usize::MAX, 2], [0, 0]).is_err());
+    /// # Ok::<(), zquant::CodecError>(())
+    /// ```
+    pub fn from_scalar(dtype: DTypeId, shape: &[usize], x: Scalar) -> Result<Self, CodecError> {
+        let n = crate::pipeline::element_count(shape)?;
+        let words = words::filled(dtype, n, x).ok_or_else(|| {
+            CodecError::Array(format!(
+                "shape {shape:?}: {n} elements of {dtype} do not fit in memory; use a smaller \
+                 shape"
+            ))
+        })?;
+        DynArray::from_words(dtype, shape, words)
     }
 
     /// The element at C-order flat index `i` in the Zarr fill-value JSON encoding.
@@ -326,7 +349,7 @@ impl DynChain {
         let mut f = fill.first_scalar().unwrap_or_default();
         for s in &stages {
             f = s.encode_fill_value(f)?;
-            fills.push(DynArray::from_scalar(s.output().id, &[], f));
+            fills.push(DynArray::scalar(s.output().id, f));
         }
         Ok(DynChain {
             data_type: dt,

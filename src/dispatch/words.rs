@@ -120,18 +120,29 @@ pub(crate) fn scalar_at(words: Words<'_>, k: usize, i: usize) -> Option<Scalar> 
 ///
 /// # Panics
 /// When `n` elements do not fit in memory (as `vec!` does).
-pub(crate) fn filled(id: DTypeId, n: usize, x: Scalar) -> WordBuf {
+pub(crate) fn filled(id: DTypeId, n: usize, x: Scalar) -> Option<WordBuf> {
     let k = id.words_per_element().max(1);
     let x = &x[..k.min(2)];
-    by_width!(bits id.word_bits(), fill_words(n, x))
+    Some(match id.word_bits() {
+        8 => WordBuf::U8(fill_words(n, x)?),
+        16 => WordBuf::U16(fill_words(n, x)?),
+        32 => WordBuf::U32(fill_words(n, x)?),
+        _ => WordBuf::U64(fill_words(n, x)?),
+    })
 }
 
-fn fill_words<W: Word>(n: usize, x: &[u64]) -> Vec<W> {
+/// `None` when the words overflow the address range or do not fit in memory (instead of
+/// panicking or aborting on the allocation).
+fn fill_words<W: Word + crate::number::storage::Plain>(n: usize, x: &[u64]) -> Option<Vec<W>> {
     let x: Vec<W> = x.iter().map(|&o| W::from_u64(o)).collect();
+    let len = n.checked_mul(x.len())?;
     if x.iter().all(|&w| w == W::default()) {
-        return vec![W::default(); n * x.len()];
+        return crate::arch::zeroed_vec(len);
     }
-    x.iter().copied().cycle().take(n * x.len()).collect()
+    let mut v = Vec::new();
+    v.try_reserve_exact(len).ok()?;
+    v.extend(x.iter().copied().cycle().take(len));
+    Some(v)
 }
 
 /// `n` zero words of `bits` width in fresh memory that nothing has written
