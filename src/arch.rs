@@ -273,43 +273,33 @@ pub(crate) const STREAM_MIN: usize = 16 << 20;
 /// one-byte source by its 256-entry table.
 ///
 /// An output of at least [`STREAM_MIN`] bytes in 4- or 8-byte words is written on x86-64
-/// by `movnti`, which sends full lines to memory through the write-combining buffers
-/// without reading them first, then `sfence` so that the stores are ordered before
-/// whatever the caller does next (as any other store would be).
+/// with AVX2 by `vmovntdq`, whole 32-byte vectors of looked-up words from the output's
+/// first 32-byte boundary on, which go to memory through the write-combining buffers
+/// without the output lines being read first; then `sfence`, so that the stores are
+/// ordered before whatever the caller does next (as any other store would be). 8-byte
+/// `movnti` stores were measured slower (a C loop, 4M elements: 2.2-3.3 ms against
+/// 1.7-2.2).
 #[inline]
 pub(crate) fn lookup_bytes<W: crate::dtype::Word>(table: &[W; 256], codes: &[u8], out: &mut [W]) {
     #[cfg(target_arch = "x86_64")]
-    if std::mem::size_of_val(out) >= STREAM_MIN {
-        use std::arch::x86_64::{_mm_sfence, _mm_stream_si32, _mm_stream_si64};
+    if std::mem::size_of_val(out) >= STREAM_MIN && std::is_x86_feature_detected!("avx2") {
+        use crate::dtype::Word;
         let n = codes.len().min(out.len());
-        let dst = out.as_mut_ptr();
-        match W::BITS {
-            64 => {
-                for (i, &c) in codes[..n].iter().enumerate() {
-                    let v = table[usize::from(c)].to_u64();
-                    // SAFETY: `i < n <= out.len()`, so `dst.add(i)` is in `out`, and as a
-                    // `W` of 64 bits it is aligned for `i64`. `movnti` is SSE2, which
-                    // every x86-64 CPU has; the `sfence` below orders it.
-                    unsafe { _mm_stream_si64(dst.add(i).cast::<i64>(), v as i64) };
-                }
-            }
-            32 => {
-                for (i, &c) in codes[..n].iter().enumerate() {
-                    let v = table[usize::from(c)].to_u64();
-                    // SAFETY: as above, for a `W` of 32 bits and `i32`.
-                    unsafe { _mm_stream_si32(dst.add(i).cast::<i32>(), v as u32 as i32) };
-                }
-            }
-            _ => {
-                for (d, &c) in out.iter_mut().zip(codes) {
-                    *d = table[usize::from(c)];
-                }
+        let (codes, words) = (&codes[..n], W::words(&table[..]));
+        if let (Some(t), Some(o)) = (u64::of(words), u64::of_mut(W::words_mut(&mut out[..n]))) {
+            if let Ok(t) = <&[u64; 256]>::try_from(t) {
+                // SAFETY: the CPU has AVX2 (checked above).
+                unsafe { stream::lookup_u64(t, codes, o) };
                 return;
             }
         }
-        // SAFETY: SSE, which every x86-64 CPU has.
-        unsafe { _mm_sfence() };
-        return;
+        if let (Some(t), Some(o)) = (u32::of(words), u32::of_mut(W::words_mut(&mut out[..n]))) {
+            if let Ok(t) = <&[u32; 256]>::try_from(t) {
+                // SAFETY: as above.
+                unsafe { stream::lookup_u32(t, codes, o) };
+                return;
+            }
+        }
     }
     for (d, &c) in out.iter_mut().zip(codes) {
         *d = table[usize::from(c)];
@@ -340,6 +330,78 @@ pub(crate) fn i32_to_f32_streamed(src: &[u32], dst: &mut [u32]) -> bool {
 #[cfg(target_arch = "x86_64")]
 mod stream {
     use std::arch::x86_64::*;
+
+    /// The part of `out` before its first 32-byte boundary, the whole `lanes`-word vectors
+    /// after it, and the tail: `(head, body)` with `head <= body <= n`.
+    fn split<W>(out: &[W], n: usize, lanes: usize) -> (usize, usize) {
+        let head = out.as_ptr().align_offset(32).min(n);
+        (head, head + (n - head) / lanes * lanes)
+    }
+
+    /// `out[i] = t[codes[i]]` over `range`, by plain stores.
+    fn plain<W: Copy>(t: &[W; 256], codes: &[u8], out: &mut [W], range: std::ops::Range<usize>) {
+        for (d, &c) in out[range.clone()].iter_mut().zip(&codes[range]) {
+            *d = t[usize::from(c)];
+        }
+    }
+
+    // SAFETY (both lookups): each `vmovntdq` stores 32 bytes at word `head + lanes * k`,
+    // with `head + lanes * (k + 1) <= body <= n <= out.len()`: within `out`. `out + head`
+    // is 32-byte aligned (`align_offset`) and each store a multiple of 32 bytes further, as
+    // `vmovntdq` requires. The `sfence` orders the streamed stores before later ones. AVX2
+    // (with AVX and SSE) is the caller's guarantee.
+
+    /// `out[i] = t[codes[i]]`, 4 words per streamed vector (see `lookup_bytes`).
+    ///
+    /// # Safety
+    /// The CPU must have AVX2.
+    #[target_feature(enable = "avx2")]
+    pub(super) unsafe fn lookup_u64(t: &[u64; 256], codes: &[u8], out: &mut [u64]) {
+        let n = codes.len().min(out.len());
+        let (head, body) = split(out, n, 4);
+        plain(t, codes, out, 0..head);
+        let at = |c: u8| t[usize::from(c)] as i64;
+        // SAFETY: see above.
+        unsafe {
+            for (k, c) in codes[head..body].chunks_exact(4).enumerate() {
+                let v = _mm256_setr_epi64x(at(c[0]), at(c[1]), at(c[2]), at(c[3]));
+                _mm256_stream_si256(out.as_mut_ptr().add(head + 4 * k).cast(), v);
+            }
+            _mm_sfence();
+        }
+        plain(t, codes, out, body..n);
+    }
+
+    /// `out[i] = t[codes[i]]`, 8 words per streamed vector (see `lookup_bytes`).
+    ///
+    /// # Safety
+    /// The CPU must have AVX2.
+    #[target_feature(enable = "avx2")]
+    pub(super) unsafe fn lookup_u32(t: &[u32; 256], codes: &[u8], out: &mut [u32]) {
+        let n = codes.len().min(out.len());
+        let (head, body) = split(out, n, 8);
+        plain(t, codes, out, 0..head);
+        let at = |c: u8| t[usize::from(c)] as i32;
+        // SAFETY: see above.
+        unsafe {
+            for (k, c) in codes[head..body].chunks_exact(8).enumerate() {
+                let (lo, hi) = (&c[..4], &c[4..]);
+                let v = _mm256_setr_epi32(
+                    at(lo[0]),
+                    at(lo[1]),
+                    at(lo[2]),
+                    at(lo[3]),
+                    at(hi[0]),
+                    at(hi[1]),
+                    at(hi[2]),
+                    at(hi[3]),
+                );
+                _mm256_stream_si256(out.as_mut_ptr().add(head + 8 * k).cast(), v);
+            }
+            _mm_sfence();
+        }
+        plain(t, codes, out, body..n);
+    }
 
     /// # Safety
     /// The CPU must have AVX2.
@@ -809,11 +871,21 @@ mod tests {
             let table: [W; 256] = std::array::from_fn(|i| {
                 W::from_u64((i as u64 + 1).wrapping_mul(0x0101_0103_0507_0b0d))
             });
-            for (len, start) in [(n, 0), (n - 5, 3)] {
-                let mut out = vec![W::default(); len];
-                super::lookup_bytes(&table, &codes[start..], &mut out);
-                let want = codes[start..].iter().map(|&c| table[usize::from(c)]);
-                assert!(out.iter().copied().eq(want.take(len)), "{} bits", W::BITS);
+            let mut all = vec![W::default(); n];
+            // The output's offset from a 32-byte boundary moves with `start` (every head
+            // length of plain stores), and the length with it (every tail length).
+            for start in 0..9 {
+                let out = &mut all[start..];
+                super::lookup_bytes(&table, &codes[2 * start..], out);
+                let want: Vec<W> = codes[2 * start..]
+                    .iter()
+                    .map(|&c| table[usize::from(c)])
+                    .collect();
+                assert!(
+                    out[..want.len()] == want[..],
+                    "{} bits, start {start}",
+                    W::BITS
+                );
             }
         }
         check::<u64>(super::STREAM_MIN);
