@@ -274,6 +274,26 @@ impl FixedScaleOffsetCore {
     /// Decode `src` (words of `astype`) into `dst` (words of `dtype`), the shorter length.
     pub fn decode(&self, src: Words<'_>, mut dst: WordsMut<'_>) {
         let n = src.len().min(dst.len());
+        if let (Words::U8(codes), true) = (src, n >= super::chain::BYTE_TABLE_MIN) {
+            // One byte per element: the 256 codes decoded once, then a lookup per element
+            // (which streams a large output: `arch::lookup_bytes`). Decoding never fails
+            // and is elementwise, so the table gives what decoding each element would.
+            let all: [u8; 256] = std::array::from_fn(|i| i as u8);
+            macro_rules! lookup {
+                ($out:ident, $w:ty) => {{
+                    let mut table = [<$w>::default(); 256];
+                    self.decode(Words::U8(&all), Word::words_mut(&mut table[..]));
+                    crate::arch::lookup_bytes(&table, &codes[..n], &mut $out[..n]);
+                }};
+            }
+            match dst {
+                WordsMut::U8(out) => lookup!(out, u8),
+                WordsMut::U16(out) => lookup!(out, u16),
+                WordsMut::U32(out) => lookup!(out, u32),
+                WordsMut::U64(out) => lookup!(out, u64),
+            }
+            return;
+        }
         if let (DTypeId::Float64, WordsMut::U64(out)) = (self.source, &mut dst) {
             // The first pass's float64 values are the output: one pass.
             let p = self.decode;

@@ -697,3 +697,30 @@ fn large_float16_widening_matches_reference() {
         }
     }
 }
+
+/// `numcodecs.fixedscaleoffset` decode from one byte per element, from 4096 elements on,
+/// runs by a 256-entry table of decoded codes (streamed out from 16 MiB of output on):
+/// every element as decoded alone, for float and integer `dtype`s.
+#[test]
+fn fixedscaleoffset_byte_decode_matches_one_by_one() {
+    use zquant::codec::fixed_scale_offset::{FixedScaleOffset, NumpyNumber, PyNumber};
+    fn check<S: NumpyNumber, D: NumpyNumber + Copy>(codes: &[D], offset: f64, scale: f64) {
+        let c = FixedScaleOffset::<S, D>::new(PyNumber::Float(offset), PyNumber::Float(scale))
+            .expect("valid");
+        let mut out = vec![S::default(); codes.len()];
+        zquant::ArrayCodec::decode_slice(&c, codes, &mut out).expect("decodes");
+        for (i, (o, &y)) in out.iter().zip(codes).enumerate() {
+            assert_eq!(o.to_bits(), c.decode_one(y).to_bits(), "element {i}");
+        }
+    }
+    let mut rng = Rng(0xf50);
+    for n in [4096 + 3, (16 << 20) / 8 + 5] {
+        let u: Vec<u8> = (0..n).map(|_| rng.next() as u8).collect();
+        let i: Vec<i8> = u.iter().map(|&b| b as i8).collect();
+        check::<f64, u8>(&u, 1000.0, 10.0);
+        check::<f64, i8>(&i, -3.5, 0.3);
+        check::<f32, u8>(&u, 2.0, 7.0);
+        check::<i32, u8>(&u, 100.0, 3.0);
+        check::<i16, i8>(&i, -7.0, 0.5);
+    }
+}
