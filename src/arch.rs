@@ -269,10 +269,58 @@ pub(crate) fn i32_or_indefinite(m: f64) -> i32 {
 /// lookup whose output is 4 or 8 times its input.
 pub(crate) const STREAM_MIN: usize = 16 << 20;
 
+thread_local! {
+    /// The address range of a large output that a parallel call is writing chunk by chunk
+    /// on this thread (empty when none): see [`Region`].
+    static STREAM_REGION: std::cell::Cell<(usize, usize)> = const { std::cell::Cell::new((0, 0)) };
+}
+
+/// Whether a kernel writing `dst` streams it out: `dst` holds at least [`STREAM_MIN`]
+/// bytes, or it lies within the large output of a parallel call (a chunk of it).
+/// Intermediate buffers never lie there: they are other allocations, while the output is
+/// exclusively borrowed by the parallel call.
+pub(crate) fn streams<W>(dst: &[W]) -> bool {
+    let bytes = std::mem::size_of_val(dst);
+    if bytes >= STREAM_MIN {
+        return true;
+    }
+    let start = dst.as_ptr() as usize;
+    let (lo, hi) = STREAM_REGION.with(std::cell::Cell::get);
+    lo < hi && lo <= start && start + bytes <= hi
+}
+
+/// The address range of a parallel call's output, when it holds at least [`STREAM_MIN`]
+/// bytes: its chunks are each far smaller, but together they fill as much memory as one
+/// large call, so kernels writing a chunk of it stream it out too (see [`streams`]).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Region(usize, usize);
+
+impl Region {
+    /// The range of `out` if it is large enough to stream, else an empty one.
+    pub(crate) fn of<W>(out: &[W]) -> Region {
+        let (start, bytes) = (out.as_ptr() as usize, std::mem::size_of_val(out));
+        if bytes < STREAM_MIN {
+            return Region(0, 0);
+        }
+        Region(start, start + bytes)
+    }
+
+    /// Run `f` with this range marked as an output to stream on this thread.
+    pub(crate) fn streaming<R>(self, f: impl FnOnce() -> R) -> R {
+        if self.0 == self.1 {
+            return f();
+        }
+        let before = STREAM_REGION.with(|r| r.replace((self.0, self.1)));
+        let result = f();
+        STREAM_REGION.with(|r| r.set(before));
+        result
+    }
+}
+
 /// `out[i] = table[codes[i]]` over the shorter of `codes` and `out`: the decode of a
 /// one-byte source by its 256-entry table.
 ///
-/// An output of at least [`STREAM_MIN`] bytes in 4- or 8-byte words is written on x86-64
+/// An output to stream ([`streams`]) in 4- or 8-byte words is written on x86-64
 /// with AVX2 by `vmovntdq`, whole 32-byte vectors of looked-up words from the output's
 /// first 32-byte boundary on, which go to memory through the write-combining buffers
 /// without the output lines being read first; then `sfence`, so that the stores are
@@ -282,7 +330,7 @@ pub(crate) const STREAM_MIN: usize = 16 << 20;
 #[inline]
 pub(crate) fn lookup_bytes<W: crate::dtype::Word>(table: &[W; 256], codes: &[u8], out: &mut [W]) {
     #[cfg(target_arch = "x86_64")]
-    if std::mem::size_of_val(out) >= STREAM_MIN && std::is_x86_feature_detected!("avx2") {
+    if streams(out) && std::is_x86_feature_detected!("avx2") {
         use crate::dtype::Word;
         let n = codes.len().min(out.len());
         let (codes, words) = (&codes[..n], W::words(&table[..]));
@@ -307,7 +355,7 @@ pub(crate) fn lookup_bytes<W: crate::dtype::Word>(table: &[W; 256], codes: &[u8]
 }
 
 /// `dst[i]` = the `f32` bits of `src[i] as i32` (nearest-even, as `as` rounds), when `dst`
-/// holds at least [`STREAM_MIN`] bytes and the CPU has AVX2: converted by `vcvtdq2ps` and
+/// is an output to stream ([`streams`]) and the CPU has AVX2: converted by `vcvtdq2ps` and
 /// stored by `vmovntps`, so that the output lines are not first read from memory (a third
 /// of the traffic of a cast whose output is as wide as its input). `false` (nothing
 /// written) otherwise, for the portable kernel.
@@ -318,7 +366,7 @@ pub(crate) fn lookup_bytes<W: crate::dtype::Word>(table: &[W; 256], codes: &[u8]
 /// conversion itself.
 pub(crate) fn i32_to_f32_streamed(src: &[u32], dst: &mut [u32]) -> bool {
     #[cfg(target_arch = "x86_64")]
-    if std::mem::size_of_val(dst) >= STREAM_MIN && std::is_x86_feature_detected!("avx2") {
+    if streams(dst) && std::is_x86_feature_detected!("avx2") {
         // SAFETY: the CPU has AVX2 (checked just above).
         unsafe { stream::i32_to_f32(src, dst) };
         return true;
@@ -931,6 +979,24 @@ mod tests {
             let want = src[start..].iter().map(|&b| (b as i32 as f32).to_bits());
             assert!(dst.iter().copied().eq(want), "start {start}");
         }
+    }
+
+    /// A chunk of a large output streams inside its `Region`, nothing else does, and the
+    /// mark is gone afterwards.
+    #[test]
+    fn a_region_marks_only_its_own_chunks() {
+        use super::{Region, STREAM_MIN, streams};
+        let out = vec![0u64; STREAM_MIN / 8];
+        let other = vec![0u64; 1024];
+        let chunk = &out[4096..8192];
+        assert!(streams(&out[..]) && !streams(chunk) && !streams(&other[..]));
+        Region::of(&out[..]).streaming(|| {
+            assert!(streams(chunk) && streams(&out[out.len() - 1..]));
+            assert!(!streams(&other[..]));
+        });
+        assert!(!streams(chunk));
+        // A small output marks nothing.
+        Region::of(&other[..]).streaming(|| assert!(!streams(&other[..8])));
     }
 
     #[test]

@@ -31,8 +31,9 @@ pub fn map_chunks<S: Sync, D: Send>(
     f: impl Fn(&[S], &mut [D]) -> Result<(), ElementError> + Sync,
 ) -> Result<(), ElementError> {
     let n = src.len().min(dst.len());
+    let out = crate::arch::Region::of(&dst[..n]);
     let parts = src[..n].chunks(CHUNK).zip(dst[..n].chunks_mut(CHUNK));
-    share(parts, |(s, d)| f(s, d))
+    share(parts, |(s, d)| out.streaming(|| f(s, d)))
 }
 
 /// Run `f` on chunks of `data`, in parallel.

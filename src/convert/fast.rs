@@ -287,11 +287,11 @@ macro_rules! small_src {
                 if let (Some(hw), Words::U16(s), Some(d)) =
                     (hw, Self::words(src), u32::of_mut(DW::words_mut(dst)))
                 {
-                    if std::mem::size_of_val(d) < crate::arch::STREAM_MIN {
+                    if !crate::arch::streams(d) {
                         return by_blocks(s, d, |s, d| hw.f32_from_f16(s, d));
                     }
                     // A large output: plain stores up to its first 32-byte boundary, then
-                    // streamed out (`arch::STREAM_MIN`); blocks stay aligned (4 KiB each).
+                    // streamed out (`arch::streams`); blocks stay aligned (4 KiB each).
                     let n = s.len().min(d.len());
                     let head = d.as_ptr().align_offset(32).min(n);
                     let done = by_blocks(&s[..head], &mut d[..head], |s, d| hw.f32_from_f16(s, d));

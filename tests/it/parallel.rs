@@ -155,3 +155,48 @@ fn par_calls_agree_in_any_pool_and_from_inside_a_worker() {
         );
     }
 }
+
+/// From 16 MiB of output on, a parallel call's chunks are streamed out (non-temporal
+/// stores) by the kernels that stream a large one-threaded output: the byte-table decode,
+/// `int32 -> float32`, float16 -> `f32`. The bits are those of the one-threaded call.
+#[test]
+fn par_streamed_outputs_match_one_thread() {
+    let mut r = stream(4);
+    let n = (16 << 20) / 4 + 3 * CHUNK / 2 + 5;
+    let codes: Vec<u8> = (0..n).map(|_| r() as u8).collect();
+    let c = chain();
+    let (mut one, mut par) = (vec![0.0f64; n], vec![0.0f64; n]);
+    c.decode_slice(&codes, &mut one).expect("one thread");
+    c.par_decode_slice(&codes, &mut par).expect("parallel");
+    assert!(
+        one.iter()
+            .zip(&par)
+            .all(|(a, b)| a.to_bits() == b.to_bits()),
+        "u8 -> f64"
+    );
+
+    let opts = CastOptions::new(Rounding::NearestEven, OutOfRange::Error);
+    let ints: Vec<i32> = (0..n).map(|_| r() as i32).collect();
+    let to_f32 = CastValue::<i32, f32>::new(opts, ScalarMap::default()).expect("cast");
+    let (mut one, mut par) = (vec![0.0f32; n], vec![0.0f32; n]);
+    to_f32.encode_slice(&ints, &mut one).expect("one thread");
+    to_f32.par_encode_slice(&ints, &mut par).expect("parallel");
+    assert!(
+        one.iter()
+            .zip(&par)
+            .all(|(a, b)| a.to_bits() == b.to_bits()),
+        "i32 -> f32"
+    );
+
+    let halves: Vec<half::f16> = (0..n).map(|_| half::f16::from_bits(r() as u16)).collect();
+    let widen = CastValue::<half::f16, f32>::new(opts, ScalarMap::default()).expect("cast");
+    let (mut one, mut par) = (vec![0.0f32; n], vec![0.0f32; n]);
+    widen.encode_slice(&halves, &mut one).expect("one thread");
+    widen.par_encode_slice(&halves, &mut par).expect("parallel");
+    assert!(
+        one.iter()
+            .zip(&par)
+            .all(|(a, b)| a.to_bits() == b.to_bits()),
+        "f16 -> f32"
+    );
+}
