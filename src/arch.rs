@@ -234,6 +234,28 @@ pub(crate) fn clamp_round_even_to_i32(r: f64, lo: i32, hi: i32) -> i32 {
     clamp_round_to_i32::<true>(r, lo, hi)
 }
 
+/// `r` clamped into `[lo, hi]` (a NaN gives `lo`) and rounded to the nearest integer, ties
+/// away from zero: the clamped value plus the `f64` just below one half, with `r`'s sign
+/// (no sign to copy when `lo >= 0`), truncated by the conversion (`vcvttpd2dq`). That sum
+/// truncated is `round` for every `f64` (LLVM's own lowering of `round`), and clamping first
+/// gives the same as rounding first, since the bounds are integers.
+#[inline(always)]
+pub(crate) fn clamp_round_away_to_i32(r: f64, lo: i32, hi: i32) -> i32 {
+    const BELOW_HALF: f64 = 0.499_999_999_999_999_94;
+    let (lo_f, hi_f) = (f64::from(lo), f64::from(hi));
+    let v = if r > lo_f { r } else { lo_f };
+    let v = if v < hi_f { v } else { hi_f };
+    let v = v + if lo >= 0 {
+        BELOW_HALF
+    } else {
+        BELOW_HALF.copysign(v)
+    };
+    // SAFETY: `v` was in `[lo, hi]` (finite: a NaN `r` fails `r > lo` and gives `lo`) and
+    // moved by less than one half away from zero, to at most `lo - 1/2` or `hi + 1/2`
+    // after rounding: its truncation is in `[lo, hi]`, representable in `i32`.
+    unsafe { v.to_int_unchecked::<i32>() }
+}
+
 #[inline(always)]
 fn clamp_round_to_i32<const EVEN: bool>(r: f64, lo: i32, hi: i32) -> i32 {
     let (lo, hi) = (f64::from(lo), f64::from(hi));
@@ -1001,12 +1023,19 @@ mod tests {
 
     #[test]
     fn unchecked_conversions_clamp_first() {
-        use super::{clamp_round_even_to_i32, clamp_to_i32, i32_or_indefinite};
+        use super::{
+            clamp_round_away_to_i32, clamp_round_even_to_i32, clamp_to_i32, i32_or_indefinite,
+        };
         let specials = [f64::NAN, f64::INFINITY, f64::NEG_INFINITY, 1e300, -1e300];
         for x in specials {
             let want = if x > 0.0 { 255 } else { 0 };
             assert_eq!(clamp_to_i32(x, 0, 255), want, "{x}");
             assert_eq!(clamp_round_even_to_i32(x, 0, 255), want, "{x}");
+            assert_eq!(clamp_round_away_to_i32(x, 0, 255), want, "{x}");
+            assert_eq!(
+                clamp_round_away_to_i32(x, -128, 127),
+                if x > 0.0 { 127 } else { -128 }
+            );
             assert_eq!(i32_or_indefinite(x), i32::MIN, "{x}");
         }
         for (x, trunc, even) in [
@@ -1020,6 +1049,45 @@ mod tests {
         ] {
             assert_eq!(clamp_to_i32(x, 0, 255), trunc, "{x}");
             assert_eq!(clamp_round_even_to_i32(x, 0, 255), even, "{x}");
+        }
+        // Ties, their neighbours, and values near the bounds, against `round` then clamp.
+        let mut xs = vec![
+            0.499_999_999_999_999_94,
+            -0.499_999_999_999_999_94,
+            0.5,
+            -0.5,
+        ];
+        for k in [
+            -2_147_483_649.0,
+            -129.0,
+            -128.0,
+            -9.0,
+            -1.0,
+            0.0,
+            1.0,
+            7.0,
+            254.0,
+            255.0,
+        ] {
+            for t in [k, k + 0.5, k - 0.5, k + 0.25, f64::from(i32::MAX) - k] {
+                xs.extend([t, t.next_up(), t.next_down()]);
+            }
+        }
+        for (lo, hi) in [
+            (0, 255),
+            (-128, 127),
+            (-8, 7),
+            (0, 65535),
+            (i32::MIN, i32::MAX),
+        ] {
+            for &x in &xs {
+                let want = x.round().clamp(f64::from(lo), f64::from(hi)) as i32;
+                assert_eq!(
+                    clamp_round_away_to_i32(x, lo, hi),
+                    want,
+                    "{x} in [{lo}, {hi}]"
+                );
+            }
         }
         assert_eq!(clamp_to_i32(-7.0, -8, 7), -7);
         assert_eq!(clamp_to_i32(i32::MIN.into(), i32::MIN, i32::MAX), i32::MIN);

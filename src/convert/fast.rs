@@ -814,6 +814,9 @@ fn f2i_narrow<SW: Word, DW: Word, const MODE: u8, const OOR: u8, const NAN_MAP: 
         DW::BITS < 32 && OOR == OOR_CLAMP && (MODE == NEAREST_EVEN || MODE == TOWARDS_ZERO)
     };
     let fold_even = const { DW::BITS < 32 && OOR == OOR_CLAMP && MODE == NEAREST_EVEN };
+    // Likewise nearest-away, by `arch::clamp_round_away_to_i32`: a half-less-one-ulp added
+    // to the clamped value, truncated by the conversion (no `round` expansion per vector).
+    let fold_away = const { DW::BITS < 32 && OOR == OOR_CLAMP && MODE == NEAREST_AWAY };
     let (lo, max) = if packed {
         (f64::from(lo_i), f64::from(max_i))
     } else {
@@ -831,7 +834,11 @@ fn f2i_narrow<SW: Word, DW: Word, const MODE: u8, const OOR: u8, const NAN_MAP: 
     let mut rejected = 0u64;
     for (s, d) in src.iter().zip(dst.iter_mut()) {
         let x = value(*s);
-        let r = if fold { x } else { round_integral::<MODE>(x) };
+        let r = if fold || fold_away {
+            x
+        } else {
+            round_integral::<MODE>(x)
+        };
         // NaN after rounding is NaN before it, and nothing else. The key's value is in
         // range: from here on it is converted (and accepted) like any value, on the `f64`
         // lanes, so the select needs no mask narrowed to the code's width.
@@ -857,6 +864,8 @@ fn f2i_narrow<SW: Word, DW: Word, const MODE: u8, const OOR: u8, const NAN_MAP: 
         // of every other target, whose truncation to the word is the code.
         let code = if fold_even {
             crate::arch::clamp_round_even_to_i32(r, lo_i, max_i) as u32
+        } else if fold_away {
+            crate::arch::clamp_round_away_to_i32(r, lo_i, max_i) as u32
         } else if packed {
             crate::arch::clamp_to_i32(r, lo_i, max_i) as u32
         } else {
