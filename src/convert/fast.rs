@@ -287,25 +287,26 @@ macro_rules! small_src {
                 if let (Some(hw), Words::U16(s), Some(d)) =
                     (hw, Self::words(src), u32::of_mut(DW::words_mut(dst)))
                 {
-                    if !crate::arch::streams(d) {
-                        return by_blocks(s, d, |s, d| hw.f32_from_f16(s, d));
-                    }
-                    // A large output: plain stores up to its first 32-byte boundary, then
-                    // streamed out (`arch::streams`); blocks stay aligned (4 KiB each).
-                    let n = s.len().min(d.len());
-                    let head = d.as_ptr().align_offset(32).min(n);
-                    let done = by_blocks(&s[..head], &mut d[..head], |s, d| hw.f32_from_f16(s, d));
-                    if done < head {
-                        return done;
-                    }
-                    let (s, d) = (&s[head..n], &mut d[head..n]);
-                    let rest = by_blocks(s, d, |s, d| hw.f32_from_f16_streamed(s, d));
-                    crate::arch::stream_fence();
-                    return head + rest;
+                    return by_blocks_streamed(s, d, |s, d, stream| {
+                        if stream {
+                            hw.f32_from_f16_streamed(s, d)
+                        } else {
+                            hw.f32_from_f16(s, d)
+                        }
+                    });
+                }
+                let p = widen_plan(l);
+                // One-byte sources into `f32`: the intrinsic twin, which can stream.
+                if let (true, Words::U8(s), Some(d)) =
+                    (crate::arch::has_avx2(), Self::words(src), u32::of_mut(DW::words_mut(dst)))
+                {
+                    return by_blocks_streamed(s, d, |s, d, stream| {
+                        crate::arch::widen_bytes_to_f32(s, d, p, stream)
+                    });
                 }
                 crate::arch::vectorized(
                     #[inline(always)]
-                    move || by_blocks(src, dst, #[inline(always)] |s, d| widen(s, d, l)),
+                    move || by_blocks(src, dst, #[inline(always)] |s, d| widen(s, d, p)),
                 )
             }
         }
@@ -313,15 +314,10 @@ macro_rules! small_src {
 }
 small_src!(u8, u16);
 
-/// A 16-bit IEEE-like float (see [`widens`]) to `f32`/`f64` words, exactly: the magnitude
-/// bits moved to `f32`'s places are the value times `2^(B - 127)` (subnormals included,
-/// which land on `f32` subnormals), so one multiplication by `2^(127 - B)` gives the value;
-/// ±Inf are set apart, and a NaN is declined (the reference path canonicalizes it). In
-/// 32-bit lanes, 8 elements per AVX2 vector, instead of a 65536-entry table.
-#[inline(always)]
-fn widen<SW: Word, DW: Word>(src: &[SW], dst: &mut [DW], l: FloatLayout) -> bool {
-    let width = l.exponent_bits + l.mantissa_bits;
-    let shift = 23 - l.mantissa_bits;
+/// The constants of [`widen`] for a layout `l`: its magnitude bits moved to `f32`'s places
+/// are the value times `2^(B - 127)` (subnormals included, which land on `f32`
+/// subnormals), so one multiplication by `2^(127 - B)` gives the value.
+fn widen_plan(l: FloatLayout) -> crate::arch::WidenPlan {
     let mag_mask = l.magnitude_mask() as u32;
     let exp_all = (((1u32 << l.exponent_bits) - 1) << l.mantissa_bits) & mag_mask;
     // IEEE: `exp_all` is ±Inf and above it NaN; `fn`: no Inf, only `mag_mask` is NaN.
@@ -330,11 +326,33 @@ fn widen<SW: Word, DW: Word>(src: &[SW], dst: &mut [DW], l: FloatLayout) -> bool
     } else {
         (u32::MAX, mag_mask)
     };
-    let scale = f32::from_bits(((254 - l.bias) as u32) << 23);
-    // `mag >= nan_from` as the top bit of `mag + (TOP - nan_from)` (both below 2^16), OR-ed
-    // over the block: an add and an or per vector, no compare mask to narrow.
-    const TOP: u32 = 1 << 31;
-    let bias_nan = TOP - nan_from;
+    crate::arch::WidenPlan {
+        mag_mask,
+        shift: 23 - l.mantissa_bits,
+        scale: f32::from_bits(((254 - l.bias) as u32) << 23),
+        inf,
+        // `mag >= nan_from` as the top bit of `mag + (2^31 - nan_from)` (both below 2^16),
+        // OR-ed over the block: an add and an or per vector, no compare mask to narrow.
+        bias_nan: (1 << 31) - nan_from,
+        width: l.exponent_bits + l.mantissa_bits,
+    }
+}
+
+/// A 16-bit IEEE-like float (see [`widens`]) to `f32`/`f64` words, exactly (see
+/// [`widen_plan`]); ±Inf are set apart, and a NaN is declined (the reference path
+/// canonicalizes it). In 32-bit lanes, 8 elements per AVX2 vector, instead of a
+/// 65536-entry table. `arch::widen_bytes_to_f32` is its intrinsic twin for one-byte
+/// sources into `f32`.
+#[inline(always)]
+fn widen<SW: Word, DW: Word>(src: &[SW], dst: &mut [DW], p: crate::arch::WidenPlan) -> bool {
+    let crate::arch::WidenPlan {
+        mag_mask,
+        shift,
+        scale,
+        inf,
+        bias_nan,
+        width,
+    } = p;
     let mut nan = 0u32;
     for (s, d) in src.iter().zip(dst.iter_mut()) {
         let h = s.to_u64() as u32;
@@ -349,7 +367,30 @@ fn widen<SW: Word, DW: Word>(src: &[SW], dst: &mut [DW], l: FloatLayout) -> bool
         });
         nan |= mag + bias_nan;
     }
-    nan & TOP == 0
+    nan & (1 << 31) == 0
+}
+
+/// `kernel(src, dst, stream)` block by block (see [`by_blocks`]). An output to stream
+/// (`arch::streams`) goes by plain stores up to its first 32-byte boundary, then with
+/// `stream` set (blocks of 4 KiB or more of output stay aligned), then the fence.
+#[inline(always)]
+fn by_blocks_streamed<SW: Word, DW: Word>(
+    src: &[SW],
+    dst: &mut [DW],
+    mut kernel: impl FnMut(&[SW], &mut [DW], bool) -> bool,
+) -> usize {
+    if !crate::arch::streams(dst) {
+        return by_blocks(src, dst, |s, d| kernel(s, d, false));
+    }
+    let n = src.len().min(dst.len());
+    let head = dst.as_ptr().align_offset(32).min(n);
+    let done = by_blocks(&src[..head], &mut dst[..head], |s, d| kernel(s, d, false));
+    if done < head {
+        return done;
+    }
+    let rest = by_blocks(&src[head..n], &mut dst[head..n], |s, d| kernel(s, d, true));
+    crate::arch::stream_fence();
+    head + rest
 }
 
 /// The source methods of `f32`/`f64` words (and `int32`/`uint32`/`int64`).
@@ -1133,4 +1174,45 @@ fn int_to_hw_float<SW: Word, DW: Word>(src: &[SW], dst: &mut [DW], sl: IntLayout
         each!(|b| u64::from((value_i64(b, 64 - SW::BITS, signed) as f32).to_bits()));
     }
     true
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::dtype::{DTypeId, Format};
+
+    /// `arch::widen_bytes_to_f32` (AVX2, plain and streamed stores) writes what the
+    /// portable `widen` writes, and declines the same blocks, for every code of every
+    /// one-byte float type it serves, at every tail length.
+    #[test]
+    fn byte_widening_twin_equals_portable() {
+        if !crate::arch::has_avx2() {
+            return;
+        }
+        let layouts: Vec<_> = DTypeId::ALL
+            .iter()
+            .filter_map(|id| match id.format() {
+                Some(Format::Float(l)) if l.bits() <= 8 && super::widens(l) => Some(l),
+                _ => None,
+            })
+            .collect();
+        assert!(layouts.len() >= 3, "the float8 types at least: {layouts:?}");
+        let codes: Vec<u8> = (0..=255).collect();
+        let mut buf = vec![0u32; 256 + 8];
+        // A 32-byte aligned output, so that the streamed form is taken.
+        let start = buf.as_ptr().align_offset(32).min(8);
+        for l in layouts {
+            let p = super::widen_plan(l);
+            for stream in [false, true] {
+                for len in [256, 255, 249, 8, 7, 1] {
+                    let src = &codes[256 - len..];
+                    let out = &mut buf[start..start + len];
+                    let ok = crate::arch::widen_bytes_to_f32(src, out, p, stream);
+                    let mut want = vec![0u32; len];
+                    let want_ok = super::widen(src, &mut want, p);
+                    assert_eq!(ok, want_ok, "{l:?} len {len}");
+                    assert_eq!(out, &want[..], "{l:?} len {len} stream {stream}");
+                }
+            }
+        }
+    }
 }

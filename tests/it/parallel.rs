@@ -156,6 +156,11 @@ fn par_calls_agree_in_any_pool_and_from_inside_a_worker() {
     }
 }
 
+/// Equal lengths and every element bit-equal.
+fn same_bits<T: zquant::Real>(a: &[T], b: &[T]) -> bool {
+    a.len() == b.len() && a.iter().zip(b).all(|(x, y)| x.to_bits() == y.to_bits())
+}
+
 /// From 16 MiB of output on, a parallel call's chunks are streamed out (non-temporal
 /// stores) by the kernels that stream a large one-threaded output: the byte-table decode,
 /// `int32 -> float32`, float16 -> `f32`. The bits are those of the one-threaded call.
@@ -168,12 +173,7 @@ fn par_streamed_outputs_match_one_thread() {
     let (mut one, mut par) = (vec![0.0f64; n], vec![0.0f64; n]);
     c.decode_slice(&codes, &mut one).expect("one thread");
     c.par_decode_slice(&codes, &mut par).expect("parallel");
-    assert!(
-        one.iter()
-            .zip(&par)
-            .all(|(a, b)| a.to_bits() == b.to_bits()),
-        "u8 -> f64"
-    );
+    assert!(same_bits(&one, &par), "u8 -> f64");
 
     let opts = CastOptions::new(Rounding::NearestEven, OutOfRange::Error);
     let ints: Vec<i32> = (0..n).map(|_| r() as i32).collect();
@@ -181,22 +181,12 @@ fn par_streamed_outputs_match_one_thread() {
     let (mut one, mut par) = (vec![0.0f32; n], vec![0.0f32; n]);
     to_f32.encode_slice(&ints, &mut one).expect("one thread");
     to_f32.par_encode_slice(&ints, &mut par).expect("parallel");
-    assert!(
-        one.iter()
-            .zip(&par)
-            .all(|(a, b)| a.to_bits() == b.to_bits()),
-        "i32 -> f32"
-    );
+    assert!(same_bits(&one, &par), "i32 -> f32");
 
     let halves: Vec<half::f16> = (0..n).map(|_| half::f16::from_bits(r() as u16)).collect();
     let widen = CastValue::<half::f16, f32>::new(opts, ScalarMap::default()).expect("cast");
     let (mut one, mut par) = (vec![0.0f32; n], vec![0.0f32; n]);
     widen.encode_slice(&halves, &mut one).expect("one thread");
     widen.par_encode_slice(&halves, &mut par).expect("parallel");
-    assert!(
-        one.iter()
-            .zip(&par)
-            .all(|(a, b)| a.to_bits() == b.to_bits()),
-        "f16 -> f32"
-    );
+    assert!(same_bits(&one, &par), "f16 -> f32");
 }
