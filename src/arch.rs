@@ -1194,7 +1194,18 @@ mod tests {
             255.0,
         ] {
             for t in [k, k + 0.5, k - 0.5, k + 0.25, f64::from(i32::MAX) - k] {
-                xs.extend([t, t.next_up(), t.next_down()]);
+                // The neighbouring `f64`s (`f64::next_up` is newer than the MSRV): one step
+                // of a nonzero value's code either way; zero's are the smallest subnormals.
+                let tiny = f64::from_bits(1);
+                let (up, down) = if t == 0.0 {
+                    (tiny, -tiny)
+                } else {
+                    (
+                        f64::from_bits(t.to_bits() + 1),
+                        f64::from_bits(t.to_bits() - 1),
+                    )
+                };
+                xs.extend([t, up, down]);
             }
         }
         for (lo, hi) in [
