@@ -1,0 +1,141 @@
+//! `f32` to the 8-bit float formats, nearest-even, in explicit AVX2 (issue 10, third pass).
+
+// Written with intrinsics because LLVM compiles the portable version
+// (`convert::narrow::from_f32::rebias`, which documents the arithmetic and runs without
+// AVX2) with three permutes per 32 elements and its constants reloaded from the stack in
+// the loop. Here the sign goes through the 16-bit packs, and one `vpermd` restores the order.
+
+/// The per-call constants of [`f32_to_byte_float`]: `f32` bit patterns and a shift count,
+/// derived from the target layout by `convert::narrow::from_f32::Plan`.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct ByteFloatPlan {
+    /// The largest magnitude converted (the value of the clamped code).
+    pub(crate) clamp_source: u32,
+    /// The target's smallest normal value.
+    pub(crate) min_normal: u32,
+    /// Added to an exponent field: `C = 2^(E + shift)`.
+    pub(crate) to_magic: u32,
+    /// Subtracted from the 16-bit codes: `(151 - m - bias) << m`.
+    pub(crate) code_offset: u16,
+    /// Difference in mantissa bits.
+    pub(crate) shift: u32,
+    /// The target's sign bit (at most `0x80`).
+    pub(crate) sign_bit: u16,
+}
+
+/// `src` (`f32` bits) converted into 8-bit codes in `dst` (the shorter length) by the
+/// nearest-even kernel `convert::narrow::from_f32::rebias` (without `NEG_ZERO`, a zero code
+/// has no sign: `fnuz`), when the CPU has AVX2: the largest magnitude converted. `None`
+/// without AVX2 (nothing written): the caller converts.
+#[inline(always)]
+pub(crate) fn f32_to_byte_float<const NEG_ZERO: bool>(
+    src: &[u32],
+    dst: &mut [u8],
+    plan: ByteFloatPlan,
+) -> Option<u32> {
+    #[cfg(target_arch = "x86_64")]
+    {
+        if std::is_x86_feature_detected!("avx2") {
+            // SAFETY: `avx2_f32_to_byte_float` requires only AVX2, checked just above.
+            return Some(unsafe { avx2_f32_to_byte_float::<NEG_ZERO>(src, dst, plan) });
+        }
+    }
+    let _ = (src, dst, plan);
+    None
+}
+
+/// See [`f32_to_byte_float`].
+///
+/// # Safety
+/// The CPU must support AVX2.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+#[inline]
+unsafe fn avx2_f32_to_byte_float<const NEG_ZERO: bool>(
+    src: &[u32],
+    dst: &mut [u8],
+    p: ByteFloatPlan,
+) -> u32 {
+    use std::arch::x86_64::*;
+    const STEP: usize = 32;
+    let len = src.len().min(dst.len());
+    let n = len / STEP * STEP;
+    // SAFETY: the CPU has AVX2 (this function's contract). A step reads 32 `u32` from its
+    // source pointer and writes 32 bytes at its target pointer (unaligned forms): in the
+    // loop `src[i..i + 32]` and `dst[i..i + 32]` with `i + 32 <= n <= len`, both slices
+    // at least `len` long; for the rest, two local arrays of 32.
+    unsafe {
+        let mag_mask = _mm256_set1_epi32(0x7fff_ffff);
+        let exp_mask = _mm256_set1_epi32(0x7f80_0000);
+        let clamp_source = _mm256_set1_epi32(p.clamp_source as i32);
+        let min_normal = _mm256_set1_epi32(p.min_normal as i32);
+        let to_magic = _mm256_set1_epi32(p.to_magic as i32);
+        let code_offset = _mm256_set1_epi16(p.code_offset as i16);
+        let shift = _mm_cvtsi32_si128(p.shift as i32);
+        let sign_bit = _mm256_set1_epi16(p.sign_bit as i16);
+        // After the in-lane packs, 4-byte group `i` holds elements `4 * order[i]..`.
+        let order = _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7);
+        let zero = _mm256_setzero_si256();
+        let mut largest = zero;
+        // The code of 8 elements plus `code_offset` (no sign; below 2^15), their magnitudes
+        // folded into `largest`.
+        macro_rules! code {
+            ($b:expr) => {{
+                let mag = _mm256_and_si256($b, mag_mask);
+                largest = _mm256_max_epu32(largest, mag);
+                let clamped = _mm256_min_epu32(mag, clamp_source);
+                let e = _mm256_max_epu32(_mm256_and_si256(clamped, exp_mask), min_normal);
+                let c = _mm256_castsi256_ps(_mm256_add_epi32(e, to_magic));
+                let sum = _mm256_add_ps(_mm256_castsi256_ps(clamped), c);
+                let k = _mm256_sub_epi32(_mm256_castps_si256(sum), _mm256_castps_si256(c));
+                _mm256_add_epi32(k, _mm256_srl_epi32(_mm256_castps_si256(c), shift))
+            }};
+        }
+        // Codes and signs of 16 elements in 16-bit lanes: the sign of `b` survives the
+        // signed saturation of `vpackssdw`.
+        macro_rules! half {
+            ($b0:expr, $b1:expr) => {{
+                let codes = _mm256_packus_epi32(code!($b0), code!($b1));
+                let codes = _mm256_sub_epi16(codes, code_offset);
+                let signs = _mm256_srai_epi16(_mm256_packs_epi32($b0, $b1), 15);
+                let mut signs = _mm256_and_si256(signs, sign_bit);
+                if !NEG_ZERO {
+                    signs = _mm256_andnot_si256(_mm256_cmpeq_epi16(codes, zero), signs);
+                }
+                _mm256_or_si256(codes, signs)
+            }};
+        }
+        // 32 elements from `s` into 32 bytes at `d`.
+        macro_rules! step {
+            ($s:expr, $d:expr) => {{
+                let s = $s.cast::<__m256i>();
+                let b0 = _mm256_loadu_si256(s);
+                let b1 = _mm256_loadu_si256(s.add(1));
+                let b2 = _mm256_loadu_si256(s.add(2));
+                let b3 = _mm256_loadu_si256(s.add(3));
+                let bytes = _mm256_packus_epi16(half!(b0, b1), half!(b2, b3));
+                let bytes = _mm256_permutevar8x32_epi32(bytes, order);
+                _mm256_storeu_si256($d.cast::<__m256i>(), bytes);
+            }};
+        }
+        for i in (0..n).step_by(STEP) {
+            step!(src.as_ptr().add(i), dst.as_mut_ptr().add(i));
+        }
+        // The last partial step through zero-padded buffers (zeros convert to zeros).
+        let rest = len - n;
+        if rest > 0 {
+            let mut s = [0u32; STEP];
+            let mut d = [0u8; STEP];
+            s[..rest].copy_from_slice(&src[n..len]);
+            step!(s.as_ptr(), d.as_mut_ptr());
+            dst[n..len].copy_from_slice(&d[..rest]);
+        }
+        let m = _mm_max_epu32(
+            _mm256_castsi256_si128(largest),
+            _mm256_extracti128_si256::<1>(largest),
+        );
+        let m = _mm_max_epu32(m, _mm_shuffle_epi32::<0b01_00_11_10>(m));
+        let m = _mm_max_epu32(m, _mm_shuffle_epi32::<0b10_11_00_01>(m));
+        _mm_cvtsi128_si32(m) as u32
+    }
+}

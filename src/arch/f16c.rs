@@ -1,0 +1,244 @@
+//! float16 from and to `f32` (and from `f64`) by F16C's `vcvtps2ph`/`vcvtph2ps`, behind the
+//! [`F16c`] proof token: conversions portable Rust cannot reach.
+
+/// An F16C kernel of `mod kernels` on x86-64; `false` (block not done) elsewhere, where no
+/// [`F16c`] is ever made.
+macro_rules! f16c_call {
+    ($kernel:ident $(::<$g:tt>)? ($($arg:expr),*)) => {{
+        #[cfg(target_arch = "x86_64")]
+        {
+            // SAFETY: an `F16c` exists only when the CPU has F16C and AVX2 (`detect`); a
+            // kernel's further conditions are checked at its call.
+            unsafe { kernels::$kernel $(::<$g>)? ($($arg),*) }
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        {
+            let _ = ($($arg),*);
+            false
+        }
+    }};
+}
+
+/// Proof that this CPU has F16C (`vcvtps2ph`, the hardware `f32 -> float16` conversion)
+/// and AVX2: only [`F16c::detect`] makes one, after checking both.
+///
+/// The float16 kernels below convert by `vcvtps2ph` rounding to nearest-even, which is the
+/// correctly rounded conversion the spec asks for on every value they accept. Like every
+/// fast path they only *detect* the rare elements (see `convert::fast`): a block with
+/// one is reported as not done and redone by the portable kernels.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct F16c(());
+
+impl F16c {
+    /// The proof, when the CPU has F16C and AVX2.
+    #[inline]
+    pub(crate) fn detect() -> Option<F16c> {
+        #[cfg(target_arch = "x86_64")]
+        {
+            if std::is_x86_feature_detected!("f16c") && std::is_x86_feature_detected!("avx2") {
+                return Some(F16c(()));
+            }
+        }
+        None
+    }
+
+    /// The float16 codes of the `f32` values whose bits are `src`, nearest-even, into `dst`
+    /// (the shorter length). Returns `false` when some element's magnitude bits (the bits
+    /// without the sign) are at least `limit`: the block must then be redone elsewhere
+    /// (`limit` at most `0x8000_0000`).
+    pub(crate) fn f16_from_f32(self, src: &[u32], dst: &mut [u16], limit: u32) -> bool {
+        f16c_call!(from_f32(src, dst, limit))
+    }
+
+    /// The float16 codes of the `f64` values whose bits are `src`, nearest-even, into `dst`
+    /// (the shorter length); `false` as for [`F16c::f16_from_f32`], with `limit` on the
+    /// magnitude bits of the `f32` each value is first rounded to (below).
+    ///
+    /// Each value is first rounded to odd at `f32` precision (truncated to 24 significant
+    /// bits, the last one set if any bit was dropped), which `vcvtpd2ps` then converts
+    /// exactly, and `vcvtps2ph` rounds that to float16. Rounding to odd with at least two
+    /// more bits than the final format (24 against 11) makes the two roundings one: a
+    /// value strictly between two float16 neighbours stays strictly between them, and
+    /// a tie stays a tie, since float16's points and midpoints are all on the `f32` grid
+    /// (float16's range lies within `f32`'s normal range). Values below `f32`'s normal range
+    /// (`< 2^-126`) are below half float16's smallest subnormal (`2^-25`): they reach
+    /// `vcvtps2ph` as a signed zero or an `f32` subnormal, and become a zero of their sign,
+    /// as they should. The rare test is on that `f32`, eight lanes at once: rounding to odd
+    /// is monotonic and keeps every `f32` with an even last bit (float16's overflow
+    /// thresholds are such), so `|x|` reaches a threshold exactly when its `f32` does;
+    /// values above `f32`'s range become ±Inf there, and are declined with the infinities.
+    pub(crate) fn f16_from_f64(self, src: &[u64], dst: &mut [u16], limit: u32) -> bool {
+        f16c_call!(from_f64(src, dst, limit))
+    }
+
+    /// The `f32` bits of the float16 values whose codes are `src`, into `dst` (the shorter
+    /// length), by `vcvtph2ps`: exact for every code. Returns `false` when a NaN is among
+    /// them (the hardware keeps its payload; the caller's rule canonicalizes it).
+    pub(crate) fn f32_from_f16(self, src: &[u16], dst: &mut [u32]) -> bool {
+        f16c_call!(to_f32::<false>(src, dst))
+    }
+
+    /// [`f32_from_f16`](Self::f32_from_f16), the whole vectors stored by `vmovntps` (see
+    /// [`STREAM_MIN`](super::stream::STREAM_MIN)) when `dst` starts on a 32-byte boundary, as that store requires;
+    /// plain stores otherwise. The caller issues [`stream_fence`](super::stream_fence) after its last block.
+    pub(crate) fn f32_from_f16_streamed(self, src: &[u16], dst: &mut [u32]) -> bool {
+        if dst.as_ptr() as usize % 32 != 0 {
+            return self.f32_from_f16(src, dst);
+        }
+        // `dst` is 32-byte aligned, as the streamed kernel requires (checked just above).
+        f16c_call!(to_f32::<true>(src, dst))
+    }
+}
+
+/// The F16C kernels: eight elements per step, the tail through a zero-padded copy (a zero
+/// is never rare: its magnitude 0 is below any `limit`).
+#[cfg(target_arch = "x86_64")]
+mod kernels {
+    use std::arch::x86_64::*;
+
+    /// `$step!(source pointer, target pointer)` over the first `$n` elements, `LANES` at a
+    /// time: the whole groups in place, the tail through zero-padded copies. Expanded inside
+    /// an `unsafe` block of a kernel, whose `$step` reads and writes `LANES` elements.
+    macro_rules! steps {
+        ($src:ident, $dst:ident, $n:ident, $step:ident) => {{
+            let whole = $n - $n % LANES;
+            let mut i = 0;
+            while i < whole {
+                $step!($src.as_ptr().add(i), $dst.as_mut_ptr().add(i));
+                i += LANES;
+            }
+            if whole < $n {
+                // Arrays of the slices' own word types (an element gives the type; `n > 0`
+                // here), the source one zeroed.
+                let mut s = [$src[0]; LANES];
+                let mut d = [$dst[0]; LANES];
+                s.fill(Default::default());
+                s[..$n - whole].copy_from_slice(&$src[whole..$n]);
+                $step!(s.as_ptr(), d.as_mut_ptr());
+                $dst[whole..$n].copy_from_slice(&d[..$n - whole]);
+            }
+        }};
+    }
+
+    /// Elements per step. The rare test: `mag >= limit` is the top bit of
+    /// `mag + (TOP - limit)` (both below `TOP`, the sign bit), OR-ed over the block (an add
+    /// and an or per vector) and read once at the end.
+    const LANES: usize = 8;
+
+    /// # Safety
+    /// The CPU must have AVX2 and F16C.
+    #[target_feature(enable = "avx2,f16c")]
+    pub(super) unsafe fn from_f32(src: &[u32], dst: &mut [u16], limit: u32) -> bool {
+        let n = src.len().min(dst.len());
+        // SAFETY: every load reads 8 `u32` at `i < n - 7` (or from the padded copy), every
+        // store writes 8 `u16` at such an `i` (or to the padded copy): in bounds. Unaligned
+        // loads and stores are used throughout. The intrinsics need AVX2 and F16C, which the
+        // caller guarantees.
+        unsafe {
+            let bias = _mm256_set1_epi32((0x8000_0000u32 - limit) as i32);
+            let mut rare = _mm256_setzero_si256();
+            // A macro, not a closure: the intrinsics must be expanded inside this function,
+            // which has the target features.
+            macro_rules! step {
+                ($s:expr, $d:expr) => {{
+                    let x = _mm256_loadu_si256($s.cast());
+                    let mag = _mm256_and_si256(x, _mm256_set1_epi32(i32::MAX));
+                    rare = _mm256_or_si256(rare, _mm256_add_epi32(mag, bias));
+                    let h = _mm256_cvtps_ph::<_MM_FROUND_TO_NEAREST_INT>(_mm256_castsi256_ps(x));
+                    _mm_storeu_si128($d.cast(), h);
+                }};
+            }
+            steps!(src, dst, n, step);
+            _mm256_movemask_ps(_mm256_castsi256_ps(rare)) == 0
+        }
+    }
+
+    /// # Safety
+    /// The CPU must have AVX2 and F16C.
+    /// With `STREAM`, `dst` must start on a 32-byte boundary: its whole vectors are then
+    /// stored by `vmovntps` (the tail by plain stores).
+    ///
+    /// # Safety
+    /// The CPU must have AVX2 and F16C; with `STREAM`, `dst` must be 32-byte aligned.
+    #[target_feature(enable = "avx2,f16c")]
+    pub(super) unsafe fn to_f32<const STREAM: bool>(src: &[u16], dst: &mut [u32]) -> bool {
+        let n = src.len().min(dst.len());
+        // SAFETY: every load reads 8 `u16` at `i < n - 7` (or from the padded copy), every
+        // store writes 8 `u32` at such an `i` (or to the padded copy): in bounds, unaligned
+        // except the streamed ones, at `dst + 4i` with `i` a multiple of 8 from a 32-byte
+        // aligned `dst` (the caller's guarantee), so 32-byte aligned as `vmovntps` requires.
+        unsafe {
+            // A NaN's magnitude is above Inf's, 0x7c00: a signed 16-bit compare suffices.
+            let inf = _mm_set1_epi16(0x7c00);
+            let mut nan = _mm_setzero_si128();
+            macro_rules! convert {
+                ($s:expr) => {{
+                    let h = _mm_loadu_si128($s.cast());
+                    let mag = _mm_and_si128(h, _mm_set1_epi16(0x7fff));
+                    nan = _mm_or_si128(nan, _mm_cmpgt_epi16(mag, inf));
+                    _mm256_cvtph_ps(h)
+                }};
+            }
+            macro_rules! step {
+                ($s:expr, $d:expr) => {{
+                    _mm256_storeu_ps($d.cast(), convert!($s));
+                }};
+            }
+            if STREAM {
+                let whole = n - n % LANES;
+                let mut i = 0;
+                while i < whole {
+                    let v = convert!(src.as_ptr().add(i));
+                    _mm256_stream_ps(dst.as_mut_ptr().add(i).cast(), v);
+                    i += LANES;
+                }
+                let (s, d, m) = (&src[whole..n], &mut dst[whole..n], n - whole);
+                steps!(s, d, m, step);
+            } else {
+                steps!(src, dst, n, step);
+            }
+            _mm_testz_si128(nan, nan) == 1
+        }
+    }
+
+    /// # Safety
+    /// The CPU must have AVX2 and F16C.
+    #[target_feature(enable = "avx2,f16c")]
+    pub(super) unsafe fn from_f64(src: &[u64], dst: &mut [u16], limit: u32) -> bool {
+        // The bits below `f32`'s last kept one: 52 - 23.
+        const DROPPED: i64 = (1 << 29) - 1;
+        let n = src.len().min(dst.len());
+        // SAFETY: as in `from_f32`, with 8 `u64` per load pair.
+        unsafe {
+            let bias = _mm256_set1_epi32((0x8000_0000u32 - limit) as i32);
+            let mut rare = _mm256_setzero_si256();
+            // Four values rounded to odd at `f32` precision, as exact `f32`s.
+            macro_rules! odd {
+                ($s:expr) => {{
+                    let x = _mm256_loadu_si256($s.cast());
+                    let low = _mm256_and_si256(x, _mm256_set1_epi64x(DROPPED));
+                    // `low + DROPPED` reaches bit 29 exactly when `low != 0`.
+                    let sticky = _mm256_and_si256(
+                        _mm256_add_epi64(low, _mm256_set1_epi64x(DROPPED)),
+                        _mm256_set1_epi64x(DROPPED + 1),
+                    );
+                    let t = _mm256_or_si256(_mm256_xor_si256(x, low), sticky);
+                    _mm256_cvtpd_ps(_mm256_castsi256_pd(t))
+                }};
+            }
+            macro_rules! step {
+                ($s:expr, $d:expr) => {{
+                    let lo = odd!($s);
+                    let hi = odd!($s.add(4));
+                    let f = _mm256_set_m128(hi, lo);
+                    let mag = _mm256_and_si256(_mm256_castps_si256(f), _mm256_set1_epi32(i32::MAX));
+                    rare = _mm256_or_si256(rare, _mm256_add_epi32(mag, bias));
+                    let h = _mm256_cvtps_ph::<_MM_FROUND_TO_NEAREST_INT>(f);
+                    _mm_storeu_si128($d.cast(), h);
+                }};
+            }
+            steps!(src, dst, n, step);
+            _mm256_movemask_ps(_mm256_castsi256_ps(rare)) == 0
+        }
+    }
+}
