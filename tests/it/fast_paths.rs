@@ -46,6 +46,13 @@ fn sources<S: Real>(rng: &mut Rng, n: usize, clean: bool) -> Vec<S> {
         448.0,
         6.0,
         1e-8,
+        // Neighbours of ties: `0.5 - 2^-54` rounds to 0 in every nearest mode (a kernel
+        // adding one half, not the `f64` below it, gives 1 for nearest-away).
+        0.499_999_999_999_999_94,
+        -0.499_999_999_999_999_94,
+        2.500_000_000_000_000_4,
+        2.499_999_999_999_999_6,
+        -2.500_000_000_000_000_4,
     ];
     (0..n)
         .map(|i| {
