@@ -74,7 +74,7 @@ impl Region {
 #[inline]
 pub(crate) fn lookup_bytes<W: crate::dtype::Word>(table: &[W; 256], codes: &[u8], out: &mut [W]) {
     #[cfg(target_arch = "x86_64")]
-    if streams(out) && std::is_x86_feature_detected!("avx2") {
+    if streams(out) && super::has_avx2() {
         use crate::dtype::Word;
         let n = codes.len().min(out.len());
         let (codes, words) = (&codes[..n], W::words(&table[..]));
@@ -110,7 +110,7 @@ pub(crate) fn lookup_bytes<W: crate::dtype::Word>(table: &[W; 256], codes: &[u8]
 /// conversion itself.
 pub(crate) fn i32_to_f32_streamed(src: &[u32], dst: &mut [u32]) -> bool {
     #[cfg(target_arch = "x86_64")]
-    if streams(dst) && std::is_x86_feature_detected!("avx2") {
+    if streams(dst) && super::has_avx2() {
         // SAFETY: the CPU has AVX2 (checked just above).
         unsafe { kernels::i32_to_f32(src, dst) };
         return true;
@@ -203,8 +203,7 @@ mod kernels {
         let one = |x: u32| (x as i32 as f32).to_bits();
         // Plain stores up to `dst`'s first 32-byte boundary (all of them, should
         // `align_offset` not tell), then whole vectors, then the tail.
-        let head = dst.as_ptr().align_offset(32).min(n);
-        let body = head + (n - head) / 8 * 8;
+        let (head, body) = split(dst, n, 8);
         for i in 0..head {
             dst[i] = one(src[i]);
         }

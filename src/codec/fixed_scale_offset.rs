@@ -278,6 +278,8 @@ impl FixedScaleOffsetCore {
             // One byte per element: the 256 codes decoded once, then a lookup per element
             // (which streams a large output: `arch::lookup_bytes`). Decoding never fails
             // and is elementwise, so the table gives what decoding each element would.
+            // The table's own decode (256 codes) must take the direct path below.
+            const { assert!(super::chain::BYTE_TABLE_MIN > 256) };
             let all: [u8; 256] = std::array::from_fn(|i| i as u8);
             macro_rules! lookup {
                 ($out:ident, $w:ty) => {{
