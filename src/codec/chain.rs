@@ -26,8 +26,9 @@ pub(crate) const FUSED: usize = usize::MAX;
 /// `start..start + len` (reading what stage `i - 1` wrote for them, or the input).
 ///
 /// With `pair`, the first two stages (and only they: `stages == 2`) have a fused kernel:
-/// each block is first offered to it (`step(FUSED, ..)`), and only the part it declines (a
-/// kernel block with a rare element) goes stage by stage, which also finds the errors.
+/// all the rest of the input is first offered to it (`step(FUSED, ..)`, of any length: it
+/// writes no intermediate), and only the block it declines (a kernel block with a rare
+/// element) goes stage by stage, which also finds the errors.
 ///
 /// After a stage fails at element `k` of the block, only the elements before `k` go on: a
 /// later stage may fail on one of them, which is then the first failing element. A stage's
@@ -50,13 +51,15 @@ pub(crate) fn fused<E>(
     while start < n {
         let mut end = (start + BLOCK).min(n);
         if pair {
-            start += step(FUSED, start, end - start)?;
-            if start >= end {
-                continue;
+            // The kernel needs no intermediate buffer: it is offered all the rest at once
+            // (its own block loop runs long inputs as two streams).
+            start += step(FUSED, start, n - start)?;
+            if start >= n {
+                break;
             }
-            // Only the kernel block it declined goes stage by stage; the rest of this
-            // block is offered to the kernel again.
-            end = (start + crate::convert::FAST_BLOCK).min(end);
+            // Only the kernel block it declined goes stage by stage; the rest is offered
+            // to the kernel again.
+            end = (start + crate::convert::FAST_BLOCK).min(n);
         }
         let mut len = end - start;
         let mut failure: Option<E> = None;
@@ -215,15 +218,18 @@ impl<A: ArrayCodec, B: ArrayCodec<In = A::Out>> ArrayCodec for Chain<A, B> {
             self.second.fusion(Direction::Encode),
         );
         let step = |i: usize, start: usize, len: usize| {
-            let (s, d) = (start..start + len, &mut buf[..len]);
+            let s = start..start + len;
             if i == FUSED {
-                Ok(pair_kernel(
+                // Any length: the fused kernel writes no intermediate.
+                return Ok(pair_kernel(
                     fa,
                     fb,
                     words_of(&src[s.clone()]),
                     words_of_mut(&mut dst[s]),
-                ))
-            } else if i == 0 {
+                ));
+            }
+            let d = &mut buf[..len];
+            if i == 0 {
                 self.first.encode_slice(&src[s], d).map(|()| 0)
             } else {
                 self.second.encode_slice(d, &mut dst[s]).map(|()| 0)

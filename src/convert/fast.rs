@@ -380,15 +380,30 @@ fn by_blocks_streamed<SW: Word, DW: Word>(
     mut kernel: impl FnMut(&[SW], &mut [DW], bool) -> bool,
 ) -> usize {
     if !crate::arch::streams(dst) {
-        return by_blocks(src, dst, |s, d| kernel(s, d, false));
+        return by_blocks(
+            src,
+            dst,
+            #[inline(always)]
+            |s, d| kernel(s, d, false),
+        );
     }
     let n = src.len().min(dst.len());
     let head = dst.as_ptr().align_offset(32).min(n);
-    let done = by_blocks(&src[..head], &mut dst[..head], |s, d| kernel(s, d, false));
+    let done = by_blocks(
+        &src[..head],
+        &mut dst[..head],
+        #[inline(always)]
+        |s, d| kernel(s, d, false),
+    );
     if done < head {
         return done;
     }
-    let rest = by_blocks(&src[head..n], &mut dst[head..n], |s, d| kernel(s, d, true));
+    let rest = by_blocks(
+        &src[head..n],
+        &mut dst[head..n],
+        #[inline(always)]
+        |s, d| kernel(s, d, true),
+    );
     crate::arch::stream_fence();
     head + rest
 }
@@ -552,13 +567,70 @@ fn f64_to_f32_blocks<SW: Word, DW: Word>(src: &[SW], dst: &mut [DW], clamp: bool
     )
 }
 
+/// Bytes of the wider side (source or target) per step of one stream in [`by_blocks`].
+const STEP_BYTES: usize = 1024;
+
+/// Bytes of the wider side per window of [`by_blocks`]: its two halves are the two streams.
+const WINDOW_BYTES: usize = 256 * 1024;
+
 /// `kernel` over `src` and `dst` block by block, stopping at the first block it declines.
-/// Returns the elements done.
+/// Returns the elements done (those before the first declined block).
+///
+/// Long slices go by windows of [`WINDOW_BYTES`], each run as two streams: a step of
+/// [`STEP_BYTES`] from its first half, then one from its second half, and so on. One core
+/// reads memory faster from two sequential streams than from one (the hardware prefetchers
+/// keep more lines in flight: a plain read of 32 MB ran at 15-18 GB/s in one stream and
+/// 20-21 in two on this project's machine, a cast `f64 -> u8` 1.2-1.3x faster). The
+/// windows bound what a declined block costs: when a step of the first half is declined,
+/// the second half's steps done so far are thrown away, at most half a window; when one of
+/// the second half is, the first half is finished alone first. Step and half-window are
+/// multiples of 64 elements, so a streamed (32-byte aligned) output stays aligned.
 #[inline(always)]
-fn by_blocks<SW: Word, DW: Word>(
+pub(crate) fn by_blocks<SW: Word, DW: Word>(
     src: &[SW],
     dst: &mut [DW],
     mut kernel: impl FnMut(&[SW], &mut [DW]) -> bool,
+) -> usize {
+    let n = src.len().min(dst.len());
+    let (src, dst) = (&src[..n], &mut dst[..n]);
+    let wide = size_of::<SW>().max(size_of::<DW>());
+    let (step, window) = (STEP_BYTES / wide, WINDOW_BYTES / wide);
+    let half = window / 2;
+    let mut done = 0;
+    for (s, d) in src.chunks_exact(window).zip(dst.chunks_exact_mut(window)) {
+        let (s0, s1) = s.split_at(half);
+        let (d0, d1) = d.split_at_mut(half);
+        let mut first = s0.chunks(step).zip(d0.chunks_mut(step));
+        let second = s1.chunks(step).zip(d1.chunks_mut(step));
+        let mut at = 0;
+        for (b0, b1) in first.by_ref().zip(second) {
+            if !kernel(b0.0, b0.1) {
+                return done + at;
+            }
+            if !kernel(b1.0, b1.1) {
+                // The first half alone to its end, then the second up to this step.
+                let rest = at + step;
+                let more = by_blocks_in_order(&s0[rest..], &mut d0[rest..], &mut kernel);
+                return done
+                    + if rest + more < half {
+                        rest + more
+                    } else {
+                        half + at
+                    };
+            }
+            at += step;
+        }
+        done += window;
+    }
+    done + by_blocks_in_order(&src[done..], &mut dst[done..], &mut kernel)
+}
+
+/// [`by_blocks`] in one stream, by [`FAST_BLOCK`].
+#[inline(always)]
+fn by_blocks_in_order<SW: Word, DW: Word>(
+    src: &[SW],
+    dst: &mut [DW],
+    kernel: &mut impl FnMut(&[SW], &mut [DW]) -> bool,
 ) -> usize {
     let mut done = 0;
     for (s, d) in src.chunks(FAST_BLOCK).zip(dst.chunks_mut(FAST_BLOCK)) {

@@ -25,7 +25,7 @@
 //! uniform-shift kernel below.
 
 use super::fast::{
-    FAST_BLOCK, NEAREST_AWAY, NEAREST_EVEN, TOWARDS_NEGATIVE, TOWARDS_POSITIVE, TOWARDS_ZERO,
+    NEAREST_AWAY, NEAREST_EVEN, TOWARDS_NEGATIVE, TOWARDS_POSITIVE, TOWARDS_ZERO, by_blocks,
 };
 use super::{OutOfRange, Rounding};
 use crate::arch::F16c;
@@ -63,7 +63,7 @@ pub(crate) fn plan(l: FloatLayout, oor: OutOfRange) -> Plan {
 
 /// `f32` sources, nearest-even, a layout the `from_f32` kernels serve: all of `src` into
 /// `dst` block by block in one loop (the loop over blocks is here rather than in the
-/// caller's `by_blocks`, so that nothing of a block's set-up but the kernel's is repeated),
+/// caller's `by_blocks` call, so that nothing of a block's set-up but the kernel's is repeated),
 /// each block the general kernel cannot finish redone by it. Returns how many elements are
 /// done (those before the first block with an element for the reference path), or `None`
 /// when this path does not apply.
@@ -87,19 +87,21 @@ pub(crate) fn f32_nearest_even<SW: Word, DW: Word>(
         return None;
     }
     let clamp = oor == OutOfRange::Clamp;
-    let mut done = 0;
-    for (s, d) in src.chunks(FAST_BLOCK).zip(dst.chunks_mut(FAST_BLOCK)) {
-        let finished = if l.has_negative_zero() {
-            from_f32::nearest_even::<SW, DW, true>(s, d, plan)
-        } else {
-            from_f32::nearest_even::<SW, DW, false>(s, d, plan)
-        };
-        if !finished && from_f32::<SW, DW, NEAREST_EVEN>(s, d, l, clamp) {
-            return Some(done);
-        }
-        done += s.len();
-    }
-    Some(done)
+    // `inline(always)`: the caller runs inside an AVX2 twin, which a closure only shares
+    // when inlined.
+    Some(by_blocks(
+        src,
+        dst,
+        #[inline(always)]
+        |s, d| {
+            let finished = if l.has_negative_zero() {
+                from_f32::nearest_even::<SW, DW, true>(s, d, plan)
+            } else {
+                from_f32::nearest_even::<SW, DW, false>(s, d, plan)
+            };
+            finished || !from_f32::<SW, DW, NEAREST_EVEN>(s, d, l, clamp)
+        },
+    ))
 }
 
 /// Convert `src` (`f32` or `f64` bits, by word width) into `dst` in layout `l`; `f32_plan`

@@ -731,3 +731,81 @@ fn fixedscaleoffset_byte_decode_matches_one_by_one() {
         check::<i16, i8>(&i, -7.0, 0.5);
     }
 }
+
+/// Positions of rare elements around the two-stream windows of the fast paths' block loop
+/// (windows of 256 KiB of the wider side, each run as its two halves in steps of 1 KiB):
+/// each alone, and in pairs where the later one sits in a first half (met after the
+/// earlier one, which sits in a second half, when the halves alternate).
+fn window_positions(wide: usize, n: usize) -> Vec<Vec<usize>> {
+    let (window, step) = ((256 << 10) / wide, 1024 / wide);
+    let half = window / 2;
+    let singles = [
+        0,
+        5,
+        half - 1,
+        half,
+        half + 3,
+        window - 1,
+        window + 7 * step + 2,
+        window + half + 2 * step,
+        2 * window + half - step,
+        n - 1,
+    ];
+    let mut sets: Vec<Vec<usize>> = singles.iter().map(|&p| vec![p]).collect();
+    sets.push(vec![half + 3, 9 * step]);
+    sets.push(vec![window + half, window + 2 * step + 1]);
+    sets.push(vec![half - 1, half + step, window + 1]);
+    sets
+}
+
+/// Casts long enough for the two-stream block loop: the same result as the reference
+/// path (the same first failing element, or the same bits) wherever the elements the fast
+/// paths decline (NaN, ±Inf, out of range) sit relative to the windows, streams and steps.
+#[test]
+fn two_stream_blocks_match_reference() {
+    fn check<S: Real, D: Real>(rare: &[f64]) {
+        let wide = size_of::<S>().max(size_of::<D>());
+        let n = 3 * (256 << 10) / wide + 999;
+        let mut rng = Rng(0x2_5742);
+        let clean = sources::<S>(&mut rng, n, true);
+        let of = |v: f64| {
+            zquant::convert::cast::<f64, S>(
+                v,
+                CastOptions::new(Rounding::NearestEven, OutOfRange::Clamp),
+            )
+            .0
+        };
+        for (k, set) in window_positions(wide, n).into_iter().enumerate() {
+            let mut src = clean.clone();
+            for (j, &p) in set.iter().enumerate() {
+                src[p] = of(rare[(k + j) % rare.len()]);
+            }
+            for oor in [OutOfRange::Error, OutOfRange::Clamp, OutOfRange::Wrap] {
+                let opts = CastOptions::new(Rounding::NearestEven, oor);
+                let mut fast = vec![D::default(); n];
+                let mut reference = vec![D::default(); n];
+                let a = cast_slice(&src, &mut fast, opts);
+                let b = cast_slice_reference(&src, &mut reference, opts);
+                let what = format!("{} -> {} {oor:?}, rare at {set:?}", S::NAME, D::NAME);
+                assert_eq!(a, b, "{what}");
+                if b.is_ok() {
+                    let same = fast.iter().zip(&reference);
+                    assert!(
+                        same.into_iter().all(|(f, r)| f.to_bits() == r.to_bits()),
+                        "{what}"
+                    );
+                }
+            }
+        }
+    }
+    let rare = [f64::NAN, 1e300, -7.5, f64::INFINITY, 70000.0];
+    check::<f64, u8>(&rare);
+    check::<f64, i32>(&rare);
+    check::<f64, f32>(&rare);
+    check::<f64, half::f16>(&rare);
+    check::<f32, u8>(&rare);
+    check::<f32, half::bf16>(&rare);
+    check::<f32, half::f16>(&rare);
+    check::<i16, u8>(&[-300.0, 1000.0, 256.0]);
+    check::<half::f16, f32>(&[f64::NAN, f64::INFINITY]);
+}

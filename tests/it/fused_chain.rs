@@ -339,3 +339,36 @@ fn streamed_byte_table_decode_matches_the_stages() {
     let got = out.into_raw_vec_and_offset().0;
     assert!(bits(&got) == bits(&want), "run-time");
 }
+
+/// The fused kernel is offered the whole input at once, and runs long inputs as two
+/// streams (the two halves of each 256 KiB window, alternately): the same codes or the
+/// same first failing element as the stages, with rare elements in a second half before
+/// others in the first, at window edges, and alone.
+#[test]
+fn fused_chain_over_two_stream_windows_matches_the_stages() {
+    let n = 3 * 32768 + 77;
+    let mut rng = Rng(0x7_57e4);
+    let clean = inputs(&mut rng, n, false);
+    let places: [&[usize]; 6] = [
+        &[16384 + 5],
+        &[16384 + 5, 2000],
+        &[32767],
+        &[32768 + 16384, 32768 + 300],
+        &[n - 1],
+        &[10, 16384 + 128, 65536 + 16000],
+    ];
+    let rare = [f64::NAN, 1e300, f64::NEG_INFINITY, 250.0 + 1e10];
+    for (k, at) in places.iter().enumerate() {
+        let mut x = clean.clone();
+        for (j, &p) in at.iter().enumerate() {
+            x[p] = rare[(k + j) % rare.len()];
+        }
+        all_options(|o| {
+            same_as_stages::<f64, u8>(&x, o);
+            same_as_stages::<f64, i16>(&x, o);
+        });
+        #[allow(clippy::cast_possible_truncation)]
+        let x32: Vec<f32> = x.iter().map(|&v| v as f32).collect();
+        all_options(|o| same_as_stages::<f32, u8>(&x32, o));
+    }
+}
