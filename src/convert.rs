@@ -18,7 +18,7 @@
 mod fast;
 #[doc(hidden)]
 pub use fast::Affine;
-pub(crate) use fast::FAST_BLOCK;
+pub(crate) use fast::{FAST_BLOCK, by_blocks};
 pub mod map;
 mod narrow;
 pub mod table;

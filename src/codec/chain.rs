@@ -21,8 +21,8 @@ pub const BLOCK: usize = 4096;
 /// it the kernel did (for the other stages it returns `Ok(0)`).
 pub(crate) const FUSED: usize = usize::MAX;
 
-/// The fused block loop: for each block of [`BLOCK`] of the `n` elements, run the stages
-/// `0..stages` in order; `step(i, start, len)` runs stage `i` on elements
+/// The fused block loop: for each block of [`BLOCK`] of the `n` elements (one block of all
+/// of them when there is one stage), run the stages `0..stages` in order; `step(i, start, len)` runs stage `i` on elements
 /// `start..start + len` (reading what stage `i - 1` wrote for them, or the input).
 ///
 /// With `pair`, the first two stages (and only they: `stages == 2`) have a fused kernel:
@@ -49,7 +49,13 @@ pub(crate) fn fused<E>(
     let pair = pair && stages == 2;
     let mut start = 0;
     while start < n {
-        let mut end = (start + BLOCK).min(n);
+        // One stage reads the input and writes the output: no intermediate, so no block
+        // (long inputs then run as two streams in the kernels' own block loop).
+        let mut end = if stages == 1 {
+            n
+        } else {
+            (start + BLOCK).min(n)
+        };
         if pair {
             // The kernel needs no intermediate buffer: it is offered all the rest at once
             // (its own block loop runs long inputs as two streams).

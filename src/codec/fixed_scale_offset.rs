@@ -100,7 +100,7 @@ pub use numpy::{
 use serde_json::{Map, Value};
 
 use super::{ArrayCodec, DynStage, check_words};
-use crate::convert::{words_of, words_of_mut};
+use crate::convert::{by_blocks, words_of, words_of_mut};
 use crate::dtype::{DTypeId, Word, Words, WordsMut};
 use crate::error::{CodecError, ElementError, MetadataError};
 use crate::metadata::DataType;
@@ -342,16 +342,26 @@ fn fused_float<S: NumpyNumber, T: NumpyNumber>(
     // `uint32` and the 64-bit ones): `m` is integral, so this is `arch::i32_or_indefinite`,
     // then the low bits.
     let via_i32 = matches!(T::FORMAT, crate::dtype::Format::Int(l) if l.bits < 32 || (l.bits == 32 && l.signed));
+    // Block by block as the casts run (two streams over long inputs: `convert::by_blocks`);
+    // nothing is ever declined.
     if via_i32 {
         crate::arch::vectorized(
             #[inline(always)]
             move || {
-                for (x, y) in src.iter().zip(dst.iter_mut()) {
-                    let d = S::round_f64(S::from_bits(x.to_u64()).to_f64() - offset);
-                    let m = S::round_f64(d * scale).round_ties_even();
-                    let v = crate::arch::i32_or_indefinite(m) as u32;
-                    *y = <T::Word as Word>::from_u64(u64::from(v));
-                }
+                by_blocks(
+                    src,
+                    dst,
+                    #[inline(always)]
+                    |src, dst| {
+                        for (x, y) in src.iter().zip(dst.iter_mut()) {
+                            let d = S::round_f64(S::from_bits(x.to_u64()).to_f64() - offset);
+                            let m = S::round_f64(d * scale).round_ties_even();
+                            let v = crate::arch::i32_or_indefinite(m) as u32;
+                            *y = <T::Word as Word>::from_u64(u64::from(v));
+                        }
+                        true
+                    },
+                )
             },
         );
         return;
@@ -359,11 +369,19 @@ fn fused_float<S: NumpyNumber, T: NumpyNumber>(
     crate::arch::vectorized(
         #[inline(always)]
         move || {
-            for (x, y) in src.iter().zip(dst.iter_mut()) {
-                let d = S::round_f64(S::from_bits(x.to_u64()).to_f64() - offset);
-                let m = S::round_f64(d * scale).round_ties_even();
-                *y = <T::Word as Word>::from_u64(T::from_f64(m).to_bits());
-            }
+            by_blocks(
+                src,
+                dst,
+                #[inline(always)]
+                |src, dst| {
+                    for (x, y) in src.iter().zip(dst.iter_mut()) {
+                        let d = S::round_f64(S::from_bits(x.to_u64()).to_f64() - offset);
+                        let m = S::round_f64(d * scale).round_ties_even();
+                        *y = <T::Word as Word>::from_u64(T::from_f64(m).to_bits());
+                    }
+                    true
+                },
+            )
         },
     );
 }
