@@ -15,10 +15,11 @@
 //! of words, recording the first failing element instead of building a `Result` per
 //! element. The typed functions ([`cast`], [`cast_slice`]) are thin views onto it.
 
+mod blocks;
 mod fast;
+pub(crate) use blocks::{FAST_BLOCK, by_blocks};
 #[doc(hidden)]
 pub use fast::Affine;
-pub(crate) use fast::{FAST_BLOCK, by_blocks};
 pub mod map;
 mod narrow;
 pub mod table;
@@ -305,7 +306,7 @@ impl Caster {
         while start < n {
             start += fast::run(self.fast, self.opts, &src[start..n], &mut dst[start..n]);
             if start < n {
-                let end = (start + fast::FAST_BLOCK).min(n);
+                let end = (start + FAST_BLOCK).min(n);
                 reference_words(
                     &src[start..end],
                     &mut dst[start..end],
@@ -339,7 +340,7 @@ impl Caster {
         while start < n {
             start += SW::float_to_int_nan(&src[start..n], &mut dst[start..n], self.opts, l, code);
             if start < n {
-                let end = (start + fast::FAST_BLOCK).min(n);
+                let end = (start + FAST_BLOCK).min(n);
                 let (s, d) = (&src[start..end], &mut dst[start..end]);
                 reference_words(s, d, self.src, self.dst, self.opts, Some(&self.map)).map_err(
                     |mut f| {

@@ -25,6 +25,7 @@
 //!   `f64 -> f32` in the other rounding modes), every rounding mode: integer arithmetic on
 //!   the bits ([`super::narrow`]).
 
+use super::blocks::by_blocks;
 use super::{CastOptions, OutOfRange, Rounding};
 use crate::dtype::layout::IntLayout;
 use crate::dtype::{FloatLayout, Format, Word, Words};
@@ -143,10 +144,6 @@ fn widens(l: FloatLayout) -> bool {
         && max_exp <= 127
         && min_exp >= -149
 }
-
-/// Elements per block of the fast paths: a block with a rare element is redone by the
-/// reference path, so the slow path costs at most this many elements per rare one.
-pub(crate) const FAST_BLOCK: usize = 1024;
 
 /// Run `fast` over `src` into `dst` (same length), block by block inside one call of the
 /// kernel's twin (a call per block costs as much as a block of a narrow type). Returns how
@@ -565,81 +562,6 @@ fn f64_to_f32_blocks<SW: Word, DW: Word>(src: &[SW], dst: &mut [DW], clamp: bool
             )
         },
     )
-}
-
-/// Bytes of the wider side (source or target) per step of one stream in [`by_blocks`].
-const STEP_BYTES: usize = 1024;
-
-/// Bytes of the wider side per window of [`by_blocks`]: its two halves are the two streams.
-const WINDOW_BYTES: usize = 256 * 1024;
-
-/// `kernel` over `src` and `dst` block by block, stopping at the first block it declines.
-/// Returns the elements done (those before the first declined block).
-///
-/// Long slices go by windows of [`WINDOW_BYTES`], each run as two streams: a step of
-/// [`STEP_BYTES`] from its first half, then one from its second half, and so on. One core
-/// reads memory faster from two sequential streams than from one (the hardware prefetchers
-/// keep more lines in flight: a plain read of 32 MB ran at 15-18 GB/s in one stream and
-/// 20-21 in two on this project's machine, a cast `f64 -> u8` 1.2-1.3x faster). The
-/// windows bound what a declined block costs: when a step of the first half is declined,
-/// the second half's steps done so far are thrown away, at most half a window; when one of
-/// the second half is, the first half is finished alone first. Step and half-window are
-/// multiples of 64 elements, so a streamed (32-byte aligned) output stays aligned.
-#[inline(always)]
-pub(crate) fn by_blocks<SW: Word, DW: Word>(
-    src: &[SW],
-    dst: &mut [DW],
-    mut kernel: impl FnMut(&[SW], &mut [DW]) -> bool,
-) -> usize {
-    let n = src.len().min(dst.len());
-    let (src, dst) = (&src[..n], &mut dst[..n]);
-    let wide = size_of::<SW>().max(size_of::<DW>());
-    let (step, window) = (STEP_BYTES / wide, WINDOW_BYTES / wide);
-    let half = window / 2;
-    let mut done = 0;
-    for (s, d) in src.chunks_exact(window).zip(dst.chunks_exact_mut(window)) {
-        let (s0, s1) = s.split_at(half);
-        let (d0, d1) = d.split_at_mut(half);
-        let mut first = s0.chunks(step).zip(d0.chunks_mut(step));
-        let second = s1.chunks(step).zip(d1.chunks_mut(step));
-        let mut at = 0;
-        for (b0, b1) in first.by_ref().zip(second) {
-            if !kernel(b0.0, b0.1) {
-                return done + at;
-            }
-            if !kernel(b1.0, b1.1) {
-                // The first half alone to its end, then the second up to this step.
-                let rest = at + step;
-                let more = by_blocks_in_order(&s0[rest..], &mut d0[rest..], &mut kernel);
-                return done
-                    + if rest + more < half {
-                        rest + more
-                    } else {
-                        half + at
-                    };
-            }
-            at += step;
-        }
-        done += window;
-    }
-    done + by_blocks_in_order(&src[done..], &mut dst[done..], &mut kernel)
-}
-
-/// [`by_blocks`] in one stream, by [`FAST_BLOCK`].
-#[inline(always)]
-fn by_blocks_in_order<SW: Word, DW: Word>(
-    src: &[SW],
-    dst: &mut [DW],
-    kernel: &mut impl FnMut(&[SW], &mut [DW]) -> bool,
-) -> usize {
-    let mut done = 0;
-    for (s, d) in src.chunks(FAST_BLOCK).zip(dst.chunks_mut(FAST_BLOCK)) {
-        if !kernel(s, d) {
-            return done;
-        }
-        done += s.len();
-    }
-    done
 }
 
 /// The value of a float word: `f64` for 64-bit words, `f32` (widened exactly) otherwise.

@@ -24,9 +24,8 @@
 //! formats from `f32` by one floating-point addition (`narrow/from_f32.rs`), and from `f64` by the
 //! uniform-shift kernel below.
 
-use super::fast::{
-    NEAREST_AWAY, NEAREST_EVEN, TOWARDS_NEGATIVE, TOWARDS_POSITIVE, TOWARDS_ZERO, by_blocks,
-};
+use super::blocks::by_blocks;
+use super::fast::{NEAREST_AWAY, NEAREST_EVEN, TOWARDS_NEGATIVE, TOWARDS_POSITIVE, TOWARDS_ZERO};
 use super::{OutOfRange, Rounding};
 use crate::arch::F16c;
 use crate::dtype::layout::{FLOAT16, FloatLayout};
@@ -106,7 +105,7 @@ pub(crate) fn f32_nearest_even<SW: Word, DW: Word>(
 
 /// Convert `src` (`f32` or `f64` bits, by word width) into `dst` in layout `l`; `f32_plan`
 /// is [`plan`]`(l, oor)`. Returns whether a rare element was seen, in which case `dst` must
-/// be redone by the reference path. Called per fast-path block ([`super::fast::FAST_BLOCK`]
+/// be redone by the reference path. Called per fast-path block ([`super::FAST_BLOCK`]
 /// elements): a longer slice is still converted right, but a rare element makes the general
 /// kernel redo all of it.
 #[inline(always)]
