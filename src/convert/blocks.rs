@@ -73,6 +73,7 @@ enum Mode {
 
 impl Blocks {
     /// The blocks of `n` elements of `wide` bytes (the wider of source and target).
+    #[inline(always)]
     fn new(n: usize, wide: usize) -> Self {
         let wide = wide.clamp(1, 16);
         let (step, half) = (STEP_BYTES / wide, WINDOW_BYTES / wide / 2);
@@ -92,6 +93,9 @@ impl Blocks {
     }
 
     /// The next block to run, `start..end`, or `None` to stop (then `done` is set).
+    /// Inlined, as the other methods: in a call, the kernel's vector constants (every
+    /// vector register is the caller's to save) would be reloaded once per block.
+    #[inline(always)]
     fn next(&mut self) -> Option<(usize, usize)> {
         loop {
             match &mut self.mode {
@@ -135,6 +139,7 @@ impl Blocks {
 
     /// The block at `start` was declined: `true` to stop (then `done` is set), `false` to
     /// go on (the first half of the window still to finish).
+    #[inline(always)]
     fn declined(&mut self, start: usize) -> bool {
         match self.mode {
             Mode::Paired { .. } if start >= self.base + self.half => {
