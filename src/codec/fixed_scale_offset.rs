@@ -342,30 +342,24 @@ fn fused_float<S: NumpyNumber, T: NumpyNumber>(
     // `uint32` and the 64-bit ones): `m` is integral, so this is `arch::i32_or_indefinite`,
     // then the low bits.
     let via_i32 = matches!(T::FORMAT, crate::dtype::Format::Int(l) if l.bits < 32 || (l.bits == 32 && l.signed));
-    // Block by block as the casts run (two streams over long inputs: `convert::by_blocks`);
-    // nothing is ever declined.
     if via_i32 {
-        crate::arch::vectorized(
-            #[inline(always)]
-            move || {
-                by_blocks(
-                    src,
-                    dst,
-                    #[inline(always)]
-                    |src, dst| {
-                        for (x, y) in src.iter().zip(dst.iter_mut()) {
-                            let d = S::round_f64(S::from_bits(x.to_u64()).to_f64() - offset);
-                            let m = S::round_f64(d * scale).round_ties_even();
-                            let v = crate::arch::i32_or_indefinite(m) as u32;
-                            *y = <T::Word as Word>::from_u64(u64::from(v));
-                        }
-                        true
-                    },
-                )
-            },
-        );
-        return;
+        fused_loop::<S, T, true>(offset, scale, src, dst);
+    } else {
+        fused_loop::<S, T, false>(offset, scale, src, dst);
     }
+}
+
+/// The loop of [`fused_float`]: `rint(S(S(x - offset) * scale))` into each target word
+/// (through `arch::i32_or_indefinite` when `VIA_I32`), block by block as the casts run
+/// (two streams over long inputs: `convert::by_blocks`; nothing is ever declined), with
+/// AVX2 where the CPU has it.
+#[inline(always)]
+fn fused_loop<S: NumpyNumber, T: NumpyNumber, const VIA_I32: bool>(
+    offset: f64,
+    scale: f64,
+    src: &[S::Word],
+    dst: &mut [T::Word],
+) {
     crate::arch::vectorized(
         #[inline(always)]
         move || {
@@ -377,7 +371,12 @@ fn fused_float<S: NumpyNumber, T: NumpyNumber>(
                     for (x, y) in src.iter().zip(dst.iter_mut()) {
                         let d = S::round_f64(S::from_bits(x.to_u64()).to_f64() - offset);
                         let m = S::round_f64(d * scale).round_ties_even();
-                        *y = <T::Word as Word>::from_u64(T::from_f64(m).to_bits());
+                        let code = if VIA_I32 {
+                            u64::from(crate::arch::i32_or_indefinite(m) as u32)
+                        } else {
+                            T::from_f64(m).to_bits()
+                        };
+                        *y = <T::Word as Word>::from_u64(code);
                     }
                     true
                 },
