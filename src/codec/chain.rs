@@ -22,8 +22,9 @@ pub const BLOCK: usize = 4096;
 pub(crate) const FUSED: usize = usize::MAX;
 
 /// The fused block loop: for each block of [`BLOCK`] of the `n` elements (one block of all
-/// of them when there is one stage), run the stages `0..stages` in order; `step(i, start, len)` runs stage `i` on elements
-/// `start..start + len` (reading what stage `i - 1` wrote for them, or the input).
+/// of them when there is one stage), run the stages `0..stages` in order;
+/// `step(i, start, len)` runs stage `i` on elements `start..start + len` (reading what
+/// stage `i - 1` wrote for them, or the input).
 ///
 /// With `pair`, the first two stages (and only they: `stages == 2`) have a fused kernel:
 /// all the rest of the input is first offered to it (`step(FUSED, ..)`, of any length: it

@@ -369,7 +369,8 @@ fn widen<SW: Word, DW: Word>(src: &[SW], dst: &mut [DW], p: crate::arch::WidenPl
 
 /// `kernel(src, dst, stream)` block by block (see [`by_blocks`]). An output to stream
 /// (`arch::streams`) goes by plain stores up to its first 32-byte boundary, then with
-/// `stream` set (blocks of 4 KiB or more of output stay aligned), then the fence.
+/// `stream` set (every block of `by_blocks` but the last starts a multiple of 64 elements
+/// further, so they stay aligned), then the fence.
 #[inline(always)]
 fn by_blocks_streamed<SW: Word, DW: Word>(
     src: &[SW],

@@ -61,9 +61,9 @@ pub(crate) fn plan(l: FloatLayout, oor: OutOfRange) -> Plan {
 }
 
 /// `f32` sources, nearest-even, a layout the `from_f32` kernels serve: all of `src` into
-/// `dst` block by block in one loop (the loop over blocks is here rather than in the
-/// caller's `by_blocks` call, so that nothing of a block's set-up but the kernel's is repeated),
-/// each block the general kernel cannot finish redone by it. Returns how many elements are
+/// `dst` in one `by_blocks` loop (here rather than in the caller, so that nothing of a
+/// block's set-up but the kernel's is repeated), each block the general kernel cannot
+/// finish redone by it. Returns how many elements are
 /// done (those before the first block with an element for the reference path), or `None`
 /// when this path does not apply.
 #[inline(always)]

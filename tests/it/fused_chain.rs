@@ -415,3 +415,45 @@ fn fused_chain_over_two_stream_windows_matches_the_stages() {
         check::<f32, i16>(&x32, &what);
     }
 }
+
+/// A one-stage `DynChain` runs its stage over the whole input at once (no intermediate to
+/// bound), so a long input reaches the kernels' two-stream block loop: the same codes, or
+/// the same first failing element, as the typed `cast_value` on short pieces, with a rare
+/// element in a second half before another in the first.
+#[test]
+fn one_stage_dyn_chain_over_two_stream_windows_matches_the_typed_stage() {
+    let n = 3 * 32768 + 77;
+    let clean: Vec<f64> = (0..n).map(|i| (i % 251) as f64 + 0.25).collect();
+    let places: [&[usize]; 4] = [&[], &[16384 + 5], &[16384 + 5, 2000], &[n - 1]];
+    for at in places {
+        let mut x = clean.clone();
+        for &p in at {
+            x[p] = f64::NAN;
+        }
+        let chain = DynChain::from_metadata(
+            &json!("float64"),
+            &json!(0.0),
+            &[json!({"name": "cast_value", "configuration": {"data_type": "uint8"}})],
+        )
+        .expect("valid chain");
+        let got = chain.encode(&DynArray::Float64(ndarray::arr1(&x).into_dyn()));
+        let cv =
+            CastValue::<f64, u8>::new(CastOptions::default(), ScalarMap::default()).expect("valid");
+        let mut want = vec![0u8; n];
+        let pieces = x.chunks(4096).zip(want.chunks_mut(4096)).enumerate();
+        let typed = pieces
+            .map(|(k, (s, d))| {
+                cv.encode_slice(s, d)
+                    .map_err(|e| (k * 4096 + e.index, e.rule))
+            })
+            .find(|r| r.is_err())
+            .unwrap_or(Ok(()));
+        match (typed, got) {
+            (Ok(()), Ok(DynArray::UInt8(a))) => assert_eq!(a.as_slice(), Some(&want[..])),
+            (Err(a), Err(zquant::CodecError::Element(b))) => {
+                assert_eq!(a, (b.index, b.rule), "rare at {at:?}");
+            }
+            (t, g) => panic!("rare at {at:?}: typed {t:?}, one-stage chain {g:?}"),
+        }
+    }
+}
