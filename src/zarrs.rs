@@ -158,9 +158,13 @@ fn create_v2(meta: &MetadataV2) -> Result<Codec, PluginCreateError> {
 pub struct ZquantCodec {
     name: &'static str,
     configuration: Option<Value>,
-    /// Chains bound to (data type, fill value) pairs, as `"<data type JSON> <fill bytes>"`.
-    bound: Mutex<Vec<(String, Arc<DynChain>)>>,
+    /// Chains bound to (data type, fill value) pairs, as `"<data type JSON> <fill bytes>"`,
+    /// or why the pair does not bind (kept too: zarrs asks again for every chunk).
+    bound: Mutex<Vec<(String, Bound)>>,
 }
+
+/// A chain bound to one (data type, fill value) pair, or the reason it could not be.
+type Bound = Result<Arc<DynChain>, String>;
 
 /// Chains kept per codec: an array has one data type and fill value per codec position.
 const KEPT_CHAINS: usize = 8;
@@ -210,7 +214,9 @@ impl ZquantCodec {
         Value::Object(m)
     }
 
-    /// The chain of this one codec for a data type and fill value (built once, then kept).
+    /// The chain of this one codec for a data type and fill value (built once, then kept),
+    /// checked: a fill value the codec cannot carry (cast_value's round-trip rule) is an
+    /// error. Every path that runs the codec on elements comes through here.
     fn chain(
         &self,
         data_type: &ZarrsDataType,
@@ -219,21 +225,15 @@ impl ZquantCodec {
         let dt = data_type_json(data_type)?;
         let key = format!("{dt} {:?}", fill_value.as_ne_bytes());
         let mut bound = self.bound.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some((_, c)) = bound.iter().find(|(k, _)| *k == key) {
-            return Ok(c.clone());
+        if let Some((_, b)) = bound.iter().find(|(k, _)| *k == key) {
+            return b.clone().map_err(other);
         }
-        let id = DataType::from_json(&dt).map_err(other)?.id;
-        let fill = DynArray::from_le_bytes(id, &[], fill_value.as_ne_bytes())
-            .map_err(other)?
-            .first_to_json()
-            .ok_or_else(|| other("empty fill value"))?;
-        let chain =
-            Arc::new(DynChain::from_metadata(&dt, &fill, &[self.codec_json()]).map_err(other)?);
+        let b = bind(&dt, fill_value, &self.codec_json());
         if bound.len() >= KEPT_CHAINS {
-            bound.remove(0);
+            drop(bound.remove(0));
         }
-        bound.push((key, chain.clone()));
-        Ok(chain)
+        bound.push((key, b.clone()));
+        b.map_err(other)
     }
 
     fn run(
@@ -265,6 +265,18 @@ impl ZquantCodec {
         .map_err(|e| other(format!("{e} (position within a chunk of shape {dims:?})")))?;
         Ok(ArrayBytes::new_flen(out.to_le_bytes()))
     }
+}
+
+/// Bind one codec to a data type (as Zarr v3 JSON) and a fill value (native-endian bytes).
+fn bind(dt: &Value, fill_value: &FillValue, codec: &Value) -> Bound {
+    let id = DataType::from_json(dt).map_err(|e| e.to_string())?.id;
+    let fill = DynArray::from_le_bytes(id, &[], fill_value.as_ne_bytes())
+        .map_err(|e| e.to_string())?
+        .first_to_json()
+        .ok_or_else(|| "empty fill value".to_string())?;
+    DynChain::from_metadata(dt, &fill, std::slice::from_ref(codec))
+        .map(Arc::new)
+        .map_err(|e| e.to_string())
 }
 
 fn other(e: impl std::fmt::Display) -> ZarrsCodecError {
@@ -361,13 +373,31 @@ impl ArrayToArrayCodecTraits for ZquantCodec {
         zarrs_data_type(&stage.output().to_json())
     }
 
+    /// The encoded fill value, for zarrs' chunk representations (sizes, concurrency, the
+    /// next codec's input). Not a check: zarrs also asks with fill values that are not the
+    /// array's (0.23's `CodecChain::recommended_concurrency` passes zero bytes, "the fill
+    /// value doesn't affect concurrency computation"), and under `cast_value` with
+    /// NaN -> 0 / 0 -> NaN the zero fill does not survive the round trip. A fill value the
+    /// codec rejects gives the encoded type's zero here; it fails on every path that runs
+    /// the codec (encode, decode, partial decode) and in [`open_array`]/[`check_fill_values`].
     fn encoded_fill_value(
         &self,
         decoded_data_type: &ZarrsDataType,
         decoded_fill_value: &FillValue,
     ) -> Result<FillValue, ZarrsCodecError> {
-        let chain = self.chain(decoded_data_type, decoded_fill_value)?;
-        Ok(FillValue::new(chain.encoded_fill_value().to_le_bytes()))
+        match self.chain(decoded_data_type, decoded_fill_value) {
+            Ok(chain) => Ok(FillValue::new(chain.encoded_fill_value().to_le_bytes())),
+            Err(_) => {
+                let encoded = self.encoded_data_type(decoded_data_type)?;
+                let size = encoded.fixed_size().ok_or_else(|| {
+                    other(format!(
+                        "{}: encoded data type {encoded} has no fixed size",
+                        self.name
+                    ))
+                })?;
+                Ok(FillValue::new(vec![0; size]))
+            }
+        }
     }
 
     fn encode<'a>(
@@ -411,6 +441,9 @@ pub enum OpenError {
     /// Neither `zarr.json` nor `.zarray` is at the path, or one is not valid JSON.
     #[error("{0}")]
     NotFound(String),
+    /// One of zquant's codecs rejects the fill value it receives (see [`check_fill_values`]).
+    #[error("the array's codecs reject its fill value: {0}")]
+    FillValue(#[from] ZarrsCodecError),
 }
 
 fn key(path: &str, name: &str) -> Result<StoreKey, OpenError> {
@@ -437,7 +470,9 @@ pub fn open_array<S: ?Sized + ReadableStorageTraits + 'static>(
 ) -> Result<Array<S>, OpenError> {
     register();
     if storage.get(&key(path, "zarr.json")?)?.is_some() {
-        return Ok(Array::open(storage, path)?);
+        let array = Array::open(storage, path)?;
+        check_fill_values(&array)?;
+        return Ok(array);
     }
     let Some(zarray) = storage.get(&key(path, ".zarray")?)? else {
         return Err(OpenError::NotFound(format!(
@@ -449,9 +484,49 @@ pub fn open_array<S: ?Sized + ReadableStorageTraits + 'static>(
     let v3 = ArrayMetadata::from_v2_json(&v2)?.to_v3_json();
     let meta: ArrayMetadataV3 = serde_json::from_value(v3)
         .map_err(|e| OpenError::NotFound(format!("converted v2 metadata: {e}")))?;
-    Ok(Array::new_with_metadata(
-        storage,
-        path,
-        zarrs::array::ArrayMetadata::V3(meta),
-    )?)
+    let array = Array::new_with_metadata(storage, path, zarrs::array::ArrayMetadata::V3(meta))?;
+    check_fill_values(&array)?;
+    Ok(array)
+}
+
+/// Check that each of zquant's codecs in `array`'s codec chain, sharding's inner chains
+/// included, accepts the fill value it receives (cast_value's round-trip rule). zarrs itself
+/// checks nothing when it opens an array, and reads a missing chunk as the fill value
+/// without running a codec, so without this check an array with no chunk stored would read
+/// with a fill value its codecs reject. [`open_array`] calls it.
+///
+/// # Errors
+/// The first codec that rejects its fill value, with the reason.
+pub fn check_fill_values<S: ?Sized>(array: &Array<S>) -> Result<(), ZarrsCodecError> {
+    let zarrs::array::ArrayMetadata::V3(meta) = array.metadata() else {
+        return Ok(()); // zquant opens v2 arrays as v3 (`open_array`)
+    };
+    check_chain(&meta.codecs, array.data_type(), array.fill_value())
+}
+
+fn check_chain(
+    codecs: &[MetadataV3],
+    data_type: &ZarrsDataType,
+    fill_value: &FillValue,
+) -> Result<(), ZarrsCodecError> {
+    let chain = zarrs::array::CodecChain::from_metadata(codecs).map_err(other)?;
+    let (mut dt, mut fill) = (data_type.clone(), fill_value.clone());
+    for codec in chain.array_to_array_codecs() {
+        if let Some(zq) = codec.as_any().downcast_ref::<ZquantCodec>() {
+            zq.chain(&dt, &fill)?;
+        }
+        fill = codec.encoded_fill_value(&dt, &fill)?;
+        dt = codec.encoded_data_type(&dt)?;
+    }
+    // The array->bytes codec follows the array->array ones; sharding has a chain inside.
+    let Some(inner) = codecs
+        .get(chain.array_to_array_codecs().len())
+        .filter(|m| m.name() == "sharding_indexed")
+        .and_then(|m| m.configuration())
+        .and_then(|c| c.get("codecs"))
+    else {
+        return Ok(());
+    };
+    let inner: Vec<MetadataV3> = serde_json::from_value(inner.clone()).map_err(other)?;
+    check_chain(&inner, &dt, &fill)
 }

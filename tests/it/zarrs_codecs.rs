@@ -289,3 +289,231 @@ fn element_errors_through_zarrs_give_the_position_in_the_chunk() {
     assert!(e.contains("at element [1, 1]"), "{e}");
     assert!(e.contains("position within a chunk of shape [2, 3]"), "{e}");
 }
+
+// --- Issue 22: fill values whose code is 0 -------------------------------------------------
+//
+// zarrs 0.23 computes chunk representations for `recommended_concurrency` with a dummy fill
+// value of zero bytes (`CodecChain::recommended_concurrency`), not the array's. With
+// `cast_value` NaN -> 0 / 0 -> NaN, 0.0 encodes to 0 and decodes to NaN, so a codec that
+// checks its fill value there fails on every read and write, although the array's fill value
+// (NaN) is valid.
+
+/// `cast_value` float64 -> uint8, code 0 for NaN both ways (the spec's "Float64 to uint8
+/// with NaN preservation" layout, with the missing-data code 0).
+fn cast_nan_0() -> Value {
+    json!({"name": "cast_value", "configuration": {"data_type": "uint8",
+        "rounding": "nearest-even", "out_of_range": "clamp",
+        "scalar_map": {"encode": [["NaN", 0]], "decode": [[0, "NaN"]]}}})
+}
+
+/// A `scale_offset` under which 0.0 leaves uint8's range ((0 - 200) * 4 = -800), so the dummy
+/// fill value clamps to code 0 and decodes as NaN.
+fn so_200() -> Value {
+    json!({"name": "scale_offset", "configuration": {"offset": 200, "scale": 4}})
+}
+
+fn bytes_le() -> Value {
+    json!({"name": "bytes", "configuration": {"endian": "little"}})
+}
+
+fn zstd() -> Value {
+    json!({"name": "zstd", "configuration": {"level": 3, "checksum": false}})
+}
+
+fn sharding(inner: Value) -> Value {
+    json!({"name": "sharding_indexed", "configuration": {
+        "chunk_shape": [8, 16], "codecs": inner,
+        "index_codecs": [bytes_le(), {"name": "crc32c"}], "index_location": "end"}})
+}
+
+/// `values`, moved into [225, 262] (with its NaN, -0 and subnormal kept), so that
+/// `scale_offset(200, 4)` maps them into uint8's range.
+fn values_near_240(n: usize) -> Vec<f64> {
+    values(n)
+        .into_iter()
+        .enumerate()
+        .map(|(i, x)| if i == 3 || i == n - 1 { x } else { x + 240.0 })
+        .collect()
+}
+
+fn nan_code_0_cases() -> Vec<(&'static str, Value, Value, [u64; 2])> {
+    let so_cast = json!([so_200(), cast_nan_0()]);
+    vec![
+        (
+            "cast_value",
+            json!([cast_nan_0()]),
+            json!([cast_nan_0(), bytes_le()]),
+            [8, 16],
+        ),
+        (
+            "so+cast",
+            so_cast.clone(),
+            json!([so_200(), cast_nan_0(), bytes_le()]),
+            [8, 16],
+        ),
+        (
+            "so+cast zstd",
+            so_cast.clone(),
+            json!([so_200(), cast_nan_0(), bytes_le(), zstd()]),
+            [8, 16],
+        ),
+        (
+            "outside sharding",
+            so_cast.clone(),
+            json!([
+                so_200(),
+                cast_nan_0(),
+                sharding(json!([bytes_le(), zstd()]))
+            ]),
+            [16, 32],
+        ),
+        (
+            "inside sharding",
+            so_cast.clone(),
+            json!([sharding(json!([so_200(), cast_nan_0(), bytes_le()]))]),
+            [16, 32],
+        ),
+        (
+            "split across sharding",
+            so_cast,
+            json!([
+                so_200(),
+                sharding(json!([cast_nan_0(), bytes_le(), zstd()]))
+            ]),
+            [16, 32],
+        ),
+    ]
+}
+
+#[test]
+fn nan_code_0_stores_write_and_read() {
+    for (name, a2a, codecs, chunks) in nan_code_0_cases() {
+        let data = if name == "cast_value" {
+            values(37 * 53).iter().map(|x| x + 20.0).collect()
+        } else {
+            values_near_240(37 * 53)
+        };
+        let meta = zarr_json(codecs, json!("NaN"), [37, 53], chunks);
+        let (_, back) = write_read(&meta, &data);
+        let want = zquant_round_trip(
+            &with_tail(&a2a, &[bytes_le()]),
+            &json!("NaN"),
+            &[37, 53],
+            &data,
+        );
+        assert_eq!(back, want, "{name}");
+    }
+}
+
+#[test]
+fn nan_code_0_stores_with_missing_chunks_and_partial_reads() {
+    register();
+    for (name, a2a, codecs, chunks) in nan_code_0_cases() {
+        let data = values_near_240(37 * 53);
+        let meta: ArrayMetadataV3 =
+            serde_json::from_value(zarr_json(codecs, json!("NaN"), [37, 53], chunks)).unwrap();
+        let store = Arc::new(MemoryStore::new());
+        let array = Array::new_with_metadata(store, "/", ZarrsMetadata::V3(meta)).unwrap();
+        // Rows 0..16 only: the chunks (and shards) below are missing, and within a shard of
+        // 16 x 32, the inner chunks are all present or all missing by row band.
+        let top = zarrs::array::ArraySubset::new_with_ranges(&[0..16, 0..53]);
+        array
+            .store_array_subset(&top, ArrayBytes::new_flen(le(&data[..16 * 53])))
+            .unwrap();
+        let mut expected_input = data.clone();
+        expected_input[16 * 53..].fill(f64::NAN);
+        let want = zquant_round_trip(
+            &with_tail(&a2a, &[bytes_le()]),
+            &json!("NaN"),
+            &[37, 53],
+            &expected_input,
+        );
+        let back: ArrayBytes = array.retrieve_array_subset(&array.subset_all()).unwrap();
+        assert_eq!(
+            back.into_fixed().unwrap().as_ref(),
+            want.as_slice(),
+            "{name}: whole"
+        );
+        // A subset across chunk (and shard) edges: zarrs' partial decoders.
+        let sub = zarrs::array::ArraySubset::new_with_ranges(&[5..21, 13..40]);
+        let part: ArrayBytes = array.retrieve_array_subset(&sub).unwrap();
+        let want_part: Vec<u8> = (5..21)
+            .flat_map(|i| (13..40).map(move |j| i * 53 + j))
+            .flat_map(|k| want[k * 8..k * 8 + 8].to_vec())
+            .collect();
+        assert_eq!(
+            part.into_fixed().unwrap().as_ref(),
+            want_part.as_slice(),
+            "{name}: subset"
+        );
+    }
+}
+
+#[test]
+fn an_invalid_fill_value_still_fails_every_chunk() {
+    register();
+    // 0.5 encodes to code 0 (nearest-even), which decodes to 0.0: cast_value's round-trip
+    // rule rejects it. Writing, and reading a chunk that is there, must say so.
+    let codecs =
+        json!([{"name": "cast_value", "configuration": {"data_type": "uint8"}}, bytes_le()]);
+    let meta: ArrayMetadataV3 =
+        serde_json::from_value(zarr_json(codecs, json!(0.5), [4, 6], [2, 3])).unwrap();
+    let store = Arc::new(MemoryStore::new());
+    let array = Array::new_with_metadata(store.clone(), "/", ZarrsMetadata::V3(meta)).unwrap();
+    let e = array
+        .store_array_subset(&array.subset_all(), ArrayBytes::new_flen(le(&[1.0; 24])))
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("fill value"), "{e}");
+    store
+        .set(&StoreKey::new("c/0/0").unwrap(), vec![1u8; 6].into())
+        .unwrap();
+    let e = array
+        .retrieve_array_subset::<ArrayBytes>(&array.subset_all())
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("fill value"), "{e}");
+    let e = array
+        .retrieve_array_subset::<ArrayBytes>(&zarrs::array::ArraySubset::new_with_ranges(&[
+            0..1,
+            0..1,
+        ]))
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("fill value"), "{e}");
+}
+
+#[test]
+fn open_array_checks_fill_values_even_where_no_chunk_is_stored() {
+    register();
+    // Without a chunk, zarrs reads the fill value without running a codec: open_array checks
+    // every zquant codec against the fill value it receives, inside sharding too.
+    let bad = json!({"name": "cast_value", "configuration": {"data_type": "uint8"}});
+    for codecs in [
+        json!([bad.clone(), bytes_le()]),
+        json!([sharding(json!([bad.clone(), bytes_le()]))]),
+        json!([so_200(), sharding(json!([cast_nan_0(), bytes_le()])),]),
+    ] {
+        let fill = if codecs[0]["name"] == "scale_offset" {
+            json!(200.125)
+        } else {
+            json!(0.5)
+        };
+        let meta: ArrayMetadataV3 =
+            serde_json::from_value(zarr_json(codecs.clone(), fill, [4, 6], [16, 32])).unwrap();
+        let store = Arc::new(MemoryStore::new());
+        let array = Array::new_with_metadata(store.clone(), "/", ZarrsMetadata::V3(meta)).unwrap();
+        array.store_metadata().unwrap();
+        let e = open_array(store, "/").unwrap_err().to_string();
+        assert!(e.contains("fill value"), "{codecs}: {e}");
+    }
+    // A valid NaN fill with code 0 opens.
+    let meta = zarr_json(
+        json!([so_200(), cast_nan_0(), bytes_le()]),
+        json!("NaN"),
+        [4, 6],
+        [2, 3],
+    );
+    let (store, _) = write_read(&meta, &values_near_240(24));
+    assert!(open_array(store, "/").is_ok());
+}
