@@ -111,6 +111,77 @@ def v3_cases():
     yield "fso_f8_i2_blosc_big", finite, fso, BIG, BLOSC, None, 0.0
 
 
+def spec_example_cases():
+    """The three examples of the scale_offset spec (shared/specs/codecs/scale_offset), their
+    array->array codecs verbatim, on data in the ranges the spec gives. The spec writes the
+    serializer as the bare name "bytes", which zarr-python 3.4's API does not take (it wants a
+    codec object or dict): it is {"name": "bytes", "configuration": {"endian": "little"}}."""
+    rng = np.random.default_rng(7)
+    f4 = rng.uniform(-50.0, 50.0, size=SHAPE).astype("<f4")
+    yield "spec_f32_scale_offset", f4, [
+        {"name": "scale_offset", "configuration": {"offset": 5, "scale": 0.1}}], LITTLE, [], None, 0.0
+    # uint16 values in [1000, 1255]: the fill value must be one the chain carries (0 is not:
+    # 0 - 1000 leaves uint16), so it is 1000.
+    u2 = rng.integers(1000, 1256, size=SHAPE).astype("<u2")
+    yield "spec_u16_range_reduction", u2, [
+        {"name": "scale_offset", "configuration": {"offset": 1000}},
+        {"name": "cast_value", "configuration": {"data_type": "uint8"}}], LITTLE, [], None, 1000
+    f8 = rng.uniform(0.0, 2540.0, size=SHAPE).astype("<f8")
+    f8.flat[::97] = np.nan
+    f8.flat[1] = 0.0
+    f8.flat[2] = 2540.0
+    yield "spec_f64_u8_nan", f8, SPEC_NAN_U8, LITTLE, [], None, "NaN"
+
+
+SPEC_NAN_U8 = [
+    {"name": "scale_offset", "configuration": {"offset": -10, "scale": 0.1}},
+    {"name": "cast_value", "configuration": {
+        "data_type": "uint8", "rounding": "nearest-even",
+        "scalar_map": {"encode": [["NaN", 0]], "decode": [[0, "NaN"]]}}},
+]
+
+
+def nan_code_0_cases():
+    """Stores whose NaN code is 0: 0.0 does not survive cast_value's round trip (0 decodes to
+    NaN), so a codec bound with any fill value other than the array's fails (issue 22)."""
+    cast_u8 = [{"name": "cast_value", "configuration": {
+        "data_type": "uint8", "rounding": "nearest-even", "out_of_range": "clamp",
+        "scalar_map": {"encode": [["NaN", 0], ["Infinity", 255], ["-Infinity", 1]],
+                       "decode": [[0, "NaN"]]}}}]
+    near = data("<f8", 1.0, 250.0)
+    yield "nan0_cast_u8", near, cast_u8, LITTLE, [], None, "NaN"
+    far = data("<f8", 250.0, 310.0)
+    so = so_cast(249.75, 4, "uint8", 0)
+    yield "nan0_so_u8", far, so, LITTLE, [], None, "NaN"
+    yield "nan0_so_u8_zstd", far, so, LITTLE, ZSTD, None, "NaN"
+    yield "nan0_so_u8_sharded", far, so, LITTLE, ZSTD, SHARDS, "NaN"
+    yield "nan0_so_u8_inside_shards", far, [], ("shard", so + [LITTLE] + ZSTD), [], None, "NaN"
+    yield "nan0_so_u8_split_shards", far, so[:1], ("shard", so[1:] + [LITTLE]), [], None, "NaN"
+    yield "nan0_so_u8_missing", far, so, LITTLE, [], "missing", "NaN"
+    yield "nan0_so_u8_big_gzip", far, so, BIG, GZIP, None, "NaN"
+    f4 = data("<f4", -600.0, 600.0)
+    cast16 = [
+        {"name": "scale_offset", "configuration": {"offset": 2731.5, "scale": 1}},
+        {"name": "cast_value", "configuration": {
+            "data_type": "float16", "rounding": "nearest-even", "out_of_range": "clamp"}}]
+    # 0.0 - 2731.5 is not a float16 (it rounds to 2732): zarrs' dummy fill failed here too.
+    yield "so_f32_f16", f4 - 2731.5, cast16, LITTLE, [], None, "NaN"
+    # A fill value that encodes onto a scalar_map key: -999 -> (-999 - 249.75) * 4 = -4995,
+    # mapped to code 0 and back.
+    onto_key = [so[0], {"name": "cast_value", "configuration": {
+        "data_type": "uint8", "rounding": "nearest-even", "out_of_range": "clamp",
+        "scalar_map": {"encode": [[-4995.0, 0], ["NaN", 255], ["Infinity", 254], ["-Infinity", 1]],
+                       "decode": [[0, -4995.0], [255, "NaN"]]}}}]
+    yield "fill_onto_scalar_map_key", far, onto_key, LITTLE, ZSTD, None, -999.0
+    yield "spec_f64_u8_nan_sharded", far - 250.0, SPEC_NAN_U8_CLAMP, LITTLE, [], SHARDS, "NaN"
+
+
+SPEC_NAN_U8_CLAMP = [SPEC_NAN_U8[0], {"name": "cast_value", "configuration": {
+    **SPEC_NAN_U8[1]["configuration"], "out_of_range": "clamp",
+    "scalar_map": {"encode": [["NaN", 0], ["Infinity", 255], ["-Infinity", 1]],
+                   "decode": [[0, "NaN"]]}}}]
+
+
 def v2_cases():
     finite = data("<f8", -20.0, 20.0, with_specials=False, seed=2)
     finite.flat[0] = -0.0
@@ -122,6 +193,10 @@ def v2_cases():
     fso_be = numcodecs.FixedScaleOffset(offset=0.1, scale=1000, dtype=">f8", astype=">i2")
     yield "v2_fso_big", ">f8", finite, [fso_be], None, "C"
     yield "v2_bitround", "<f4", data("<f4", -20.0, 20.0, seed=3), [numcodecs.BitRound(keepbits=5)], None, "C"
+    # numcodecs' zlib (the v2 default of many writers) and bz2 compressors.
+    yield "v2_fso_zlib", "<f8", finite, [fso], numcodecs.Zlib(level=1), "C"
+    yield "v2_fso_bz2", "<f8", finite, [fso], numcodecs.BZ2(level=9), "C"
+    yield "v2_bitround_zlib_F", "<f4", data("<f4", -20.0, 20.0, seed=4), [numcodecs.BitRound(keepbits=9)], numcodecs.Zlib(level=5), "F"
 
 
 def le_bytes(a):
@@ -142,15 +217,28 @@ def main(out):
     out = Path(out)
     shutil.rmtree(out, ignore_errors=True)
     out.mkdir(parents=True)
-    for name, source, filters, serializer, compressors, shards, fill in v3_cases():
+    cases = [*v3_cases(), *spec_example_cases(), *nan_code_0_cases()]
+    for name, source, filters, serializer, compressors, shards, fill in cases:
         case_dir = out / name
         case_dir.mkdir()
+        chunks, missing = CHUNKS, shards == "missing"
+        if missing:
+            shards = None
+        if isinstance(serializer, tuple):  # ("shard", inner codecs): sharding as the serializer
+            serializer = zarr.codecs.ShardingCodec(chunk_shape=CHUNKS, codecs=serializer[1])
+            chunks = SHARDS
         arr = zarr.create_array(
-            store=str(case_dir / "store"), shape=SHAPE, chunks=CHUNKS, shards=shards,
+            store=str(case_dir / "store"), shape=SHAPE, chunks=chunks, shards=shards,
             dtype=source.dtype, filters=filters, serializer=serializer,
             compressors=compressors, fill_value=np.dtype(source.dtype).type(float(fill)),
             zarr_format=3)
-        arr[...] = source
+        if missing:
+            # The chunks below row 16 are never written: they read as the fill value.
+            arr[:16, :] = source[:16]
+            source = source.copy()
+            source[16:] = np.dtype(source.dtype).type(float(fill))
+        else:
+            arr[...] = source
         save(case_dir, name, 3, source, arr)
     for name, dtype, source, filters, compressor, order in v2_cases():
         case_dir = out / name
