@@ -27,8 +27,9 @@
 //! them.
 //!
 //! It also holds the crate's other `unsafe`: [`words`] and [`words_mut`], which let a
-//! kernel see a slice of any dtype as the storage words it is made of, and [`zeroed_vec`],
-//! the fresh output buffers of the run-time API.
+//! kernel see a slice of any dtype as the storage words it is made of, [`words_of_bytes`]
+//! and [`words_of_bytes_mut`], which read and write byte buffers (zarrs' chunks) as words
+//! in place, and [`zeroed_vec`], the fresh output buffers of the run-time API.
 
 mod byte_float;
 mod f16c;
@@ -44,7 +45,7 @@ pub(crate) use widen::{WidenPlan, widen_bytes_to_f32};
 
 use ndarray::{ArrayD, ArrayViewD, Axis, IxDyn, ShapeBuilder};
 
-use crate::number::storage::Plain;
+use crate::number::storage::{Plain, Word};
 
 /// Run `f`, compiled with AVX2 when this CPU has it.
 ///
@@ -97,6 +98,26 @@ pub(crate) fn words_mut<T: Plain>(dst: &mut [T]) -> &mut [T::Word] {
     // words is a valid `T`, so any words written through the view leave valid elements, and
     // the exclusive borrow of `dst` is moved into the view.
     unsafe { std::slice::from_raw_parts_mut(dst.as_mut_ptr().cast(), dst.len() * T::WORDS) }
+}
+
+/// Native-endian bytes seen as words of `W`, without a copy, when they start aligned for
+/// `W` and hold a whole number of words (`None` otherwise): how the zarrs adapter runs
+/// stages on zarrs' own chunk buffers.
+pub(crate) fn words_of_bytes<W: Word>(bytes: &[u8]) -> Option<&[W]> {
+    // SAFETY: `Word` is sealed and implemented for `u8`, `u16`, `u32` and `u64` only:
+    // integers without padding, for which every bit pattern is valid. `align_to` returns
+    // the aligned middle part of the same memory, with `bytes`' lifetime; it is the whole
+    // of `bytes` only when the head and tail are empty, which is checked.
+    let (head, words, tail) = unsafe { bytes.align_to::<W>() };
+    (head.is_empty() && tail.is_empty()).then_some(words)
+}
+
+/// [`words_of_bytes`], for writing.
+pub(crate) fn words_of_bytes_mut<W: Word>(bytes: &mut [u8]) -> Option<&mut [W]> {
+    // SAFETY: as in `words_of_bytes`; any words written leave valid bytes (every bit
+    // pattern of bytes is valid), and the exclusive borrow of `bytes` moves into the view.
+    let (head, words, tail) = unsafe { bytes.align_to_mut::<W>() };
+    (head.is_empty() && tail.is_empty()).then_some(words)
 }
 
 /// The elements whose storage words are `v`, `T::WORDS` words each, moved without a copy;
@@ -328,6 +349,26 @@ mod tests {
     use ndarray::{ArrayD, Axis, IxDyn};
 
     use crate::dtype::Complex;
+
+    #[test]
+    fn words_of_bytes_only_whole_aligned_words() {
+        let v: Vec<u64> = vec![0x0102_0304_0506_0708, u64::MAX];
+        // SAFETY (test): the bytes of `v`, for reading only.
+        let bytes: &[u8] = unsafe { std::slice::from_raw_parts(v.as_ptr().cast(), 16) };
+        assert_eq!(super::words_of_bytes::<u64>(bytes), Some(&v[..]));
+        assert_eq!(
+            super::words_of_bytes::<u16>(&bytes[2..6]).map(<[u16]>::len),
+            Some(2)
+        );
+        assert_eq!(super::words_of_bytes::<u64>(&bytes[1..9]), None); // misaligned
+        assert_eq!(super::words_of_bytes::<u64>(&bytes[..12]), None); // not whole words
+        let mut out = [0u8; 16];
+        let start = out.as_ptr().align_offset(4);
+        if let Some(w) = super::words_of_bytes_mut::<u32>(&mut out[start..start + 8]) {
+            w[1] = 0x0403_0201;
+        }
+        assert_eq!(out[start + 4..start + 8], 0x0403_0201u32.to_ne_bytes());
+    }
 
     #[test]
     fn vec_from_words_moves_whole_elements() {

@@ -11,7 +11,7 @@
 
 mod custom;
 mod dynamic;
-mod words;
+pub(crate) mod words;
 
 pub use custom::CustomArray;
 pub(crate) use custom::is_builtin;

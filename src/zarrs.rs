@@ -57,10 +57,13 @@ use zarrs::metadata::v3::MetadataV3;
 use zarrs::plugin::{ExtensionName, PluginCreateError, ZarrVersion};
 use zarrs::storage::{ReadableStorageTraits, StorageError, StoreKey};
 
+use crate::codec::Direction;
 use crate::codec::cast_value::CastValueConfig;
 use crate::codec::fixed_scale_offset::FixedScaleOffsetConfig;
 use crate::codec::{bitround, fixed_scale_offset};
+use crate::dispatch::words::{ne_words, ne_words_mut};
 use crate::dispatch::{DynArray, DynChain, bind_codec};
+use crate::error::CodecError;
 use crate::metadata::{CodecObject, DataType};
 use crate::zarr::{ArrayMetadata, ZQUANT_CODECS, ZarrError};
 
@@ -249,20 +252,43 @@ impl ZquantCodec {
             .map(|d| usize::try_from(d.get()))
             .collect::<Result<Vec<_>, _>>()
             .map_err(|_| other(format!("chunk shape {shape:?} overflows")))?;
-        let input = if encode {
-            chain.data_type().id
+        let (input, output, dir) = if encode {
+            (
+                chain.data_type().id,
+                chain.encoded_data_type().id,
+                Direction::Encode,
+            )
         } else {
-            chain.encoded_data_type().id
+            (
+                chain.encoded_data_type().id,
+                chain.data_type().id,
+                Direction::Decode,
+            )
         };
-        // The chunk's own shape, so that an element error gives its position in the chunk
-        // (zarrs does not tell an array->array codec where the chunk is in the array).
+        let located = |e: CodecError| {
+            // The chunk's own shape, so that an element error gives its position in the
+            // chunk (zarrs does not tell an array->array codec where the chunk is).
+            other(format!("{e} (position within a chunk of shape {dims:?})"))
+        };
+        // zarrs' buffer read in place and the output written in place, as words, when
+        // both are aligned for their words (zarrs' buffers and a fresh `Vec` are, in
+        // practice) and hold whole codes (not sub-byte types, whose unused bits are masked).
+        let n: usize = dims.iter().product();
+        let mut out = vec![0u8; n.saturating_mul(output.size())];
+        if let Some(src) = ne_words(input, &raw) {
+            if let Some(dst) = ne_words_mut(output, &mut out) {
+                chain.run_words(dir, src, &dims, dst).map_err(located)?;
+                return Ok(ArrayBytes::new_flen(out));
+            }
+        }
+        drop(out);
         let array = DynArray::from_le_bytes(input, &dims, &raw).map_err(other)?;
         let out = if encode {
             chain.encode(&array)
         } else {
             chain.decode(&array)
         }
-        .map_err(|e| other(format!("{e} (position within a chunk of shape {dims:?})")))?;
+        .map_err(located)?;
         Ok(ArrayBytes::new_flen(out.to_le_bytes()))
     }
 }

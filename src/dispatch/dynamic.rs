@@ -540,6 +540,47 @@ impl DynChain {
         run_fused(encoded, &kinds, out).map_err(|e| locate(e, encoded))
     }
 
+    /// Run the chain in `dir` over the words of C-order elements of `shape` (of the chain's
+    /// data type when encoding, of its encoded data type when decoding) into `out`, the
+    /// words of the other end, fused like [`DynChain::encode`]. Neither side is copied: the
+    /// zarrs adapter runs it on zarrs' chunk buffers.
+    pub(crate) fn run_words(
+        &self,
+        dir: Direction,
+        src: Words<'_>,
+        shape: &[usize],
+        out: WordsMut<'_>,
+    ) -> Result<(), CodecError> {
+        let (in_type, kinds): (DTypeId, Vec<_>) = match dir {
+            Direction::Encode => (
+                self.data_type.id,
+                self.stages.iter().map(|s| (s.as_ref(), dir)).collect(),
+            ),
+            Direction::Decode => (
+                self.encoded_data_type().id,
+                self.stages
+                    .iter()
+                    .rev()
+                    .map(|s| (s.as_ref(), dir))
+                    .collect(),
+            ),
+        };
+        let k = in_type.words_per_element();
+        let n: usize = shape.iter().product();
+        if src.bits() != in_type.word_bits() || src.len() != n * k {
+            return Err(CodecError::Array(format!(
+                "expected the words of {n} elements of {in_type}"
+            )));
+        }
+        run_fused_into((src, in_type, shape), &kinds, out).map_err(|e| {
+            e.located(shape, |i| {
+                words::scalar_at(src, k, i)
+                    .and_then(|x| DynArray::scalar(in_type, x).first_to_json())
+                    .map(json_text)
+            })
+        })
+    }
+
     /// The `codecs` list.
     pub fn to_metadata(&self) -> Value {
         Value::Array(self.stages.iter().map(|s| s.to_metadata()).collect())
@@ -671,9 +712,28 @@ fn run_fused_words(
             out.shape()
         )));
     }
-    let mut out_words = out
+    let out_words = out
         .words_mut()
         .ok_or_else(|| CodecError::Array("the output array is not in standard layout".into()))?;
+    run_fused_into((src, in_type, shape), stages, out_words)
+}
+
+/// [`run_fused_words`] into the output's words (`out_words`: of the last stage's written
+/// data type, C order, as many elements as `src`).
+fn run_fused_into(
+    (src, in_type, _shape): (Words<'_>, DTypeId, &[usize]),
+    stages: &[(&dyn DynStage, Direction)],
+    mut out_words: WordsMut<'_>,
+) -> Result<(), CodecError> {
+    let out_type = stages.last().map_or(in_type, |&(s, d)| written(s, d));
+    let elements = src.len() / in_type.words_per_element().max(1);
+    if out_words.bits() != out_type.word_bits()
+        || out_words.len() != elements * out_type.words_per_element()
+    {
+        return Err(CodecError::Array(format!(
+            "the output must hold {elements} elements of {out_type}"
+        )));
+    }
     if stages.is_empty() {
         return if out_words.copy_from(src) {
             Ok(())

@@ -14,7 +14,7 @@ use super::{CustomArray, DynArray, Element, match_all_arms, with_any};
 use crate::dtype::derive::float_same;
 use crate::dtype::id::Scalar;
 use crate::dtype::storage::{read_le_bits, write_le_bits};
-use crate::dtype::{DTypeId, FloatLayout, Kind, Word, WordBuf, Words};
+use crate::dtype::{DTypeId, FloatLayout, Kind, Word, WordBuf, Words, WordsMut};
 use crate::error::CodecError;
 
 /// `$f::<W>($args)`, wrapped in a [`WordBuf`], with `W` the word type of the given width
@@ -59,6 +59,43 @@ fn read_words<W: Word>(bytes: &[u8], mask: u64) -> Vec<W> {
         .chunks_exact(n)
         .map(|b| W::from_u64(read_le_bits(b, n) & mask))
         .collect()
+}
+
+/// Native-endian element bytes of `id` as its words, in place: `None` when they are not
+/// aligned for the word or not whole words, or when `id`'s codes leave bits of the word
+/// unused (sub-byte types, whose upper bits [`words_from_le`] masks on read and
+/// [`words_to_le`] clears on write).
+pub(crate) fn ne_words(id: DTypeId, bytes: &[u8]) -> Option<Words<'_>> {
+    if code_mask(id) != width_mask(id.word_bits()) {
+        return None;
+    }
+    Some(match id.word_bits() {
+        8 => Words::U8(bytes),
+        16 => Words::U16(crate::arch::words_of_bytes(bytes)?),
+        32 => Words::U32(crate::arch::words_of_bytes(bytes)?),
+        _ => Words::U64(crate::arch::words_of_bytes(bytes)?),
+    })
+}
+
+/// [`ne_words`], for writing.
+pub(crate) fn ne_words_mut(id: DTypeId, bytes: &mut [u8]) -> Option<WordsMut<'_>> {
+    if code_mask(id) != width_mask(id.word_bits()) {
+        return None;
+    }
+    Some(match id.word_bits() {
+        8 => WordsMut::U8(bytes),
+        16 => WordsMut::U16(crate::arch::words_of_bytes_mut(bytes)?),
+        32 => WordsMut::U32(crate::arch::words_of_bytes_mut(bytes)?),
+        _ => WordsMut::U64(crate::arch::words_of_bytes_mut(bytes)?),
+    })
+}
+
+fn width_mask(bits: u32) -> u64 {
+    if bits >= 64 {
+        u64::MAX
+    } else {
+        (1 << bits) - 1
+    }
 }
 
 /// Words as little-endian bytes, codes masked (the inverse of [`words_from_le`]).

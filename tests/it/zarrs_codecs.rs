@@ -517,3 +517,30 @@ fn open_array_checks_fill_values_even_where_no_chunk_is_stored() {
     let (store, _) = write_read(&meta, &values_near_240(24));
     assert!(open_array(store, "/").is_ok());
 }
+
+#[test]
+fn sub_byte_targets_through_zarrs_bytes_and_packbits() {
+    // int4/uint4 codes leave bits of their byte unused: the adapter copies (masking) instead
+    // of running on zarrs' buffers in place. Both serializers, both directions.
+    let data: Vec<f64> = values(37 * 53).iter().map(|x| x / 2.0).collect();
+    for (target, serializer) in [
+        (
+            "uint4",
+            json!({"name": "packbits", "configuration": {"padding_encoding": "first_byte"}}),
+        ),
+        (
+            "int4",
+            json!({"name": "packbits", "configuration": {"padding_encoding": "none"}}),
+        ),
+        ("int4", bytes_le()),
+    ] {
+        let cast = json!({"name": "cast_value", "configuration": {"data_type": target,
+            "rounding": "nearest-even", "out_of_range": "clamp",
+            "scalar_map": {"encode": [["NaN", 0]]}}});
+        let codecs = json!([cast.clone(), serializer]);
+        let meta = zarr_json(codecs, json!(0.0), [37, 53], [8, 16]);
+        let (_, back) = write_read(&meta, &data);
+        let want = zquant_round_trip(&json!([cast, bytes_le()]), &json!(0.0), &[37, 53], &data);
+        assert_eq!(back, want, "{target}");
+    }
+}
