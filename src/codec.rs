@@ -220,6 +220,13 @@ pub trait DynStage: Send + Sync + std::fmt::Debug {
     /// Buffers of the wrong width or length, or the first element that cannot be decoded
     /// (index within `src`).
     fn decode_words(&self, src: Words<'_>, dst: WordsMut<'_>) -> Result<(), CodecError>;
+    /// Run in `dir` over `data` in place, for a stage whose input and output types are the
+    /// same: `None` when the stage has no in-place form (the caller then runs
+    /// [`DynStage::encode_words`]/[`DynStage::decode_words`] into another buffer).
+    /// `bitround` has one: rounding in place to encode, nothing to decode.
+    fn in_place(&self, _dir: Direction, _data: WordsMut<'_>) -> Option<Result<(), CodecError>> {
+        None
+    }
     /// Carry a fill value (one element of the input type) forward, as the element
     /// transformation does ("Implementations MUST transform the fill value as it propagates
     /// through the codec chain").

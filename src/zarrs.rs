@@ -63,6 +63,7 @@ use crate::codec::fixed_scale_offset::FixedScaleOffsetConfig;
 use crate::codec::{bitround, fixed_scale_offset};
 use crate::dispatch::words::{ne_words, ne_words_mut};
 use crate::dispatch::{DynArray, DynChain, bind_codec};
+use crate::dtype::WordsMut;
 use crate::error::CodecError;
 use crate::metadata::{CodecObject, DataType};
 use crate::zarr::{ArrayMetadata, ZQUANT_CODECS, ZarrError};
@@ -239,14 +240,14 @@ impl ZquantCodec {
         b.map_err(other)
     }
 
-    fn run(
+    fn run<'a>(
         &self,
-        bytes: ArrayBytes<'_>,
+        bytes: ArrayBytes<'a>,
         shape: &[NonZeroU64],
         chain: &DynChain,
         encode: bool,
-    ) -> Result<ArrayBytes<'static>, ZarrsCodecError> {
-        let raw = bytes.into_fixed()?;
+    ) -> Result<ArrayBytes<'a>, ZarrsCodecError> {
+        let mut raw = bytes.into_fixed()?;
         let dims = shape
             .iter()
             .map(|d| usize::try_from(d.get()))
@@ -273,6 +274,21 @@ impl ZquantCodec {
         // zarrs' buffer read in place and the output written in place, as words, when
         // both are aligned for their words (zarrs' buffers and a fresh `Vec` are, in
         // practice) and hold whole codes (not sub-byte types, whose unused bits are masked).
+        // A stage that runs in place (bitround) works on zarrs' buffer itself: decoding
+        // returns it as it is, encoding writes into it (copying it first if zarrs lent it).
+        if input == output && ne_words(input, &raw).is_some() {
+            if !encode {
+                if let Some(done) = chain.in_place(dir, WordsMut::U8(&mut [])) {
+                    done.map_err(located)?;
+                    return Ok(ArrayBytes::new_flen(raw));
+                }
+            } else if let Some(words) = ne_words_mut(input, raw.to_mut()) {
+                if let Some(done) = chain.in_place(dir, words) {
+                    done.map_err(located)?;
+                    return Ok(ArrayBytes::new_flen(raw));
+                }
+            }
+        }
         let n: usize = dims.iter().product();
         let mut out = vec![0u8; n.saturating_mul(output.size())];
         if let Some(src) = ne_words(input, &raw) {

@@ -17,7 +17,7 @@
 
 use serde_json::{Map, Value};
 
-use super::{ArrayCodec, DynStage, check_words};
+use super::{ArrayCodec, Direction, DynStage, check_words};
 use crate::convert::{words_of, words_of_mut};
 use crate::dtype::derive::{bitround_word, int_bitround};
 use crate::dtype::layout::IntLayout;
@@ -380,6 +380,16 @@ impl DynStage for BitRoundStage {
         check_words(&self.data_type, &self.data_type, &src, &dst)?;
         dst.copy_from(src);
         Ok(())
+    }
+    fn in_place(&self, dir: Direction, data: WordsMut<'_>) -> Option<Result<(), CodecError>> {
+        if data.bits() != self.data_type.id.word_bits() {
+            return None;
+        }
+        if dir == Direction::Encode {
+            self.core.encode_in_place(data);
+        }
+        // Decoding is the identity ("the decoded value is the encoded value").
+        Some(Ok(()))
     }
     fn to_metadata(&self) -> Value {
         metadata(self.name(), self.configured)

@@ -581,6 +581,19 @@ impl DynChain {
         })
     }
 
+    /// Run a one-stage chain in `dir` over `data` in place, when its stage has an in-place
+    /// form ([`DynStage::in_place`]): `None` otherwise.
+    pub(crate) fn in_place(
+        &self,
+        dir: Direction,
+        data: WordsMut<'_>,
+    ) -> Option<Result<(), CodecError>> {
+        match self.stages.as_slice() {
+            [stage] if stage.input().id == stage.output().id => stage.in_place(dir, data),
+            _ => None,
+        }
+    }
+
     /// The `codecs` list.
     pub fn to_metadata(&self) -> Value {
         Value::Array(self.stages.iter().map(|s| s.to_metadata()).collect())
