@@ -187,7 +187,7 @@ class Chain:
         out = np.empty(a.shape, dtype=dst_dt)
         run = self._rust.encode_into if encode else self._rust.decode_into
         src_words, dst_words = _dtypes.word_dtype(src_type), _dtypes.word_dtype(dst_type)
-        if not a.flags.c_contiguous and a.flags.f_contiguous and a.ndim > 1:
+        if not a.flags.c_contiguous and a.flags.f_contiguous and a.flags.aligned and a.ndim > 1:
             # Elementwise codecs: run the F-ordered memory as the transposed C array, and
             # return the same shape. On an error, rerun in C order for its C-order index.
             out_t = np.empty(a.shape[::-1], dtype=dst_dt)
@@ -200,7 +200,7 @@ class Chain:
                 return out_t.T
             except CodecError:
                 pass
-        c = np.ascontiguousarray(a)
+        c = _dtypes.contiguous(a)
         run(_dtypes.words_of(c, src_words), list(c.shape), _dtypes.words_of(out, dst_words))
         return out
 

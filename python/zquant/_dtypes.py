@@ -190,6 +190,12 @@ def native(a: np.ndarray[Any, Any]) -> np.ndarray[Any, Any]:
     return a.astype(a.dtype.newbyteorder("="))
 
 
+def contiguous(a: np.ndarray[Any, Any]) -> np.ndarray[Any, Any]:
+    """``a`` C-contiguous and aligned (arrays received over a network, as dask workers get
+    them, can be unaligned): ``a`` itself when it already is, else one copy."""
+    return np.require(a, requirements=["C_CONTIGUOUS", "ALIGNED"])
+
+
 def words_of(a: np.ndarray[Any, Any], words: np.dtype[Any]) -> np.ndarray[Any, Any]:
     """The storage words of a C-contiguous, native array: a view, one-dimensional."""
     return a.reshape(-1).view(words)

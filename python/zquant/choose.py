@@ -45,7 +45,7 @@ def _resolve_axis(axis: int, ndim: int) -> int:
 def _chunk_counts(block: np.ndarray[Any, Any], name: str, axis: int) -> np.ndarray[Any, Any]:
     """One chunk's counts: ``[pairs, a[64], b[64], both[64]]`` as 193 uint64 values, with
     the chunk's dimensions kept (for dask's block layout)."""
-    c = np.ascontiguousarray(_dtypes.native(np.asarray(block)))
+    c = _dtypes.contiguous(_dtypes.native(np.asarray(block)))
     words = _dtypes.words_of(c, _dtypes.word_dtype(name))
     pairs, counts = _zquant.bit_counts(name, words, list(c.shape), axis)
     out = np.empty(193, dtype=np.uint64)
@@ -82,32 +82,6 @@ def _counts(a: Any, axis: int) -> tuple[str, int, int, np.ndarray[Any, Any]]:
     counted = dask.compute(*[dask.delayed(per_block)(b) for b in blocks])
     total = np.sum(np.stack(counted), axis=0, dtype=np.uint64)
     return name, axis, int(total[0]), np.ascontiguousarray(total[1:])
-    import dask.array as da
-
-    def per_block(block: np.ndarray[Any, Any]) -> np.ndarray[Any, Any]:
-        # Blocks of the array with the axis moved last.
-        return _chunk_counts(block, name, block.ndim - 1)
-
-    def summed(x: Any) -> Any:
-        # One 193-vector per block (the last axis), summed over every block.
-        blocks = x.map_blocks(
-            per_block,
-            dtype=np.uint64,
-            chunks=tuple((1,) * len(c) for c in x.chunks[:-1]) + ((193,) * len(x.chunks[-1]),),
-        )
-        return blocks.reshape(-1, 193).sum(axis=0, dtype=np.uint64)
-
-    # Counting is along `axis`: move it last so each block's counts sit on the last axis.
-    moved = da.moveaxis(a, axis, -1)
-    parts = [summed(moved)]
-    # The pairs across each chunk edge along the axis: the slab of the slice before and
-    # the slice after the edge, as one two-element chunk along the axis.
-    edges = np.cumsum(moved.chunks[-1])[:-1]
-    for e in edges:
-        slab = moved[..., e - 1 : e + 1].rechunk({moved.ndim - 1: 2})
-        parts.append(summed(slab))
-    total = np.asarray(da.stack(parts).sum(axis=0, dtype=np.uint64).compute())
-    return name, axis, int(total[0]), np.ascontiguousarray(total[1:])
 
 
 def bitinformation(a: Any, axis: int = -1, confidence: float = 0.99) -> np.ndarray[Any, Any]:
@@ -132,7 +106,7 @@ def keepbits(a: Any, level: float = 0.99, axis: int = -1) -> int:
 
 def _finite_range(a: Any, name: str) -> tuple[float, float] | None:
     def one(block: np.ndarray[Any, Any]) -> tuple[float, float] | None:
-        c = np.ascontiguousarray(_dtypes.native(np.asarray(block)))
+        c = _dtypes.contiguous(_dtypes.native(np.asarray(block)))
         return _zquant.finite_range(name, _dtypes.words_of(c, _dtypes.word_dtype(name)))
 
     if not _is_dask(a):
