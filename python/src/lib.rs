@@ -315,7 +315,12 @@ fn fit_scale_offset(
 #[pyfunction]
 fn dtype_info(name: &str) -> PyResult<(usize, u32, usize, bool)> {
     let id = dtype_id(name)?;
-    Ok((id.size(), id.word_bits(), id.words_per_element(), id.is_real()))
+    Ok((
+        id.size(),
+        id.word_bits(),
+        id.words_per_element(),
+        id.is_real(),
+    ))
 }
 
 /// Every built-in data type's Zarr name.

@@ -219,8 +219,9 @@ def test_threads_scale():
         return time.perf_counter() - t0
 
     work(0, 1)
-    one = min(timed(1) for _ in range(3))
-    two = min(timed(2) for _ in range(3))
-    # Serialized by the GIL, two threads would take 2x one thread's time.
+    one = min(timed(1) for _ in range(5))
+    two = min(timed(2) for _ in range(5))
+    # Serialized by the GIL, two threads would take 2x one thread's time. (The bound is
+    # loose: another process on the second core, such as a build, takes a share of it.)
     print(f"one thread {one:.3f} s, two threads (2x work) {two:.3f} s: {2 * one / two:.2f}x")
     assert two < 1.9 * one, (one, two)
