@@ -219,9 +219,15 @@ def test_threads_scale():
         return time.perf_counter() - t0
 
     work(0, 1)
-    one = min(timed(1) for _ in range(5))
-    two = min(timed(2) for _ in range(5))
-    # Serialized by the GIL, two threads would take 2x one thread's time. (The bound is
-    # loose: another process on the second core, such as a build, takes a share of it.)
-    print(f"one thread {one:.3f} s, two threads (2x work) {two:.3f} s: {2 * one / two:.2f}x")
-    assert two < 1.9 * one, (one, two)
+    # Up to three attempts: another process on the second core (a build) takes a share of
+    # it; the hard check that the GIL is released is the test above.
+    seen = []
+    for _ in range(3):
+        one = min(timed(1) for _ in range(5))
+        two = min(timed(2) for _ in range(5))
+        seen.append((one, two))
+        print(f"one thread {one:.3f} s, two threads (2x work) {two:.3f} s: {2 * one / two:.2f}x")
+        # Serialized by the GIL, two threads would take 2x one thread's time.
+        if two < 1.6 * one:
+            break
+    assert any(two < 1.6 * one for one, two in seen), seen
