@@ -33,7 +33,9 @@ mod information;
 mod keepbits;
 mod scale_offset;
 
-pub use information::{BitInformation, InformationOptions, free_entropy, signed_exponent};
+pub use information::{
+    BitCounts, BitInformation, InformationOptions, free_entropy, signed_exponent,
+};
 pub use keepbits::keepbits_for_relative_error;
 pub use scale_offset::{
     FiniteRange, FitOptions, ScaleOffsetChoice, best_scale_offset, fit_scale_offset,
@@ -61,6 +63,13 @@ pub enum ChooseError {
         /// The axis.
         axis: usize,
     },
+    /// Words that do not hold the array described, a type that is not real, or bit
+    /// counts no data can give.
+    #[error("bit information: {0}")]
+    Words(String),
+    /// Bit counts that cannot be merged.
+    #[error("bit counts: cannot merge {0}")]
+    Merge(String),
     /// An information level outside [0, 1].
     #[error("keepbits: the information level must be in [0, 1] (e.g. 0.99), got {0}")]
     Level(f64),

@@ -293,7 +293,12 @@ impl ZquantCodec {
         let mut out = vec![0u8; n.saturating_mul(output.size())];
         if let Some(src) = ne_words(input, &raw) {
             if let Some(dst) = ne_words_mut(output, &mut out) {
-                chain.run_words(dir, src, &dims, dst).map_err(located)?;
+                if encode {
+                    chain.encode_words(src, &dims, dst)
+                } else {
+                    chain.decode_words(src, &dims, dst)
+                }
+                .map_err(located)?;
                 return Ok(ArrayBytes::new_flen(out));
             }
         }

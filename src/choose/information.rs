@@ -19,7 +19,7 @@ use ndarray::{ArrayBase, Axis, Data, Dimension};
 use num_traits::{PrimInt, WrappingAdd, WrappingSub};
 
 use super::ChooseError;
-use crate::dtype::{FloatLayout, Format, NanEncoding, Real, Word, Words};
+use crate::dtype::{DTypeId, FloatLayout, Format, NanEncoding, Real, Word, Words};
 
 /// How to compute [`BitInformation`]. `InformationOptions::default()` is BitInformation.jl's
 /// and xbitinfo's default: the last axis, confidence 0.99, insignificant information set to
@@ -91,44 +91,7 @@ impl BitInformation {
         S: Data<Elem = T>,
         D: Dimension,
     {
-        let ndim = data.ndim();
-        let axis = match opts.axis {
-            Some(a) if a < ndim => a,
-            None if ndim > 0 => ndim - 1,
-            a => {
-                return Err(ChooseError::Axis {
-                    axis: a.unwrap_or(0),
-                    ndim,
-                });
-            }
-        };
-        if !(opts.confidence > 0.0 && opts.confidence < 1.0) {
-            return Err(ChooseError::Confidence(opts.confidence));
-        }
-        let counts = count_pairs(data, Axis(axis), opts);
-        if counts.pairs == 0 {
-            return Err(ChooseError::NoPairs { axis });
-        }
-        let per_bit: Vec<f64> = (0..T::BITS as usize)
-            .rev()
-            .map(|p| counts.mutual_information(p))
-            .collect();
-        let mut info = BitInformation {
-            per_bit,
-            pairs: counts.pairs,
-            format: T::FORMAT,
-            free_entropy: None,
-        };
-        if opts.set_zero_insignificant {
-            let free = free_entropy(counts.pairs, opts.confidence);
-            for m in &mut info.per_bit {
-                if *m <= free {
-                    *m = 0.0;
-                }
-            }
-            info.free_entropy = Some(free);
-        }
-        Ok(info)
+        BitCounts::of(data, opts)?.information(opts)
     }
 
     /// The information (bits) of each bit position, most significant first: for a float
@@ -161,6 +124,254 @@ impl BitInformation {
                 "keepbits by information is defined for signed float types",
             )),
         }
+    }
+}
+
+/// The resolved axis of an array of `ndim` dimensions, and the confidence, checked.
+fn check_options(ndim: usize, opts: &InformationOptions) -> Result<usize, ChooseError> {
+    let axis = match opts.axis {
+        Some(a) if a < ndim => a,
+        None if ndim > 0 => ndim - 1,
+        a => {
+            return Err(ChooseError::Axis {
+                axis: a.unwrap_or(0),
+                ndim,
+            });
+        }
+    };
+    if !(opts.confidence > 0.0 && opts.confidence < 1.0) {
+        return Err(ChooseError::Confidence(opts.confidence));
+    }
+    Ok(axis)
+}
+
+/// The joint bit counts of neighbouring elements from which [`BitInformation`] is
+/// computed, **mergeable**: the counts of the pieces of an array add up.
+///
+/// This is how a chunked array (a dask array, a Zarr store) gets its bit information
+/// without ever being whole in one process: count each chunk, [`BitCounts::merge`] the
+/// counts, then take [`BitCounts::information`] once.
+///
+/// **The edge effect.** A chunk's counts hold the pairs of neighbours inside it. The pairs
+/// that cross a chunk edge *along the axis* are in neither chunk: merged chunk counts
+/// equal the whole array's minus those pairs (chunk edges across other axes lose nothing).
+/// To be exact, also count, for each edge along the axis, the two-element-thick slab made
+/// of the last slice before the edge and the first slice after it: its pairs are exactly
+/// the missing ones. (The Python package's `zquant.choose` does so for dask arrays.)
+///
+/// ```
+/// use ndarray::{Array2, Axis, s};
+/// use zquant::choose::{BitCounts, BitInformation, InformationOptions};
+///
+/// let field = Array2::from_shape_fn((40, 300), |(i, j)| {
+///     (i as f32 * 0.3).sin() * 50.0 + (j as f32 * 0.05).cos()
+/// });
+/// let opts = InformationOptions::default(); // neighbours along the last axis
+/// // Chunks of 10 rows: edges across axis 0, so nothing is lost.
+/// let mut merged = BitCounts::of(&field.slice(s![..10, ..]), &opts)?;
+/// for rows in [10..20, 20..40] {
+///     merged.merge(&BitCounts::of(&field.slice(s![rows, ..]), &opts)?)?;
+/// }
+/// assert_eq!(merged, BitCounts::of(&field, &opts)?);
+/// let info = merged.information(&opts)?;
+/// assert_eq!(info, BitInformation::of(&field, &opts)?);
+/// # Ok::<(), zquant::choose::ChooseError>(())
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct BitCounts {
+    format: Format,
+    axis: usize,
+    counts: PairCounts,
+}
+
+impl BitCounts {
+    /// The counts of `data`'s neighbours along `opts.axis` (masking as `opts` says), in
+    /// one pass over the data in memory order (any layout).
+    ///
+    /// # Errors
+    /// [`ChooseError::Axis`] for an axis the array does not have, and
+    /// [`ChooseError::Confidence`] for a confidence outside (0, 1). An array without a
+    /// pair is not an error here (its counts are zero), only in
+    /// [`BitCounts::information`].
+    pub fn of<T, S, D>(
+        data: &ArrayBase<S, D>,
+        opts: &InformationOptions,
+    ) -> Result<Self, ChooseError>
+    where
+        T: Real,
+        S: Data<Elem = T>,
+        D: Dimension,
+    {
+        let axis = check_options(data.ndim(), opts)?;
+        Ok(BitCounts {
+            format: T::FORMAT,
+            axis,
+            counts: count_pairs(data, Axis(axis), opts),
+        })
+    }
+
+    /// [`BitCounts::of`] over the native-endian storage words of an array of real type
+    /// `id` and `shape`, in C order (one word per element): for callers that hold the
+    /// elements as words, such as the Python binding over a NumPy buffer.
+    ///
+    /// # Errors
+    /// As [`BitCounts::of`]; [`ChooseError::Words`] for a type that is not real, or words of
+    /// another width or count than `shape`'s elements of `id`.
+    pub fn of_words(
+        id: DTypeId,
+        words: Words<'_>,
+        shape: &[usize],
+        opts: &InformationOptions,
+    ) -> Result<Self, ChooseError> {
+        let format = id.format().ok_or_else(|| {
+            ChooseError::Words(format!("{id} is not a real (integer or float) data type"))
+        })?;
+        let n: Option<usize> = shape.iter().try_fold(1usize, |a, &d| a.checked_mul(d));
+        if words.bits() != id.word_bits() || n != Some(words.len()) {
+            return Err(ChooseError::Words(format!(
+                "{} words of {} bits do not hold shape {shape:?} of {id} (one {}-bit word each)",
+                words.len(),
+                words.bits(),
+                id.word_bits()
+            )));
+        }
+        let axis = check_options(shape.len(), opts)?;
+        let len = shape[axis];
+        let inner: usize = shape[axis + 1..].iter().product();
+        let counts = if len < 2 || inner == 0 {
+            PairCounts::new()
+        } else {
+            match words {
+                Words::U8(w) => count_blocks(w, len, inner, Prepare::new(format, opts)),
+                Words::U16(w) => count_blocks(w, len, inner, Prepare::new(format, opts)),
+                Words::U32(w) => count_blocks(w, len, inner, Prepare::new(format, opts)),
+                Words::U64(w) => count_blocks(w, len, inner, Prepare::new(format, opts)),
+            }
+        };
+        Ok(BitCounts {
+            format,
+            axis,
+            counts,
+        })
+    }
+
+    /// Counts from their parts, as [`BitCounts::parts`] gives them (for counts sent between
+    /// processes): for bit `p` (0 the least significant), `a[p]` pairs whose first element
+    /// has the bit, `b[p]` whose second has it, `both[p]` whose two have it.
+    ///
+    /// # Errors
+    /// [`ChooseError::Words`] for counts no data can give: a bit beyond the format's, or
+    /// `both > min(a, b)`, or `a + b - both > pairs`.
+    pub fn from_parts(
+        format: Format,
+        axis: usize,
+        pairs: u64,
+        [a, b, both]: [[u64; 64]; 3],
+    ) -> Result<Self, ChooseError> {
+        let bits = format.bits() as usize;
+        for p in 0..64 {
+            let valid = if p < bits {
+                both[p] <= a[p].min(b[p])
+                    && a[p].checked_add(b[p]).is_some_and(|s| s - both[p] <= pairs)
+            } else {
+                a[p] == 0 && b[p] == 0 && both[p] == 0
+            };
+            if !valid {
+                return Err(ChooseError::Words(format!(
+                    "inconsistent bit counts at bit {p}: a = {}, b = {}, both = {} of {pairs} \
+                     pairs",
+                    a[p], b[p], both[p]
+                )));
+            }
+        }
+        Ok(BitCounts {
+            format,
+            axis,
+            counts: PairCounts { pairs, a, b, both },
+        })
+    }
+
+    /// The parts: pairs counted, and per bit `[a, b, both]` (see [`BitCounts::from_parts`]).
+    pub fn parts(&self) -> (u64, [[u64; 64]; 3]) {
+        let c = &self.counts;
+        (c.pairs, [c.a, c.b, c.both])
+    }
+
+    /// The element format counted.
+    pub fn format(&self) -> Format {
+        self.format
+    }
+
+    /// The axis along which neighbours were paired.
+    pub fn axis(&self) -> usize {
+        self.axis
+    }
+
+    /// The number of unmasked pairs counted.
+    pub fn pairs(&self) -> u64 {
+        self.counts.pairs
+    }
+
+    /// Add `other`'s counts (another piece of the same array) to these.
+    ///
+    /// # Errors
+    /// [`ChooseError::Merge`] when the two count another format or along another axis, or
+    /// the sums overflow `u64`.
+    pub fn merge(&mut self, other: &BitCounts) -> Result<(), ChooseError> {
+        if self.format != other.format || self.axis != other.axis {
+            return Err(ChooseError::Merge(format!(
+                "counts of {:?} along axis {} and of {:?} along axis {}",
+                self.format, self.axis, other.format, other.axis
+            )));
+        }
+        let overflow = || ChooseError::Merge("the counts overflow u64".into());
+        let (c, o) = (&mut self.counts, &other.counts);
+        let mut sum = c.clone();
+        sum.pairs = c.pairs.checked_add(o.pairs).ok_or_else(overflow)?;
+        for p in 0..64 {
+            sum.a[p] = c.a[p].checked_add(o.a[p]).ok_or_else(overflow)?;
+            sum.b[p] = c.b[p].checked_add(o.b[p]).ok_or_else(overflow)?;
+            sum.both[p] = c.both[p].checked_add(o.both[p]).ok_or_else(overflow)?;
+        }
+        *c = sum;
+        Ok(())
+    }
+
+    /// The bit information of the counted pairs, with `opts.confidence` and
+    /// `opts.set_zero_insignificant` (the counting options were used by
+    /// [`BitCounts::of`]).
+    ///
+    /// # Errors
+    /// [`ChooseError::Confidence`] for a confidence outside (0, 1), and
+    /// [`ChooseError::NoPairs`] when no pair was counted.
+    pub fn information(&self, opts: &InformationOptions) -> Result<BitInformation, ChooseError> {
+        if !(opts.confidence > 0.0 && opts.confidence < 1.0) {
+            return Err(ChooseError::Confidence(opts.confidence));
+        }
+        let counts = &self.counts;
+        if counts.pairs == 0 {
+            return Err(ChooseError::NoPairs { axis: self.axis });
+        }
+        let per_bit: Vec<f64> = (0..self.format.bits() as usize)
+            .rev()
+            .map(|p| counts.mutual_information(p))
+            .collect();
+        let mut info = BitInformation {
+            per_bit,
+            pairs: counts.pairs,
+            format: self.format,
+            free_entropy: None,
+        };
+        if opts.set_zero_insignificant {
+            let free = free_entropy(counts.pairs, opts.confidence);
+            for m in &mut info.per_bit {
+                if *m <= free {
+                    *m = 0.0;
+                }
+            }
+            info.free_entropy = Some(free);
+        }
+        Ok(info)
     }
 }
 
@@ -269,6 +480,7 @@ pub fn signed_exponent(l: &FloatLayout, bits: u64) -> u64 {
 
 /// Joint bit counts over pairs `(a, b)` of neighbours: per bit position `p` (0 = least
 /// significant), how often `a` has it, `b` has it, and both have it.
+#[derive(Clone, Debug, PartialEq, Eq)]
 struct PairCounts {
     pairs: u64,
     a: [u64; 64],

@@ -25,7 +25,7 @@ use serde_json::{Value, json};
 use super::ChooseError;
 use crate::convert::{CastOptions, Class, Exact, Rounding, exact_of, round_into};
 use crate::dtype::derive::{ArithOp, arith, f64_to_exact};
-use crate::dtype::{DTypeId, FloatLayout, Format, IntLayout, Real};
+use crate::dtype::{DTypeId, FloatLayout, Format, IntLayout, Real, Word, Words};
 
 /// The smallest and largest finite values of an array (NaN and ±Inf skipped).
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -74,6 +74,80 @@ impl FiniteRange {
             }
         }
         range
+    }
+}
+
+impl FiniteRange {
+    /// [`FiniteRange::of`] over the native-endian storage words of elements of the real
+    /// type `id` (one word each, any order): for callers that hold the elements as words,
+    /// such as the Python binding over a NumPy buffer. `None` when no element is finite.
+    ///
+    /// ```
+    /// use zquant::{DTypeId, choose::FiniteRange, dtype::Words};
+    /// let bits = [3.0f32, f32::NAN, -1.5, f32::NEG_INFINITY].map(f32::to_bits);
+    /// let r = FiniteRange::of_words(DTypeId::Float32, Words::U32(&bits))?;
+    /// assert_eq!(r, Some(FiniteRange { min: -1.5, max: 3.0 }));
+    /// # Ok::<(), zquant::choose::ChooseError>(())
+    /// ```
+    ///
+    /// # Errors
+    /// [`ChooseError::Words`] for a type that is not real, or words of another width.
+    pub fn of_words(id: DTypeId, words: Words<'_>) -> Result<Option<FiniteRange>, ChooseError> {
+        let format = id.format().ok_or_else(|| {
+            ChooseError::Words(format!("{id} is not a real (integer or float) data type"))
+        })?;
+        if words.bits() != id.word_bits() {
+            return Err(ChooseError::Words(format!(
+                "words of {} bits are not elements of {id} ({}-bit words)",
+                words.bits(),
+                id.word_bits()
+            )));
+        }
+        fn each<W: Word>(w: &[W], f: impl FnMut(u64)) {
+            w.iter().map(|x| x.to_u64()).for_each(f);
+        }
+        let mask = format.mask();
+        // The smallest and largest element by an order-preserving integer key of its code,
+        // with the code, decoded once at the end.
+        let (mut lo, mut hi) = ((i128::MAX, 0u64), (i128::MIN, 0u64));
+        let mut visit = |code: u64| {
+            let b = code & mask;
+            let key = match format {
+                Format::Float(l) => {
+                    let mag = b & l.magnitude_mask();
+                    if mag > l.max_finite_bits() || l.is_nan_bits(b) {
+                        return;
+                    }
+                    if b & l.sign_bit() != 0 {
+                        -i128::from(mag)
+                    } else {
+                        i128::from(mag)
+                    }
+                }
+                Format::Int(l) if l.signed && l.bits < 64 && b >> (l.bits - 1) & 1 == 1 => {
+                    i128::from(b) - (1i128 << l.bits)
+                }
+                Format::Int(l) if l.signed => i128::from(b as i64),
+                Format::Int(_) => i128::from(b),
+            };
+            if key < lo.0 {
+                lo = (key, b);
+            }
+            if key > hi.0 {
+                hi = (key, b);
+            }
+        };
+        match words {
+            Words::U8(w) => each(w, &mut visit),
+            Words::U16(w) => each(w, &mut visit),
+            Words::U32(w) => each(w, &mut visit),
+            Words::U64(w) => each(w, &mut visit),
+        }
+        let value = |b: u64| exact_of(format, b).to_f64();
+        Ok((lo.0 <= hi.0).then(|| FiniteRange {
+            min: value(lo.1),
+            max: value(hi.1),
+        }))
     }
 }
 

@@ -540,47 +540,6 @@ impl DynChain {
         run_fused(encoded, &kinds, out).map_err(|e| locate(e, encoded))
     }
 
-    /// Run the chain in `dir` over the words of C-order elements of `shape` (of the chain's
-    /// data type when encoding, of its encoded data type when decoding) into `out`, the
-    /// words of the other end, fused like [`DynChain::encode`]. Neither side is copied: the
-    /// zarrs adapter runs it on zarrs' chunk buffers.
-    pub(crate) fn run_words(
-        &self,
-        dir: Direction,
-        src: Words<'_>,
-        shape: &[usize],
-        out: WordsMut<'_>,
-    ) -> Result<(), CodecError> {
-        let (in_type, kinds): (DTypeId, Vec<_>) = match dir {
-            Direction::Encode => (
-                self.data_type.id,
-                self.stages.iter().map(|s| (s.as_ref(), dir)).collect(),
-            ),
-            Direction::Decode => (
-                self.encoded_data_type().id,
-                self.stages
-                    .iter()
-                    .rev()
-                    .map(|s| (s.as_ref(), dir))
-                    .collect(),
-            ),
-        };
-        let k = in_type.words_per_element();
-        let n: usize = shape.iter().product();
-        if src.bits() != in_type.word_bits() || src.len() != n * k {
-            return Err(CodecError::Array(format!(
-                "expected the words of {n} elements of {in_type}"
-            )));
-        }
-        run_fused_into((src, in_type, shape), &kinds, out).map_err(|e| {
-            e.located(shape, |i| {
-                words::scalar_at(src, k, i)
-                    .and_then(|x| DynArray::scalar(in_type, x).first_to_json())
-                    .map(json_text)
-            })
-        })
-    }
-
     /// Run a one-stage chain in `dir` over `data` in place, when its stage has an in-place
     /// form ([`DynStage::in_place`]): `None` otherwise.
     pub(crate) fn in_place(
@@ -592,6 +551,69 @@ impl DynChain {
             [stage] if stage.input().id == stage.output().id => stage.in_place(dir, data),
             _ => None,
         }
+    }
+
+    /// [`DynChain::encode_into`] over storage words: `input` holds the elements of `shape`
+    /// (of the chain's data type) in C order, `out` receives the encoded elements, both as
+    /// native-endian words (`words_per_element` words each, of the type's `word_bits`).
+    /// This is the entry point for callers that own both buffers, such as the Python
+    /// binding, which borrows a NumPy array's memory and writes into one it allocated: no
+    /// [`DynArray`] is built and nothing is copied.
+    ///
+    /// ```
+    /// use serde_json::json;
+    /// use zquant::dtype::{Words, WordsMut};
+    ///
+    /// let chain = zquant::DynChain::from_metadata(&json!("float32"), &json!(0.0), &[json!(
+    ///     {"name": "cast_value", "configuration": {"data_type": "uint8", "out_of_range": "clamp"}}
+    /// )])?;
+    /// let input: Vec<u32> = [1.4f32, 300.0, -2.5, 7.5].map(f32::to_bits).to_vec();
+    /// let mut out = [0u8; 4];
+    /// chain.encode_words(Words::U32(&input), &[2, 2], WordsMut::U8(&mut out))?;
+    /// assert_eq!(out, [1, 255, 0, 8]);
+    /// // A buffer that does not hold the shape's elements is an error, not a panic.
+    /// assert!(chain.encode_words(Words::U32(&input), &[5], WordsMut::U8(&mut out)).is_err());
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    ///
+    /// # Errors
+    /// Words of another width or count than `shape`'s elements of the chain's data type
+    /// (input) or encoded data type (output), or the first element (C-order flat index,
+    /// with its N-d position) a stage cannot encode; `out` is then partly written.
+    pub fn encode_words(
+        &self,
+        input: Words<'_>,
+        shape: &[usize],
+        out: WordsMut<'_>,
+    ) -> Result<(), CodecError> {
+        let kinds: Vec<_> = self
+            .stages
+            .iter()
+            .map(|s| (s.as_ref(), Direction::Encode))
+            .collect();
+        let (from, to) = (self.data_type.id, self.encoded_data_type().id);
+        run_words((input, from, shape), &kinds, (out, to))
+    }
+
+    /// [`DynChain::decode_into`] over storage words, as [`DynChain::encode_words`]:
+    /// `encoded` holds elements of the encoded data type, `out` receives the decoded ones.
+    ///
+    /// # Errors
+    /// As [`DynChain::encode_words`], for decoding.
+    pub fn decode_words(
+        &self,
+        encoded: Words<'_>,
+        shape: &[usize],
+        out: WordsMut<'_>,
+    ) -> Result<(), CodecError> {
+        let kinds: Vec<_> = self
+            .stages
+            .iter()
+            .rev()
+            .map(|s| (s.as_ref(), Direction::Decode))
+            .collect();
+        let (from, to) = (self.encoded_data_type().id, self.data_type.id);
+        run_words((encoded, from, shape), &kinds, (out, to))
     }
 
     /// The `codecs` list.
@@ -705,6 +727,45 @@ fn run_fused(
     run_fused_words((src, input.dtype(), input.shape()), stages, out)
 }
 
+/// Check that `words` hold the elements of `shape` of `id`.
+fn check_words(
+    what: &str,
+    words_len: usize,
+    bits: u32,
+    id: DTypeId,
+    shape: &[usize],
+) -> Result<(), CodecError> {
+    let n = crate::pipeline::element_count(shape)?;
+    let k = id.words_per_element().max(1);
+    if bits != id.word_bits() || n.checked_mul(k) != Some(words_len) {
+        return Err(CodecError::Array(format!(
+            "the {what} has {words_len} words of {bits} bits, but shape {shape:?} of {id} needs \
+             {} words of {} bits",
+            n.saturating_mul(k),
+            id.word_bits()
+        )));
+    }
+    Ok(())
+}
+
+/// [`run_fused_words`] into caller-owned words of `out_type` elements: both buffers are
+/// checked against `shape` first, and an element error is located in `shape` with the
+/// input element's value.
+fn run_words(
+    (src, in_type, shape): (Words<'_>, DTypeId, &[usize]),
+    stages: &[(&dyn DynStage, Direction)],
+    (out, out_type): (WordsMut<'_>, DTypeId),
+) -> Result<(), CodecError> {
+    check_words("input", src.len(), src.bits(), in_type, shape)?;
+    check_words("output", out.len(), out.bits(), out_type, shape)?;
+    run_stages((src, in_type), stages, out).map_err(|e| {
+        e.located(shape, |i| {
+            words::scalar_at(src, in_type.words_per_element(), i)
+                .map(|x| json_text(in_type.value_to_json(x)))
+        })
+    })
+}
+
 /// [`run_fused`] over the words of `in_type` elements in C order, of `shape`.
 fn run_fused_words(
     (src, in_type, shape): (Words<'_>, DTypeId, &[usize]),
@@ -728,25 +789,18 @@ fn run_fused_words(
     let out_words = out
         .words_mut()
         .ok_or_else(|| CodecError::Array("the output array is not in standard layout".into()))?;
-    run_fused_into((src, in_type, shape), stages, out_words)
+    run_stages((src, in_type), stages, out_words)
 }
 
-/// [`run_fused_words`] into the output's words (`out_words`: of the last stage's written
-/// data type, C order, as many elements as `src`).
-fn run_fused_into(
-    (src, in_type, _shape): (Words<'_>, DTypeId, &[usize]),
+/// The stages over `src` into `out_words`, whose lengths the caller has checked: `src`
+/// holds whole elements of `in_type`, and `out_words` the same number of elements of the
+/// type the last stage writes.
+fn run_stages(
+    (src, in_type): (Words<'_>, DTypeId),
     stages: &[(&dyn DynStage, Direction)],
     mut out_words: WordsMut<'_>,
 ) -> Result<(), CodecError> {
     let out_type = stages.last().map_or(in_type, |&(s, d)| written(s, d));
-    let elements = src.len() / in_type.words_per_element().max(1);
-    if out_words.bits() != out_type.word_bits()
-        || out_words.len() != elements * out_type.words_per_element()
-    {
-        return Err(CodecError::Array(format!(
-            "the output must hold {elements} elements of {out_type}"
-        )));
-    }
     if stages.is_empty() {
         return if out_words.copy_from(src) {
             Ok(())

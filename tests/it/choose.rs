@@ -773,3 +773,115 @@ fn finite_range_skips_nan_and_infinities() {
     );
     assert_eq!(FiniteRange::of(&ndarray::arr1(&[f32::NAN])), None);
 }
+
+/// Mergeable counts: chunks split across the other axes merge to the whole array's counts;
+/// chunks split along the axis lose exactly the pairs across their edges, which the
+/// two-slice slabs at the edges give back. `of_words` counts as `of` does, and the parts
+/// round-trip.
+#[test]
+fn bit_counts_merge_to_the_whole_array() {
+    use ndarray::{Array3, Axis, concatenate, s};
+    use zquant::choose::{BitCounts, BitInformation, InformationOptions};
+
+    let field = Array3::from_shape_fn((6, 50, 70), |(k, i, j)| {
+        let v = 280.0 + 20.0 * ((i as f32) * 0.11 + k as f32).sin() * ((j as f32) * 0.07).cos();
+        if (i * 70 + j) % 97 == 0 { f32::NAN } else { v }
+    });
+    for axis in 0..3 {
+        let opts = InformationOptions {
+            axis: Some(axis),
+            ..InformationOptions::default()
+        };
+        let whole = BitCounts::of(&field, &opts).expect("counts");
+        // Split along another axis: nothing lost.
+        let other = (axis + 1) % 3;
+        let cut = field.len_of(Axis(other)) / 3;
+        let (a, b) = field.view().split_at(Axis(other), cut);
+        let mut merged = BitCounts::of(&a, &opts).expect("counts");
+        merged
+            .merge(&BitCounts::of(&b, &opts).expect("counts"))
+            .expect("merge");
+        assert_eq!(merged, whole, "axis {axis}");
+        // Split along the axis: the pairs across the edge are missing, and the slab of the
+        // two slices at the edge is exactly them.
+        let cut = field.len_of(Axis(axis)) / 2;
+        let (a, b) = field.view().split_at(Axis(axis), cut);
+        let mut merged = BitCounts::of(&a, &opts).expect("counts");
+        merged
+            .merge(&BitCounts::of(&b, &opts).expect("counts"))
+            .expect("merge");
+        let edge = field.len_of(Axis(other)) * field.len_of(Axis((axis + 2) % 3));
+        assert!(merged.pairs() < whole.pairs() && merged.pairs() + edge as u64 >= whole.pairs());
+        let slab = concatenate(
+            Axis(axis),
+            &[
+                field.slice_axis(Axis(axis), (cut - 1..cut).into()),
+                field.slice_axis(Axis(axis), (cut..cut + 1).into()),
+            ],
+        )
+        .expect("slab");
+        merged
+            .merge(&BitCounts::of(&slab, &opts).expect("counts"))
+            .expect("merge");
+        assert_eq!(merged, whole, "axis {axis}");
+        assert_eq!(
+            merged.information(&opts).expect("info"),
+            BitInformation::of(&field, &opts).expect("info")
+        );
+        // Words in C order count the same; the parts round-trip.
+        let bits: Vec<u32> = field.iter().map(|x| x.to_bits()).collect();
+        let words = BitCounts::of_words(
+            zquant::DTypeId::Float32,
+            zquant::dtype::Words::U32(&bits),
+            field.shape(),
+            &opts,
+        )
+        .expect("counts");
+        assert_eq!(words, whole);
+        let (pairs, parts) = whole.parts();
+        let back = BitCounts::from_parts(whole.format(), axis, pairs, parts).expect("parts");
+        assert_eq!(back, whole);
+        let mut bad = parts;
+        bad[2][3] = bad[0][3] + 1;
+        assert!(BitCounts::from_parts(whole.format(), axis, pairs, bad).is_err());
+    }
+    // Other formats or axes do not merge; wrong word counts are errors.
+    let opts = InformationOptions::default();
+    let mut f = BitCounts::of(&field.slice(s![0, .., ..]), &opts).expect("counts");
+    let g = BitCounts::of(&field.mapv(f64::from), &opts).expect("counts");
+    assert!(f.merge(&g).is_err());
+    assert!(
+        BitCounts::of_words(
+            zquant::DTypeId::Float32,
+            zquant::dtype::Words::U32(&[0; 5]),
+            &[2, 3],
+            &opts
+        )
+        .is_err()
+    );
+}
+
+/// `FiniteRange::of_words` gives `FiniteRange::of`'s range, for floats and integers.
+#[test]
+fn finite_range_of_words_matches_of() {
+    use zquant::choose::FiniteRange;
+    use zquant::dtype::Words;
+    let f = ndarray::arr1(&[3.0f64, f64::NAN, -0.0, -7.25, f64::INFINITY, 1e300]);
+    let bits: Vec<u64> = f.iter().map(|x| x.to_bits()).collect();
+    let r = FiniteRange::of_words(zquant::DTypeId::Float64, Words::U64(&bits)).expect("range");
+    assert_eq!(r, FiniteRange::of(&f));
+    let i = ndarray::arr1(&[5i16, -300, 12, i16::MAX]);
+    let bits: Vec<u16> = i.iter().map(|&x| x as u16).collect();
+    let r = FiniteRange::of_words(zquant::DTypeId::Int16, Words::U16(&bits)).expect("range");
+    assert_eq!(r, FiniteRange::of(&i));
+    assert_eq!(
+        r,
+        Some(FiniteRange {
+            min: -300.0,
+            max: 32767.0
+        })
+    );
+    let none = FiniteRange::of_words(zquant::DTypeId::Float32, Words::U32(&[0x7fc0_0000]));
+    assert_eq!(none, Ok(None));
+    assert!(FiniteRange::of_words(zquant::DTypeId::Float32, Words::U64(&[0])).is_err());
+}

@@ -232,3 +232,85 @@ fn chunk_layout_matches_a_byte_reference_for_every_type() {
         }
     }
 }
+
+/// `DynChain::encode_words`/`decode_words` (the caller-owned buffers the Python binding
+/// uses) give the same words as `encode`/`decode`, locate a failing element as they do,
+/// and reject buffers of the wrong width or length.
+#[test]
+fn chain_words_entry_points_match_the_array_calls() {
+    use serde_json::json;
+    use zquant::dtype::{Words, WordsMut};
+    use zquant::{DynArray, DynChain};
+
+    let chain = DynChain::from_metadata(
+        &json!("float64"),
+        &json!("NaN"),
+        &[
+            json!({"name": "scale_offset", "configuration": {"offset": 10.0, "scale": 100.0}}),
+            json!({"name": "cast_value", "configuration": {"data_type": "int16",
+                "scalar_map": {"encode": [["NaN", -32768]], "decode": [[-32768, "NaN"]]}}}),
+        ],
+    )
+    .expect("valid chain");
+    let values: Vec<f64> = (0..10_000)
+        .map(|i| 10.0 + (i as f64 * 0.37).sin())
+        .collect();
+    let shape = [100, 100];
+    let input = DynArray::from_le_bytes(
+        zquant::DTypeId::Float64,
+        &shape,
+        &values
+            .iter()
+            .flat_map(|x| x.to_le_bytes())
+            .collect::<Vec<_>>(),
+    )
+    .expect("bytes");
+    let want = chain.encode(&input).expect("encodes");
+    let bits: Vec<u64> = values.iter().map(|x| x.to_bits()).collect();
+    let mut out = vec![0u16; 10_000];
+    chain
+        .encode_words(Words::U64(&bits), &shape, WordsMut::U16(&mut out))
+        .expect("encodes");
+    assert_eq!(Some(Words::U16(&out)), want.words());
+
+    let back = chain.decode(&want).expect("decodes");
+    let mut dec = vec![0u64; 10_000];
+    chain
+        .decode_words(Words::U16(&out), &shape, WordsMut::U64(&mut dec))
+        .expect("decodes");
+    assert_eq!(Some(Words::U64(&dec)), back.words());
+
+    // An element out of int16's range: the same located error as `encode`.
+    let mut bad = values.clone();
+    bad[250] = 1e9;
+    let bad_bits: Vec<u64> = bad.iter().map(|x| x.to_bits()).collect();
+    let e = chain
+        .encode_words(Words::U64(&bad_bits), &shape, WordsMut::U16(&mut out))
+        .expect_err("out of range");
+    let bad_arr = DynArray::from_le_bytes(
+        zquant::DTypeId::Float64,
+        &shape,
+        &bad.iter().flat_map(|x| x.to_le_bytes()).collect::<Vec<_>>(),
+    )
+    .expect("bytes");
+    let e2 = chain.encode(&bad_arr).expect_err("out of range");
+    assert_eq!(e.to_string(), e2.to_string());
+    assert!(e.to_string().contains("[2, 50]"), "{e}");
+
+    // Wrong widths and lengths are errors.
+    assert!(
+        chain
+            .encode_words(Words::U32(&[0; 4]), &[4], WordsMut::U16(&mut out[..4]))
+            .is_err()
+    );
+    assert!(
+        chain
+            .encode_words(Words::U64(&bits), &shape, WordsMut::U16(&mut out[..5]))
+            .is_err()
+    );
+    assert!(
+        chain
+            .decode_words(Words::U16(&out), &[3, 3], WordsMut::U64(&mut dec))
+            .is_err()
+    );
+}

@@ -1,0 +1,306 @@
+"""zquant: Zarr's lossy codecs (``scale_offset``, ``cast_value``, ``bitround``, and numcodecs'
+``fixedscaleoffset`` and ``bitround``), correctly rounded, run by the zquant Rust library.
+
+The core is :class:`Chain`: a list of codec JSON objects bound to a data type and fill value,
+with ``encode``/``decode`` over NumPy arrays of any layout. Around it:
+
+- :mod:`zquant.zarr`: zarr-python 3 codecs (``ScaleOffset``, ``CastValue``, ``BitRound``);
+- :mod:`zquant.numcodecs`: numcodecs codecs (``FixedScaleOffset``, ``BitRound``);
+- :mod:`zquant.choose`: keepbits and scale/offset from the data (NumPy, xarray, dask);
+- :func:`use`: make zarr-python and numcodecs resolve those names to zquant's classes.
+
+Errors are :class:`CodecError` (a ``ValueError``) with zquant's message.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+import numpy as np
+
+from . import _dtypes
+from ._zquant import CodecError, RustChain
+
+__all__ = ["Chain", "CodecError", "encode", "unuse", "use"]
+
+__version__ = "0.1.0"
+
+
+def _codec_json(codec: Any) -> dict[str, Any]:
+    """A codec object's Zarr v3 JSON: a dict as is, ``to_dict()`` of a zarr-python codec,
+    or ``numcodecs.<id>`` with its configuration for a numcodecs codec."""
+    if isinstance(codec, dict):
+        return codec
+    to_dict = getattr(codec, "to_dict", None)
+    if callable(to_dict):
+        return dict(to_dict())
+    get_config = getattr(codec, "get_config", None)
+    if callable(get_config):
+        config = dict(get_config())
+        codec_id = config.pop("id")
+        return {"name": f"numcodecs.{codec_id}", "configuration": config}
+    raise CodecError(f"not a codec (a JSON dict, a zarr codec or a numcodecs codec): {codec!r}")
+
+
+class Chain:
+    """Codecs bound to a data type and a fill value, run by zquant.
+
+    Parameters
+    ----------
+    data_type
+        The decoded data type: a Zarr v3 name (``"float64"``, ``"bfloat16"``), its JSON
+        object (time types), a NumPy dtype-like, or a zarr-python ``ZDType``.
+    codecs
+        The array->array codecs, in encoding order: Zarr v3 codec JSON dicts, or codec
+        objects (``zquant.zarr``/zarr-python codecs, numcodecs codecs).
+    fill_value
+        The array's fill value (a number, NumPy scalar or its Zarr JSON); ``None`` is 0,
+        zarr's default. It must encode through the codecs, as in a Zarr array.
+
+    Building validates everything (names, keys, data types, the fill value through each
+    codec) and raises :class:`CodecError` naming the codec and the field.
+
+    Examples
+    --------
+    >>> import numpy as np, zquant
+    >>> chain = zquant.Chain("float64", [
+    ...     {"name": "scale_offset", "configuration": {"offset": 270, "scale": 4}},
+    ...     {"name": "cast_value", "configuration": {"data_type": "uint8"}}],
+    ...     fill_value=270)
+    >>> chain.encode(np.array([273.15, 280.4]))
+    array([13, 42], dtype=uint8)
+    """
+
+    __slots__ = ("_codecs", "_data_type", "_fill", "_rust")
+
+    def __init__(
+        self,
+        data_type: Any,
+        codecs: Iterable[Any],
+        fill_value: Any = None,
+    ) -> None:
+        self._data_type = _dtypes.parse_data_type(data_type)
+        self._codecs = [_codec_json(c) for c in codecs]
+        self._fill = (
+            _dtypes.zero_fill(self._data_type)
+            if fill_value is None
+            else _dtypes.fill_json(fill_value)
+        )
+        try:
+            self._rust = RustChain(
+                _dtypes.dumps(self._data_type),
+                _dtypes.dumps(self._fill),
+                _dtypes.dumps(self._codecs),
+            )
+        except CodecError as e:
+            if fill_value is None and "fill value" in str(e):
+                raise CodecError(
+                    f"{e} (the default fill value is 0, as zarr's: pass fill_value=, for "
+                    "example a value in the data's range, or NaN with a cast_value scalar_map)"
+                ) from None
+            raise
+
+    # Plain data: pickles as its arguments, and rebuilds its Rust chain where it lands.
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (Chain, (self._data_type, self._codecs, self._fill))
+
+    def __repr__(self) -> str:
+        return f"Chain({self._data_type!r}, {self._codecs!r}, fill_value={self._fill!r})"
+
+    @property
+    def data_type(self) -> Any:
+        """The decoded data type's Zarr JSON (a name, or an object for time types)."""
+        return self._data_type
+
+    @property
+    def codecs(self) -> list[dict[str, Any]]:
+        """The codecs' JSON, as given."""
+        return list(self._codecs)
+
+    @property
+    def encoded_data_type(self) -> Any:
+        """The data type after the last codec: its Zarr JSON (a name for all but time
+        types)."""
+        import json
+
+        return json.loads(self._rust.encoded_data_type)
+
+    @property
+    def encoded_fill_value_json(self) -> Any:
+        """The fill value after the last codec, in Zarr's fill-value JSON."""
+        import json
+
+        return json.loads(self._rust.encoded_fill_value)
+
+    @property
+    def encoded_fill_value(self) -> Any:
+        """The fill value after the last codec, as a NumPy scalar of the encoded dtype."""
+        dt = _dtypes.to_numpy(self.encoded_data_type)
+        return _dtypes.scalar_from_words(
+            self._rust.encoded_fill_words, dt, _dtypes.word_dtype(self.encoded_data_type)
+        )
+
+    @property
+    def dtype(self) -> np.dtype[Any]:
+        """The decoded NumPy dtype."""
+        return _dtypes.to_numpy(self._data_type)
+
+    @property
+    def encoded_dtype(self) -> np.dtype[Any]:
+        """The encoded NumPy dtype."""
+        return _dtypes.to_numpy(self.encoded_data_type)
+
+    @property
+    def warnings(self) -> list[str]:
+        """What in the metadata is valid but likely unintended (zquant's findings)."""
+        return list(self._rust.warnings)
+
+    def encode(self, array: Any) -> np.ndarray[Any, Any]:
+        """Encode ``array`` (of the chain's data type; any layout or byte order) through
+        every codec. Returns a new array of the encoded dtype and the same shape, in C
+        order (F order for an F-contiguous input, which is run in memory order uncopied).
+
+        Raises :class:`CodecError` with the first element a codec cannot encode (its index
+        and value, and the rule).
+        """
+        return self._run(array, encode=True)
+
+    def decode(self, array: Any) -> np.ndarray[Any, Any]:
+        """Decode ``array`` (of the encoded data type; any layout or byte order) back to the
+        chain's data type. Returns a new array of the same shape, in C order (F order for
+        an F-contiguous input)."""
+        return self._run(array, encode=False)
+
+    def _run(self, array: Any, *, encode: bool) -> np.ndarray[Any, Any]:
+        src_type = self._data_type if encode else self.encoded_data_type
+        dst_type = self.encoded_data_type if encode else self._data_type
+        src_dt, dst_dt = _dtypes.to_numpy(src_type), _dtypes.to_numpy(dst_type)
+        a = np.asarray(array)
+        if a.dtype != src_dt and a.dtype.newbyteorder("=") != src_dt:
+            raise CodecError(
+                f"expected an array of {_dtypes.data_type_name(src_type)} ({src_dt}), "
+                f"got {a.dtype}"
+            )
+        a = _dtypes.native(a)
+        out = np.empty(a.shape, dtype=dst_dt)
+        run = self._rust.encode_into if encode else self._rust.decode_into
+        src_words, dst_words = _dtypes.word_dtype(src_type), _dtypes.word_dtype(dst_type)
+        if not a.flags.c_contiguous and a.flags.f_contiguous and a.flags.aligned and a.ndim > 1:
+            # Elementwise codecs: run the F-ordered memory as the transposed C array, and
+            # return the same shape. On an error, rerun in C order for its C-order index.
+            out_t = np.empty(a.shape[::-1], dtype=dst_dt)
+            try:
+                run(
+                    _dtypes.words_of(a.T, src_words),
+                    list(a.T.shape),
+                    _dtypes.words_of(out_t, dst_words),
+                )
+                return out_t.T
+            except CodecError:
+                pass
+        c = _dtypes.contiguous(a)
+        run(_dtypes.words_of(c, src_words), list(c.shape), _dtypes.words_of(out, dst_words))
+        return out
+
+
+def encode(array: Any, codecs: Sequence[Any], fill_value: Any = None) -> np.ndarray[Any, Any]:
+    """Encode ``array`` through ``codecs``, taking the data type from the array.
+
+    ``zquant.encode(a, codecs)`` is ``zquant.Chain(a.dtype, codecs, fill_value).encode(a)``.
+    """
+    a = np.asarray(array)
+    return Chain(a.dtype, codecs, fill_value).encode(a)
+
+
+# --------------------------------------------------------------------------------------
+# use(): zquant's classes for zarr-python's and numcodecs' names.
+
+_ZARR_NAMES = {
+    "scale_offset": "zquant.zarr.ScaleOffset",
+    "cast_value": "zquant.zarr.CastValue",
+    "bitround": "zquant.zarr.BitRound",
+}
+_NUMCODECS_IDS = ("fixedscaleoffset", "bitround")
+_saved: dict[str, Any] | None = None
+
+
+def _env_key(name: str) -> str:
+    return "ZARR_CODECS__" + name.upper()
+
+
+def use(*, environment: bool = True) -> None:
+    """Make zarr-python and numcodecs run zquant's codecs from now on.
+
+    - zarr-python: ``scale_offset``, ``cast_value`` and ``bitround`` resolve to
+      :mod:`zquant.zarr`'s classes. This sets zarr's configuration
+      ``codecs.<name> = "zquant.zarr.<Class>"`` (``zarr.config.set``), the documented way to
+      pick between several registered implementations of one name, so lookups do not warn.
+    - numcodecs: the ids ``fixedscaleoffset`` and ``bitround`` are registered to
+      :mod:`zquant.numcodecs`'s classes (``numcodecs.registry.register_codec``). zarr's v3
+      ``numcodecs.fixedscaleoffset``/``numcodecs.bitround`` wrappers and Zarr v2 filters
+      then run on zquant.
+    - With ``environment=True`` (the default), the zarr settings are also put in
+      ``os.environ`` as ``ZARR_CODECS__SCALE_OFFSET=zquant.zarr.ScaleOffset`` (and so on),
+      which zarr reads at import: processes started afterwards (dask workers of a
+      ``LocalCluster``, ``multiprocessing``) make the same choice for zarr. numcodecs has no
+      environment configuration; call ``zquant.use()`` on workers for it (for example
+      ``client.run(zquant.use)``).
+
+    Undo with :func:`unuse`, which restores what was there before.
+    """
+    global _saved
+    import zarr
+
+    saved: dict[str, Any] = {"zarr": {}, "env": {}, "numcodecs": {}}
+    for name, path in _ZARR_NAMES.items():
+        saved["zarr"][name] = zarr.config.get(f"codecs.{name}", None)
+        if environment:
+            saved["env"][name] = os.environ.get(_env_key(name))
+            os.environ[_env_key(name)] = path
+    zarr.config.set({f"codecs.{name}": path for name, path in _ZARR_NAMES.items()})
+    try:
+        import numcodecs.registry as registry
+
+        from . import numcodecs as zq_numcodecs
+
+        for codec_id in _NUMCODECS_IDS:
+            saved["numcodecs"][codec_id] = registry.codec_registry.get(codec_id)
+        registry.register_codec(zq_numcodecs.FixedScaleOffset, "fixedscaleoffset")
+        registry.register_codec(zq_numcodecs.BitRound, "bitround")
+    except ImportError:
+        pass
+    if _saved is None:
+        _saved = saved
+
+
+def unuse() -> None:
+    """Undo :func:`use`: zarr's ``codecs.<name>`` settings, the environment variables and
+    numcodecs' registry entries go back to what they were before the first ``use()``."""
+    global _saved
+    if _saved is None:
+        return
+    import zarr
+
+    for name, before in _saved["zarr"].items():
+        if before is None:
+            codecs = zarr.config.get("codecs", {})
+            codecs.pop(name, None)
+            zarr.config.set({"codecs": codecs})
+        else:
+            zarr.config.set({f"codecs.{name}": before})
+    for name, before in _saved["env"].items():
+        if before is None:
+            os.environ.pop(_env_key(name), None)
+        else:
+            os.environ[_env_key(name)] = before
+    if _saved["numcodecs"]:
+        import numcodecs.registry as registry
+
+        for codec_id, cls in _saved["numcodecs"].items():
+            if cls is None:
+                registry.codec_registry.pop(codec_id, None)
+            else:
+                registry.register_codec(cls, codec_id)
+    _saved = None

@@ -1,0 +1,151 @@
+"""numcodecs codecs run by zquant: ``FixedScaleOffset`` and ``BitRound``.
+
+Same ``codec_id``, arguments and ``get_config()`` as numcodecs' classes, and the same bytes
+out where numcodecs is right (zquant's ``numcodecs.fixedscaleoffset`` reproduces NumPy 2's
+arithmetic and casts; see docs/spec-readings.md for the readings). Like numcodecs,
+``FixedScaleOffset`` returns a one-dimensional array in the input's memory order and
+``BitRound`` returns the integer view of the rounded floats. :func:`zquant.use` registers
+them under numcodecs' ids.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from numcodecs.abc import Codec
+from numcodecs.compat import ensure_ndarray, ensure_ndarray_like, ndarray_copy
+
+from . import Chain, CodecError, _dtypes
+
+__all__ = ["BitRound", "FixedScaleOffset"]
+
+_MANTISSA_BITS = {"float16": 10, "float32": 23, "float64": 52}
+
+
+def _number(x: Any) -> int | float:
+    """A Python number for JSON: ints stay ints (numcodecs' Python int semantics)."""
+    if isinstance(x, np.generic):
+        x = x.item()
+    if isinstance(x, bool) or not isinstance(x, int | float):
+        raise CodecError(f"fixedscaleoffset: offset and scale must be numbers, got {x!r}")
+    return x
+
+
+class FixedScaleOffset(Codec):
+    """numcodecs' ``FixedScaleOffset`` run by zquant: ``astype(around((x - offset) *
+    scale))`` to encode, ``dtype(y / scale + offset)`` to decode, as NumPy 2 computes them.
+
+    Parameters
+    ----------
+    offset, scale
+        Python numbers (an ``int`` and a ``float`` differ, as in numcodecs).
+    dtype
+        The decoded dtype.
+    astype
+        The encoded dtype (default ``dtype``).
+    """
+
+    codec_id = "fixedscaleoffset"
+
+    def __init__(self, offset: Any, scale: Any, dtype: Any, astype: Any = None) -> None:
+        self.offset = offset
+        self.scale = scale
+        self.dtype = np.dtype(dtype)
+        self.astype = self.dtype if astype is None else np.dtype(astype)
+        if self.dtype == np.dtype(object) or self.astype == np.dtype(object):
+            raise ValueError("object arrays are not supported")
+        native_dtype = self.dtype.newbyteorder("=")
+        native_astype = self.astype.newbyteorder("=")
+        config = {
+            "offset": _number(offset),
+            "scale": _number(scale),
+            "dtype": native_dtype.str,
+            "astype": native_astype.str,
+        }
+        self._chain = Chain(
+            _dtypes.from_numpy(native_dtype),
+            [{"name": "numcodecs.fixedscaleoffset", "configuration": config}],
+        )
+
+    def __getstate__(self) -> dict[str, Any]:
+        return self.get_config()
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        state = dict(state)
+        state.pop("id", None)
+        self.__init__(**state)  # type: ignore[misc]
+
+    def encode(self, buf: Any) -> np.ndarray[Any, Any]:
+        """Encode: a one-dimensional array of ``astype``, in ``buf``'s memory order."""
+        arr = ensure_ndarray(buf).view(self.dtype).reshape(-1, order="A")
+        enc = self._chain.encode(arr)
+        return enc if enc.dtype == self.astype else enc.astype(self.astype)
+
+    def decode(self, buf: Any, out: Any = None) -> Any:
+        """Decode: a one-dimensional array of ``dtype`` (or into ``out``)."""
+        enc = ensure_ndarray(buf).view(self.astype).reshape(-1, order="A")
+        dec = self._chain.decode(enc)
+        if dec.dtype != self.dtype:
+            dec = dec.astype(self.dtype)
+        return ndarray_copy(dec, out)
+
+    def get_config(self) -> dict[str, Any]:
+        """numcodecs' configuration."""
+        return {
+            "id": self.codec_id,
+            "scale": self.scale,
+            "offset": self.offset,
+            "dtype": self.dtype.str,
+            "astype": self.astype.str,
+        }
+
+    def __repr__(self) -> str:
+        r = f"{type(self).__name__}(scale={self.scale}, offset={self.offset}, dtype={self.dtype.str!r}"
+        if self.astype != self.dtype:
+            r += f", astype={self.astype.str!r}"
+        return r + ")"
+
+
+class BitRound(Codec):
+    """numcodecs' ``BitRound`` run by zquant: keep ``keepbits`` mantissa bits of float16,
+    float32 or float64, rounding to nearest with ties to even.
+
+    Parameters
+    ----------
+    keepbits
+        Mantissa bits to keep, from 0 to the type's.
+    """
+
+    codec_id = "bitround"
+
+    def __init__(self, keepbits: int) -> None:
+        if keepbits < 0:
+            raise ValueError("keepbits must be zero or positive")
+        self.keepbits = keepbits
+
+    def _chain(self, dtype: np.dtype[Any]) -> Chain:
+        name = _dtypes.from_numpy(dtype)
+        return Chain(name, [{"name": "numcodecs.bitround", "configuration": {"keepbits": self.keepbits}}])
+
+    def encode(self, buf: Any) -> Any:
+        """Round: the integer view of the rounded floats (``buf`` itself when every bit is
+        kept), as numcodecs returns them."""
+        a = ensure_ndarray_like(buf)
+        if a.dtype.kind != "f" or a.dtype.itemsize > 8:
+            raise TypeError("Only float arrays (16-64bit) can be bit-rounded")
+        bits = _MANTISSA_BITS[str(a.dtype.newbyteorder("="))]
+        if self.keepbits == bits:
+            return a
+        if self.keepbits > bits:
+            raise ValueError("Keepbits too large for given dtype")
+        rounded = self._chain(a.dtype.newbyteorder("=")).encode(a)
+        if rounded.dtype != a.dtype:
+            rounded = rounded.astype(a.dtype)
+        return rounded.view(np.dtype(a.dtype.str.replace("f", "i")))
+
+    def decode(self, buf: Any, out: Any = None) -> Any:
+        """The floats again (a view of the integers), copied into ``out`` if given."""
+        buf = ensure_ndarray_like(buf)
+        data = buf.view(np.dtype(buf.dtype.str.replace("i", "f")))
+        return ndarray_copy(data, out)

@@ -1,0 +1,49 @@
+from typing import Any, Literal, Self
+
+from zarr.abc.codec import ArrayArrayCodec
+from zarr.core.array_spec import ArraySpec
+from zarr.core.buffer import NDBuffer
+
+Rounding = Literal["nearest-even", "towards-zero", "towards-positive", "towards-negative", "nearest-away"]
+OutOfRange = Literal["clamp", "wrap"]
+
+class _ZquantCodec(ArrayArrayCodec):
+    is_fixed_size: bool
+    def resolve_metadata(self, chunk_spec: ArraySpec) -> ArraySpec: ...
+    def _encode_sync(self, chunk_array: NDBuffer, chunk_spec: ArraySpec) -> NDBuffer | None: ...
+    def _decode_sync(self, chunk_array: NDBuffer, chunk_spec: ArraySpec) -> NDBuffer: ...
+    async def _encode_single(self, chunk_array: NDBuffer, chunk_spec: ArraySpec) -> NDBuffer | None: ...
+    async def _decode_single(self, chunk_array: NDBuffer, chunk_spec: ArraySpec) -> NDBuffer: ...
+    def compute_encoded_size(self, input_byte_length: int, chunk_spec: ArraySpec) -> int: ...
+
+class ScaleOffset(_ZquantCodec):
+    offset: int | float | str
+    scale: int | float | str
+    def __init__(self, *, offset: int | float | str = 0, scale: int | float | str = 1) -> None: ...
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Self: ...
+    def to_dict(self) -> dict[str, Any]: ...
+
+class CastValue(_ZquantCodec):
+    data_type: Any
+    rounding: Rounding
+    out_of_range: OutOfRange | None
+    scalar_map: dict[str, list[list[Any]]] | None
+    def __init__(
+        self,
+        *,
+        data_type: Any,
+        rounding: Rounding = "nearest-even",
+        out_of_range: OutOfRange | None = None,
+        scalar_map: Any = None,
+    ) -> None: ...
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Self: ...
+    def to_dict(self) -> dict[str, Any]: ...
+
+class BitRound(_ZquantCodec):
+    keepbits: int
+    def __init__(self, *, keepbits: int) -> None: ...
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Self: ...
+    def to_dict(self) -> dict[str, Any]: ...
