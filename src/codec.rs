@@ -227,6 +227,11 @@ pub trait DynStage: Send + Sync + std::fmt::Debug {
     fn in_place(&self, _dir: Direction, _data: WordsMut<'_>) -> Option<Result<(), CodecError>> {
         None
     }
+    /// Whether decoding returns its input unchanged (`bitround`: "the decoded value is the
+    /// encoded value"), so that a caller may hand the encoded buffer back as it is.
+    fn decode_is_identity(&self) -> bool {
+        false
+    }
     /// Carry a fill value (one element of the input type) forward, as the element
     /// transformation does ("Implementations MUST transform the fill value as it propagates
     /// through the codec chain").

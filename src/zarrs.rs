@@ -63,7 +63,6 @@ use crate::codec::fixed_scale_offset::FixedScaleOffsetConfig;
 use crate::codec::{bitround, fixed_scale_offset};
 use crate::dispatch::words::{ne_words, ne_words_mut};
 use crate::dispatch::{DynArray, DynChain, bind_codec};
-use crate::dtype::WordsMut;
 use crate::error::CodecError;
 use crate::metadata::{CodecObject, DataType};
 use crate::zarr::{ArrayMetadata, ZQUANT_CODECS, ZarrError};
@@ -274,15 +273,14 @@ impl ZquantCodec {
         // zarrs' buffer read in place and the output written in place, as words, when
         // both are aligned for their words (zarrs' buffers and a fresh `Vec` are, in
         // practice) and hold whole codes (not sub-byte types, whose unused bits are masked).
-        // A stage that runs in place (bitround) works on zarrs' buffer itself: decoding
-        // returns it as it is, encoding writes into it (copying it first if zarrs lent it).
-        if input == output && ne_words(input, &raw).is_some() {
-            if !encode {
-                if let Some(done) = chain.in_place(dir, WordsMut::U8(&mut [])) {
-                    done.map_err(located)?;
-                    return Ok(ArrayBytes::new_flen(raw));
-                }
-            } else if let Some(words) = ne_words_mut(input, raw.to_mut()) {
+        // bitround works on zarrs' buffer itself: its decode hands the buffer back as it
+        // is (borrowed or owned), its encode rounds in place (copying the buffer first only
+        // if zarrs lent it).
+        if !encode && chain.decode_is_identity() {
+            return Ok(ArrayBytes::new_flen(raw));
+        }
+        if encode && input == output && ne_words(input, &raw).is_some() {
+            if let Some(words) = ne_words_mut(input, raw.to_mut()) {
                 if let Some(done) = chain.in_place(dir, words) {
                     done.map_err(located)?;
                     return Ok(ArrayBytes::new_flen(raw));

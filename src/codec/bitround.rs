@@ -388,8 +388,11 @@ impl DynStage for BitRoundStage {
         if dir == Direction::Encode {
             self.core.encode_in_place(data);
         }
-        // Decoding is the identity ("the decoded value is the encoded value").
+        // Decoding is the identity.
         Some(Ok(()))
+    }
+    fn decode_is_identity(&self) -> bool {
+        true
     }
     fn to_metadata(&self) -> Value {
         metadata(self.name(), self.configured)

@@ -553,6 +553,12 @@ impl DynChain {
         }
     }
 
+    /// Whether [`DynChain::decode`] returns its input's elements unchanged (every stage's
+    /// decode is the identity, as `bitround`'s).
+    pub(crate) fn decode_is_identity(&self) -> bool {
+        self.stages.iter().all(|s| s.decode_is_identity())
+    }
+
     /// [`DynChain::encode_into`] over storage words: `input` holds the elements of `shape`
     /// (of the chain's data type) in C order, `out` receives the encoded elements, both as
     /// native-endian words (`words_per_element` words each, of the type's `word_bits`).

@@ -544,3 +544,61 @@ fn sub_byte_targets_through_zarrs_bytes_and_packbits() {
         assert_eq!(back, want, "{target}");
     }
 }
+
+#[test]
+fn bitround_runs_on_zarrs_buffers_themselves() {
+    use std::borrow::Cow;
+    use std::num::NonZeroU64;
+    use zarrs::array::{ArrayToArrayCodecTraits, CodecOptions, FillValue};
+    let codec =
+        ZquantCodec::new("bitround", Some(json!({"keepbits": 3}))).expect("valid configuration");
+    let dt = zarrs::array::DataType::from_metadata(
+        &serde_json::from_value::<MetadataV3>(json!("float64")).unwrap(),
+    )
+    .unwrap();
+    let fill = FillValue::new(0f64.to_ne_bytes().to_vec());
+    let shape = [NonZeroU64::new(4).unwrap()];
+    let data = le(&[1.1, -2.7, f64::NAN, 5e-324]);
+    // Decoding is the identity: the same bytes come back, not a copy.
+    let back = codec
+        .decode(
+            ArrayBytes::new_flen(data.as_slice()),
+            &shape,
+            &dt,
+            &fill,
+            &CodecOptions::default(),
+        )
+        .unwrap()
+        .into_fixed()
+        .unwrap();
+    assert!(matches!(&back, Cow::Borrowed(b) if b.as_ptr() == data.as_ptr()));
+    // Encoding an owned buffer rounds it in place, to what zquant's chain gives.
+    let owned = data.clone();
+    let ptr = owned.as_ptr();
+    let encoded = codec
+        .encode(
+            ArrayBytes::new_flen(owned),
+            &shape,
+            &dt,
+            &fill,
+            &CodecOptions::default(),
+        )
+        .unwrap()
+        .into_fixed()
+        .unwrap();
+    assert_eq!(encoded.as_ptr(), ptr);
+    let (chain, _) = DynChain::from_codecs(
+        &json!("float64"),
+        &json!(0.0),
+        &[
+            json!({"name": "bitround", "configuration": {"keepbits": 3}}),
+            bytes_le(),
+        ],
+    )
+    .unwrap();
+    let want = chain
+        .encode(&DynArray::from_le_bytes(DTypeId::Float64, &[4], &data).unwrap())
+        .unwrap()
+        .to_le_bytes();
+    assert_eq!(encoded.as_ref(), want.as_slice());
+}
