@@ -77,6 +77,75 @@ fn min_median(v: &[f64]) -> (f64, f64) {
     (s[0], s[s.len() / 2])
 }
 
+/// The codec step alone, without store or compressor: each array's array->array codecs on
+/// one chunk's elements (the first 256 x 256 block), encode then decode, through zarrs'
+/// codec chain (`CodecChain::encode`/`decode` with the `bytes` codec), implementations
+/// alternating, 41 times each; GB/s of decoded elements, best and median.
+fn codec_step(runs: &[Case], bytes: &[u8]) -> Result<(), Box<dyn std::error::Error>> {
+    use zarrs::array::{ArrayBytesRaw, ArrayToBytesCodecTraits, CodecOptions};
+    let side = CHUNK as usize;
+    let chunk: Vec<u8> = (0..side)
+        .flat_map(|i| {
+            let start = i * SIDE as usize * 8;
+            bytes[start..start + side * 8].to_vec()
+        })
+        .collect();
+    let shape = [std::num::NonZeroU64::new(CHUNK).ok_or("zero chunk")?; 2];
+    let options = CodecOptions::default();
+    let mut times = vec![(Vec::new(), Vec::new()); runs.len()];
+    for round in 0..41 {
+        // Every other round in reverse, so that neither implementation always runs just
+        // after the other (the allocator's state, the caches).
+        let mut order: Vec<_> = runs.iter().zip(times.iter_mut()).collect();
+        if round % 2 == 1 {
+            order.reverse();
+        }
+        for (c, (enc, dec)) in order {
+            if c.name.contains(" zstd ") {
+                continue;
+            }
+            let codecs = c.array.codecs();
+            let (dt, fill) = (c.array.data_type(), c.array.fill_value());
+            let t = Instant::now();
+            let raw: ArrayBytesRaw = codecs.encode(
+                ArrayBytes::new_flen(chunk.as_slice()),
+                &shape,
+                dt,
+                fill,
+                &options,
+            )?;
+            enc.push(t.elapsed().as_secs_f64());
+            let t = Instant::now();
+            let back = codecs.decode(raw, &shape, dt, fill, &options)?;
+            dec.push(t.elapsed().as_secs_f64());
+            std::hint::black_box(back);
+        }
+    }
+    let size = (side * side * 8) as f64;
+    println!("\ncodec step: one {CHUNK} x {CHUNK} chunk, no store, no compressor, 41 runs");
+    println!(
+        "| case | codecs | encode (best) | encode (median) | decode (best) | decode (median) |"
+    );
+    println!("|---|---|---:|---:|---:|---:|");
+    for (c, (enc, dec)) in runs.iter().zip(&times) {
+        if enc.is_empty() {
+            continue;
+        }
+        let ((emin, emed), (dmin, dmed)) = (min_median(enc), min_median(dec));
+        let mut parts = c.name.split(' ');
+        let case = parts.next().unwrap_or_default();
+        let who = parts.nth(1).unwrap_or_default();
+        println!(
+            "| {case} | {who} | {:.2} | {:.2} | {:.2} | {:.2} |",
+            size / emin / 1e9,
+            size / emed / 1e9,
+            size / dmin / 1e9,
+            size / dmed / 1e9
+        );
+    }
+    Ok(())
+}
+
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let rounds: usize = std::env::args()
         .skip(1)
@@ -181,6 +250,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             gbps(rmed)
         );
     }
+    codec_step(&runs, &bytes)?;
     // zquant's and zarrs' reads of the same case and compression.
     for (i, c) in runs.iter().enumerate() {
         if let Some(stem) = c.name.strip_suffix(" zarrs") {

@@ -161,9 +161,12 @@ fn create_v2(meta: &MetadataV2) -> Result<Codec, PluginCreateError> {
 pub struct ZquantCodec {
     name: &'static str,
     configuration: Option<Value>,
-    /// Chains bound to (data type, fill value) pairs, as `"<data type JSON> <fill bytes>"`,
-    /// or why the pair does not bind (kept too: zarrs asks again for every chunk).
-    bound: Mutex<Vec<(String, Bound)>>,
+    /// Chains bound to (data type, fill value bytes) pairs, or why the pair does not bind
+    /// (kept too: zarrs asks again for every chunk). Looked up by comparing the pair, so
+    /// that a chunk costs no allocation before its elements are run.
+    bound: Mutex<Vec<(ZarrsDataType, Vec<u8>, Bound)>>,
+    /// Encoded data types by decoded data type (zarrs asks for every chunk).
+    encoded_types: Mutex<Vec<(ZarrsDataType, ZarrsDataType)>>,
 }
 
 /// A chain bound to one (data type, fill value) pair, or the reason it could not be.
@@ -197,6 +200,7 @@ impl ZquantCodec {
             name,
             configuration,
             bound: Mutex::new(Vec::new()),
+            encoded_types: Mutex::new(Vec::new()),
         })
     }
 
@@ -225,17 +229,19 @@ impl ZquantCodec {
         data_type: &ZarrsDataType,
         fill_value: &FillValue,
     ) -> Result<Arc<DynChain>, ZarrsCodecError> {
-        let dt = data_type_json(data_type)?;
-        let key = format!("{dt} {:?}", fill_value.as_ne_bytes());
+        let fill = fill_value.as_ne_bytes();
         let mut bound = self.bound.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some((_, b)) = bound.iter().find(|(k, _)| *k == key) {
+        if let Some((_, _, b)) = bound
+            .iter()
+            .find(|(d, f, _)| d == data_type && f.as_slice() == fill)
+        {
             return b.clone().map_err(other);
         }
-        let b = bind(&dt, fill_value, &self.codec_json());
+        let b = bind(&data_type_json(data_type)?, fill_value, &self.codec_json());
         if bound.len() >= KEPT_CHAINS {
             drop(bound.remove(0));
         }
-        bound.push((key, b.clone()));
+        bound.push((data_type.clone(), fill.to_vec(), b.clone()));
         b.map_err(other)
     }
 
@@ -413,9 +419,18 @@ impl ArrayToArrayCodecTraits for ZquantCodec {
         &self,
         decoded_data_type: &ZarrsDataType,
     ) -> Result<ZarrsDataType, ZarrsCodecError> {
+        let mut known = self.encoded_types.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some((_, e)) = known.iter().find(|(d, _)| d == decoded_data_type) {
+            return Ok(e.clone());
+        }
         let dt = DataType::from_json(&data_type_json(decoded_data_type)?).map_err(other)?;
         let stage = bind_codec(&self.codec_object(), &dt).map_err(other)?;
-        zarrs_data_type(&stage.output().to_json())
+        let encoded = zarrs_data_type(&stage.output().to_json())?;
+        if known.len() >= KEPT_CHAINS {
+            drop(known.remove(0));
+        }
+        known.push((decoded_data_type.clone(), encoded.clone()));
+        Ok(encoded)
     }
 
     /// The encoded fill value, for zarrs' chunk representations (sizes, concurrency, the
