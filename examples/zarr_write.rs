@@ -4,13 +4,16 @@
 //! cargo run --release --features zarrs --example zarr_write -- <zarr.json> <in.bin> <array-dir>
 //! ```
 //!
+//! (`<zarr.json>` may also be a v2 `.zarray`, written as a v2 array.)
+//!
 //! Creates the array at the filesystem directory `<array-dir>` from the given `zarr.json`
 //! (shape, data_type, chunk_grid, chunk_key_encoding, fill_value, codecs: zquant's
 //! array->array codecs, `bytes` with its endian, compressors such as zstd/gzip/blosc,
 //! `sharding_indexed`), then writes the elements of `<in.bin>` (C order, little-endian, the
 //! array's data type) to it. On failure it prints the error and exits with status 1.
 //!
-//! The `zarr.json` written is the given one, byte for byte, once zarrs has accepted it:
+//! The `zarr.json` (or `.zarray`) written is the given one, byte for byte, once zarrs has
+//! accepted it:
 //! zarrs' own serialization writes a codec without configuration as a bare name
 //! (`"bytes"`), which zarr-python 3.4 does not read, and adds a `_zarrs` attribute.
 
@@ -23,10 +26,20 @@ use zarrs::storage::{StoreKey, WritableStorageTraits};
 fn run(json: &str, input: &str, dir: &str) -> Result<(), Box<dyn std::error::Error>> {
     zquant::zarrs::register();
     let text = std::fs::read(json)?;
-    let meta: ArrayMetadataV3 = serde_json::from_slice(&text)?;
+    let value: serde_json::Value = serde_json::from_slice(&text)?;
+    // A v2 `.zarray` is written through its v3 reading (zquant::zarr's conversion: exact
+    // filters, `order` as `transpose`, the `v2` chunk key encoding), whose chunks are the
+    // bytes v2 readers expect; the `.zarray` itself is stored as given.
+    let (meta, key): (ArrayMetadataV3, _) = if value["zarr_format"] == 2 {
+        let v3 = zquant::zarr::ArrayMetadata::from_v2_json(&value)?.to_v3_json();
+        (serde_json::from_value(v3)?, ".zarray")
+    } else {
+        (serde_json::from_value(value)?, "zarr.json")
+    };
     std::fs::create_dir_all(dir)?;
     let store = Arc::new(FilesystemStore::new(dir)?);
     let array = Array::new_with_metadata(store.clone(), "/", ArrayMetadata::V3(meta))?;
+    zquant::zarrs::check_fill_values(&array)?;
     let data = std::fs::read(input)?;
     let size = array
         .data_type()
@@ -43,7 +56,7 @@ fn run(json: &str, input: &str, dir: &str) -> Result<(), Box<dyn std::error::Err
         )
         .into());
     }
-    store.set(&StoreKey::new("zarr.json")?, text.into())?;
+    store.set(&StoreKey::new(key)?, text.into())?;
     // zquant::zarrs only builds on little-endian targets: little-endian bytes are native.
     array.store_array_subset(&array.subset_all(), ArrayBytes::new_flen(data))?;
     Ok(())

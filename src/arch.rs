@@ -45,7 +45,7 @@ pub(crate) use widen::{WidenPlan, widen_bytes_to_f32};
 
 use ndarray::{ArrayD, ArrayViewD, Axis, IxDyn, ShapeBuilder};
 
-use crate::number::storage::{Plain, Word};
+use crate::number::storage::Plain;
 
 /// Run `f`, compiled with AVX2 when this CPU has it.
 ///
@@ -100,10 +100,11 @@ pub(crate) fn words_mut<T: Plain>(dst: &mut [T]) -> &mut [T::Word] {
     unsafe { std::slice::from_raw_parts_mut(dst.as_mut_ptr().cast(), dst.len() * T::WORDS) }
 }
 
+#[cfg(any(feature = "zarrs", test))]
 /// Native-endian bytes seen as words of `W`, without a copy, when they start aligned for
 /// `W` and hold a whole number of words (`None` otherwise): how the zarrs adapter runs
 /// stages on zarrs' own chunk buffers.
-pub(crate) fn words_of_bytes<W: Word>(bytes: &[u8]) -> Option<&[W]> {
+pub(crate) fn words_of_bytes<W: crate::number::storage::Word>(bytes: &[u8]) -> Option<&[W]> {
     // SAFETY: `Word` is sealed and implemented for `u8`, `u16`, `u32` and `u64` only:
     // integers without padding, for which every bit pattern is valid. `align_to` returns
     // the aligned middle part of the same memory, with `bytes`' lifetime; it is the whole
@@ -112,8 +113,11 @@ pub(crate) fn words_of_bytes<W: Word>(bytes: &[u8]) -> Option<&[W]> {
     (head.is_empty() && tail.is_empty()).then_some(words)
 }
 
+#[cfg(any(feature = "zarrs", test))]
 /// [`words_of_bytes`], for writing.
-pub(crate) fn words_of_bytes_mut<W: Word>(bytes: &mut [u8]) -> Option<&mut [W]> {
+pub(crate) fn words_of_bytes_mut<W: crate::number::storage::Word>(
+    bytes: &mut [u8],
+) -> Option<&mut [W]> {
     // SAFETY: as in `words_of_bytes`; any words written leave valid bytes (every bit
     // pattern of bytes is valid), and the exclusive borrow of `bytes` moves into the view.
     let (head, words, tail) = unsafe { bytes.align_to_mut::<W>() };

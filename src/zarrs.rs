@@ -571,9 +571,15 @@ fn check_chain(
 ) -> Result<(), ZarrsCodecError> {
     let chain = zarrs::array::CodecChain::from_metadata(codecs).map_err(other)?;
     let (mut dt, mut fill) = (data_type.clone(), fill_value.clone());
-    for codec in chain.array_to_array_codecs() {
+    for (i, codec) in chain.array_to_array_codecs().iter().enumerate() {
         if let Some(zq) = codec.as_any().downcast_ref::<ZquantCodec>() {
-            zq.chain(&dt, &fill)?;
+            zq.chain(&dt, &fill).map_err(|e| {
+                other(format!(
+                    "{e} (the fill value as array->array codec {i} of its chain receives it, \
+                     after the codecs before it; fix: a fill value that every codec carries \
+                     and cast_value's round trip keeps)"
+                ))
+            })?;
         }
         fill = codec.encoded_fill_value(&dt, &fill)?;
         dt = codec.encoded_data_type(&dt)?;

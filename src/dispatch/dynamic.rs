@@ -540,6 +540,7 @@ impl DynChain {
         run_fused(encoded, &kinds, out).map_err(|e| locate(e, encoded))
     }
 
+    #[cfg(feature = "zarrs")]
     /// Run a one-stage chain in `dir` over `data` in place, when its stage has an in-place
     /// form ([`DynStage::in_place`]): `None` otherwise.
     pub(crate) fn in_place(
@@ -553,6 +554,7 @@ impl DynChain {
         }
     }
 
+    #[cfg(feature = "zarrs")]
     /// Whether [`DynChain::decode`] returns its input's elements unchanged (every stage's
     /// decode is the identity, as `bitround`'s).
     pub(crate) fn decode_is_identity(&self) -> bool {

@@ -14,7 +14,7 @@ use super::{CustomArray, DynArray, Element, match_all_arms, with_any};
 use crate::dtype::derive::float_same;
 use crate::dtype::id::Scalar;
 use crate::dtype::storage::{read_le_bits, write_le_bits};
-use crate::dtype::{DTypeId, FloatLayout, Kind, Word, WordBuf, Words, WordsMut};
+use crate::dtype::{DTypeId, FloatLayout, Kind, Word, WordBuf, Words};
 use crate::error::CodecError;
 
 /// `$f::<W>($args)`, wrapped in a [`WordBuf`], with `W` the word type of the given width
@@ -61,6 +61,7 @@ fn read_words<W: Word>(bytes: &[u8], mask: u64) -> Vec<W> {
         .collect()
 }
 
+#[cfg(feature = "zarrs")]
 /// Native-endian element bytes of `id` as its words, in place: `None` when they are not
 /// aligned for the word or not whole words, or when `id`'s codes leave bits of the word
 /// unused (sub-byte types, whose upper bits [`words_from_le`] masks on read and
@@ -77,8 +78,10 @@ pub(crate) fn ne_words(id: DTypeId, bytes: &[u8]) -> Option<Words<'_>> {
     })
 }
 
+#[cfg(feature = "zarrs")]
 /// [`ne_words`], for writing.
-pub(crate) fn ne_words_mut(id: DTypeId, bytes: &mut [u8]) -> Option<WordsMut<'_>> {
+pub(crate) fn ne_words_mut(id: DTypeId, bytes: &mut [u8]) -> Option<crate::dtype::WordsMut<'_>> {
+    use crate::dtype::WordsMut;
     if code_mask(id) != width_mask(id.word_bits()) {
         return None;
     }
@@ -90,6 +93,7 @@ pub(crate) fn ne_words_mut(id: DTypeId, bytes: &mut [u8]) -> Option<WordsMut<'_>
     })
 }
 
+#[cfg(feature = "zarrs")]
 fn width_mask(bits: u32) -> u64 {
     if bits >= 64 {
         u64::MAX

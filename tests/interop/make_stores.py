@@ -27,7 +27,7 @@ SHARDS = (16, 32)
 
 V3_NAMES = {
     "<f8": "float64", "<f4": "float32", "<f2": "float16",
-    "<i2": "int16", "<u2": "uint16", "|u1": "uint8",
+    "<i2": "int16", "<u2": "uint16", "|u1": "uint8", "<i4": "int32",
 }
 
 
@@ -176,6 +176,42 @@ def nan_code_0_cases():
     yield "spec_f64_u8_nan_sharded", far - 250.0, SPEC_NAN_U8_CLAMP, LITTLE, [], SHARDS, "NaN"
 
 
+def codec_cases():
+    """The other codecs zarr-python writes around these ones: numcodecs' zlib, bz2, shuffle,
+    adler32 and fletcher32 as v3 codecs, crc32c, and the chunk key encodings."""
+    import zarr.codecs.numcodecs as nc
+    far = data("<f8", 250.0, 310.0)
+    so = so_cast(249.75, 4, "uint8", 0)
+    u16 = so_cast(-20, 1000, "uint16", 65535)
+    f8 = data("<f8", -20.0, 20.0)
+    yield "nan0_so_u8_zlib", far, so, LITTLE, [nc.Zlib(level=1)], None, "NaN"
+    yield "nan0_so_u8_bz2", far, so, LITTLE, [nc.BZ2(level=1)], None, "NaN"
+    yield "so_u16_shuffle_zstd", f8, u16, LITTLE, [nc.Shuffle(elementsize=2), *ZSTD], None, "NaN"
+    yield "so_u16_adler32", f8, u16, LITTLE, [nc.Adler32()], None, "NaN"
+    yield "so_u16_fletcher32_big", f8, u16, BIG, [nc.Fletcher32()], None, "NaN"
+    yield "so_u16_crc32c", f8, u16, LITTLE, [{"name": "crc32c"}], None, "NaN"
+    yield "cke_dot_nan0", far, so, LITTLE, [], None, "NaN"
+    yield "cke_v2_nan0", far, so, LITTLE, ZSTD, None, "NaN"
+    yield "cke_v2_slash", f8, u16, LITTLE, [], None, 1.25
+    # A fill value that cast_value's spec forbids ("If the fill value cannot survive a
+    # round-trip cast, implementations MUST treat this as an error"): 1e300 -> (1e300 + 20) *
+    # 1000 clamps to 65535, which decodes to NaN. zarr-python with cast-value writes it;
+    # zquant rejects it (check.py's KNOWN).
+    yield "fill_fails_round_trip", f8, u16, LITTLE, [], None, 1e300
+    # An integer source: int32 shifted and narrowed to int8, fill value on the shifted zero.
+    i4 = np.random.default_rng(9).integers(-1120, -880, size=SHAPE).astype("<i4")
+    yield "i32_so_cast_i8", i4, [
+        {"name": "scale_offset", "configuration": {"offset": -1000}},
+        {"name": "cast_value", "configuration": {"data_type": "int8"}}], LITTLE, [], None, -1000
+
+
+CHUNK_KEY_ENCODINGS = {
+    "cke_dot_nan0": {"name": "default", "separator": "."},
+    "cke_v2_nan0": {"name": "v2", "separator": "."},
+    "cke_v2_slash": {"name": "v2", "separator": "/"},
+}
+
+
 SPEC_NAN_U8_CLAMP = [SPEC_NAN_U8[0], {"name": "cast_value", "configuration": {
     **SPEC_NAN_U8[1]["configuration"], "out_of_range": "clamp",
     "scalar_map": {"encode": [["NaN", 0], ["Infinity", 255], ["-Infinity", 1]],
@@ -217,7 +253,7 @@ def main(out):
     out = Path(out)
     shutil.rmtree(out, ignore_errors=True)
     out.mkdir(parents=True)
-    cases = [*v3_cases(), *spec_example_cases(), *nan_code_0_cases()]
+    cases = [*v3_cases(), *spec_example_cases(), *nan_code_0_cases(), *codec_cases()]
     for name, source, filters, serializer, compressors, shards, fill in cases:
         case_dir = out / name
         case_dir.mkdir()
@@ -231,7 +267,7 @@ def main(out):
             store=str(case_dir / "store"), shape=SHAPE, chunks=chunks, shards=shards,
             dtype=source.dtype, filters=filters, serializer=serializer,
             compressors=compressors, fill_value=np.dtype(source.dtype).type(float(fill)),
-            zarr_format=3)
+            chunk_key_encoding=CHUNK_KEY_ENCODINGS.get(name), zarr_format=3)
         if missing:
             # The chunks below row 16 are never written: they read as the fill value.
             arr[:16, :] = source[:16]

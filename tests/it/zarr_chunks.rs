@@ -302,6 +302,23 @@ fn same_elements(a: &[u8], b: &[u8], id: DTypeId) -> Option<usize> {
         })
 }
 
+/// The store key of chunk `[ci, cj]` under a v3 `chunk_key_encoding` (`default`: `c/` and
+/// `/` unless configured; `v2`: `.` unless configured, no prefix).
+fn chunk_key(encoding: &Value, ci: u64, cj: u64) -> String {
+    let name = encoding
+        .as_str()
+        .or_else(|| encoding["name"].as_str())
+        .unwrap_or("default");
+    let configured = encoding["configuration"]["separator"].as_str();
+    match name {
+        "v2" => format!("{ci}{0}{cj}", configured.unwrap_or(".")),
+        _ => {
+            let sep = configured.unwrap_or("/");
+            format!("c{sep}{ci}{sep}{cj}")
+        }
+    }
+}
+
 /// Every chunk of every zarr-python store without compressor or sharding: zquant's decoded
 /// chunks assemble zarr-python's read, and zquant's encoded regions are zarr-python's chunk
 /// bytes. Run by tests/interop/run.sh (`ZQUANT_INTEROP_DIR` names the stores).
@@ -335,11 +352,7 @@ fn interop_stores() {
         let grid = meta.chunk_grid_shape();
         for ci in 0..grid[0] {
             for cj in 0..grid[1] {
-                let key = if meta.zarr_format == 3 {
-                    format!("c/{ci}/{cj}")
-                } else {
-                    format!("{ci}.{cj}")
-                };
+                let key = chunk_key(&meta.chunk_key_encoding, ci, cj);
                 let (origin, rshape) = chunks.region(&[ci, cj]).unwrap();
                 let rows = |buf: &[u8]| -> Vec<u8> {
                     (0..rshape[0])
