@@ -9,6 +9,9 @@
 //! the shape separately. The GIL is released (`Python::detach`) while Rust runs. Every
 //! zquant error becomes `zquant.CodecError` (a `ValueError`) with zquant's message.
 
+use std::sync::Mutex;
+
+use numpy::ndarray::ArrayView1;
 use numpy::{PyArray1, PyArray2, PyReadonlyArray1, PyReadwriteArray1};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
@@ -176,6 +179,123 @@ impl RustChain {
     }
 }
 
+/// 64 bytes, 64-byte aligned: the unit of the pooled buffers (any element type, SIMD lines).
+#[derive(Clone, Copy)]
+#[repr(C, align(64))]
+struct Line([u8; 64]);
+
+/// Buffers of at least this many bytes are pooled; smaller ones come from `malloc`, whose
+/// own free lists serve them without page faults.
+const POOL_MIN_BYTES: usize = 1 << 16;
+
+/// Released output buffers, kept for the next output of the same size. A fresh
+/// multi-megabyte buffer is `mmap`ed by the allocator and costs a page fault per 4 KiB
+/// page on first write, which for a 2 MiB chunk costs more (about 1 ms on a VM) than
+/// encoding it; a pooled buffer's pages are already mapped.
+struct Pool {
+    limit: usize,
+    held: usize,
+    free: Vec<Vec<Line>>,
+}
+
+static POOL: Mutex<Pool> = Mutex::new(Pool {
+    limit: 64 << 20,
+    held: 0,
+    free: Vec::new(),
+});
+
+fn pool() -> std::sync::MutexGuard<'static, Pool> {
+    POOL.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// The owner of a pooled buffer: the base object of the NumPy array viewing it. When the
+/// last array or view of it is gone, Python drops it and the buffer goes back to the pool
+/// (or to the allocator when the pool is full).
+#[pyclass(frozen, module = "zquant._zquant")]
+struct PooledBuffer {
+    lines: Mutex<Vec<Line>>,
+}
+
+impl Drop for PooledBuffer {
+    fn drop(&mut self) {
+        let lines = std::mem::take(self.lines.get_mut().unwrap_or_else(|e| e.into_inner()));
+        let bytes = lines.len() * 64;
+        if bytes < POOL_MIN_BYTES {
+            return;
+        }
+        let mut p = pool();
+        if p.held + bytes <= p.limit {
+            p.held += bytes;
+            p.free.push(lines);
+        }
+    }
+}
+
+/// An uninitialized-looking (`np.empty`) one-dimensional `uint8` array of `nbytes`,
+/// 64-byte aligned, whose memory comes from and returns to zquant's buffer pool.
+#[pyfunction]
+fn empty(py: Python<'_>, nbytes: usize) -> PyResult<Bound<'_, PyArray1<u8>>> {
+    let n = nbytes.div_ceil(64).max(1);
+    let reused = if nbytes >= POOL_MIN_BYTES {
+        let mut p = pool();
+        let found = p.free.iter().position(|v| v.len() == n);
+        found.map(|i| {
+            let v = p.free.swap_remove(i);
+            p.held -= v.len() * 64;
+            v
+        })
+    } else {
+        None
+    };
+    let mut lines = match reused {
+        Some(v) => v,
+        None => {
+            let mut v = Vec::new();
+            v.try_reserve_exact(n)
+                .map_err(|e| err(format!("cannot allocate {nbytes} bytes: {e}")))?;
+            v.resize(n, Line([0; 64]));
+            v
+        }
+    };
+    let ptr = lines.as_mut_ptr().cast::<u8>();
+    let owner = Bound::new(
+        py,
+        PooledBuffer {
+            lines: Mutex::new(lines),
+        },
+    )?;
+    // SAFETY: the memory is the `Vec` inside `owner`, which is never resized or touched
+    // by Rust again until `owner` is dropped, and `owner` becomes the array's base object,
+    // so it outlives the array and every view of it. `nbytes <= n * 64`.
+    unsafe {
+        let view = ArrayView1::from_shape_ptr(nbytes, ptr);
+        Ok(PyArray1::borrow_from_array(&view, owner.into_any()))
+    }
+}
+
+/// Set the buffer pool's limit in bytes (0 turns it off and frees what it holds); returns
+/// the previous limit.
+#[pyfunction]
+fn set_buffer_pool(limit: usize) -> usize {
+    let mut p = pool();
+    let before = p.limit;
+    p.limit = limit;
+    while p.held > limit {
+        match p.free.pop() {
+            Some(v) => p.held -= v.len() * 64,
+            None => break,
+        }
+    }
+    before
+}
+
+/// `(limit, bytes held, buffers held)` of the buffer pool.
+#[pyfunction]
+fn buffer_pool() -> (usize, usize, usize) {
+    let p = pool();
+    (p.limit, p.held, p.free.len())
+}
+
 fn info_options(
     axis: usize,
     confidence: f64,
@@ -333,6 +453,10 @@ fn dtype_names() -> Vec<&'static str> {
 fn _zquant(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("CodecError", m.py().get_type::<CodecError>())?;
     m.add_class::<RustChain>()?;
+    m.add_class::<PooledBuffer>()?;
+    m.add_function(wrap_pyfunction!(empty, m)?)?;
+    m.add_function(wrap_pyfunction!(set_buffer_pool, m)?)?;
+    m.add_function(wrap_pyfunction!(buffer_pool, m)?)?;
     m.add_function(wrap_pyfunction!(bit_counts, m)?)?;
     m.add_function(wrap_pyfunction!(bit_information, m)?)?;
     m.add_function(wrap_pyfunction!(keepbits, m)?)?;
