@@ -234,3 +234,28 @@ def test_threads_scale():
         if two < 1.6 * one:
             break
     assert any(two < 1.6 * one for one, two in seen), seen
+
+
+def test_outputs_from_the_buffer_pool_never_alias():
+    import zquant._zquant as zq
+
+    chain = zquant.Chain("float64", [{"name": "bitround", "configuration": {"keepbits": 4}}])
+    x = np.random.default_rng(0).random((256, 256))
+    outs = [chain.encode(x * k) for k in range(1, 6)]
+    for k, o in enumerate(outs, start=1):
+        np.testing.assert_array_equal(o, chain.encode(x * k))
+    ptrs = {o.ctypes.data for o in outs}
+    assert len(ptrs) == len(outs)
+    held_before = zq.buffer_pool()[1]
+    del outs, o
+    assert zq.buffer_pool()[1] > held_before  # released buffers are kept
+    view = chain.encode(x)[10:20]  # a view keeps its buffer out of the pool
+    again = chain.encode(x * 2)
+    assert again.ctypes.data != view.ctypes.data - 10 * 256 * 8
+    before = zquant.set_buffer_pool(0)
+    try:
+        assert zq.buffer_pool()[1:] == (0, 0)
+        np.testing.assert_array_equal(chain.encode(x), chain.encode(x.copy()))
+    finally:
+        zquant.set_buffer_pool(before)
+    assert chain.encode(x).ctypes.data % 64 == 0

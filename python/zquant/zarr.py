@@ -207,9 +207,26 @@ class _ZquantCodec(ArrayArrayCodec):
         return self._bound(chunk_spec).chain
 
     def resolve_metadata(self, chunk_spec: ArraySpec) -> ArraySpec:
-        """The encoded chunk spec: zquant's encoded data type and fill value."""
-        dtype, fill = self._bound(chunk_spec).resolved(self.to_dict()["name"])
+        """The encoded chunk spec: zquant's encoded data type and fill value.
+
+        A fill value the codec rejects (zarr's sharding codec validates its inner codecs
+        with the data type's default scalar, not the array's fill value) gives the encoded
+        type's default scalar here, as a representation; encoding and decoding bind the
+        codec with the fill value they are given and fail with the codec's message.
+        """
+        name = self.to_dict()["name"]
+        try:
+            dtype, fill = self._bound(chunk_spec).resolved(name)
+        except CodecError as e:
+            if "fill value" not in str(e):
+                raise
+            dtype = self._encoded_zdtype(chunk_spec.dtype)
+            fill = dtype.default_scalar()
         return replace(chunk_spec, dtype=dtype, fill_value=fill)
+
+    def _encoded_zdtype(self, dtype: Any) -> Any:
+        """The encoded ZDType, without a fill value: the same for all but cast_value."""
+        return dtype
 
     def _encode_sync(self, chunk_array: NDBuffer, chunk_spec: ArraySpec) -> NDBuffer | None:
         bound = self._bound(chunk_spec)
@@ -389,6 +406,9 @@ class CastValue(_ZquantCodec):
 
     def __hash__(self) -> int:
         return hash(_dtypes.dumps(self.to_dict()))
+
+    def _encoded_zdtype(self, dtype: Any) -> Any:
+        return get_data_type_from_json(self.data_type, zarr_format=3)
 
 
 @dataclass(frozen=True)
