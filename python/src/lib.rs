@@ -11,8 +11,8 @@
 
 use std::sync::Mutex;
 
-use numpy::ndarray::ArrayView1;
-use numpy::{PyArray1, PyArray2, PyReadonlyArray1, PyReadwriteArray1};
+use numpy::ndarray::{ArrayView1, ArrayViewD, Axis};
+use numpy::{PyArray1, PyArray2, PyReadonlyArray1, PyReadonlyArrayDyn, PyReadwriteArray1};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use serde_json::Value;
@@ -56,6 +56,76 @@ enum OutWords<'py> {
     U16(PyReadwriteArray1<'py, u16>),
     U32(PyReadwriteArray1<'py, u32>),
     U64(PyReadwriteArray1<'py, u64>),
+}
+
+/// A read-only N-d array of storage words whose last axis is contiguous (a chunk of a
+/// larger array, as zarr passes it to a codec when writing).
+#[derive(FromPyObject)]
+enum InRows<'py> {
+    U8(PyReadonlyArrayDyn<'py, u8>),
+    U16(PyReadonlyArrayDyn<'py, u16>),
+    U32(PyReadonlyArrayDyn<'py, u32>),
+    U64(PyReadonlyArrayDyn<'py, u64>),
+}
+
+/// Words gathered per call of the chain from a strided input: 128 KiB of `u64`, in L2.
+const GATHER_WORDS: usize = 1 << 14;
+
+/// Run `run` over the rows (last-axis lanes, each contiguous) of `src` in C order, writing
+/// consecutive output words: short rows are gathered into a cache-sized block first, long
+/// ones run in place. `elements` is the element count of `src`; both buffers hold a whole
+/// number of words per element.
+fn run_rows<T: Copy + Default>(
+    src: ArrayViewD<'_, T>,
+    elements: usize,
+    mut out: WordsMut<'_>,
+    wrap: fn(&[T]) -> Words<'_>,
+    run: &(dyn Fn(Words<'_>, usize, WordsMut<'_>) -> Result<(), zquant::CodecError> + Sync),
+) -> Result<(), String> {
+    let ndim = src.ndim();
+    if ndim == 0 || src.len() == 0 {
+        return Err("not a strided N-d input".into());
+    }
+    let words = src.len();
+    if elements == 0 || words % elements != 0 || out.len() % elements != 0 {
+        return Err("the buffers do not hold whole elements".into());
+    }
+    let (k_in, k_out) = (words / elements, out.len() / elements);
+    let mut scratch: Vec<T> = Vec::with_capacity(GATHER_WORDS);
+    let mut at = 0usize; // output words written
+    let flush = |block: &[T], out: &mut WordsMut<'_>, at: &mut usize| {
+        let n = block.len() / k_in;
+        let end = *at + n * k_out;
+        run(wrap(block), n, out.sub(*at, end)).map_err(|e| e.to_string())?;
+        *at = end;
+        Ok::<(), String>(())
+    };
+    for row in src.lanes(Axis(ndim - 1)) {
+        let row = row.to_slice().ok_or("a row is not contiguous")?;
+        if row.len() % k_in != 0 {
+            return Err("a row does not hold whole elements".into());
+        }
+        if row.len() >= GATHER_WORDS / 2 {
+            if !scratch.is_empty() {
+                flush(&scratch, &mut out, &mut at)?;
+                scratch.clear();
+            }
+            flush(row, &mut out, &mut at)?;
+            continue;
+        }
+        if scratch.len() + row.len() > GATHER_WORDS {
+            flush(&scratch, &mut out, &mut at)?;
+            scratch.clear();
+        }
+        scratch.extend_from_slice(row);
+    }
+    if !scratch.is_empty() {
+        flush(&scratch, &mut out, &mut at)?;
+    }
+    if at != out.len() {
+        return Err("the output does not match the input".into());
+    }
+    Ok(())
 }
 
 const NOT_CONTIGUOUS: &str = "the word buffer must be one-dimensional and contiguous";
@@ -162,6 +232,49 @@ impl RustChain {
         let chain = &self.chain;
         py.detach(|| chain.encode_words(src, &shape, dst))
             .map_err(err)
+    }
+
+    /// Encode or decode a strided input (an N-d word view whose rows are contiguous) of
+    /// `elements` elements into `out`'s contiguous words, in C order, without the GIL and
+    /// without a copy of the input (rows are gathered a cache-sized block at a time). Any
+    /// error raises `CodecError` without a position: the caller reruns the contiguous
+    /// path for the located message.
+    fn run_strided_into(
+        &self,
+        py: Python<'_>,
+        encode: bool,
+        src: InRows<'_>,
+        elements: usize,
+        mut out: OutWords<'_>,
+    ) -> PyResult<()> {
+        let dst = out.words()?;
+        let chain = &self.chain;
+        let run = move |w: Words<'_>, n: usize, o: WordsMut<'_>| {
+            if encode {
+                chain.encode_words(w, &[n], o)
+            } else {
+                chain.decode_words(w, &[n], o)
+            }
+        };
+        let result = match &src {
+            InRows::U8(a) => {
+                let v = a.as_array();
+                py.detach(|| run_rows(v, elements, dst, |x| Words::U8(x), &run))
+            }
+            InRows::U16(a) => {
+                let v = a.as_array();
+                py.detach(|| run_rows(v, elements, dst, |x| Words::U16(x), &run))
+            }
+            InRows::U32(a) => {
+                let v = a.as_array();
+                py.detach(|| run_rows(v, elements, dst, |x| Words::U32(x), &run))
+            }
+            InRows::U64(a) => {
+                let v = a.as_array();
+                py.detach(|| run_rows(v, elements, dst, |x| Words::U64(x), &run))
+            }
+        };
+        result.map_err(err)
     }
 
     /// Decode the words of `shape`'s encoded elements into `out`'s words, without the GIL.

@@ -26,8 +26,8 @@ from . import _zquant
 from ._zquant import CodecError, RustChain, empty
 
 # A direction's plan: source dtype, destination dtype, their word dtypes, the Rust call,
-# the source's Zarr data type JSON.
-_Plan = tuple[Any, Any, Any, Any, Any, Any]
+# the source's Zarr data type JSON, whether it encodes.
+_Plan = tuple[Any, Any, Any, Any, Any, Any, bool]
 
 __all__ = ["Chain", "CodecError", "encode", "set_buffer_pool", "unuse", "use"]
 
@@ -190,6 +190,7 @@ class Chain:
             _dtypes.word_dtype(dst_type),
             self._rust.encode_into if encode else self._rust.decode_into,
             src_type,
+            encode,
         )
         if encode:
             self._enc_plan = plan
@@ -201,7 +202,7 @@ class Chain:
         plan = self._enc_plan if encode else self._dec_plan
         if plan is None:
             plan = self._plan(encode)
-        src_dt, dst_dt, src_words, dst_words, run, _ = plan
+        src_dt, dst_dt, src_words, dst_words, run, _, _ = plan
         a = array if type(array) is np.ndarray else np.asarray(array)
         if a.dtype == src_dt and a.flags.c_contiguous and a.flags.aligned:
             # The common case (a chunk): no copy in, the output from the buffer pool.
@@ -212,7 +213,7 @@ class Chain:
 
     def _run_any(self, a: np.ndarray[Any, Any], plan: _Plan) -> np.ndarray[Any, Any]:
         """``_run`` for any other layout or byte order."""
-        src_dt, dst_dt, src_words, dst_words, run, src_type = plan
+        src_dt, dst_dt, src_words, dst_words, run, src_type, _ = plan
         if a.dtype != src_dt and a.dtype.newbyteorder("=") != src_dt:
             raise CodecError(
                 f"expected an array of {_dtypes.data_type_name(src_type)} ({src_dt}), "
@@ -230,6 +231,24 @@ class Chain:
                     _dtypes.words_of(out_t, dst_words),
                 )
                 return out_t.T
+            except CodecError:
+                pass
+        if (
+            not a.flags.c_contiguous
+            and a.flags.aligned
+            and a.ndim >= 1
+            and a.size
+            and a.strides[-1] == a.dtype.itemsize
+        ):
+            # Rows contiguous (a chunk of a larger array): Rust gathers the rows a block at
+            # a time, with no copy of the input. On an error, the path below reruns it for
+            # the element's position.
+            out = empty(a.size * dst_dt.itemsize).view(dst_dt).reshape(a.shape)
+            try:
+                self._rust.run_strided_into(
+                    plan[6], a.view(src_words), a.size, out.reshape(-1).view(dst_words)
+                )
+                return out
             except CodecError:
                 pass
         if a.flags.c_contiguous and a.flags.aligned:

@@ -25,6 +25,13 @@ class RustChain:
     def encode_into(
         self, src: npt.NDArray[np.unsignedinteger], shape: list[int], out: npt.NDArray[np.unsignedinteger]
     ) -> None: ...
+    def run_strided_into(
+        self,
+        encode: bool,
+        src: npt.NDArray[np.unsignedinteger],
+        elements: int,
+        out: npt.NDArray[np.unsignedinteger],
+    ) -> None: ...
     def decode_into(
         self, src: npt.NDArray[np.unsignedinteger], shape: list[int], out: npt.NDArray[np.unsignedinteger]
     ) -> None: ...
