@@ -83,7 +83,7 @@ fn run_rows<T: Copy + Default>(
     run: &(dyn Fn(Words<'_>, usize, WordsMut<'_>) -> Result<(), zquant::CodecError> + Sync),
 ) -> Result<(), String> {
     let ndim = src.ndim();
-    if ndim == 0 || src.len() == 0 {
+    if ndim == 0 || src.is_empty() {
         return Err("not a strided N-d input".into());
     }
     let words = src.len();
