@@ -284,3 +284,17 @@ def test_sharded_with_a_nan_code_0_writes_as_builtins():
         outs.append((raw_chunks(store), z[...]))
     assert outs[0][0] == outs[1][0]
     np.testing.assert_array_equal(outs[0][1], outs[1][1])
+
+
+def test_zarrs_sync_fused_codec_pipeline_writes_the_same_bytes():
+    """zarr 3.4's opt-in synchronous FusedCodecPipeline (a thread pool over chunks) calls
+    the sync methods: the same stores."""
+    so, cv = {"offset": 270, "scale": 200}, {"data_type": "uint16", "scalar_map": NAN0}
+    a = data((300, 130))
+    theirs, _ = write([ZarrScaleOffset(**so), ZarrCastValue(**cv)], a)
+    with zarr.config.set({"codec_pipeline.path": "zarr.core.codec_pipeline.FusedCodecPipeline"}):
+        ours, z = write([ScaleOffset(**so), CastValue(**cv)], a)
+        assert type(z._async_array.codec_pipeline).__name__ == "FusedCodecPipeline"
+        back = z[...]
+    assert raw_chunks(ours) == raw_chunks(theirs)
+    np.testing.assert_array_equal(back, zarr.open_array(theirs)[...])
