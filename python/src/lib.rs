@@ -12,7 +12,10 @@
 use std::sync::Mutex;
 
 use numpy::ndarray::{ArrayView1, ArrayViewD, Axis};
-use numpy::{PyArray1, PyArray2, PyReadonlyArray1, PyReadonlyArrayDyn, PyReadwriteArray1};
+use numpy::{
+    PyArray1, PyArray2, PyArrayDescrMethods, PyReadonlyArray1, PyReadonlyArrayDyn,
+    PyReadwriteArray1, PyUntypedArray, PyUntypedArrayMethods,
+};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use serde_json::Value;
@@ -41,7 +44,6 @@ fn dtype_id(name: &str) -> PyResult<DTypeId> {
 }
 
 /// A read-only buffer of storage words.
-#[derive(FromPyObject)]
 enum InWords<'py> {
     U8(PyReadonlyArray1<'py, u8>),
     U16(PyReadonlyArray1<'py, u16>),
@@ -50,7 +52,6 @@ enum InWords<'py> {
 }
 
 /// A writable buffer of storage words.
-#[derive(FromPyObject)]
 enum OutWords<'py> {
     U8(PyReadwriteArray1<'py, u8>),
     U16(PyReadwriteArray1<'py, u16>),
@@ -60,7 +61,6 @@ enum OutWords<'py> {
 
 /// A read-only N-d array of storage words whose last axis is contiguous (a chunk of a
 /// larger array, as zarr passes it to a codec when writing).
-#[derive(FromPyObject)]
 enum InRows<'py> {
     U8(PyReadonlyArrayDyn<'py, u8>),
     U16(PyReadonlyArrayDyn<'py, u16>),
@@ -126,6 +126,56 @@ fn run_rows<T: Copy + Default>(
         return Err("the output does not match the input".into());
     }
     Ok(())
+}
+
+/// The byte width of an array of unsigned storage words, checked before extracting the
+/// typed array: trying each width in turn (a derived `FromPyObject`) builds and drops an
+/// error per miss, which costs more than encoding a small chunk.
+fn word_width(ob: &Bound<'_, PyAny>) -> PyResult<usize> {
+    let arr = ob
+        .cast::<PyUntypedArray>()
+        .map_err(|_| err("expected a NumPy array of storage words (uint8/16/32/64)"))?;
+    let dt = arr.dtype();
+    if dt.kind() != b'u' || !matches!(dt.itemsize(), 1 | 2 | 4 | 8) {
+        return Err(err(format!(
+            "expected storage words (uint8/16/32/64), got an array of {}",
+            dt.str()?
+        )));
+    }
+    Ok(dt.itemsize())
+}
+
+impl<'py> InWords<'py> {
+    fn new(ob: &Bound<'py, PyAny>) -> PyResult<Self> {
+        Ok(match word_width(ob)? {
+            1 => InWords::U8(ob.extract()?),
+            2 => InWords::U16(ob.extract()?),
+            4 => InWords::U32(ob.extract()?),
+            _ => InWords::U64(ob.extract()?),
+        })
+    }
+}
+
+impl<'py> OutWords<'py> {
+    fn new(ob: &Bound<'py, PyAny>) -> PyResult<Self> {
+        Ok(match word_width(ob)? {
+            1 => OutWords::U8(ob.extract()?),
+            2 => OutWords::U16(ob.extract()?),
+            4 => OutWords::U32(ob.extract()?),
+            _ => OutWords::U64(ob.extract()?),
+        })
+    }
+}
+
+impl<'py> InRows<'py> {
+    fn new(ob: &Bound<'py, PyAny>) -> PyResult<Self> {
+        Ok(match word_width(ob)? {
+            1 => InRows::U8(ob.extract()?),
+            2 => InRows::U16(ob.extract()?),
+            4 => InRows::U32(ob.extract()?),
+            _ => InRows::U64(ob.extract()?),
+        })
+    }
 }
 
 const NOT_CONTIGUOUS: &str = "the word buffer must be one-dimensional and contiguous";
@@ -224,10 +274,11 @@ impl RustChain {
     fn encode_into(
         &self,
         py: Python<'_>,
-        src: InWords<'_>,
+        src: &Bound<'_, PyAny>,
         shape: Vec<usize>,
-        mut out: OutWords<'_>,
+        out: &Bound<'_, PyAny>,
     ) -> PyResult<()> {
+        let (src, mut out) = (InWords::new(src)?, OutWords::new(out)?);
         let (src, dst) = (src.words()?, out.words()?);
         let chain = &self.chain;
         py.detach(|| chain.encode_words(src, &shape, dst))
@@ -243,10 +294,11 @@ impl RustChain {
         &self,
         py: Python<'_>,
         encode: bool,
-        src: InRows<'_>,
+        src: &Bound<'_, PyAny>,
         elements: usize,
-        mut out: OutWords<'_>,
+        out: &Bound<'_, PyAny>,
     ) -> PyResult<()> {
+        let (src, mut out) = (InRows::new(src)?, OutWords::new(out)?);
         let dst = out.words()?;
         let chain = &self.chain;
         let run = move |w: Words<'_>, n: usize, o: WordsMut<'_>| {
@@ -281,10 +333,11 @@ impl RustChain {
     fn decode_into(
         &self,
         py: Python<'_>,
-        src: InWords<'_>,
+        src: &Bound<'_, PyAny>,
         shape: Vec<usize>,
-        mut out: OutWords<'_>,
+        out: &Bound<'_, PyAny>,
     ) -> PyResult<()> {
+        let (src, mut out) = (InWords::new(src)?, OutWords::new(out)?);
         let (src, dst) = (src.words()?, out.words()?);
         let chain = &self.chain;
         py.detach(|| chain.decode_words(src, &shape, dst))
@@ -432,13 +485,14 @@ fn info_options(
 fn bit_counts<'py>(
     py: Python<'py>,
     data_type: &str,
-    words: InWords<'_>,
+    words: &Bound<'_, PyAny>,
     shape: Vec<usize>,
     axis: usize,
     mask_nan: bool,
     masked_bits: Option<u64>,
 ) -> PyResult<(u64, Bound<'py, PyArray2<u64>>)> {
     let id = dtype_id(data_type)?;
+    let words = InWords::new(words)?;
     let w = words.words()?;
     let opts = info_options(axis, 0.5, mask_nan, masked_bits);
     let counts = py
@@ -515,9 +569,10 @@ fn keepbits(
 fn finite_range(
     py: Python<'_>,
     data_type: &str,
-    words: InWords<'_>,
+    words: &Bound<'_, PyAny>,
 ) -> PyResult<Option<(f64, f64)>> {
     let id = dtype_id(data_type)?;
+    let words = InWords::new(words)?;
     let w = words.words()?;
     let r = py
         .detach(|| choose::FiniteRange::of_words(id, w))
