@@ -64,18 +64,44 @@ def _same(a: tuple[Any, Any], b: tuple[Any, Any]) -> bool:
 
 
 class _Bound:
-    """One codec bound to a chunk spec's data type and fill value: its zquant chain, and
-    the encoded data type and fill value as zarr objects (resolved on first use)."""
+    """One codec bound to a chunk spec's data type and fill value: its zquant chain, the
+    encoded data type and fill value as zarr objects (resolved on first use), and the
+    chains of the runs of zquant codecs that start with it."""
 
-    __slots__ = ("chain", "dtype", "fill", "out")
+    __slots__ = ("chain", "codec", "dtype", "fill", "fused", "out")
 
     def __init__(self, codec: _ZquantCodec, dtype: Any, fill: Any) -> None:
+        self.codec = codec
         self.dtype = dtype
         self.fill = fill
-        self.chain = _chain_of((codec,), dtype, fill)
+        self.chain = self._build(())
         self.out: tuple[Any, Any] | None = None
+        # id()s of the following codecs -> (those codecs, kept alive so the ids stay
+        # theirs; the chain).
+        self.fused: dict[tuple[int, ...], tuple[tuple[_ZquantCodec, ...], Chain]] = {}
 
-    def resolved(self, name: str) -> tuple[Any, Any]:
+    def _build(self, rest: tuple[_ZquantCodec, ...]) -> Chain:
+        return Chain(
+            self.dtype.to_json(zarr_format=3),
+            [c.to_dict() for c in (self.codec, *rest)],
+            self.dtype.to_json_scalar(self.fill, zarr_format=3),
+        )
+
+    def chain_with(self, rest: tuple[_ZquantCodec, ...]) -> Chain:
+        """The chain of this codec followed by ``rest`` (encoding order), bound here."""
+        if not rest:
+            return self.chain
+        key = tuple(map(id, rest))
+        hit = self.fused.get(key)
+        if hit is not None and all(a is b for a, b in zip(hit[0], rest, strict=True)):
+            return hit[1]
+        chain = self._build(rest)
+        if len(self.fused) > 64:
+            self.fused.clear()
+        self.fused[key] = (rest, chain)
+        return chain
+
+    def resolved(self) -> tuple[Any, Any]:
         """The encoded chunk spec's (ZDType, fill value)."""
         if self.out is None:
             encoded = self.chain.encoded_data_type
@@ -83,37 +109,26 @@ class _Bound:
                 zdtype = get_data_type_from_json(encoded, zarr_format=3)
             except (TypeError, ValueError, KeyError) as e:
                 raise CodecError(
-                    f"{name}: zarr-python has no data type {encoded!r} for the encoded "
-                    f"chunks: {e}"
+                    f"{self.codec.to_dict()['name']}: zarr-python has no data type "
+                    f"{encoded!r} for the encoded chunks: {e}"
                 ) from e
             fill = zdtype.from_json_scalar(self.chain.encoded_fill_value_json, zarr_format=3)
             self.out = (zdtype, fill)
         return self.out
 
-
-def _chain_of(codecs: tuple[_ZquantCodec, ...], dtype: Any, fill: Any) -> Chain:
-    """The zquant chain of ``codecs`` (in encoding order) on a data type and fill value,
-    cached on the first codec object (keyed by the others' identity, which the entry keeps
-    alive)."""
-    cache = codecs[0]._zq_cache()
-    key = (dtype, _fill_key(fill), tuple(map(id, codecs[1:])))
-    hit = cache.get(key)
-    if hit is not None and all(a is b for a, b in zip(hit[0], codecs[1:], strict=True)):
-        return hit[1]
-    chain = Chain(
-        dtype.to_json(zarr_format=3),
-        [c.to_dict() for c in codecs],
-        dtype.to_json_scalar(fill, zarr_format=3),
-    )
-    if len(cache) > 256:
-        cache.clear()
-    cache[key] = (codecs[1:], chain)
-    return chain
+    def resolved_or_none(self) -> tuple[Any, Any] | None:
+        if self.out is not None:
+            return self.out
+        try:
+            return self.resolved()
+        except CodecError:
+            return None
 
 
 class _Pending(NDBuffer):
-    """A chunk whose zquant codecs have not run yet: the input array, the codecs (in
-    encoding order), the chunk spec they are bound to and the direction.
+    """A chunk whose zquant codecs have not run yet: the input array, the first codec's
+    bound chain (in encoding order) and the codecs after it, the direction, and the chunk
+    spec the data is in now.
 
     Consecutive zquant codecs in a zarr pipeline (``ScaleOffset`` then ``CastValue``) are
     called one by one; each returns a ``_Pending`` that the next one extends, so the run of
@@ -131,18 +146,14 @@ class _Pending(NDBuffer):
     def _make(
         cls,
         src: Any,
-        codecs: tuple[_ZquantCodec, ...],
-        origin: tuple[Any, Any],
+        bound: _Bound,
+        rest: tuple[_ZquantCodec, ...],
         encode: bool,
         spec: tuple[Any, Any],
     ) -> _Pending:
         p = cls.__new__(cls)
         p.__dict__.update(
-            _zq_value=None,
-            _zq_src=src,
-            _zq_codecs=codecs,
-            _zq_origin=origin,
-            _zq_encode=encode,
+            _zq_value=None, _zq_src=src, _zq_bound=bound, _zq_rest=rest, _zq_encode=encode,
             _zq_spec=spec,
         )
         return p
@@ -157,7 +168,7 @@ class _Pending(NDBuffer):
         d = self.__dict__
         value = d.get("_zq_value")
         if value is None:
-            chain = _chain_of(d["_zq_codecs"], *d["_zq_origin"])
+            chain = d["_zq_bound"].chain_with(d["_zq_rest"])
             src = d["_zq_src"]
             value = chain.encode(src) if d["_zq_encode"] else chain.decode(src)
             d["_zq_value"] = value
@@ -195,10 +206,12 @@ class _ZquantCodec(ArrayArrayCodec):
         if last is not None and last.dtype is dtype and last.fill is fill:
             return last
         cache = self._zq_cache()
-        key = ("bound", dtype, _fill_key(fill))
+        key = (dtype, _fill_key(fill))
         bound = cache.get(key)
         if bound is None:
             bound = _Bound(self, dtype, fill)
+            if len(cache) > 64:
+                cache.clear()
             cache[key] = bound
         object.__setattr__(self, "_zq_last", bound)
         return bound
@@ -214,9 +227,8 @@ class _ZquantCodec(ArrayArrayCodec):
         type's default scalar here, as a representation; encoding and decoding bind the
         codec with the fill value they are given and fail with the codec's message.
         """
-        name = self.to_dict()["name"]
         try:
-            dtype, fill = self._bound(chunk_spec).resolved(name)
+            dtype, fill = self._bound(chunk_spec).resolved()
         except CodecError as e:
             if "fill value" not in str(e):
                 raise
@@ -231,22 +243,18 @@ class _ZquantCodec(ArrayArrayCodec):
     def _encode_sync(self, chunk_array: NDBuffer, chunk_spec: ArraySpec) -> NDBuffer | None:
         bound = self._bound(chunk_spec)
         if chunk_spec.prototype.nd_buffer is NDBuffer:
-            try:
-                out = bound.resolved(self.to_dict()["name"])
-            except CodecError:
-                out = None
+            out = bound.resolved_or_none()
             if out is not None:
-                spec = (bound.dtype, bound.fill)
                 if (
                     type(chunk_array) is _Pending
                     and chunk_array._zq_open(True)
-                    and _same(chunk_array._zq_spec, spec)
+                    and _same(chunk_array._zq_spec, (bound.dtype, bound.fill))
                 ):
                     d = chunk_array.__dict__
                     return _Pending._make(
-                        d["_zq_src"], (*d["_zq_codecs"], self), d["_zq_origin"], True, out
+                        d["_zq_src"], d["_zq_bound"], (*d["_zq_rest"], self), True, out
                     )
-                return _Pending._make(chunk_array.as_ndarray_like(), (self,), spec, True, out)
+                return _Pending._make(chunk_array.as_ndarray_like(), bound, (), True, out)
         out_array = bound.chain.encode(chunk_array.as_ndarray_like())
         return chunk_spec.prototype.nd_buffer.from_ndarray_like(out_array)
 
@@ -255,16 +263,12 @@ class _ZquantCodec(ArrayArrayCodec):
         if chunk_spec.prototype.nd_buffer is NDBuffer:
             spec = (bound.dtype, bound.fill)
             if type(chunk_array) is _Pending and chunk_array._zq_open(False):
-                try:
-                    out = bound.resolved(self.to_dict()["name"])
-                except CodecError:
-                    out = None
-                if out is not None and _same(chunk_array._zq_origin, out):
+                out = bound.resolved_or_none()
+                if out is not None and _same(chunk_array._zq_spec, out):
                     d = chunk_array.__dict__
-                    return _Pending._make(
-                        d["_zq_src"], (self, *d["_zq_codecs"]), spec, False, spec
-                    )
-            return _Pending._make(chunk_array.as_ndarray_like(), (self,), spec, False, spec)
+                    rest = (d["_zq_bound"].codec, *d["_zq_rest"])
+                    return _Pending._make(d["_zq_src"], bound, rest, False, spec)
+            return _Pending._make(chunk_array.as_ndarray_like(), bound, (), False, spec)
         out_array = bound.chain.decode(chunk_array.as_ndarray_like())
         return chunk_spec.prototype.nd_buffer.from_ndarray_like(out_array)
 
