@@ -221,12 +221,37 @@ def main():
         def to_dict(self):
             return {"name": "noop"}
 
+    import numcodecs as nc
+    from numcodecs.abc import Codec
+    from zarr.codecs.numcodecs._codecs import _NumcodecsArrayArrayCodec
+
+    class NoopNumcodec(Codec):
+        codec_id = "zquant_bench_noop"
+
+        def encode(self, buf):
+            return buf
+
+        def decode(self, buf, out=None):
+            return buf
+
+    nc.register_codec(NoopNumcodec)
+
+    class NoopWrapped(_NumcodecsArrayArrayCodec, codec_name="zquant_bench_noop"):
+        """A no-op numcodecs codec in zarr's numcodecs.* wrapper: how
+        numcodecs.fixedscaleoffset and numcodecs.bitround run (a thread hop per chunk,
+        the chunk made C-contiguous)."""
+
+        def compute_encoded_size(self, n, s):
+            return n
+
     print("\nzarr-python alone, the same array (ms, min / median): ")
     print("| filters | write | read |\n|---|---|---|")
     n = max(5, args.repeat // 2)
     for name, filters, data, dtype in [
         ("none, float64", None, a, "float64"),
         ("a no-op ArrayArrayCodec, float64", [Noop()], a, "float64"),
+        ("a no-op numcodecs codec in zarr's numcodecs.* wrapper, float64", [NoopWrapped()], a,
+         "float64"),
         ("none, uint16 (the encoded chunks' size)", None, x.astype(np.uint16), "uint16"),
     ]:
         z = array(filters, data, dtype, 0)
