@@ -397,6 +397,25 @@ impl Drop for PooledBuffer {
     }
 }
 
+/// `n` zeroed lines from `alloc_zeroed` (calloc: a large block's pages come zeroed from
+/// the kernel on first touch, not written here), or `None` when that fails.
+fn zeroed_lines(n: usize) -> Option<Vec<Line>> {
+    let layout = std::alloc::Layout::array::<Line>(n).ok()?;
+    if layout.size() == 0 {
+        return Some(Vec::new());
+    }
+    // SAFETY: the layout has a nonzero size; all-zero bytes are a valid `Line`; the
+    // pointer comes from the global allocator with exactly this layout, which is the one
+    // `Vec<Line>` with capacity `n` frees with.
+    unsafe {
+        let ptr = std::alloc::alloc_zeroed(layout).cast::<Line>();
+        if ptr.is_null() {
+            return None;
+        }
+        Some(Vec::from_raw_parts(ptr, n, n))
+    }
+}
+
 /// An uninitialized-looking (`np.empty`) one-dimensional `uint8` array of `nbytes`,
 /// 64-byte aligned, whose memory comes from and returns to zquant's buffer pool.
 #[pyfunction]
@@ -415,13 +434,7 @@ fn empty(py: Python<'_>, nbytes: usize) -> PyResult<Bound<'_, PyArray1<u8>>> {
     };
     let mut lines = match reused {
         Some(v) => v,
-        None => {
-            let mut v = Vec::new();
-            v.try_reserve_exact(n)
-                .map_err(|e| err(format!("cannot allocate {nbytes} bytes: {e}")))?;
-            v.resize(n, Line([0; 64]));
-            v
-        }
+        None => zeroed_lines(n).ok_or_else(|| err(format!("cannot allocate {nbytes} bytes")))?,
     };
     let ptr = lines.as_mut_ptr().cast::<u8>();
     let owner = Bound::new(
