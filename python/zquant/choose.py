@@ -72,13 +72,17 @@ def _counts(a: Any, axis: int) -> tuple[str, int, int, np.ndarray[Any, Any]]:
 
     # Counting is along `axis`: move it last, so that the edges are along the last axis.
     moved = da.moveaxis(a, axis, -1)
-    blocks = list(moved.to_delayed().ravel())
+    # Unoptimized graphs: the slabs below then read the chunks' own keys, shared with the
+    # chunks' counts in the one compute. (Optimized, each slab's graph fuses the tasks
+    # that make its two chunks into it, and every chunk at an edge is made again: for a
+    # generated or stored array, its whole cost again.)
+    blocks = list(moved.to_delayed(optimize_graph=False).ravel())
     # The pairs across each chunk edge along the axis: the slab of the slice before and
     # the slice after the edge, as one two-element chunk along the axis.
     edges = np.cumsum(moved.chunks[-1])[:-1]
     for e in edges:
         slab = moved[..., int(e) - 1 : int(e) + 1].rechunk({moved.ndim - 1: 2})
-        blocks.extend(slab.to_delayed().ravel())
+        blocks.extend(slab.to_delayed(optimize_graph=False).ravel())
     counted = dask.compute(*[dask.delayed(per_block)(b) for b in blocks])
     total = np.sum(np.stack(counted), axis=0, dtype=np.uint64)
     return name, axis, int(total[0]), np.ascontiguousarray(total[1:])
