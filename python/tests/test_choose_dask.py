@@ -113,3 +113,14 @@ def test_dask_chunks_are_made_once():
         whole = a.compute()
     assert k == choose.keepbits(whole)
     assert len(made) == 2 * 12 and len(set(made)) == 12  # once for keepbits, once for whole
+
+
+def test_dask_uneven_and_empty_chunks_equal_whole_array():
+    import dask.array as da
+
+    rng = np.random.default_rng(9)
+    x = (250 + np.cumsum(rng.standard_normal((30, 47)), axis=1)).astype(np.float32)
+    a = da.from_array(x, chunks=((10, 0, 20), (5, 0, 1, 17, 0, 24)))
+    for axis in (0, 1, -1):
+        np.testing.assert_array_equal(choose.bitinformation(a, axis=axis),
+                                      choose.bitinformation(x, axis=axis))
