@@ -9,7 +9,13 @@
 //! the shape separately. The GIL is released (`Python::detach`) while Rust runs. Every
 //! zquant error becomes `zquant.CodecError` (a `ValueError`) with zquant's message.
 
-use numpy::{PyArray1, PyArray2, PyReadonlyArray1, PyReadwriteArray1};
+use std::sync::Mutex;
+
+use numpy::ndarray::{ArrayView1, ArrayViewD, Axis};
+use numpy::{
+    PyArray1, PyArray2, PyArrayDescrMethods, PyReadonlyArray1, PyReadonlyArrayDyn,
+    PyReadwriteArray1, PyUntypedArray, PyUntypedArrayMethods,
+};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use serde_json::Value;
@@ -38,7 +44,6 @@ fn dtype_id(name: &str) -> PyResult<DTypeId> {
 }
 
 /// A read-only buffer of storage words.
-#[derive(FromPyObject)]
 enum InWords<'py> {
     U8(PyReadonlyArray1<'py, u8>),
     U16(PyReadonlyArray1<'py, u16>),
@@ -47,12 +52,130 @@ enum InWords<'py> {
 }
 
 /// A writable buffer of storage words.
-#[derive(FromPyObject)]
 enum OutWords<'py> {
     U8(PyReadwriteArray1<'py, u8>),
     U16(PyReadwriteArray1<'py, u16>),
     U32(PyReadwriteArray1<'py, u32>),
     U64(PyReadwriteArray1<'py, u64>),
+}
+
+/// A read-only N-d array of storage words whose last axis is contiguous (a chunk of a
+/// larger array, as zarr passes it to a codec when writing).
+enum InRows<'py> {
+    U8(PyReadonlyArrayDyn<'py, u8>),
+    U16(PyReadonlyArrayDyn<'py, u16>),
+    U32(PyReadonlyArrayDyn<'py, u32>),
+    U64(PyReadonlyArrayDyn<'py, u64>),
+}
+
+/// Words gathered per call of the chain from a strided input: 128 KiB of `u64`, in L2.
+const GATHER_WORDS: usize = 1 << 14;
+
+/// Run `run` over the rows (last-axis lanes, each contiguous) of `src` in C order, writing
+/// consecutive output words: short rows are gathered into a cache-sized block first, long
+/// ones run in place. `elements` is the element count of `src`; both buffers hold a whole
+/// number of words per element.
+fn run_rows<T: Copy + Default>(
+    src: ArrayViewD<'_, T>,
+    elements: usize,
+    mut out: WordsMut<'_>,
+    wrap: fn(&[T]) -> Words<'_>,
+    run: &(dyn Fn(Words<'_>, usize, WordsMut<'_>) -> Result<(), zquant::CodecError> + Sync),
+) -> Result<(), String> {
+    let ndim = src.ndim();
+    if ndim == 0 || src.is_empty() {
+        return Err("not a strided N-d input".into());
+    }
+    let words = src.len();
+    if elements == 0 || words % elements != 0 || out.len() % elements != 0 {
+        return Err("the buffers do not hold whole elements".into());
+    }
+    let (k_in, k_out) = (words / elements, out.len() / elements);
+    let mut scratch: Vec<T> = Vec::with_capacity(GATHER_WORDS);
+    let mut at = 0usize; // output words written
+    let flush = |block: &[T], out: &mut WordsMut<'_>, at: &mut usize| {
+        let n = block.len() / k_in;
+        let end = *at + n * k_out;
+        run(wrap(block), n, out.sub(*at, end)).map_err(|e| e.to_string())?;
+        *at = end;
+        Ok::<(), String>(())
+    };
+    for row in src.lanes(Axis(ndim - 1)) {
+        let row = row.to_slice().ok_or("a row is not contiguous")?;
+        if row.len() % k_in != 0 {
+            return Err("a row does not hold whole elements".into());
+        }
+        if row.len() >= GATHER_WORDS / 2 {
+            if !scratch.is_empty() {
+                flush(&scratch, &mut out, &mut at)?;
+                scratch.clear();
+            }
+            flush(row, &mut out, &mut at)?;
+            continue;
+        }
+        if scratch.len() + row.len() > GATHER_WORDS {
+            flush(&scratch, &mut out, &mut at)?;
+            scratch.clear();
+        }
+        scratch.extend_from_slice(row);
+    }
+    if !scratch.is_empty() {
+        flush(&scratch, &mut out, &mut at)?;
+    }
+    if at != out.len() {
+        return Err("the output does not match the input".into());
+    }
+    Ok(())
+}
+
+/// The byte width of an array of unsigned storage words, checked before extracting the
+/// typed array: trying each width in turn (a derived `FromPyObject`) builds and drops an
+/// error per miss, which costs more than encoding a small chunk.
+fn word_width(ob: &Bound<'_, PyAny>) -> PyResult<usize> {
+    let arr = ob
+        .cast::<PyUntypedArray>()
+        .map_err(|_| err("expected a NumPy array of storage words (uint8/16/32/64)"))?;
+    let dt = arr.dtype();
+    if dt.kind() != b'u' || !matches!(dt.itemsize(), 1 | 2 | 4 | 8) {
+        return Err(err(format!(
+            "expected storage words (uint8/16/32/64), got an array of {}",
+            dt.str()?
+        )));
+    }
+    Ok(dt.itemsize())
+}
+
+impl<'py> InWords<'py> {
+    fn new(ob: &Bound<'py, PyAny>) -> PyResult<Self> {
+        Ok(match word_width(ob)? {
+            1 => InWords::U8(ob.extract()?),
+            2 => InWords::U16(ob.extract()?),
+            4 => InWords::U32(ob.extract()?),
+            _ => InWords::U64(ob.extract()?),
+        })
+    }
+}
+
+impl<'py> OutWords<'py> {
+    fn new(ob: &Bound<'py, PyAny>) -> PyResult<Self> {
+        Ok(match word_width(ob)? {
+            1 => OutWords::U8(ob.extract()?),
+            2 => OutWords::U16(ob.extract()?),
+            4 => OutWords::U32(ob.extract()?),
+            _ => OutWords::U64(ob.extract()?),
+        })
+    }
+}
+
+impl<'py> InRows<'py> {
+    fn new(ob: &Bound<'py, PyAny>) -> PyResult<Self> {
+        Ok(match word_width(ob)? {
+            1 => InRows::U8(ob.extract()?),
+            2 => InRows::U16(ob.extract()?),
+            4 => InRows::U32(ob.extract()?),
+            _ => InRows::U64(ob.extract()?),
+        })
+    }
 }
 
 const NOT_CONTIGUOUS: &str = "the word buffer must be one-dimensional and contiguous";
@@ -151,29 +274,205 @@ impl RustChain {
     fn encode_into(
         &self,
         py: Python<'_>,
-        src: InWords<'_>,
+        src: &Bound<'_, PyAny>,
         shape: Vec<usize>,
-        mut out: OutWords<'_>,
+        out: &Bound<'_, PyAny>,
     ) -> PyResult<()> {
+        let (src, mut out) = (InWords::new(src)?, OutWords::new(out)?);
         let (src, dst) = (src.words()?, out.words()?);
         let chain = &self.chain;
         py.detach(|| chain.encode_words(src, &shape, dst))
             .map_err(err)
     }
 
+    /// Encode or decode a strided input (an N-d word view whose rows are contiguous) of
+    /// `elements` elements into `out`'s contiguous words, in C order, without the GIL and
+    /// without a copy of the input (rows are gathered a cache-sized block at a time). Any
+    /// error raises `CodecError` without a position: the caller reruns the contiguous
+    /// path for the located message.
+    fn run_strided_into(
+        &self,
+        py: Python<'_>,
+        encode: bool,
+        src: &Bound<'_, PyAny>,
+        elements: usize,
+        out: &Bound<'_, PyAny>,
+    ) -> PyResult<()> {
+        let (src, mut out) = (InRows::new(src)?, OutWords::new(out)?);
+        let dst = out.words()?;
+        let chain = &self.chain;
+        let run = move |w: Words<'_>, n: usize, o: WordsMut<'_>| {
+            if encode {
+                chain.encode_words(w, &[n], o)
+            } else {
+                chain.decode_words(w, &[n], o)
+            }
+        };
+        let result = match &src {
+            InRows::U8(a) => {
+                let v = a.as_array();
+                py.detach(|| run_rows(v, elements, dst, |x| Words::U8(x), &run))
+            }
+            InRows::U16(a) => {
+                let v = a.as_array();
+                py.detach(|| run_rows(v, elements, dst, |x| Words::U16(x), &run))
+            }
+            InRows::U32(a) => {
+                let v = a.as_array();
+                py.detach(|| run_rows(v, elements, dst, |x| Words::U32(x), &run))
+            }
+            InRows::U64(a) => {
+                let v = a.as_array();
+                py.detach(|| run_rows(v, elements, dst, |x| Words::U64(x), &run))
+            }
+        };
+        result.map_err(err)
+    }
+
     /// Decode the words of `shape`'s encoded elements into `out`'s words, without the GIL.
     fn decode_into(
         &self,
         py: Python<'_>,
-        src: InWords<'_>,
+        src: &Bound<'_, PyAny>,
         shape: Vec<usize>,
-        mut out: OutWords<'_>,
+        out: &Bound<'_, PyAny>,
     ) -> PyResult<()> {
+        let (src, mut out) = (InWords::new(src)?, OutWords::new(out)?);
         let (src, dst) = (src.words()?, out.words()?);
         let chain = &self.chain;
         py.detach(|| chain.decode_words(src, &shape, dst))
             .map_err(err)
     }
+}
+
+/// 64 bytes, 64-byte aligned: the unit of the pooled buffers (any element type, SIMD lines).
+#[derive(Clone, Copy)]
+#[repr(C, align(64))]
+struct Line([u8; 64]);
+
+/// Buffers of at least this many bytes are pooled; smaller ones come from `malloc`, whose
+/// own free lists serve them without page faults.
+const POOL_MIN_BYTES: usize = 1 << 16;
+
+/// Released output buffers, kept for the next output of the same size. A fresh
+/// multi-megabyte buffer is `mmap`ed by the allocator and costs a page fault per 4 KiB
+/// page on first write, which for a 2 MiB chunk costs more (about 1 ms on a VM) than
+/// encoding it; a pooled buffer's pages are already mapped.
+struct Pool {
+    limit: usize,
+    held: usize,
+    free: Vec<Vec<Line>>,
+}
+
+static POOL: Mutex<Pool> = Mutex::new(Pool {
+    limit: 64 << 20,
+    held: 0,
+    free: Vec::new(),
+});
+
+fn pool() -> std::sync::MutexGuard<'static, Pool> {
+    POOL.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// The owner of a pooled buffer: the base object of the NumPy array viewing it. When the
+/// last array or view of it is gone, Python drops it and the buffer goes back to the pool
+/// (or to the allocator when the pool is full).
+#[pyclass(frozen, module = "zquant._zquant")]
+struct PooledBuffer {
+    lines: Mutex<Vec<Line>>,
+}
+
+impl Drop for PooledBuffer {
+    fn drop(&mut self) {
+        let lines = std::mem::take(self.lines.get_mut().unwrap_or_else(|e| e.into_inner()));
+        let bytes = lines.len() * 64;
+        if bytes < POOL_MIN_BYTES {
+            return;
+        }
+        let mut p = pool();
+        if p.held + bytes <= p.limit {
+            p.held += bytes;
+            p.free.push(lines);
+        }
+    }
+}
+
+/// `n` zeroed lines from `alloc_zeroed` (calloc: a large block's pages come zeroed from
+/// the kernel on first touch, not written here), or `None` when that fails.
+fn zeroed_lines(n: usize) -> Option<Vec<Line>> {
+    let layout = std::alloc::Layout::array::<Line>(n).ok()?;
+    if layout.size() == 0 {
+        return Some(Vec::new());
+    }
+    // SAFETY: the layout has a nonzero size; all-zero bytes are a valid `Line`; the
+    // pointer comes from the global allocator with exactly this layout, which is the one
+    // `Vec<Line>` with capacity `n` frees with.
+    unsafe {
+        let ptr = std::alloc::alloc_zeroed(layout).cast::<Line>();
+        if ptr.is_null() {
+            return None;
+        }
+        Some(Vec::from_raw_parts(ptr, n, n))
+    }
+}
+
+/// An uninitialized-looking (`np.empty`) one-dimensional `uint8` array of `nbytes`,
+/// 64-byte aligned, whose memory comes from and returns to zquant's buffer pool.
+#[pyfunction]
+fn empty(py: Python<'_>, nbytes: usize) -> PyResult<Bound<'_, PyArray1<u8>>> {
+    let n = nbytes.div_ceil(64).max(1);
+    let reused = if nbytes >= POOL_MIN_BYTES {
+        let mut p = pool();
+        let found = p.free.iter().position(|v| v.len() == n);
+        found.map(|i| {
+            let v = p.free.swap_remove(i);
+            p.held -= v.len() * 64;
+            v
+        })
+    } else {
+        None
+    };
+    let mut lines = match reused {
+        Some(v) => v,
+        None => zeroed_lines(n).ok_or_else(|| err(format!("cannot allocate {nbytes} bytes")))?,
+    };
+    let ptr = lines.as_mut_ptr().cast::<u8>();
+    let owner = Bound::new(
+        py,
+        PooledBuffer {
+            lines: Mutex::new(lines),
+        },
+    )?;
+    // SAFETY: the memory is the `Vec` inside `owner`, which is never resized or touched
+    // by Rust again until `owner` is dropped, and `owner` becomes the array's base object,
+    // so it outlives the array and every view of it. `nbytes <= n * 64`.
+    unsafe {
+        let view = ArrayView1::from_shape_ptr(nbytes, ptr);
+        Ok(PyArray1::borrow_from_array(&view, owner.into_any()))
+    }
+}
+
+/// Set the buffer pool's limit in bytes (0 turns it off and frees what it holds); returns
+/// the previous limit.
+#[pyfunction]
+fn set_buffer_pool(limit: usize) -> usize {
+    let mut p = pool();
+    let before = p.limit;
+    p.limit = limit;
+    while p.held > limit {
+        match p.free.pop() {
+            Some(v) => p.held -= v.len() * 64,
+            None => break,
+        }
+    }
+    before
+}
+
+/// `(limit, bytes held, buffers held)` of the buffer pool.
+#[pyfunction]
+fn buffer_pool() -> (usize, usize, usize) {
+    let p = pool();
+    (p.limit, p.held, p.free.len())
 }
 
 fn info_options(
@@ -199,13 +498,14 @@ fn info_options(
 fn bit_counts<'py>(
     py: Python<'py>,
     data_type: &str,
-    words: InWords<'_>,
+    words: &Bound<'_, PyAny>,
     shape: Vec<usize>,
     axis: usize,
     mask_nan: bool,
     masked_bits: Option<u64>,
 ) -> PyResult<(u64, Bound<'py, PyArray2<u64>>)> {
     let id = dtype_id(data_type)?;
+    let words = InWords::new(words)?;
     let w = words.words()?;
     let opts = info_options(axis, 0.5, mask_nan, masked_bits);
     let counts = py
@@ -282,9 +582,10 @@ fn keepbits(
 fn finite_range(
     py: Python<'_>,
     data_type: &str,
-    words: InWords<'_>,
+    words: &Bound<'_, PyAny>,
 ) -> PyResult<Option<(f64, f64)>> {
     let id = dtype_id(data_type)?;
+    let words = InWords::new(words)?;
     let w = words.words()?;
     let r = py
         .detach(|| choose::FiniteRange::of_words(id, w))
@@ -333,6 +634,10 @@ fn dtype_names() -> Vec<&'static str> {
 fn _zquant(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("CodecError", m.py().get_type::<CodecError>())?;
     m.add_class::<RustChain>()?;
+    m.add_class::<PooledBuffer>()?;
+    m.add_function(wrap_pyfunction!(empty, m)?)?;
+    m.add_function(wrap_pyfunction!(set_buffer_pool, m)?)?;
+    m.add_function(wrap_pyfunction!(buffer_pool, m)?)?;
     m.add_function(wrap_pyfunction!(bit_counts, m)?)?;
     m.add_function(wrap_pyfunction!(bit_information, m)?)?;
     m.add_function(wrap_pyfunction!(keepbits, m)?)?;

@@ -87,3 +87,40 @@ def test_xarray_dask_local_cluster_round_trip(tmp_path):
     # The same as zquant alone, value for value.
     want = zquant.Chain("float32", [BitRound(keepbits=k)]).encode(q_np)
     np.testing.assert_array_equal(back.q.values, want)
+
+
+def test_dask_chunks_are_made_once():
+    """The slabs across chunk edges read the chunks' own tasks: no chunk is made (read,
+    generated) twice, which for a stored array would read it twice."""
+    import threading
+
+    import dask
+    import dask.array as da
+
+    made: list[tuple[int, int]] = []
+    lock = threading.Lock()
+
+    def block(block_info=None):
+        (y0, _), (x0, _) = block_info[None]["array-location"]
+        with lock:
+            made.append((y0, x0))
+        rng = np.random.default_rng([y0, x0])
+        return (250 + rng.random((32, 40))).astype(np.float32)
+
+    a = da.map_blocks(block, chunks=((32,) * 3, (40,) * 4), dtype=np.float32)
+    with dask.config.set(scheduler="threads"):
+        k = choose.keepbits(a)
+        whole = a.compute()
+    assert k == choose.keepbits(whole)
+    assert len(made) == 2 * 12 and len(set(made)) == 12  # once for keepbits, once for whole
+
+
+def test_dask_uneven_and_empty_chunks_equal_whole_array():
+    import dask.array as da
+
+    rng = np.random.default_rng(9)
+    x = (250 + np.cumsum(rng.standard_normal((30, 47)), axis=1)).astype(np.float32)
+    a = da.from_array(x, chunks=((10, 0, 20), (5, 0, 1, 17, 0, 24)))
+    for axis in (0, 1, -1):
+        np.testing.assert_array_equal(choose.bitinformation(a, axis=axis),
+                                      choose.bitinformation(x, axis=axis))

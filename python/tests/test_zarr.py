@@ -189,3 +189,112 @@ def test_errors_are_codec_errors():
     with pytest.raises(zquant.CodecError, match="out of range"):
         write([ScaleOffset(offset=270, scale=200), CastValue(data_type="uint8",
                                                              scalar_map=NAN0)], a)
+
+
+def _spec(shape, fill=np.float64("nan")):
+    from zarr.core.array_spec import ArrayConfig, ArraySpec
+    from zarr.core.buffer import default_buffer_prototype
+    from zarr.core.dtype import Float64
+
+    return ArraySpec(shape=shape, dtype=Float64(), fill_value=fill,
+                     config=ArrayConfig.from_dict({}), prototype=default_buffer_prototype())
+
+
+@pytest.mark.parametrize("mix", ["zquant+zarr", "zarr+zquant", "three zquant", "with transpose"])
+def test_fused_runs_equal_the_codecs_one_by_one(mix):
+    """Consecutive zquant codecs run as one chain (each returns a deferred buffer the next
+    extends); next to zarr's own codecs, the deferred buffer is read like any other."""
+    so, cv = {"offset": 270, "scale": 200}, {"data_type": "uint16", "scalar_map": NAN0}
+    a = data((300, 130))
+    theirs, _ = write([ZarrScaleOffset(**so), ZarrCastValue(**cv)], a)
+    filters = {
+        "zquant+zarr": [ScaleOffset(**so), ZarrCastValue(**cv)],
+        "zarr+zquant": [ZarrScaleOffset(**so), CastValue(**cv)],
+        # bitround with every float64 mantissa bit kept is the identity: the same bytes.
+        "three zquant": [ScaleOffset(**so), BitRound(keepbits=52), CastValue(**cv)],
+        "with transpose": [ScaleOffset(**so), zarr.codecs.TransposeCodec(order=(1, 0)),
+                           CastValue(**cv)],
+    }[mix]
+    ours, z = write(filters, a)
+    if mix == "with transpose":
+        ref, _ = write([ZarrScaleOffset(**so), zarr.codecs.TransposeCodec(order=(1, 0)),
+                        ZarrCastValue(**cv)], a)
+        assert raw_chunks(ours) == raw_chunks(ref)
+    else:
+        assert raw_chunks(ours) == raw_chunks(theirs)
+    np.testing.assert_array_equal(z[...], zarr.open_array(theirs)[...])
+
+
+def test_deferred_buffer_is_an_ndbuffer_and_errors_surface_on_read():
+    from zarr.core.buffer.cpu import NDBuffer
+
+    spec = _spec((4, 5))
+    so = ScaleOffset(offset=270, scale=200)
+    cv = CastValue(data_type="uint8", scalar_map=NAN0)
+    a = data((4, 5))
+    out = cv._encode_sync(so._encode_sync(NDBuffer.from_numpy_array(a), spec),
+                          so.resolve_metadata(spec))
+    assert isinstance(out, NDBuffer)
+    with pytest.raises(zquant.CodecError, match="out of range"):
+        out.as_numpy_array()
+    ok = so._encode_sync(NDBuffer.from_numpy_array(a), spec)
+    assert ok.shape == (4, 5) and ok.dtype == np.float64
+    np.testing.assert_array_equal(ok[1:3].as_numpy_array(), ((a - 270) * 200)[1:3])
+
+
+def test_bitround_decode_returns_the_chunk_and_zarr_copies_before_writing():
+    from zarr.core.buffer.cpu import NDBuffer
+
+    buf = NDBuffer.from_numpy_array(data((8, 8)))
+    assert BitRound(keepbits=5)._decode_sync(buf, _spec((8, 8))) is buf
+    # A partial write reads, merges and rewrites a chunk: the stored chunk is untouched
+    # until then, and the result equals numcodecs' bitround.
+    a = data((64, 64))
+    store, z = write([BitRound(keepbits=5)], a)
+    z[3:7, 3:7] = 1.0
+    ref = a.copy()
+    ref[3:7, 3:7] = 1.0
+    import numcodecs
+    want = numcodecs.BitRound(5).decode(numcodecs.BitRound(5).encode(ref))
+    np.testing.assert_array_equal(z[...], want.reshape(ref.shape))
+
+
+def test_pickle_leaves_the_bound_chains_out():
+    so = ScaleOffset(offset=270, scale=200)
+    write([so, CastValue(data_type="uint16", scalar_map=NAN0)], data())
+    assert "_zq" in so.__dict__
+    back = pickle.loads(pickle.dumps(so))
+    assert back == so and not any(k.startswith("_zq") for k in back.__dict__)
+    _, z = write([back, CastValue(data_type="uint16", scalar_map=NAN0)], data())
+    assert z[...].shape == data().shape
+
+
+def test_sharded_with_a_nan_code_0_writes_as_builtins():
+    """zarr's sharding codec validates its inner codecs with the data type's default fill
+    (0.0 here, which decodes as NaN): that representation must not fail the array."""
+    so, cv = {"offset": 249.75, "scale": 4}, {"data_type": "uint8", "out_of_range": "clamp",
+                                              "scalar_map": NAN0}
+    a = 250 + 60 * np.random.default_rng(3).random((64, 64))
+    outs = []
+    for f in ([ScaleOffset(**so), CastValue(**cv)], [ZarrScaleOffset(**so), ZarrCastValue(**cv)]):
+        store = zarr.storage.MemoryStore()
+        z = zarr.create_array(store, shape=a.shape, chunks=(16, 16), shards=(32, 32),
+                              dtype="float64", filters=f, compressors=None, fill_value=np.nan)
+        z[...] = a
+        outs.append((raw_chunks(store), z[...]))
+    assert outs[0][0] == outs[1][0]
+    np.testing.assert_array_equal(outs[0][1], outs[1][1])
+
+
+def test_zarrs_sync_fused_codec_pipeline_writes_the_same_bytes():
+    """zarr 3.4's opt-in synchronous FusedCodecPipeline (a thread pool over chunks) calls
+    the sync methods: the same stores."""
+    so, cv = {"offset": 270, "scale": 200}, {"data_type": "uint16", "scalar_map": NAN0}
+    a = data((300, 130))
+    theirs, _ = write([ZarrScaleOffset(**so), ZarrCastValue(**cv)], a)
+    with zarr.config.set({"codec_pipeline.path": "zarr.core.codec_pipeline.FusedCodecPipeline"}):
+        ours, z = write([ScaleOffset(**so), CastValue(**cv)], a)
+        assert type(z._async_array.codec_pipeline).__name__ == "FusedCodecPipeline"
+        back = z[...]
+    assert raw_chunks(ours) == raw_chunks(theirs)
+    np.testing.assert_array_equal(back, zarr.open_array(theirs)[...])

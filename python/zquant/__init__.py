@@ -14,6 +14,7 @@ Errors are :class:`CodecError` (a ``ValueError``) with zquant's message.
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Iterable, Sequence
 from typing import Any
@@ -21,9 +22,14 @@ from typing import Any
 import numpy as np
 
 from . import _dtypes
-from ._zquant import CodecError, RustChain
+from . import _zquant
+from ._zquant import CodecError, RustChain, empty
 
-__all__ = ["Chain", "CodecError", "encode", "unuse", "use"]
+# A direction's plan: source dtype, destination dtype, their word dtypes, the Rust call,
+# the source's Zarr data type JSON, whether it encodes.
+_Plan = tuple[Any, Any, Any, Any, Any, Any, bool]
+
+__all__ = ["Chain", "CodecError", "encode", "set_buffer_pool", "unuse", "use"]
 
 __version__ = "0.1.0"
 
@@ -73,7 +79,7 @@ class Chain:
     array([13, 42], dtype=uint8)
     """
 
-    __slots__ = ("_codecs", "_data_type", "_fill", "_rust")
+    __slots__ = ("_codecs", "_data_type", "_dec_plan", "_enc_plan", "_enc_type", "_fill", "_rust")
 
     def __init__(
         self,
@@ -101,6 +107,9 @@ class Chain:
                     "example a value in the data's range, or NaN with a cast_value scalar_map)"
                 ) from None
             raise
+        self._enc_type = json.loads(self._rust.encoded_data_type)
+        self._enc_plan: _Plan | None = None
+        self._dec_plan: _Plan | None = None
 
     # Plain data: pickles as its arguments, and rebuilds its Rust chain where it lands.
     def __reduce__(self) -> tuple[Any, ...]:
@@ -123,15 +132,11 @@ class Chain:
     def encoded_data_type(self) -> Any:
         """The data type after the last codec: its Zarr JSON (a name for all but time
         types)."""
-        import json
-
-        return json.loads(self._rust.encoded_data_type)
+        return self._enc_type
 
     @property
     def encoded_fill_value_json(self) -> Any:
         """The fill value after the last codec, in Zarr's fill-value JSON."""
-        import json
-
         return json.loads(self._rust.encoded_fill_value)
 
     @property
@@ -173,36 +178,100 @@ class Chain:
         an F-contiguous input)."""
         return self._run(array, encode=False)
 
+    def _plan(self, encode: bool) -> _Plan:
+        """What a call in one direction needs, computed once: the source and destination
+        dtypes, their storage-word dtypes, and the Rust entry point."""
+        src_type = self._data_type if encode else self._enc_type
+        dst_type = self._enc_type if encode else self._data_type
+        plan = (
+            _dtypes.to_numpy(src_type),
+            _dtypes.to_numpy(dst_type),
+            _dtypes.word_dtype(src_type),
+            _dtypes.word_dtype(dst_type),
+            self._rust.encode_into if encode else self._rust.decode_into,
+            src_type,
+            encode,
+        )
+        if encode:
+            self._enc_plan = plan
+        else:
+            self._dec_plan = plan
+        return plan
+
     def _run(self, array: Any, *, encode: bool) -> np.ndarray[Any, Any]:
-        src_type = self._data_type if encode else self.encoded_data_type
-        dst_type = self.encoded_data_type if encode else self._data_type
-        src_dt, dst_dt = _dtypes.to_numpy(src_type), _dtypes.to_numpy(dst_type)
-        a = np.asarray(array)
+        plan = self._enc_plan if encode else self._dec_plan
+        if plan is None:
+            plan = self._plan(encode)
+        src_dt, dst_dt, src_words, dst_words, run, _, _ = plan
+        a = array if type(array) is np.ndarray else np.asarray(array)
+        if a.dtype == src_dt and a.flags.c_contiguous and a.flags.aligned:
+            # The common case (a chunk): no copy in, the output from the buffer pool.
+            out = empty(a.size * dst_dt.itemsize).view(dst_dt).reshape(a.shape)
+            run(a.reshape(-1).view(src_words), a.shape, out.reshape(-1).view(dst_words))
+            return out
+        return self._run_any(a, plan)
+
+    def _run_any(self, a: np.ndarray[Any, Any], plan: _Plan) -> np.ndarray[Any, Any]:
+        """``_run`` for any other layout or byte order."""
+        src_dt, dst_dt, src_words, dst_words, run, src_type, _ = plan
         if a.dtype != src_dt and a.dtype.newbyteorder("=") != src_dt:
             raise CodecError(
                 f"expected an array of {_dtypes.data_type_name(src_type)} ({src_dt}), "
                 f"got {a.dtype}"
             )
         a = _dtypes.native(a)
-        out = np.empty(a.shape, dtype=dst_dt)
-        run = self._rust.encode_into if encode else self._rust.decode_into
-        src_words, dst_words = _dtypes.word_dtype(src_type), _dtypes.word_dtype(dst_type)
         if not a.flags.c_contiguous and a.flags.f_contiguous and a.flags.aligned and a.ndim > 1:
             # Elementwise codecs: run the F-ordered memory as the transposed C array, and
             # return the same shape. On an error, rerun in C order for its C-order index.
-            out_t = np.empty(a.shape[::-1], dtype=dst_dt)
+            out_t = empty(a.size * dst_dt.itemsize).view(dst_dt).reshape(a.shape[::-1])
             try:
                 run(
                     _dtypes.words_of(a.T, src_words),
-                    list(a.T.shape),
+                    a.T.shape,
                     _dtypes.words_of(out_t, dst_words),
                 )
                 return out_t.T
             except CodecError:
                 pass
-        c = _dtypes.contiguous(a)
-        run(_dtypes.words_of(c, src_words), list(c.shape), _dtypes.words_of(out, dst_words))
+        if (
+            not a.flags.c_contiguous
+            and a.flags.aligned
+            and a.ndim >= 1
+            and a.size
+            and a.strides[-1] == a.dtype.itemsize
+        ):
+            # Rows contiguous (a chunk of a larger array): Rust gathers the rows a block at
+            # a time, with no copy of the input. On an error, the path below reruns it for
+            # the element's position.
+            out = empty(a.size * dst_dt.itemsize).view(dst_dt).reshape(a.shape)
+            try:
+                self._rust.run_strided_into(
+                    plan[6], a.view(src_words), a.size, out.reshape(-1).view(dst_words)
+                )
+                return out
+            except CodecError:
+                pass
+        if a.flags.c_contiguous and a.flags.aligned:
+            c = a
+        else:
+            # Strided (a chunk of a larger array) or unaligned: one copy, into a pooled
+            # buffer (released as soon as the call returns).
+            c = empty(a.size * a.dtype.itemsize).view(a.dtype).reshape(a.shape)
+            np.copyto(c, a)
+        out = empty(a.size * dst_dt.itemsize).view(dst_dt).reshape(a.shape)
+        run(_dtypes.words_of(c, src_words), c.shape, _dtypes.words_of(out, dst_words))
         return out
+
+
+def set_buffer_pool(limit: int) -> int:
+    """Set how many bytes of released output buffers zquant keeps for reuse (default 64
+    MiB; 0 turns the pool off). Returns the previous limit.
+
+    Outputs of 64 KiB or more (encoded and decoded chunks) come from this pool: a fresh
+    multi-megabyte buffer costs a page fault per 4 KiB page on first write, more than
+    encoding it. A buffer returns to the pool when the last array viewing it is gone.
+    """
+    return _zquant.set_buffer_pool(limit)
 
 
 def encode(array: Any, codecs: Sequence[Any], fill_value: Any = None) -> np.ndarray[Any, Any]:

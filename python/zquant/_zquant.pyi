@@ -25,9 +25,28 @@ class RustChain:
     def encode_into(
         self, src: npt.NDArray[np.unsignedinteger], shape: list[int], out: npt.NDArray[np.unsignedinteger]
     ) -> None: ...
+    def run_strided_into(
+        self,
+        encode: bool,
+        src: npt.NDArray[np.unsignedinteger],
+        elements: int,
+        out: npt.NDArray[np.unsignedinteger],
+    ) -> None: ...
     def decode_into(
         self, src: npt.NDArray[np.unsignedinteger], shape: list[int], out: npt.NDArray[np.unsignedinteger]
     ) -> None: ...
+
+class PooledBuffer:
+    """The owner (NumPy base object) of a buffer from zquant's buffer pool."""
+
+def empty(nbytes: int) -> npt.NDArray[np.uint8]:
+    """An uninitialized, 64-byte aligned ``uint8`` array of ``nbytes`` from the buffer pool."""
+
+def set_buffer_pool(limit: int) -> int:
+    """Set the buffer pool's limit in bytes (0: off); returns the previous limit."""
+
+def buffer_pool() -> tuple[int, int, int]:
+    """``(limit, bytes held, buffers held)`` of the buffer pool."""
 
 def bit_counts(
     data_type: str,

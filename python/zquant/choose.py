@@ -66,21 +66,37 @@ def _counts(a: Any, axis: int) -> tuple[str, int, int, np.ndarray[Any, Any]]:
     import dask
     import dask.array as da
 
-    def per_block(block: np.ndarray[Any, Any]) -> np.ndarray[Any, Any]:
-        # Blocks of the array with the axis moved last.
-        return _chunk_counts(block, name, block.ndim - 1).reshape(-1)
+    last = a.ndim - 1
 
-    # Counting is along `axis`: move it last, so that the edges are along the last axis.
+    def per_block(block: np.ndarray[Any, Any]) -> tuple[Any, Any, Any]:
+        # A block of the array with the axis moved last: its counts, and its first and
+        # last slices along the axis (for the pairs across its edges).
+        b = np.asarray(block)
+        return _chunk_counts(b, name, last).reshape(-1), b[..., :1].copy(), b[..., -1:].copy()
+
+    # Counting is along `axis`: move it last. Each chunk is read by exactly one task (its
+    # counts and its two edge slices), so a stored or generated array is made once and
+    # a chunk is never held for another task.
     moved = da.moveaxis(a, axis, -1)
-    blocks = list(moved.to_delayed().ravel())
-    # The pairs across each chunk edge along the axis: the slab of the slice before and
-    # the slice after the edge, as one two-element chunk along the axis.
-    edges = np.cumsum(moved.chunks[-1])[:-1]
-    for e in edges:
-        slab = moved[..., int(e) - 1 : int(e) + 1].rechunk({moved.ndim - 1: 2})
-        blocks.extend(slab.to_delayed().ravel())
-    counted = dask.compute(*[dask.delayed(per_block)(b) for b in blocks])
-    total = np.sum(np.stack(counted), axis=0, dtype=np.uint64)
+    grid = moved.to_delayed()
+    done = dask.compute(*[dask.delayed(per_block)(b) for b in grid.ravel()])
+    results = np.empty(grid.shape, dtype=object)
+    for index, r in zip(np.ndindex(grid.shape), done, strict=True):
+        results[index] = r
+    total = np.sum(np.stack([r[0] for r in done]), axis=0, dtype=np.uint64)
+    # The pairs across each chunk edge along the axis: the last slice before the edge and
+    # the first after it, as one two-element slab along the axis (chunks of no width along
+    # it are stepped over: the elements either side of them are neighbours).
+    for row in np.ndindex(grid.shape[:-1]):
+        before = None
+        for j in range(grid.shape[-1]):
+            _, first, end = results[(*row, j)]
+            if first.shape[-1] == 0:
+                continue
+            if before is not None:
+                slab = np.concatenate([before, first], axis=-1)
+                total += _chunk_counts(slab, name, last).reshape(-1)
+            before = end
     return name, axis, int(total[0]), np.ascontiguousarray(total[1:])
 
 

@@ -125,8 +125,21 @@ class BitRound(Codec):
         self.keepbits = keepbits
 
     def _chain(self, dtype: np.dtype[Any]) -> Chain:
-        name = _dtypes.from_numpy(dtype)
-        return Chain(name, [{"name": "numcodecs.bitround", "configuration": {"keepbits": self.keepbits}}])
+        """The chain for a (native) float dtype, built once per codec object and dtype."""
+        chains = self.__dict__.setdefault("_chains", {})
+        chain = chains.get(dtype)
+        if chain is None:
+            name = _dtypes.from_numpy(dtype)
+            config = {"keepbits": self.keepbits}
+            chain = Chain(name, [{"name": "numcodecs.bitround", "configuration": config}])
+            chains[dtype] = chain
+        return chain
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {"keepbits": self.keepbits}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__init__(state["keepbits"])  # type: ignore[misc]
 
     def encode(self, buf: Any) -> Any:
         """Round: the integer view of the rounded floats (``buf`` itself when every bit is

@@ -14,12 +14,12 @@ cached. The GIL is released while zquant encodes or decodes.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, replace
-from functools import lru_cache
 from typing import TYPE_CHECKING, Any, Literal
 
+import numpy as np
 from zarr.abc.codec import ArrayArrayCodec
+from zarr.core.buffer.cpu import NDBuffer
 from zarr.core.dtype import get_data_type_from_json
 
 from . import Chain, CodecError, _dtypes
@@ -28,7 +28,6 @@ if TYPE_CHECKING:
     from typing import Self
 
     from zarr.core.array_spec import ArraySpec
-    from zarr.core.buffer import NDBuffer
 
 __all__ = ["BitRound", "CastValue", "ScaleOffset"]
 
@@ -36,12 +35,6 @@ Rounding = Literal[
     "nearest-even", "towards-zero", "towards-positive", "towards-negative", "nearest-away"
 ]
 OutOfRange = Literal["clamp", "wrap"]
-
-
-@lru_cache(maxsize=1024)
-def _chain(codec: str, data_type: str, fill: str) -> Chain:
-    """The one-codec chain for a codec's JSON text on a data type and fill value."""
-    return Chain(json.loads(data_type), [json.loads(codec)], json.loads(fill))
 
 
 def _parse_named(data: dict[str, Any], name: str) -> dict[str, Any]:
@@ -56,38 +49,228 @@ def _parse_named(data: dict[str, Any], name: str) -> dict[str, Any]:
     return dict(config)
 
 
+def _fill_key(fill: Any) -> Any:
+    """A fill value as a dict key that treats NaN as equal to itself."""
+    if isinstance(fill, np.generic | np.ndarray):
+        return (fill.dtype.str, fill.tobytes())
+    return (type(fill), repr(fill))
+
+
+def _same(a: tuple[Any, Any], b: tuple[Any, Any]) -> bool:
+    """Whether two (data type, fill value) pairs of chunk specs are the same."""
+    return (a[0] is b[0] or a[0] == b[0]) and (
+        a[1] is b[1] or _fill_key(a[1]) == _fill_key(b[1])
+    )
+
+
+class _Bound:
+    """One codec bound to a chunk spec's data type and fill value: its zquant chain, the
+    encoded data type and fill value as zarr objects (resolved on first use), and the
+    chains of the runs of zquant codecs that start with it."""
+
+    __slots__ = ("chain", "codec", "dtype", "fill", "fused", "out")
+
+    def __init__(self, codec: _ZquantCodec, dtype: Any, fill: Any) -> None:
+        self.codec = codec
+        self.dtype = dtype
+        self.fill = fill
+        self.chain = self._build(())
+        self.out: tuple[Any, Any] | None = None
+        # id()s of the following codecs -> (those codecs, kept alive so the ids stay
+        # theirs; the chain).
+        self.fused: dict[tuple[int, ...], tuple[tuple[_ZquantCodec, ...], Chain]] = {}
+
+    def _build(self, rest: tuple[_ZquantCodec, ...]) -> Chain:
+        return Chain(
+            self.dtype.to_json(zarr_format=3),
+            [c.to_dict() for c in (self.codec, *rest)],
+            self.dtype.to_json_scalar(self.fill, zarr_format=3),
+        )
+
+    def chain_with(self, rest: tuple[_ZquantCodec, ...]) -> Chain:
+        """The chain of this codec followed by ``rest`` (encoding order), bound here."""
+        if not rest:
+            return self.chain
+        key = tuple(map(id, rest))
+        hit = self.fused.get(key)
+        if hit is not None and all(a is b for a, b in zip(hit[0], rest, strict=True)):
+            return hit[1]
+        chain = self._build(rest)
+        if len(self.fused) > 64:
+            self.fused.clear()
+        self.fused[key] = (rest, chain)
+        return chain
+
+    def resolved(self) -> tuple[Any, Any]:
+        """The encoded chunk spec's (ZDType, fill value)."""
+        if self.out is None:
+            encoded = self.chain.encoded_data_type
+            try:
+                zdtype = get_data_type_from_json(encoded, zarr_format=3)
+            except (TypeError, ValueError, KeyError) as e:
+                raise CodecError(
+                    f"{self.codec.to_dict()['name']}: zarr-python has no data type "
+                    f"{encoded!r} for the encoded chunks: {e}"
+                ) from e
+            fill = zdtype.from_json_scalar(self.chain.encoded_fill_value_json, zarr_format=3)
+            self.out = (zdtype, fill)
+        return self.out
+
+    def resolved_or_none(self) -> tuple[Any, Any] | None:
+        if self.out is not None:
+            return self.out
+        try:
+            return self.resolved()
+        except CodecError:
+            return None
+
+
+class _Pending(NDBuffer):
+    """A chunk whose zquant codecs have not run yet: the input array, the first codec's
+    bound chain (in encoding order) and the codecs after it, the direction, and the chunk
+    spec the data is in now.
+
+    Consecutive zquant codecs in a zarr pipeline (``ScaleOffset`` then ``CastValue``) are
+    called one by one; each returns a ``_Pending`` that the next one extends, so the run of
+    codecs becomes one zquant chain: one pass over the chunk, no intermediate array. The
+    chain runs when anything reads the buffer (``_data``, through which every ``NDBuffer``
+    method goes), so to everything else this is a plain CPU ``NDBuffer``.
+    """
+
+    _zq_src: Any = None
+
+    def __init__(self, array: Any) -> None:  # as NDBuffer's own methods build one
+        self.__dict__["_zq_value"] = array
+
+    @classmethod
+    def _make(
+        cls,
+        src: Any,
+        bound: _Bound,
+        rest: tuple[_ZquantCodec, ...],
+        encode: bool,
+        spec: tuple[Any, Any],
+    ) -> _Pending:
+        p = cls.__new__(cls)
+        p.__dict__.update(
+            _zq_value=None, _zq_src=src, _zq_bound=bound, _zq_rest=rest, _zq_encode=encode,
+            _zq_spec=spec,
+        )
+        return p
+
+    def _zq_open(self, encode: bool) -> bool:
+        """Whether the codecs have not run yet, in direction ``encode``."""
+        d = self.__dict__
+        return d.get("_zq_value") is None and self._zq_src is not None and d["_zq_encode"] == encode
+
+    @property
+    def _data(self) -> Any:
+        d = self.__dict__
+        value = d.get("_zq_value")
+        if value is None:
+            chain = d["_zq_bound"].chain_with(d["_zq_rest"])
+            src = d["_zq_src"]
+            value = chain.encode(src) if d["_zq_encode"] else chain.decode(src)
+            d["_zq_value"] = value
+            d["_zq_src"] = None
+        return value
+
+    @_data.setter
+    def _data(self, value: Any) -> None:
+        self.__dict__["_zq_value"] = value
+
+
 class _ZquantCodec(ArrayArrayCodec):
     """What the three codecs share: zquant's chain for a chunk spec, and the calls."""
 
     is_fixed_size = True
 
+    # The per-process cache of bound chains is not part of the codec's data: it is left
+    # out of pickles and equality (the dataclass fields are the configuration).
+    def _zq_cache(self) -> dict[Any, Any]:
+        cache = self.__dict__.get("_zq")
+        if cache is None:
+            cache = {}
+            object.__setattr__(self, "_zq", cache)
+        return cache
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {k: v for k, v in self.__dict__.items() if not k.startswith("_zq")}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+
+    def _bound(self, chunk_spec: ArraySpec) -> _Bound:
+        dtype, fill = chunk_spec.dtype, chunk_spec.fill_value
+        last = self.__dict__.get("_zq_last")
+        if last is not None and last.dtype is dtype and last.fill is fill:
+            return last
+        cache = self._zq_cache()
+        key = (dtype, _fill_key(fill))
+        bound = cache.get(key)
+        if bound is None:
+            bound = _Bound(self, dtype, fill)
+            if len(cache) > 64:
+                cache.clear()
+            cache[key] = bound
+        object.__setattr__(self, "_zq_last", bound)
+        return bound
+
     def _chain_for(self, chunk_spec: ArraySpec) -> Chain:
-        zdtype = chunk_spec.dtype
-        data_type = zdtype.to_json(zarr_format=3)
-        fill = zdtype.to_json_scalar(chunk_spec.fill_value, zarr_format=3)
-        return _chain(_dtypes.dumps(self.to_dict()), _dtypes.dumps(data_type), _dtypes.dumps(fill))
+        return self._bound(chunk_spec).chain
 
     def resolve_metadata(self, chunk_spec: ArraySpec) -> ArraySpec:
-        """The encoded chunk spec: zquant's encoded data type and fill value."""
-        chain = self._chain_for(chunk_spec)
-        encoded = chain.encoded_data_type
+        """The encoded chunk spec: zquant's encoded data type and fill value.
+
+        A fill value the codec rejects (zarr's sharding codec validates its inner codecs
+        with the data type's default scalar, not the array's fill value) gives the encoded
+        type's default scalar here, as a representation; encoding and decoding bind the
+        codec with the fill value they are given and fail with the codec's message.
+        """
         try:
-            zdtype = get_data_type_from_json(encoded, zarr_format=3)
-        except (TypeError, ValueError, KeyError) as e:
-            raise CodecError(
-                f"{self.to_dict()['name']}: zarr-python has no data type {encoded!r} "
-                f"for the encoded chunks: {e}"
-            ) from e
-        fill = zdtype.from_json_scalar(chain.encoded_fill_value_json, zarr_format=3)
-        return replace(chunk_spec, dtype=zdtype, fill_value=fill)
+            dtype, fill = self._bound(chunk_spec).resolved()
+        except CodecError as e:
+            if "fill value" not in str(e):
+                raise
+            dtype = self._encoded_zdtype(chunk_spec.dtype)
+            fill = dtype.default_scalar()
+        return replace(chunk_spec, dtype=dtype, fill_value=fill)
+
+    def _encoded_zdtype(self, dtype: Any) -> Any:
+        """The encoded ZDType, without a fill value: the same for all but cast_value."""
+        return dtype
 
     def _encode_sync(self, chunk_array: NDBuffer, chunk_spec: ArraySpec) -> NDBuffer | None:
-        out = self._chain_for(chunk_spec).encode(chunk_array.as_ndarray_like())
-        return chunk_spec.prototype.nd_buffer.from_ndarray_like(out)
+        bound = self._bound(chunk_spec)
+        if chunk_spec.prototype.nd_buffer is NDBuffer:
+            out = bound.resolved_or_none()
+            if out is not None:
+                if (
+                    type(chunk_array) is _Pending
+                    and chunk_array._zq_open(True)
+                    and _same(chunk_array._zq_spec, (bound.dtype, bound.fill))
+                ):
+                    d = chunk_array.__dict__
+                    return _Pending._make(
+                        d["_zq_src"], d["_zq_bound"], (*d["_zq_rest"], self), True, out
+                    )
+                return _Pending._make(chunk_array.as_ndarray_like(), bound, (), True, out)
+        out_array = bound.chain.encode(chunk_array.as_ndarray_like())
+        return chunk_spec.prototype.nd_buffer.from_ndarray_like(out_array)
 
     def _decode_sync(self, chunk_array: NDBuffer, chunk_spec: ArraySpec) -> NDBuffer:
-        out = self._chain_for(chunk_spec).decode(chunk_array.as_ndarray_like())
-        return chunk_spec.prototype.nd_buffer.from_ndarray_like(out)
+        bound = self._bound(chunk_spec)
+        if chunk_spec.prototype.nd_buffer is NDBuffer:
+            spec = (bound.dtype, bound.fill)
+            if type(chunk_array) is _Pending and chunk_array._zq_open(False):
+                out = bound.resolved_or_none()
+                if out is not None and _same(chunk_array._zq_spec, out):
+                    d = chunk_array.__dict__
+                    rest = (d["_zq_bound"].codec, *d["_zq_rest"])
+                    return _Pending._make(d["_zq_src"], bound, rest, False, spec)
+            return _Pending._make(chunk_array.as_ndarray_like(), bound, (), False, spec)
+        out_array = bound.chain.decode(chunk_array.as_ndarray_like())
+        return chunk_spec.prototype.nd_buffer.from_ndarray_like(out_array)
 
     async def _encode_single(
         self, chunk_array: NDBuffer, chunk_spec: ArraySpec
@@ -228,6 +411,9 @@ class CastValue(_ZquantCodec):
     def __hash__(self) -> int:
         return hash(_dtypes.dumps(self.to_dict()))
 
+    def _encoded_zdtype(self, dtype: Any) -> Any:
+        return get_data_type_from_json(self.data_type, zarr_format=3)
+
 
 @dataclass(frozen=True)
 class BitRound(_ZquantCodec):
@@ -259,3 +445,10 @@ class BitRound(_ZquantCodec):
     def to_dict(self) -> dict[str, Any]:
         """The codec's JSON object."""
         return {"name": "bitround", "configuration": {"keepbits": self.keepbits}}
+
+    def _decode_sync(self, chunk_array: NDBuffer, chunk_spec: ArraySpec) -> NDBuffer:
+        """bitround's decode is the identity: the chunk itself, not a copy (as numcodecs'
+        ``BitRound.decode`` returns a view). zarr copies a decoded chunk before it writes
+        into it."""
+        self._bound(chunk_spec)  # the spec is checked as for any other codec
+        return chunk_array
