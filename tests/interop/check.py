@@ -27,13 +27,21 @@ NUMPY = {"float64": "<f8", "float32": "<f4", "float16": "<f2", "int16": "<i2",
 
 # Differences that follow from a reading of the spec zquant chose (docs/spec-readings.md),
 # as {(case, check): reason}. Listed in docs/zarr.md; empty when none shows up.
+# Each entry also gives what the failure's message must contain (anything else fails).
 KNOWN = {
-    (case, check): "the cast_value spec: a fill value that does not survive the round trip "
-    "MUST be an error; cast-value 0.2.1 does not check it, zquant does"
-    for case in ["fill_fails_round_trip"] for check in ["read", "write"]
+    **{(case, check): ("the cast_value spec: a fill value that does not survive the round "
+                       "trip MUST be an error; cast-value 0.2.1 does not check it, zquant does",
+                       "does not survive the round trip")
+       for case in ["fill_fails_round_trip"] for check in ["read", "write"]},
+    # zarr-python 3.4.2 + numcodecs 0.17.1 do not read back what they wrote for a v2
+    # order-F array with a BitRound filter (a 3 x 4 array reads back permuted; with
+    # FixedScaleOffset it does): expected.bin is that permuted read, which zquant's read of
+    # the same store matches ("read" passes). zquant writes the elements in F order, and
+    # zarr-python reads zquant's store back as the source, so it differs from expected.bin.
+    **{("v2_bitround_zlib_F", check): ("zarr-python's own v2 order-F BitRound round trip "
+                                       "permutes the array", "elements differ")
+       for check in ["write", "self"]},
 }
-# A KNOWN case must fail with this in its message (anything else is a failure).
-KNOWN_MESSAGE = "does not survive the round trip"
 
 
 def same(a, b):
@@ -62,11 +70,11 @@ def main(out, zarr_read, zarr_write):
 
     def report(name, check, ok, msg=""):
         nonlocal passed, failed
-        known = KNOWN.get((name, check))
+        known, must = KNOWN.get((name, check), (None, None))
         if ok:
             passed += 1
             print(f"PASS {name} {check}")
-        elif known and KNOWN_MESSAGE in msg:
+        elif known and must in msg:
             passed += 1
             print(f"KNOWN {name} {check}: {msg} ({known})")
         else:
