@@ -16,6 +16,8 @@
 //!   cannot reach), and from `f64` through it: [`F16c`];
 //! - `byte_float`: `f32` to the 8-bit float formats ([`f32_to_byte_float`]), where LLVM's
 //!   build of the portable kernel shuffles more than it needs;
+//! - `bit_slice`: the bit-matrix transpose of `choose`'s bit counting
+//!   ([`bit_slice_u32`] and its siblings), byte gathers and `vpmovmskb`;
 //! - `widen`: one-byte small floats to `f32` ([`widen_bytes_to_f32`]), which can stream;
 //! - `stream`: non-temporal stores for outputs too large for the cache ([`streams`]), which
 //!   portable code cannot emit: the one-byte table lookup ([`lookup_bytes`]) and
@@ -31,11 +33,13 @@
 //! and [`words_of_bytes_mut`], which read and write byte buffers (zarrs' chunks) as words
 //! in place, and [`zeroed_vec`], the fresh output buffers of the run-time API.
 
+mod bit_slice;
 mod byte_float;
 mod f16c;
 mod stream;
 mod widen;
 
+pub(crate) use bit_slice::{bit_slice_u8, bit_slice_u16, bit_slice_u32, bit_slice_u64};
 pub(crate) use byte_float::{ByteFloatPlan, f32_to_byte_float};
 pub(crate) use f16c::F16c;
 #[cfg(any(feature = "rayon", test))]

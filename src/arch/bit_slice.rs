@@ -1,0 +1,275 @@
+//! The bit-matrix transpose of `convert::bit_counts` in AVX2: 64 elements become one word
+//! of 64 bits per bit position (a *plane*), and their masks one plane.
+//!
+//! The elements' bytes are first gathered so that one vector holds byte `k` of 32
+//! consecutive elements in order (in-lane `vpshufb`, then cross-lane permutes); then
+//! `vpmovmskb` takes bit 7 of each byte, i.e. plane `8k + 7` of the 32 elements, and
+//! adding the vector to itself moves the next bit up: eight `vpmovmskb` per byte
+//! position. Two runs of 32 elements make a group's 64-bit planes. The portable twin,
+//! `convert::bit_counts::transpose_fallback`, is the reference.
+
+macro_rules! entry {
+    ($name:ident, $w:ty, $kernel:ident) => {
+        /// The planes of `codes` and the mask planes of `masks` (whole groups of 64), as
+        /// `convert::bit_counts::transpose_fallback` computes them: `false` when the CPU has
+        /// no AVX2 (nothing written).
+        pub(crate) fn $name(
+            codes: &[$w],
+            masks: &[$w],
+            planes: &mut [u64],
+            mplanes: &mut [u64],
+        ) -> bool {
+            let groups = (codes.len() / 64)
+                .min(masks.len() / 64)
+                .min(planes.len() / <$w>::BITS as usize)
+                .min(mplanes.len());
+            #[cfg(target_arch = "x86_64")]
+            if super::has_avx2() {
+                // SAFETY: the CPU has AVX2 (checked just above); `groups` whole groups of
+                // 64 words are in `codes` and `masks`, and their planes fit in `planes` and
+                // `mplanes` (the minimum above).
+                unsafe { kernels::$kernel(codes, masks, planes, mplanes, groups) };
+                return true;
+            }
+            let _ = (codes, masks, planes, mplanes, groups);
+            false
+        }
+    };
+}
+
+entry!(bit_slice_u8, u8, slice_u8);
+entry!(bit_slice_u16, u16, slice_u16);
+entry!(bit_slice_u32, u32, slice_u32);
+entry!(bit_slice_u64, u64, slice_u64);
+
+#[cfg(target_arch = "x86_64")]
+mod kernels {
+    use std::arch::x86_64::*;
+
+    /// Planes `8k .. 8k + 8` of 32 elements whose byte `k` is each byte of `v`, OR-ed into
+    /// `out` shifted by `half` (0 or 32).
+    ///
+    /// # Safety
+    /// The CPU must have AVX2.
+    #[inline]
+    #[target_feature(enable = "avx2")]
+    unsafe fn byte_planes(mut v: __m256i, out: &mut [u64], k: usize, half: u32) {
+        // `out` holds the group's planes: indices `8k .. 8k + 8` are checked by the
+        // slice below.
+        let out = &mut out[8 * k..8 * k + 8];
+        for j in (0..8).rev() {
+            let m = _mm256_movemask_epi8(v) as u32;
+            out[j] |= u64::from(m) << half;
+            v = _mm256_add_epi8(v, v);
+        }
+    }
+
+    /// # Safety
+    /// The CPU must have AVX2; `codes` and `masks` must hold `64 * groups` words, `planes`
+    /// `8 * groups`, `mplanes` `groups`.
+    #[target_feature(enable = "avx2")]
+    pub(super) unsafe fn slice_u8(
+        codes: &[u8],
+        masks: &[u8],
+        planes: &mut [u64],
+        mplanes: &mut [u64],
+        groups: usize,
+    ) {
+        for g in 0..groups {
+            let (c, m) = (&codes[64 * g..64 * g + 64], &masks[64 * g..64 * g + 64]);
+            let out = &mut planes[8 * g..8 * g + 8];
+            out.fill(0);
+            let mut mp = 0u64;
+            for h in 0..2 {
+                // SAFETY: 32 bytes at offset `32h` of the 64-byte slices `c` and `m`.
+                let (v, mv) = unsafe {
+                    (
+                        _mm256_loadu_si256(c.as_ptr().add(32 * h).cast()),
+                        _mm256_loadu_si256(m.as_ptr().add(32 * h).cast()),
+                    )
+                };
+                // SAFETY: AVX2 is the caller's guarantee.
+                unsafe { byte_planes(v, out, 0, 32 * h as u32) };
+                mp |= u64::from(_mm256_movemask_epi8(mv) as u32) << (32 * h);
+            }
+            mplanes[g] = mp;
+        }
+    }
+
+    /// # Safety
+    /// As [`slice_u8`], with 16 planes per group.
+    #[target_feature(enable = "avx2")]
+    pub(super) unsafe fn slice_u16(
+        codes: &[u16],
+        masks: &[u16],
+        planes: &mut [u64],
+        mplanes: &mut [u64],
+        groups: usize,
+    ) {
+        // Per lane: the low bytes of its 8 elements, then their high bytes.
+        let shuf = _mm256_setr_epi8(
+            0, 2, 4, 6, 8, 10, 12, 14, 1, 3, 5, 7, 9, 11, 13, 15, 0, 2, 4, 6, 8, 10, 12, 14, 1, 3,
+            5, 7, 9, 11, 13, 15,
+        );
+        for g in 0..groups {
+            let (c, m) = (&codes[64 * g..64 * g + 64], &masks[64 * g..64 * g + 64]);
+            let out = &mut planes[16 * g..16 * g + 16];
+            out.fill(0);
+            let mut mp = 0u64;
+            for h in 0..2 {
+                // SAFETY: 2 × 16 words at offset `32h` of the 64-word slices `c` and `m`.
+                let (v0, v1, m0, m1) = unsafe {
+                    let at = |s: &[u16], i: usize| _mm256_loadu_si256(s.as_ptr().add(i).cast());
+                    (
+                        at(c, 32 * h),
+                        at(c, 32 * h + 16),
+                        at(m, 32 * h),
+                        at(m, 32 * h + 16),
+                    )
+                };
+                // Qwords [lane 0 low, lane 0 high, lane 1 low, lane 1 high] -> low bytes of
+                // 16 elements in the low half, high bytes in the high half.
+                let f = |v| _mm256_permute4x64_epi64::<0xd8>(_mm256_shuffle_epi8(v, shuf));
+                let (a, b) = (f(v0), f(v1));
+                let lo = _mm256_permute2x128_si256::<0x20>(a, b);
+                let hi = _mm256_permute2x128_si256::<0x31>(a, b);
+                // SAFETY: AVX2 is the caller's guarantee.
+                unsafe {
+                    byte_planes(lo, out, 0, 32 * h as u32);
+                    byte_planes(hi, out, 1, 32 * h as u32);
+                }
+                // Masks are 0 or all ones: packing to bytes keeps them; fix the lane order.
+                let mb = _mm256_permute4x64_epi64::<0xd8>(_mm256_packs_epi16(m0, m1));
+                mp |= u64::from(_mm256_movemask_epi8(mb) as u32) << (32 * h);
+            }
+            mplanes[g] = mp;
+        }
+    }
+
+    /// Byte `k` of 32 consecutive 32-bit elements `v[0..4]` (8 each) in vector `k`.
+    ///
+    /// # Safety
+    /// The CPU must have AVX2.
+    #[inline]
+    #[target_feature(enable = "avx2")]
+    unsafe fn gather_bytes_u32(v: [__m256i; 4]) -> [__m256i; 4] {
+        // Per lane: byte k of its 4 elements in dword k; then dwords ordered so that qword
+        // k is byte k of the vector's 8 elements.
+        let shuf = _mm256_setr_epi8(
+            0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15, 0, 4, 8, 12, 1, 5, 9, 13, 2, 6,
+            10, 14, 3, 7, 11, 15,
+        );
+        let perm = _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7);
+        let x = v.map(|v| _mm256_permutevar8x32_epi32(_mm256_shuffle_epi8(v, shuf), perm));
+        // A 4 × 4 transpose of qwords.
+        let t0 = _mm256_unpacklo_epi64(x[0], x[1]);
+        let t1 = _mm256_unpackhi_epi64(x[0], x[1]);
+        let t2 = _mm256_unpacklo_epi64(x[2], x[3]);
+        let t3 = _mm256_unpackhi_epi64(x[2], x[3]);
+        [
+            _mm256_permute2x128_si256::<0x20>(t0, t2),
+            _mm256_permute2x128_si256::<0x20>(t1, t3),
+            _mm256_permute2x128_si256::<0x31>(t0, t2),
+            _mm256_permute2x128_si256::<0x31>(t1, t3),
+        ]
+    }
+
+    /// # Safety
+    /// As [`slice_u8`], with 32 planes per group.
+    #[target_feature(enable = "avx2")]
+    pub(super) unsafe fn slice_u32(
+        codes: &[u32],
+        masks: &[u32],
+        planes: &mut [u64],
+        mplanes: &mut [u64],
+        groups: usize,
+    ) {
+        for g in 0..groups {
+            let (c, m) = (&codes[64 * g..64 * g + 64], &masks[64 * g..64 * g + 64]);
+            let out = &mut planes[32 * g..32 * g + 32];
+            out.fill(0);
+            let mut mp = 0u64;
+            for h in 0..2 {
+                // SAFETY: 4 × 8 words at offset `32h` of the 64-word slice `c`, and 8 × 8
+                // words of `m`.
+                let v = unsafe {
+                    [0, 1, 2, 3].map(|i| _mm256_loadu_si256(c.as_ptr().add(32 * h + 8 * i).cast()))
+                };
+                // SAFETY: AVX2 is the caller's guarantee.
+                let b = unsafe { gather_bytes_u32(v) };
+                for (k, &b) in b.iter().enumerate() {
+                    // SAFETY: as above.
+                    unsafe { byte_planes(b, out, k, 32 * h as u32) };
+                }
+                for i in 0..4 {
+                    // SAFETY: 8 words at offset `32h + 8i < 64` of `m`.
+                    let mv = unsafe { _mm256_loadu_si256(m.as_ptr().add(32 * h + 8 * i).cast()) };
+                    let bits = _mm256_movemask_ps(_mm256_castsi256_ps(mv)) as u32 as u64;
+                    mp |= bits << (32 * h + 8 * i);
+                }
+            }
+            mplanes[g] = mp;
+        }
+    }
+
+    /// # Safety
+    /// As [`slice_u8`], with 64 planes per group.
+    #[target_feature(enable = "avx2")]
+    pub(super) unsafe fn slice_u64(
+        codes: &[u64],
+        masks: &[u64],
+        planes: &mut [u64],
+        mplanes: &mut [u64],
+        groups: usize,
+    ) {
+        for g in 0..groups {
+            let (c, m) = (&codes[64 * g..64 * g + 64], &masks[64 * g..64 * g + 64]);
+            let out = &mut planes[64 * g..64 * g + 64];
+            out.fill(0);
+            let mut mp = 0u64;
+            for h in 0..2 {
+                // SAFETY: 8 × 4 words at offset `32h` of the 64-word slice `c`.
+                let v = unsafe {
+                    [0, 1, 2, 3, 4, 5, 6, 7]
+                        .map(|i| _mm256_loadu_si256(c.as_ptr().add(32 * h + 4 * i).cast()))
+                };
+                // Low and high dwords of 8 elements each, in order: `vshufps` takes dwords
+                // 0, 2 (or 1, 3) of each lane of both vectors, giving elements
+                // 0, 1, 4, 5, 2, 3, 6, 7; `vpermq` restores the order.
+                let split = |a: __m256i, b: __m256i| {
+                    let (a, b) = (_mm256_castsi256_ps(a), _mm256_castsi256_ps(b));
+                    let fix = |x| _mm256_permute4x64_epi64::<0xd8>(_mm256_castps_si256(x));
+                    (
+                        fix(_mm256_shuffle_ps::<0x88>(a, b)),
+                        fix(_mm256_shuffle_ps::<0xdd>(a, b)),
+                    )
+                };
+                let (l0, h0) = split(v[0], v[1]);
+                let (l1, h1) = split(v[2], v[3]);
+                let (l2, h2) = split(v[4], v[5]);
+                let (l3, h3) = split(v[6], v[7]);
+                // SAFETY: AVX2 is the caller's guarantee.
+                let (lo, hi) = unsafe {
+                    (
+                        gather_bytes_u32([l0, l1, l2, l3]),
+                        gather_bytes_u32([h0, h1, h2, h3]),
+                    )
+                };
+                for k in 0..4 {
+                    // SAFETY: as above.
+                    unsafe {
+                        byte_planes(lo[k], out, k, 32 * h as u32);
+                        byte_planes(hi[k], out, k + 4, 32 * h as u32);
+                    }
+                }
+                for i in 0..8 {
+                    // SAFETY: 4 words at offset `32h + 4i < 64` of `m`.
+                    let mv = unsafe { _mm256_loadu_si256(m.as_ptr().add(32 * h + 4 * i).cast()) };
+                    let bits = _mm256_movemask_pd(_mm256_castsi256_pd(mv)) as u32 as u64;
+                    mp |= bits << (32 * h + 4 * i);
+                }
+            }
+            mplanes[g] = mp;
+        }
+    }
+}
