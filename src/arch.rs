@@ -70,6 +70,28 @@ pub(crate) fn vectorized<R>(f: impl FnOnce() -> R) -> R {
     f()
 }
 
+/// Ask the CPU to bring `s` into the cache (one prefetch per 64-byte line): for kernels
+/// that read a tile and then compute on it long enough for the next tile's loads to stall
+/// (`choose`'s bit counting). A hint only; nothing is read or written.
+#[inline(always)]
+pub(crate) fn prefetch<T>(s: &[T]) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        let (p, bytes) = (s.as_ptr().cast::<i8>(), std::mem::size_of_val(s));
+        for off in (0..bytes).step_by(64) {
+            // SAFETY: `prefetcht0` needs only SSE, which every x86-64 CPU has; it is a hint
+            // that neither faults nor changes memory, here of an address inside `s`.
+            unsafe {
+                std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(
+                    p.wrapping_add(off),
+                );
+            }
+        }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = s;
+}
+
 /// `f()`, with AVX2 code generation for everything inlined into it.
 ///
 /// # Safety

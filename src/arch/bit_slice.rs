@@ -46,21 +46,20 @@ entry!(bit_slice_u64, u64, slice_u64);
 mod kernels {
     use std::arch::x86_64::*;
 
-    /// Planes `8k .. 8k + 8` of 32 elements whose byte `k` is each byte of `v`, OR-ed into
-    /// `out` shifted by `half` (0 or 32).
+    /// Planes `8k .. 8k + 8` of 64 elements whose byte `k` is each byte of `lo` (elements
+    /// 0..32) and of `hi` (32..64), written to `out[8k .. 8k + 8]`.
     ///
     /// # Safety
     /// The CPU must have AVX2.
     #[inline]
     #[target_feature(enable = "avx2")]
-    unsafe fn byte_planes(mut v: __m256i, out: &mut [u64], k: usize, half: u32) {
-        // `out` holds the group's planes: indices `8k .. 8k + 8` are checked by the
-        // slice below.
+    unsafe fn byte_planes(mut lo: __m256i, mut hi: __m256i, out: &mut [u64], k: usize) {
         let out = &mut out[8 * k..8 * k + 8];
         for j in (0..8).rev() {
-            let m = _mm256_movemask_epi8(v) as u32;
-            out[j] |= u64::from(m) << half;
-            v = _mm256_add_epi8(v, v);
+            let (a, b) = (_mm256_movemask_epi8(lo) as u32, _mm256_movemask_epi8(hi) as u32);
+            out[j] = u64::from(a) | (u64::from(b) << 32);
+            lo = _mm256_add_epi8(lo, lo);
+            hi = _mm256_add_epi8(hi, hi);
         }
     }
 
@@ -77,22 +76,15 @@ mod kernels {
     ) {
         for g in 0..groups {
             let (c, m) = (&codes[64 * g..64 * g + 64], &masks[64 * g..64 * g + 64]);
-            let out = &mut planes[8 * g..8 * g + 8];
-            out.fill(0);
-            let mut mp = 0u64;
-            for h in 0..2 {
-                // SAFETY: 32 bytes at offset `32h` of the 64-byte slices `c` and `m`.
-                let (v, mv) = unsafe {
-                    (
-                        _mm256_loadu_si256(c.as_ptr().add(32 * h).cast()),
-                        _mm256_loadu_si256(m.as_ptr().add(32 * h).cast()),
-                    )
-                };
-                // SAFETY: AVX2 is the caller's guarantee.
-                unsafe { byte_planes(v, out, 0, 32 * h as u32) };
-                mp |= u64::from(_mm256_movemask_epi8(mv) as u32) << (32 * h);
-            }
-            mplanes[g] = mp;
+            // SAFETY: 32 bytes at offsets 0 and 32 of the 64-byte slices `c` and `m`.
+            let [v0, v1, m0, m1] = unsafe {
+                let at = |s: &[u8], i: usize| _mm256_loadu_si256(s.as_ptr().add(i).cast());
+                [at(c, 0), at(c, 32), at(m, 0), at(m, 32)]
+            };
+            // SAFETY: AVX2 is the caller's guarantee.
+            unsafe { byte_planes(v0, v1, &mut planes[8 * g..8 * g + 8], 0) };
+            let (a, b) = (_mm256_movemask_epi8(m0) as u32, _mm256_movemask_epi8(m1) as u32);
+            mplanes[g] = u64::from(a) | (u64::from(b) << 32);
         }
     }
 
@@ -113,36 +105,32 @@ mod kernels {
         );
         for g in 0..groups {
             let (c, m) = (&codes[64 * g..64 * g + 64], &masks[64 * g..64 * g + 64]);
+            // SAFETY: 16 words at offsets 0, 16, 32, 48 of the 64-word slices `c` and `m`.
+            let (v, mv) = unsafe {
+                let at = |s: &[u16], i: usize| _mm256_loadu_si256(s.as_ptr().add(i).cast());
+                (
+                    [at(c, 0), at(c, 16), at(c, 32), at(c, 48)],
+                    [at(m, 0), at(m, 16), at(m, 32), at(m, 48)],
+                )
+            };
+            // Qwords [lane 0 low, lane 0 high, lane 1 low, lane 1 high] -> low bytes of 16
+            // elements in the low half, high bytes in the high half; then two vectors' halves
+            // joined: low (high) bytes of 32 elements.
+            let f = |v| _mm256_permute4x64_epi64::<0xd8>(_mm256_shuffle_epi8(v, shuf));
+            let x = v.map(f);
+            let lo = |a, b| _mm256_permute2x128_si256::<0x20>(a, b);
+            let hi = |a, b| _mm256_permute2x128_si256::<0x31>(a, b);
             let out = &mut planes[16 * g..16 * g + 16];
-            out.fill(0);
-            let mut mp = 0u64;
-            for h in 0..2 {
-                // SAFETY: 2 × 16 words at offset `32h` of the 64-word slices `c` and `m`.
-                let (v0, v1, m0, m1) = unsafe {
-                    let at = |s: &[u16], i: usize| _mm256_loadu_si256(s.as_ptr().add(i).cast());
-                    (
-                        at(c, 32 * h),
-                        at(c, 32 * h + 16),
-                        at(m, 32 * h),
-                        at(m, 32 * h + 16),
-                    )
-                };
-                // Qwords [lane 0 low, lane 0 high, lane 1 low, lane 1 high] -> low bytes of
-                // 16 elements in the low half, high bytes in the high half.
-                let f = |v| _mm256_permute4x64_epi64::<0xd8>(_mm256_shuffle_epi8(v, shuf));
-                let (a, b) = (f(v0), f(v1));
-                let lo = _mm256_permute2x128_si256::<0x20>(a, b);
-                let hi = _mm256_permute2x128_si256::<0x31>(a, b);
-                // SAFETY: AVX2 is the caller's guarantee.
-                unsafe {
-                    byte_planes(lo, out, 0, 32 * h as u32);
-                    byte_planes(hi, out, 1, 32 * h as u32);
-                }
-                // Masks are 0 or all ones: packing to bytes keeps them; fix the lane order.
-                let mb = _mm256_permute4x64_epi64::<0xd8>(_mm256_packs_epi16(m0, m1));
-                mp |= u64::from(_mm256_movemask_epi8(mb) as u32) << (32 * h);
+            // SAFETY: AVX2 is the caller's guarantee.
+            unsafe {
+                byte_planes(lo(x[0], x[1]), lo(x[2], x[3]), out, 0);
+                byte_planes(hi(x[0], x[1]), hi(x[2], x[3]), out, 1);
             }
-            mplanes[g] = mp;
+            // Masks are 0 or all ones: packing to bytes keeps them; fix the lane order.
+            let pack = |a, b| _mm256_permute4x64_epi64::<0xd8>(_mm256_packs_epi16(a, b));
+            let a = _mm256_movemask_epi8(pack(mv[0], mv[1])) as u32;
+            let b = _mm256_movemask_epi8(pack(mv[2], mv[3])) as u32;
+            mplanes[g] = u64::from(a) | (u64::from(b) << 32);
         }
     }
 
@@ -186,27 +174,30 @@ mod kernels {
     ) {
         for g in 0..groups {
             let (c, m) = (&codes[64 * g..64 * g + 64], &masks[64 * g..64 * g + 64]);
+            // SAFETY: 8 words at offsets `8i < 64` of the 64-word slices `c` and `m`.
+            let (v, mv) = unsafe {
+                let at = |s: &[u32], i: usize| _mm256_loadu_si256(s.as_ptr().add(8 * i).cast());
+                (
+                    [0, 1, 2, 3, 4, 5, 6, 7].map(|i| at(c, i)),
+                    [0, 1, 2, 3, 4, 5, 6, 7].map(|i| at(m, i)),
+                )
+            };
+            // SAFETY: AVX2 is the caller's guarantee.
+            let (lo, hi) = unsafe {
+                (
+                    gather_bytes_u32([v[0], v[1], v[2], v[3]]),
+                    gather_bytes_u32([v[4], v[5], v[6], v[7]]),
+                )
+            };
             let out = &mut planes[32 * g..32 * g + 32];
-            out.fill(0);
+            for k in 0..4 {
+                // SAFETY: as above.
+                unsafe { byte_planes(lo[k], hi[k], out, k) };
+            }
             let mut mp = 0u64;
-            for h in 0..2 {
-                // SAFETY: 4 × 8 words at offset `32h` of the 64-word slice `c`, and 8 × 8
-                // words of `m`.
-                let v = unsafe {
-                    [0, 1, 2, 3].map(|i| _mm256_loadu_si256(c.as_ptr().add(32 * h + 8 * i).cast()))
-                };
-                // SAFETY: AVX2 is the caller's guarantee.
-                let b = unsafe { gather_bytes_u32(v) };
-                for (k, &b) in b.iter().enumerate() {
-                    // SAFETY: as above.
-                    unsafe { byte_planes(b, out, k, 32 * h as u32) };
-                }
-                for i in 0..4 {
-                    // SAFETY: 8 words at offset `32h + 8i < 64` of `m`.
-                    let mv = unsafe { _mm256_loadu_si256(m.as_ptr().add(32 * h + 8 * i).cast()) };
-                    let bits = _mm256_movemask_ps(_mm256_castsi256_ps(mv)) as u32 as u64;
-                    mp |= bits << (32 * h + 8 * i);
-                }
+            for (i, &mv) in mv.iter().enumerate() {
+                let bits = _mm256_movemask_ps(_mm256_castsi256_ps(mv)) as u32 as u64;
+                mp |= bits << (8 * i);
             }
             mplanes[g] = mp;
         }
@@ -222,52 +213,50 @@ mod kernels {
         mplanes: &mut [u64],
         groups: usize,
     ) {
+        // Low and high dwords of 8 elements each, in order: `vshufps` takes dwords 0, 2 (or
+        // 1, 3) of each lane of both vectors, giving elements 0, 1, 4, 5, 2, 3, 6, 7; `vpermq`
+        // restores the order.
+        let split = |a: __m256i, b: __m256i| {
+            let (a, b) = (_mm256_castsi256_ps(a), _mm256_castsi256_ps(b));
+            let fix = |x| _mm256_permute4x64_epi64::<0xd8>(_mm256_castps_si256(x));
+            (
+                fix(_mm256_shuffle_ps::<0x88>(a, b)),
+                fix(_mm256_shuffle_ps::<0xdd>(a, b)),
+            )
+        };
         for g in 0..groups {
             let (c, m) = (&codes[64 * g..64 * g + 64], &masks[64 * g..64 * g + 64]);
             let out = &mut planes[64 * g..64 * g + 64];
-            out.fill(0);
-            let mut mp = 0u64;
+            let mut halves = [[_mm256_setzero_si256(); 4]; 4];
             for h in 0..2 {
-                // SAFETY: 8 × 4 words at offset `32h` of the 64-word slice `c`.
+                // SAFETY: 4 words at offsets `32h + 4i < 64` of the 64-word slice `c`.
                 let v = unsafe {
                     [0, 1, 2, 3, 4, 5, 6, 7]
                         .map(|i| _mm256_loadu_si256(c.as_ptr().add(32 * h + 4 * i).cast()))
-                };
-                // Low and high dwords of 8 elements each, in order: `vshufps` takes dwords
-                // 0, 2 (or 1, 3) of each lane of both vectors, giving elements
-                // 0, 1, 4, 5, 2, 3, 6, 7; `vpermq` restores the order.
-                let split = |a: __m256i, b: __m256i| {
-                    let (a, b) = (_mm256_castsi256_ps(a), _mm256_castsi256_ps(b));
-                    let fix = |x| _mm256_permute4x64_epi64::<0xd8>(_mm256_castps_si256(x));
-                    (
-                        fix(_mm256_shuffle_ps::<0x88>(a, b)),
-                        fix(_mm256_shuffle_ps::<0xdd>(a, b)),
-                    )
                 };
                 let (l0, h0) = split(v[0], v[1]);
                 let (l1, h1) = split(v[2], v[3]);
                 let (l2, h2) = split(v[4], v[5]);
                 let (l3, h3) = split(v[6], v[7]);
                 // SAFETY: AVX2 is the caller's guarantee.
-                let (lo, hi) = unsafe {
-                    (
-                        gather_bytes_u32([l0, l1, l2, l3]),
-                        gather_bytes_u32([h0, h1, h2, h3]),
-                    )
-                };
-                for k in 0..4 {
-                    // SAFETY: as above.
-                    unsafe {
-                        byte_planes(lo[k], out, k, 32 * h as u32);
-                        byte_planes(hi[k], out, k + 4, 32 * h as u32);
-                    }
+                unsafe {
+                    halves[h] = gather_bytes_u32([l0, l1, l2, l3]);
+                    halves[2 + h] = gather_bytes_u32([h0, h1, h2, h3]);
                 }
-                for i in 0..8 {
-                    // SAFETY: 4 words at offset `32h + 4i < 64` of `m`.
-                    let mv = unsafe { _mm256_loadu_si256(m.as_ptr().add(32 * h + 4 * i).cast()) };
-                    let bits = _mm256_movemask_pd(_mm256_castsi256_pd(mv)) as u32 as u64;
-                    mp |= bits << (32 * h + 4 * i);
+            }
+            for k in 0..4 {
+                // SAFETY: as above.
+                unsafe {
+                    byte_planes(halves[0][k], halves[1][k], out, k);
+                    byte_planes(halves[2][k], halves[3][k], out, k + 4);
                 }
+            }
+            let mut mp = 0u64;
+            for i in 0..16 {
+                // SAFETY: 4 words at offset `4i < 64` of `m`.
+                let mv = unsafe { _mm256_loadu_si256(m.as_ptr().add(4 * i).cast()) };
+                let bits = _mm256_movemask_pd(_mm256_castsi256_pd(mv)) as u32 as u64;
+                mp |= bits << (4 * i);
             }
             mplanes[g] = mp;
         }

@@ -612,6 +612,28 @@ where
     }
 }
 
+/// Prepare and transpose the elements `from .. from + 64 * groups` of `words` (zero and
+/// masked beyond its end) into `planes` and `mplanes`, through the buffers `code`, `mask`.
+#[inline(always)]
+fn load_groups<W>(
+    prep: &Prepare<W>,
+    words: &[W],
+    from: usize,
+    groups: usize,
+    (code, mask): (&mut [W], &mut [W]),
+    planes: &mut [u64],
+    mplanes: &mut [u64],
+) where
+    W: SliceWord + PrimInt + WrappingAdd + WrappingSub,
+{
+    let elems = 64 * groups;
+    let have = words.len().saturating_sub(from).min(elems);
+    prepare_run(prep, &words[from.min(words.len())..][..have], code, mask);
+    code[have..elems].fill(W::zero());
+    mask[have..elems].fill(W::zero());
+    transpose_groups(&code[..elems], &mask[..elems], planes, mplanes);
+}
+
 /// Pairs per tile of the bit-sliced counter (a multiple of 64).
 const SLICED_TILE: usize = 4096;
 /// The largest `inner` for which a tile's second elements are read from the same planes
@@ -655,21 +677,6 @@ where
                 (vec![0u64; span_groups * bits], vec![0u64; span_groups])
             };
             let mut valid = vec![0u64; SLICED_TILE / 64];
-            // Prepare and transpose the elements `from .. from + 64 * groups` (zero and
-            // masked beyond the stream) into `planes`' groups from `at`.
-            let mut load = |from: usize, groups: usize, at: usize, planes: &mut [u64], mplanes: &mut [u64]| {
-                let elems = 64 * groups;
-                let have = len.saturating_sub(from).min(elems);
-                prepare_run(&prep, &words[from..from + have], &mut code, &mut mask);
-                code[have..elems].fill(W::zero());
-                mask[have..elems].fill(W::zero());
-                transpose_groups(
-                    &code[..elems],
-                    &mask[..elems],
-                    &mut planes[at * bits..],
-                    &mut mplanes[at..],
-                );
-            };
             let (q, r) = (inner / 64, (inner % 64) as u32);
             let (mut base, mut done) = (0usize, 0usize); // global groups: planes[0], end
             let mut t = 0;
@@ -685,14 +692,33 @@ where
                     mplanes.copy_within(g0 - base..done - base, 0);
                     base = g0;
                     let end = g0 + kg + q + 2;
-                    load(done * 64, end - done, keep, &mut planes, &mut mplanes);
+                    load_groups(
+                        &prep,
+                        words,
+                        done * 64,
+                        end - done,
+                        (&mut code, &mut mask),
+                        &mut planes[keep * bits..],
+                        &mut mplanes[keep..],
+                    );
                     done = end;
                     r
                 } else {
-                    load(t, kg + 1, 0, &mut planes, &mut mplanes);
-                    load(t + inner, kg + 1, 0, &mut planes2, &mut mplanes2);
+                    let bufs = (&mut code[..], &mut mask[..]);
+                    load_groups(&prep, words, t, kg + 1, bufs, &mut planes, &mut mplanes);
+                    let bufs = (&mut code[..], &mut mask[..]);
+                    let (p2, m2) = (&mut planes2[..], &mut mplanes2[..]);
+                    load_groups(&prep, words, t + inner, kg + 1, bufs, p2, m2);
                     0
                 };
+                // The next tile's new elements, read while this one is counted.
+                let ahead = if shared { done * 64 } else { t + SLICED_TILE };
+                let ahead = ahead.min(len);
+                crate::arch::prefetch(&words[ahead..(ahead + SLICED_TILE).min(len)]);
+                if !shared {
+                    let ahead = (t + inner + SLICED_TILE).min(len);
+                    crate::arch::prefetch(&words[ahead..(ahead + SLICED_TILE).min(len)]);
+                }
                 let (second, msecond) = if shared {
                     (&planes[q * bits..], &mplanes[q..])
                 } else {
