@@ -39,7 +39,9 @@ mod f16c;
 mod stream;
 mod widen;
 
-pub(crate) use bit_slice::{bit_slice_u8, bit_slice_u16, bit_slice_u32, bit_slice_u64};
+pub(crate) use bit_slice::{
+    bit_slice_u8, bit_slice_u16, bit_slice_u32, bit_slice_u64, count_plane_pairs_avx2,
+};
 pub(crate) use byte_float::{ByteFloatPlan, f32_to_byte_float};
 pub(crate) use f16c::F16c;
 #[cfg(any(feature = "rayon", test))]

@@ -261,4 +261,109 @@ mod kernels {
             mplanes[g] = mp;
         }
     }
+
+    /// # Safety
+    /// The CPU must have AVX2; `bits` a multiple of 4 at most 64, `shift < 64`, `first`
+    /// at least `valid.len() * bits` words and `second` `(valid.len() + 1) * bits`.
+    #[target_feature(enable = "avx2")]
+    pub(super) unsafe fn count_pairs(
+        bits: usize,
+        first: &[u64],
+        second: &[u64],
+        shift: u32,
+        valid: &[u64],
+        [ta, tb, tboth]: [&mut [u64; 64]; 3],
+    ) {
+        let groups = valid.len();
+        let lut = _mm256_setr_epi8(
+            0, 1, 1, 2, 1, 2, 2, 3, 1, 2, 2, 3, 2, 3, 3, 4, 0, 1, 1, 2, 1, 2, 2, 3, 1, 2, 2, 3,
+            2, 3, 3, 4,
+        );
+        let low = _mm256_set1_epi8(0x0f);
+        let zero = _mm256_setzero_si256();
+        let count = |x: __m256i| {
+            let lo = _mm256_shuffle_epi8(lut, _mm256_and_si256(x, low));
+            let hi = _mm256_shuffle_epi8(lut, _mm256_and_si256(_mm256_srli_epi16::<4>(x), low));
+            _mm256_add_epi8(lo, hi)
+        };
+        let (right, left) = (
+            _mm_cvtsi32_si128(shift as i32),
+            _mm_cvtsi32_si128(63 - shift as i32),
+        );
+        for pb in (0..bits).step_by(4) {
+            let (mut wa, mut wb, mut wab) = (zero, zero, zero);
+            let mut k = 0;
+            while k < groups {
+                let end = groups.min(k + 31);
+                let (mut ca, mut cb, mut cab) = (zero, zero, zero);
+                while k < end {
+                    // SAFETY: planes `pb .. pb + 4` of group `k` (`pb + 4 <= bits`) of
+                    // `first` and of groups `k`, `k + 1` of `second`, `k < groups`: within
+                    // the lengths the caller guarantees.
+                    let (f, s0, s1) = unsafe {
+                        (
+                            _mm256_loadu_si256(first.as_ptr().add(k * bits + pb).cast()),
+                            _mm256_loadu_si256(second.as_ptr().add(k * bits + pb).cast()),
+                            _mm256_loadu_si256(second.as_ptr().add((k + 1) * bits + pb).cast()),
+                        )
+                    };
+                    let v = _mm256_set1_epi64x(valid[k] as i64);
+                    // `(s0 >> shift) | (s1 << (64 - shift))`, nothing from `s1` at shift 0.
+                    let hi = _mm256_slli_epi64::<1>(_mm256_sll_epi64(s1, left));
+                    let y = _mm256_or_si256(_mm256_srl_epi64(s0, right), hi);
+                    let (x, y) = (_mm256_and_si256(f, v), _mm256_and_si256(y, v));
+                    ca = _mm256_add_epi8(ca, count(x));
+                    cb = _mm256_add_epi8(cb, count(y));
+                    cab = _mm256_add_epi8(cab, count(_mm256_and_si256(x, y)));
+                    k += 1;
+                }
+                // At most 31 × 8 = 248 per byte counter: no overflow before this.
+                wa = _mm256_add_epi64(wa, _mm256_sad_epu8(ca, zero));
+                wb = _mm256_add_epi64(wb, _mm256_sad_epu8(cb, zero));
+                wab = _mm256_add_epi64(wab, _mm256_sad_epu8(cab, zero));
+            }
+            let lanes = |w: __m256i| {
+                let mut out = [0u64; 4];
+                // SAFETY: 32 bytes into a local array of 4 `u64`.
+                unsafe { _mm256_storeu_si256(out.as_mut_ptr().cast(), w) };
+                out
+            };
+            let (la, lb, lab) = (lanes(wa), lanes(wb), lanes(wab));
+            for i in 0..4 {
+                ta[pb + i] += la[i];
+                tb[pb + i] += lb[i];
+                tboth[pb + i] += lab[i];
+            }
+        }
+    }
+}
+
+/// The pair counts of `convert::bit_counts::count_plane_pairs` (the same arguments, `bits`
+/// planes per group, a multiple of 4), in AVX2: four planes per vector, popcounts by
+/// nibble table (`vpshufb`) into byte counters, summed into 64-bit lanes (`vpsadbw`)
+/// every 31 groups. `None` when the CPU has no AVX2 (nothing added).
+pub(crate) fn count_plane_pairs_avx2(
+    bits: usize,
+    first: &[u64],
+    second: &[u64],
+    shift: u32,
+    valid: &[u64],
+    totals: [&mut [u64; 64]; 3],
+) -> Option<u64> {
+    let groups = valid.len();
+    let fits = bits % 4 == 0
+        && bits <= 64
+        && shift < 64
+        && first.len() >= groups * bits
+        && second.len() >= (groups + 1) * bits;
+    #[cfg(target_arch = "x86_64")]
+    if fits && super::has_avx2() {
+        // SAFETY: the CPU has AVX2 (checked just above); `first` holds `groups` groups of
+        // `bits` planes and `second` one more, `bits` is a multiple of 4 at most 64 and
+        // `shift < 64` (all checked in `fits`).
+        unsafe { kernels::count_pairs(bits, first, second, shift, valid, totals) };
+        return Some(valid.iter().map(|v| u64::from(v.count_ones())).sum());
+    }
+    let _ = (fits, first, second, shift, totals);
+    None
 }

@@ -626,13 +626,29 @@ fn load_groups<W>(
 ) where
     W: SliceWord + PrimInt + WrappingAdd + WrappingSub,
 {
-    let elems = 64 * groups;
-    let have = words.len().saturating_sub(from).min(elems);
-    prepare_run(prep, &words[from.min(words.len())..][..have], code, mask);
-    code[have..elems].fill(W::zero());
-    mask[have..elems].fill(W::zero());
-    transpose_groups(&code[..elems], &mask[..elems], planes, mplanes);
+    let bits = W::BITS as usize;
+    // A few groups at a time, so that the prepared words stay in L1 for the transpose.
+    let step = code.len().min(mask.len()) / 64;
+    let mut g = 0;
+    while g < groups {
+        let n = step.min(groups - g);
+        let (elems, start) = (64 * n, from + 64 * g);
+        let have = words.len().saturating_sub(start).min(elems);
+        // The words a tile ahead, a few lines per step: the loads of the next tile do not
+        // wait on memory, and the prefetches do not queue up behind each other.
+        let ahead = (start + PREFETCH_AHEAD).min(words.len());
+        crate::arch::prefetch(&words[ahead..(ahead + elems).min(words.len())]);
+        prepare_run(prep, &words[start.min(words.len())..][..have], code, mask);
+        code[have..elems].fill(W::zero());
+        mask[have..elems].fill(W::zero());
+        let (p, m) = (&mut planes[g * bits..], &mut mplanes[g..]);
+        transpose_groups(&code[..elems], &mask[..elems], p, m);
+        g += n;
+    }
 }
+
+/// How far ahead of the words being prepared the counter prefetches (elements).
+const PREFETCH_AHEAD: usize = 2048;
 
 /// Pairs per tile of the bit-sliced counter (a multiple of 64).
 const SLICED_TILE: usize = 4096;
@@ -667,8 +683,8 @@ where
             // Groups of planes held: a tile's, the `inner` after it, and two more for the
             // funnel shift (its group `k + 1`) and the alignment.
             let span_groups = SLICED_TILE / 64 + if shared { inner / 64 + 3 } else { 2 };
-            let mut code = vec![W::zero(); span_groups * 64];
-            let mut mask = vec![W::zero(); span_groups * 64];
+            // Prepared words of up to 4 groups (1 KiB of f32) at a time.
+            let (mut code, mut mask) = ([W::zero(); 256], [W::zero(); 256]);
             let mut planes = vec![0u64; span_groups * bits];
             let mut mplanes = vec![0u64; span_groups];
             let (mut planes2, mut mplanes2) = if shared {
@@ -711,14 +727,6 @@ where
                     load_groups(&prep, words, t + inner, kg + 1, bufs, p2, m2);
                     0
                 };
-                // The next tile's new elements, read while this one is counted.
-                let ahead = if shared { done * 64 } else { t + SLICED_TILE };
-                let ahead = ahead.min(len);
-                crate::arch::prefetch(&words[ahead..(ahead + SLICED_TILE).min(len)]);
-                if !shared {
-                    let ahead = (t + inner + SLICED_TILE).min(len);
-                    crate::arch::prefetch(&words[ahead..(ahead + SLICED_TILE).min(len)]);
-                }
                 let (second, msecond) = if shared {
                     (&planes[q * bits..], &mplanes[q..])
                 } else {

@@ -129,6 +129,24 @@ pub(crate) fn count_plane_pairs<const BITS: usize>(
     counts: &mut PlaneCounts<'_>,
 ) -> u64 {
     debug_assert!(shift < 64 && BITS <= 64);
+    let totals = [&mut *counts.a, &mut *counts.b, &mut *counts.both];
+    if let Some(pairs) =
+        crate::arch::count_plane_pairs_avx2(BITS, first, second, shift, valid, totals)
+    {
+        return pairs;
+    }
+    count_plane_pairs_fallback::<BITS>(first, second, shift, valid, counts)
+}
+
+/// The portable [`count_plane_pairs`]: the reference of the AVX2 twin, and the fallback.
+#[inline(always)]
+pub(crate) fn count_plane_pairs_fallback<const BITS: usize>(
+    first: &[u64],
+    second: &[u64],
+    shift: u32,
+    valid: &[u64],
+    counts: &mut PlaneCounts<'_>,
+) -> u64 {
     let groups = valid.len();
     let (first, second) = (&first[..groups * BITS], &second[..(groups + 1) * BITS]);
     let mut pairs = 0u64;
