@@ -25,7 +25,8 @@ use serde_json::{Value, json};
 use super::ChooseError;
 use crate::convert::{CastOptions, Class, Exact, Rounding, exact_of, round_into};
 use crate::dtype::derive::{ArithOp, arith, f64_to_exact};
-use crate::dtype::{DTypeId, FloatLayout, Format, IntLayout, Real, Word, Words};
+use crate::convert::bit_counts::finite_key_range;
+use crate::dtype::{DTypeId, FloatLayout, Format, IntLayout, NanEncoding, Real, Word, Words};
 
 /// The smallest and largest finite values of an array (NaN and ±Inf skipped).
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -53,6 +54,11 @@ impl FiniteRange {
     {
         if let Format::Float(l) = T::FORMAT {
             if l.signed {
+                if let Some(s) = data.as_slice_memory_order() {
+                    if let Some(r) = float_range_words(&l, crate::convert::words_of(s)) {
+                        return r;
+                    }
+                }
                 return match data.as_slice_memory_order() {
                     Some(s) => float_range(&l, s.iter().copied()),
                     None => float_range(&l, data.iter().copied()),
@@ -103,6 +109,13 @@ impl FiniteRange {
                 id.word_bits()
             )));
         }
+        if let Format::Float(l) = format {
+            if l.signed {
+                if let Some(r) = float_range_words(&l, words) {
+                    return Ok(r);
+                }
+            }
+        }
         fn each<W: Word>(w: &[W], f: impl FnMut(u64)) {
             w.iter().map(|x| x.to_u64()).for_each(f);
         }
@@ -149,6 +162,59 @@ impl FiniteRange {
             max: value(hi.1),
         }))
     }
+}
+
+/// The range of a signed float type's codes by the vectorized key fold
+/// (`convert::bit_counts::finite_key_range`), for the layouts whose non-finite codes have
+/// the largest magnitudes (`None`, "not this way", for the `fnuz` types): finite codes
+/// ordered as sign-magnitude integers, ±0 equal and the first zero met standing for them
+/// (as [`float_range`] does).
+fn float_range_words(l: &FloatLayout, words: Words<'_>) -> Option<Option<FiniteRange>> {
+    if l.nan == NanEncoding::NegativeZero {
+        return None;
+    }
+    let (sign, mag, max) = (l.sign_bit(), l.magnitude_mask(), l.max_finite_bits());
+    #[inline(always)]
+    fn keys<W: Word>(w: &[W], sign: u64, mag: u64, max: u64) -> Option<(i64, i64)> {
+        crate::arch::vectorized(
+            #[inline(always)]
+            || finite_key_range(w, sign, mag, max),
+        )
+    }
+    fn first_zero<W: Word>(w: &[W], mag: u64) -> Option<u64> {
+        w.iter().map(|x| x.to_u64()).find(|&b| b & mag == 0)
+    }
+    let range = match words {
+        Words::U8(w) => keys(w, sign, mag, max),
+        Words::U16(w) => keys(w, sign, mag, max),
+        Words::U32(w) => keys(w, sign, mag, max),
+        Words::U64(w) => keys(w, sign, mag, max),
+    };
+    let Some((lo, hi)) = range else {
+        return Some(None);
+    };
+    // Only a zero end needs the first zero's sign (a scan that stops there).
+    let zero = if lo == 0 || hi == 0 {
+        match words {
+            Words::U8(w) => first_zero(w, mag),
+            Words::U16(w) => first_zero(w, mag),
+            Words::U32(w) => first_zero(w, mag),
+            Words::U64(w) => first_zero(w, mag),
+        }
+    } else {
+        None
+    };
+    let format = Format::Float(*l);
+    let code = |k: i64| match k {
+        0 => zero.unwrap_or(0) & format.mask(),
+        k if k < 0 => sign | k.unsigned_abs(),
+        k => k as u64,
+    };
+    let value = |k: i64| exact_of(format, code(k)).to_f64();
+    Some(Some(FiniteRange {
+        min: value(lo),
+        max: value(hi),
+    }))
 }
 
 /// The range of a signed float type's elements by their codes: finite codes ordered as

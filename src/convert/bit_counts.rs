@@ -208,12 +208,13 @@ fn ones(n: usize) -> u64 {
     if n >= 64 { u64::MAX } else { (1u64 << n) - 1 }
 }
 
-/// The finite extremes of a run of float codes as sign-magnitude keys: returns
-/// `(lo_key, lo_code, hi_key, hi_code)` folded into `acc`, for codes whose magnitude
-/// (`code & mag_mask`) is at most `max_mag` (finite) — NaN and ±Inf have larger
-/// magnitudes in every signed float layout with those codes. `sign` is the sign bit.
-/// Vectorizes in lanes of `i64` (two passes: keys' min and max, then the first code of
-/// each).
+/// The finite extremes of a run of float codes, as sign-magnitude keys (`-magnitude` for a
+/// negative code, ±0 both 0): `(min, max)` over the codes whose magnitude
+/// (`code & mag_mask`) is at most `max_mag`, `None` when there is none. Such a magnitude
+/// test is the finite test of every signed float layout whose NaNs and infinities have
+/// the largest magnitudes (IEEE, all-ones NaN, no NaN) — not of the `fnuz` types, whose NaN
+/// is the negative zero. Keys of up to 32-bit codes are `i32` (eight lanes of AVX2), of
+/// 64-bit codes `i64`; both are returned as `i64`.
 #[inline(always)]
 pub(crate) fn finite_key_range<W: Word>(
     codes: &[W],
@@ -221,37 +222,52 @@ pub(crate) fn finite_key_range<W: Word>(
     mag_mask: u64,
     max_mag: u64,
 ) -> Option<(i64, i64)> {
-    const LANES: usize = 8;
-    let key = |w: W| -> i64 {
-        let b = w.to_u64();
-        let mag = b & mag_mask;
-        let k = mag as i64;
-        let neg = (b & sign != 0) as i64;
-        // `-k` when negative, branch-free; a non-finite code gets the neutral keys below.
-        (k ^ -neg) + neg
-    };
-    let finite = |w: W| (w.to_u64() & mag_mask) <= max_mag;
-    let (mut lo, mut hi) = ([i64::MAX; LANES], [i64::MIN; LANES]);
-    let mut chunks = codes.chunks_exact(LANES);
-    for c in &mut chunks {
-        for l in 0..LANES {
-            let (k, f) = (key(c[l]), finite(c[l]));
-            lo[l] = lo[l].min(if f { k } else { i64::MAX });
-            hi[l] = hi[l].max(if f { k } else { i64::MIN });
-        }
+    if W::BITS <= 32 {
+        key_range_32(codes, sign as u32, mag_mask as u32, max_mag as u32)
+    } else {
+        key_range_64(codes, sign, mag_mask, max_mag)
     }
-    for &w in chunks.remainder() {
-        if finite(w) {
-            lo[0] = lo[0].min(key(w));
-            hi[0] = hi[0].max(key(w));
-        }
-    }
-    let (lo, hi) = (
-        lo.into_iter().min().unwrap_or(i64::MAX),
-        hi.into_iter().max().unwrap_or(i64::MIN),
-    );
-    (lo <= hi).then_some((lo, hi))
 }
+
+macro_rules! key_range {
+    ($name:ident, $u:ty, $i:ty) => {
+        #[inline(always)]
+        fn $name<W: Word>(codes: &[W], sign: $u, mag_mask: $u, max_mag: $u) -> Option<(i64, i64)> {
+            const LANES: usize = 32 / std::mem::size_of::<$u>() * 2;
+            // Branch-free: the key, or the neutral element of each fold when not finite.
+            let keys = |w: W| -> ($i, $i) {
+                let b = w.to_u64() as $u;
+                let mag = b & mag_mask;
+                let neg = <$i>::from(b & sign != 0);
+                let k = (mag as $i ^ -neg) + neg;
+                let finite = mag <= max_mag;
+                (
+                    if finite { k } else { <$i>::MAX },
+                    if finite { k } else { <$i>::MIN },
+                )
+            };
+            let (mut lo, mut hi) = ([<$i>::MAX; LANES], [<$i>::MIN; LANES]);
+            let mut chunks = codes.chunks_exact(LANES);
+            for c in &mut chunks {
+                for l in 0..LANES {
+                    let (a, b) = keys(c[l]);
+                    lo[l] = lo[l].min(a);
+                    hi[l] = hi[l].max(b);
+                }
+            }
+            for &w in chunks.remainder() {
+                let (a, b) = keys(w);
+                lo[0] = lo[0].min(a);
+                hi[0] = hi[0].max(b);
+            }
+            let lo = lo.into_iter().min().unwrap_or(<$i>::MAX);
+            let hi = hi.into_iter().max().unwrap_or(<$i>::MIN);
+            (lo <= hi).then_some((i64::from(lo), i64::from(hi)))
+        }
+    };
+}
+key_range!(key_range_32, u32, i32);
+key_range!(key_range_64, u64, i64);
 
 #[cfg(test)]
 mod tests {
@@ -310,6 +326,45 @@ mod tests {
     }
 
     #[test]
+    fn pair_counts_avx2_match_the_fallback() {
+        fn check<const BITS: usize>(r: &mut impl FnMut() -> u64) {
+            for groups in [0usize, 1, 5, 31, 32, 70] {
+                let first: Vec<u64> = (0..groups * BITS).map(|_| r()).collect();
+                let second: Vec<u64> = (0..(groups + 1) * BITS).map(|_| r()).collect();
+                let valid: Vec<u64> = (0..groups).map(|_| r() | r()).collect();
+                for shift in [0u32, 1, 17, 63] {
+                    let (mut a, mut b, mut c) = ([0u64; 64], [0u64; 64], [0u64; 64]);
+                    let mut want = PlaneCounts {
+                        a: &mut a,
+                        b: &mut b,
+                        both: &mut c,
+                    };
+                    let n = count_plane_pairs_fallback::<BITS>(
+                        &first, &second, shift, &valid, &mut want,
+                    );
+                    let (mut x, mut y, mut z) = ([0u64; 64], [0u64; 64], [0u64; 64]);
+                    let got = crate::arch::count_plane_pairs_avx2(
+                        BITS,
+                        &first,
+                        &second,
+                        shift,
+                        &valid,
+                        [&mut x, &mut y, &mut z],
+                    );
+                    if let Some(m) = got {
+                        assert_eq!((m, x, y, z), (n, a, b, c), "{BITS} {groups} {shift}");
+                    }
+                }
+            }
+        }
+        let mut r = rng(7);
+        check::<8>(&mut r);
+        check::<16>(&mut r);
+        check::<32>(&mut r);
+        check::<64>(&mut r);
+    }
+
+    #[test]
     fn block_pattern_marks_the_pairs_inside_blocks() {
         for (period, ppb) in [(1, 0), (3, 2), (5, 3), (64, 63), (100, 40), (1000, 999)] {
             for start in [0usize, 1, 63, 64, 99, 130, 1000] {
@@ -327,7 +382,8 @@ mod tests {
     #[test]
     fn finite_key_range_skips_non_finite_codes() {
         let l = crate::dtype::layout::FLOAT32;
-        let xs = [3.0f32, f32::NAN, -1.5, f32::INFINITY, -0.0, 7.25, -f32::NAN, 2.0, 1.0];
+        let mut xs = vec![3.0f32, f32::NAN, -1.5, f32::INFINITY, -0.0, 7.25, -f32::NAN, 2.0];
+        xs.extend((0..40).map(|i| i as f32 * 0.1 - 1.0));
         let codes: Vec<u32> = xs.iter().map(|x| x.to_bits()).collect();
         let (lo, hi) =
             finite_key_range(&codes, l.sign_bit(), l.magnitude_mask(), l.max_finite_bits())

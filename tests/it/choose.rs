@@ -885,3 +885,145 @@ fn finite_range_of_words_matches_of() {
     assert_eq!(none, Ok(None));
     assert!(FiniteRange::of_words(zquant::DTypeId::Float32, Words::U64(&[0])).is_err());
 }
+
+// ---------------------------------------------------------------------------------------
+// Bit-sliced counting and the vectorized range against their references.
+
+mod sliced {
+    use ndarray::{ArrayD, Axis, IxDyn, ShapeBuilder};
+    use proptest::prelude::*;
+    use zquant::Real;
+    use zquant::choose::{BitCounts, BitInformation, FiniteRange, InformationOptions};
+
+    /// Raw bits, often specials: the exponent all ones (Inf, NaN payloads), all zeros
+    /// (zeros, subnormals), or a few distinct codes (so that the masked value recurs).
+    fn code(kind: u8, x: u64, bits: u32, emask: u64) -> u64 {
+        let x = x >> (64 - bits);
+        let sign = x & (1 << (bits - 1));
+        match kind % 6 {
+            0 => x | emask,
+            1 => x & !emask,
+            2 => x & 7,
+            3 => sign | emask,
+            _ => x,
+        }
+    }
+
+    fn array<T: Real>(shape: &[usize], f_order: bool, kinds: &[(u8, u64)]) -> ArrayD<T> {
+        let n: usize = shape.iter().product();
+        let emask = match T::FORMAT {
+            zquant::dtype::Format::Float(l) => ((1u64 << l.exponent_bits) - 1) << l.mantissa_bits,
+            _ => 0,
+        };
+        let v: Vec<T> = (0..n)
+            .map(|i| {
+                let (k, x) = kinds[i % kinds.len()];
+                let x = x.wrapping_mul(0x9e37_79b9_7f4a_7c15).wrapping_add(i as u64 * 0x2545);
+                T::from_bits(code(k, x, T::SIZE as u32 * 8, emask))
+            })
+            .collect();
+        ArrayD::from_shape_vec(IxDyn(shape).set_f(f_order), v).expect("shape")
+    }
+
+    fn check<T: Real>(a: &ArrayD<T>, masked: Option<u64>) {
+        for axis in 0..a.ndim() {
+            for mask_nan in [true, false] {
+                let o = InformationOptions {
+                    axis: Some(axis),
+                    mask_nan,
+                    masked_bits: masked,
+                    ..Default::default()
+                };
+                let (got, want) = (BitCounts::of(a, &o), BitCounts::of_reference(a, &o));
+                assert_eq!(got, want, "{} {:?} axis {axis}", T::NAME, a.shape());
+                let (gi, wi) = (
+                    got.and_then(|c| c.information(&o)),
+                    want.and_then(|c| c.information(&o)),
+                );
+                assert_eq!(gi, wi);
+                if let (Ok(g), Ok(w)) = (&gi, &wi) {
+                    assert_eq!(g.keepbits(0.99), w.keepbits(0.99));
+                    assert_eq!(Ok(g.clone()), BitInformation::of(a, &o));
+                }
+            }
+        }
+    }
+
+    /// The range as a plain fold over values: NaN and ±Inf skipped, the first of equal
+    /// values kept (so `-0.0` when it comes first).
+    fn range_reference<T: Real>(a: &ArrayD<T>) -> Option<(u64, u64)> {
+        let mut r: Option<(f64, f64)> = None;
+        let flat: Vec<T> = a.as_slice_memory_order().expect("contiguous").to_vec();
+        for x in flat {
+            let v = x.to_exact().to_f64();
+            if v.is_finite() {
+                r = Some(match r {
+                    None => (v, v),
+                    Some((lo, hi)) => (if v < lo { v } else { lo }, if v > hi { v } else { hi }),
+                });
+            }
+        }
+        r.map(|(lo, hi)| (lo.to_bits(), hi.to_bits()))
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(48))]
+
+        #[test]
+        fn sliced_counts_equal_the_reference(
+            d0 in 1usize..9, d1 in 1usize..140, d2 in 1usize..5,
+            f_order: bool, three: bool,
+            kinds in proptest::collection::vec((0u8..6, any::<u64>()), 1..40),
+        ) {
+            let shape: Vec<usize> = if three { vec![d0, d1, d2] } else { vec![d0 * d2, d1] };
+            let a32 = array::<f32>(&shape, f_order, &kinds);
+            let m32 = a32.iter().nth(2).map(|x| u64::from(x.to_bits()));
+            check(&a32, None);
+            check(&a32, m32);
+            let a64 = array::<f64>(&shape, f_order, &kinds);
+            check(&a64, a64.iter().nth(1).map(|x| x.to_bits()));
+            check(&array::<half::f16>(&shape, f_order, &kinds), None);
+            check(&array::<half::bf16>(&shape, f_order, &kinds), Some(0));
+            // A strided view (every other row), gathered as the reference gathers it.
+            let v = a32.slice_axis(Axis(0), ndarray::Slice::new(0, None, 2)).to_owned();
+            check(&v, None);
+        }
+
+        #[test]
+        fn finite_range_equals_the_plain_fold(
+            n in 1usize..300, f_order: bool,
+            kinds in proptest::collection::vec((0u8..6, any::<u64>()), 1..40),
+        ) {
+            let a = array::<f32>(&[n, 3], f_order, &kinds);
+            let got = FiniteRange::of(&a).map(|r| (r.min.to_bits(), r.max.to_bits()));
+            prop_assert_eq!(got, range_reference(&a));
+            let b = array::<f64>(&[3, n], f_order, &kinds);
+            let got = FiniteRange::of(&b).map(|r| (r.min.to_bits(), r.max.to_bits()));
+            prop_assert_eq!(got, range_reference(&b));
+            let h = array::<half::f16>(&[n], f_order, &kinds);
+            let got = FiniteRange::of(&h).map(|r| (r.min.to_bits(), r.max.to_bits()));
+            prop_assert_eq!(got, range_reference(&h));
+        }
+    }
+
+    /// Large enough for several tiles, an `inner` beyond the shared span (the second
+    /// elements transposed apart), and NaNs here and there.
+    #[test]
+    fn sliced_counts_equal_the_reference_on_large_arrays() {
+        let field = |rows: usize, cols: usize| {
+            ArrayD::from_shape_fn(IxDyn(&[rows, cols]), |ix| {
+                let (i, j) = (ix[0] as f32, ix[1] as f32);
+                if (ix[0] * 7 + ix[1] * 3) % 1013 == 0 {
+                    f32::NAN
+                } else {
+                    280.0 + 20.0 * (i * 0.05).sin() * (j * 0.013).cos() + (i * j) % 0.37
+                }
+            })
+        };
+        for a in [field(90, 1000), field(3, 40_000)] {
+            check(&a, None);
+            let f = a.t().as_standard_layout().reversed_axes().into_owned();
+            check(&f, None);
+        }
+    }
+}
