@@ -2,7 +2,7 @@
 //!
 //! ```sh
 //! cargo run --release --example choose -- keepbits <in.bin> <data_type> <shape> <information_level> [--axis N] [--svg out.svg] [--keep-insignificant]
-//! cargo run --release --example choose -- scale-offset <in.bin> <data_type> <shape> <target_dtype> <max_abs_error> [--nan-sentinel]
+//! cargo run --release --example choose -- scale-offset <in.bin> <data_type> <shape> <target_dtype> <max_abs_error> [--nan-sentinel] [--smallest-scale]
 //! cargo run --release --example choose -- bench [rows,cols]
 //! ```
 //!
@@ -23,13 +23,14 @@ use std::time::Instant;
 
 use ndarray::{ArrayD, IxDyn, ShapeBuilder};
 use zquant::choose::{
-    BitCounts, BitInformation, FiniteRange, FitOptions, InformationOptions, fit_scale_offset,
+    BitCounts, BitInformation, FiniteRange, FitOptions, InformationOptions, ScaleChoice,
+    fit_scale_offset,
 };
 use zquant::{DTypeId, Real};
 
 const USAGE: &str = "usage:
   choose keepbits <in.bin> <data_type> <shape> <information_level> [--axis N] [--svg out.svg] [--keep-insignificant]
-  choose scale-offset <in.bin> <data_type> <shape> <target_dtype> <max_abs_error> [--nan-sentinel]
+  choose scale-offset <in.bin> <data_type> <shape> <target_dtype> <max_abs_error> [--nan-sentinel] [--smallest-scale]
   choose bench [rows,cols]";
 
 /// What went wrong: a usage error (status 2) or a failure to choose (status 1).
@@ -75,6 +76,11 @@ fn run(args: &[String]) -> Result<(), Failure> {
             let bound: f64 = parse(&args[5], "max_abs_error")?;
             let opts = FitOptions {
                 nan_sentinel: args[6..].iter().any(|a| a == "--nan-sentinel"),
+                scale: if args[6..].iter().any(|a| a == "--smallest-scale") {
+                    ScaleChoice::Smallest
+                } else {
+                    ScaleChoice::Largest
+                },
             };
             let source = DTypeId::from_str(&args[2]).map_err(|e| Failure::Usage(e.to_string()))?;
             let a = load(&args[1], &args[2], &args[3])?;
@@ -191,8 +197,14 @@ fn scale_offset(
     let fit = fit_scale_offset(source, target, range, bound, opts)
         .map_err(|e| Failure::Choose(e.to_string()))?;
     println!(
-        "range=[{}, {}] codes=[{}, {}] guaranteed_max_abs_error={:e}",
-        range.min, range.max, fit.codes.0, fit.codes.1, fit.max_abs_error
+        "range=[{}, {}] codes=[{}, {}] ({} codes) guaranteed_max_abs_error={:e} ({:?})",
+        range.min,
+        range.max,
+        fit.codes.0,
+        fit.codes.1,
+        fit.code_count(),
+        fit.max_abs_error,
+        fit.guarantee
     );
     println!("codecs={}", fit.codecs());
     println!("offset={} scale={}", fit.offset_json(), fit.scale_json());

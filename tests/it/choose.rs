@@ -547,6 +547,7 @@ fn check_fit(
 ) -> f64 {
     let opts = FitOptions {
         nan_sentinel: sentinel,
+        ..Default::default()
     };
     let c = best_scale_offset(source, target, range, opts)
         .unwrap_or_else(|e| panic!("{source:?} {target:?} {range:?}: {e}"));
@@ -755,7 +756,7 @@ fn fit_meets_the_bound_or_says_why() {
             DTypeId::Float64,
             DTypeId::UInt2,
             range,
-            FitOptions { nan_sentinel: true }
+            FitOptions { nan_sentinel: true, ..Default::default() }
         )
         .is_ok()
     );
@@ -1025,5 +1026,170 @@ mod sliced {
             let f = a.t().as_standard_layout().reversed_axes().into_owned();
             check(&f, None);
         }
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// The exact scale/offset check, and the smallest scale.
+
+/// The chain a fit describes.
+fn chain_of(source: DTypeId, c: &zquant::choose::ScaleOffsetChoice) -> DynChain {
+    let codecs = c.codecs();
+    DynChain::from_metadata(&json!(source.name()), &c.offset_json(), codecs.as_array().unwrap())
+        .unwrap_or_else(|e| panic!("{codecs}: {e}"))
+}
+
+/// The sign-magnitude key of a value of `source` (`±` its magnitude bits), and back.
+fn key_of(source: DTypeId, v: f64) -> i64 {
+    let (bits, sign) = match source {
+        DTypeId::Float32 => (u64::from((v as f32).to_bits()), 1u64 << 31),
+        DTypeId::Float16 => (u64::from(half::f16::from_f64(v).to_bits()), 1 << 15),
+        _ => (v.to_bits(), 1 << 63),
+    };
+    let m = (bits & !sign) as i64;
+    if bits & sign != 0 { -m } else { m }
+}
+
+fn value_of(source: DTypeId, k: i64) -> f64 {
+    let (sign, m) = (k < 0, k.unsigned_abs());
+    match source {
+        DTypeId::Float32 => f64::from(f32::from_bits(m as u32 | (u32::from(sign) << 31))),
+        DTypeId::Float16 => half::f16::from_bits(m as u16 | (u16::from(sign) << 15)).to_f64(),
+        _ => f64::from_bits(m | (u64::from(sign) << 63)),
+    }
+}
+
+/// Every cell edge of the real codec over the range: for each code `q` but the last, the
+/// largest source value that encodes to at most `q` and the next one, found by bisection
+/// over the source type's values (all codes at once, one encode per round); and the
+/// range's ends.
+fn cell_edges(source: DTypeId, c: &zquant::choose::ScaleOffsetChoice, range: FiniteRange) -> Vec<f64> {
+    let chain = chain_of(source, c);
+    let qs: Vec<i128> = (c.codes.0..c.codes.1).collect();
+    let (kmin, kmax) = (key_of(source, range.min), key_of(source, range.max));
+    // Invariant: enc(lo) <= q < enc(hi), with hi = kmax + 1 standing for "beyond".
+    let mut lo = vec![kmin; qs.len()];
+    let mut hi = vec![kmax + 1; qs.len()];
+    loop {
+        let mids: Vec<i64> = lo
+            .iter()
+            .zip(&hi)
+            .map(|(&l, &h)| ((i128::from(l) + i128::from(h)) / 2) as i64)
+            .collect();
+        if lo.iter().zip(&hi).all(|(&l, &h)| i128::from(h) - i128::from(l) <= 1) {
+            break;
+        }
+        let x: Vec<f64> = mids.iter().map(|&k| value_of(source, k)).collect();
+        let enc = codes(&chain.encode(&dyn_array(source, &x)).expect("encodes"));
+        for (i, (&m, &e)) in mids.iter().zip(&enc).enumerate() {
+            if i128::from(hi[i]) - i128::from(lo[i]) > 1 {
+                if e <= qs[i] { lo[i] = m } else { hi[i] = m }
+            }
+        }
+    }
+    let mut xs = vec![range.min, range.max];
+    for (&l, &h) in lo.iter().zip(&hi) {
+        xs.push(value_of(source, l));
+        if h <= kmax {
+            xs.push(value_of(source, h));
+        }
+    }
+    xs
+}
+
+/// The largest error of the real codec chain of `c` over `x`, checking every code stays in
+/// `c.codes`.
+fn codec_error(source: DTypeId, c: &zquant::choose::ScaleOffsetChoice, x: &[f64]) -> f64 {
+    let (codecs, chain) = (c.codecs(), chain_of(source, c));
+    let enc = chain.encode(&dyn_array(source, x)).unwrap_or_else(|e| panic!("{codecs}: {e}"));
+    let q = codes(&enc);
+    assert!(q.iter().all(|q| (c.codes.0..=c.codes.1).contains(q)), "{codecs}");
+    let dec = as_f64(&chain.decode(&enc).unwrap());
+    x.iter().zip(&dec).map(|(x, y)| (y - x).abs()).fold(0.0, f64::max)
+}
+
+/// For targets of at most 16 bits the guarantee is exact: the real codec, run over every
+/// code's decoded value, the midpoints between neighbours and their neighbouring source
+/// values, never errs by more, and reaches it.
+#[test]
+fn exact_bound_is_what_the_codec_does() {
+    use zquant::choose::{Guarantee, ScaleChoice};
+    let mut rng = Rng::new(71);
+    let ranges = [
+        (250.0, 310.0),
+        (-40.0, 50.0),
+        (0.0, 1.0),
+        (-1e-3, 2e-3),
+        (1000.0, 1000.5),
+        (-7.0, -6.0),
+        (-65000.0, 65000.0),
+    ];
+    for source in [DTypeId::Float16, DTypeId::Float32, DTypeId::Float64] {
+        for target in [DTypeId::Int8, DTypeId::UInt8, DTypeId::Int16, DTypeId::UInt16] {
+            for &(lo, hi) in &ranges {
+                let r = |v: f64| match source {
+                    DTypeId::Float32 => v as f32 as f64,
+                    DTypeId::Float16 => half::f16::from_f64(v).to_f64(),
+                    _ => v,
+                };
+                let range = FiniteRange { min: r(lo), max: r(hi) };
+                if !range.min.is_finite() || !range.max.is_finite() || range.min >= range.max {
+                    continue;
+                }
+                let Ok(best) = best_scale_offset(source, target, range, FitOptions::default()) else {
+                    continue;
+                };
+                assert_eq!(best.guarantee, Guarantee::Exact);
+                // The largest scale, and the smallest meeting a looser bound.
+                let loose = best.max_abs_error.max(1e-300) * (2.0 + (rng.next_u64() % 50) as f64);
+                let smallest = FitOptions { scale: ScaleChoice::Smallest, ..Default::default() };
+                let small = fit_scale_offset(source, target, range, loose, smallest).expect("looser fits");
+                assert!(small.max_abs_error <= loose);
+                assert!(small.code_count() <= best.code_count());
+                for c in [&best, &small] {
+                    let err = codec_error(source, c, &cell_edges(source, c, range));
+                    let tag = format!("{source:?}->{target:?} {range:?} {:?}", c.codecs());
+                    assert!(err <= c.max_abs_error, "{tag}: codec error {err} > {}", c.max_abs_error);
+                    // Reached, up to the one f64 ulp the bound is rounded up by.
+                    assert!(
+                        err >= c.max_abs_error * (1.0 - 1e-15),
+                        "{tag}: the bound {} is not reached ({err})",
+                        c.max_abs_error
+                    );
+                }
+            }
+        }
+    }
+}
+
+/// The smallest scale uses about `span / (2 · bound)` codes, meets the bound on adversarial
+/// values, and a wide target (the a-priori guarantee) gets it too.
+#[test]
+fn smallest_scale_uses_few_codes() {
+    use zquant::choose::{Guarantee, ScaleChoice};
+    let mut rng = Rng::new(5);
+    let smallest = FitOptions { scale: ScaleChoice::Smallest, ..Default::default() };
+    for (source, target, range, bound) in [
+        (DTypeId::Float32, DTypeId::Int16, FiniteRange { min: 250.0, max: 310.0 }, 0.01),
+        (DTypeId::Float64, DTypeId::UInt16, FiniteRange { min: -1.0, max: 1.0 }, 1e-3),
+        (DTypeId::Float64, DTypeId::Int32, FiniteRange { min: -40.0, max: 50.0 }, 1e-4),
+        (DTypeId::Float32, DTypeId::Int32, FiniteRange { min: 0.0, max: 1e4 }, 0.05),
+    ] {
+        let c = fit_scale_offset(source, target, range, bound, smallest).expect("fits");
+        let ideal = (range.max - range.min) / (2.0 * bound);
+        assert!(c.max_abs_error <= bound, "{c:?}");
+        assert!(
+            (c.code_count() as f64) < ideal * 1.1 + 3.0,
+            "{} codes for about {ideal}",
+            c.code_count()
+        );
+        let wide = target.size() > 2;
+        assert_eq!(c.guarantee, if wide { Guarantee::APriori } else { Guarantee::Exact });
+        let x = adversarial(source, &c, range, &mut rng);
+        let err = codec_error(source, &c, &x);
+        assert!(err <= c.max_abs_error, "{err} > {}", c.max_abs_error);
+        // The largest scale uses (nearly) all codes.
+        let best = fit_scale_offset(source, target, range, bound, FitOptions::default()).expect("fits");
+        assert!(best.code_count() > c.code_count());
     }
 }
