@@ -97,6 +97,27 @@ impl BitInformation {
         BitCounts::of(data, opts)?.information(opts)
     }
 
+    /// The information of counted (and perhaps merged) pairs: [`BitCounts::information`],
+    /// named from this side.
+    ///
+    /// ```
+    /// use zquant::choose::{BitCounts, BitInformation, InformationOptions};
+    /// let a = ndarray::Array2::from_shape_fn((8, 64), |(i, j)| (i * 64 + j) as f32 * 0.01);
+    /// let opts = InformationOptions::default();
+    /// let counts = BitCounts::of(&a, &opts)?;
+    /// assert_eq!(BitInformation::from_counts(&counts, &opts)?, BitInformation::of(&a, &opts)?);
+    /// # Ok::<(), zquant::choose::ChooseError>(())
+    /// ```
+    ///
+    /// # Errors
+    /// As [`BitCounts::information`].
+    pub fn from_counts(
+        counts: &BitCounts,
+        opts: &InformationOptions,
+    ) -> Result<Self, ChooseError> {
+        counts.information(opts)
+    }
+
     /// The information (bits) of each bit position, most significant first: for a float
     /// the sign, the exponent bits, then the mantissa bits (xbitinfo's `±, e1, …, m1, …`).
     pub fn per_bit(&self) -> &[f64] {
@@ -180,11 +201,91 @@ fn check_options(ndim: usize, opts: &InformationOptions) -> Result<usize, Choose
 /// assert_eq!(info, BitInformation::of(&field, &opts)?);
 /// # Ok::<(), zquant::choose::ChooseError>(())
 /// ```
-#[derive(Clone, Debug, PartialEq, Eq)]
+///
+/// **JSON.** With serde, counts are the object
+/// `{"data_type": "float32", "axis": 1, "pairs": N, "a": [...], "b": [...], "both": [...]}`:
+/// the element type by its Zarr name, the axis, the pairs counted, and per bit position
+/// (index 0 the least significant, as many as the type has bits) the pairs whose first
+/// element has the bit (`a`), whose second has it (`b`), and whose two have it (`both`),
+/// as JSON integers (exact up to `u64::MAX`). Reading it checks the counts as
+/// [`BitCounts::from_parts`] does.
+///
+/// ```
+/// use zquant::choose::{BitCounts, InformationOptions};
+/// let a = ndarray::arr2(&[[1.0f32, 1.5, 1.75], [2.0, 2.5, 3.0]]);
+/// let counts = BitCounts::of(&a, &InformationOptions::default())?;
+/// let json = serde_json::to_value(&counts).expect("serializes");
+/// assert_eq!(json["data_type"], "float32");
+/// assert_eq!(json["pairs"], 4);
+/// assert_eq!(json["a"].as_array().map(Vec::len), Some(32));
+/// let back: BitCounts = serde_json::from_value(json).expect("reads back");
+/// assert_eq!(back, counts);
+/// # Ok::<(), zquant::choose::ChooseError>(())
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(try_from = "BitCountsJson", into = "BitCountsJson")]
 pub struct BitCounts {
     format: Format,
     axis: usize,
     counts: PairCounts,
+}
+
+/// The JSON form of [`BitCounts`].
+#[derive(serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct BitCountsJson {
+    data_type: String,
+    axis: usize,
+    pairs: u64,
+    a: Vec<u64>,
+    b: Vec<u64>,
+    both: Vec<u64>,
+}
+
+impl From<BitCounts> for BitCountsJson {
+    fn from(c: BitCounts) -> Self {
+        let bits = c.format.bits() as usize;
+        // Every built-in real type has a format of its own; a format no built-in type has
+        // (none counted by `BitCounts::of` today) is named by its layout.
+        let data_type = DTypeId::ALL
+            .iter()
+            .find(|id| id.format() == Some(c.format))
+            .map_or_else(|| format!("{:?}", c.format), |id| id.name().to_string());
+        let p = &c.counts;
+        BitCountsJson {
+            data_type,
+            axis: c.axis,
+            pairs: p.pairs,
+            a: p.a[..bits].to_vec(),
+            b: p.b[..bits].to_vec(),
+            both: p.both[..bits].to_vec(),
+        }
+    }
+}
+
+impl TryFrom<BitCountsJson> for BitCounts {
+    type Error = ChooseError;
+    fn try_from(j: BitCountsJson) -> Result<Self, ChooseError> {
+        let id: DTypeId = j
+            .data_type
+            .parse()
+            .map_err(|e| ChooseError::Words(format!("bit counts: {e}")))?;
+        let format = id.format().ok_or_else(|| {
+            ChooseError::Words(format!("bit counts of {id}, which is not a real data type"))
+        })?;
+        let bits = format.bits() as usize;
+        let mut parts = [[0u64; 64]; 3];
+        for (out, v) in parts.iter_mut().zip([&j.a, &j.b, &j.both]) {
+            if v.len() != bits {
+                return Err(ChooseError::Words(format!(
+                    "bit counts of {id} need {bits} counts per list, got {}",
+                    v.len()
+                )));
+            }
+            out[..bits].copy_from_slice(v);
+        }
+        BitCounts::from_parts(format, j.axis, j.pairs, parts)
+    }
 }
 
 impl BitCounts {

@@ -1193,3 +1193,34 @@ fn smallest_scale_uses_few_codes() {
         assert!(best.code_count() > c.code_count());
     }
 }
+
+/// The JSON form of bit counts round-trips for every width, and bad JSON is a typed error.
+#[test]
+fn bit_counts_json_round_trips_and_checks() {
+    use zquant::choose::{BitCounts, InformationOptions};
+    let opts = InformationOptions::default();
+    let f = |i: usize, j: usize| (i as f64 * 0.3).sin() * 40.0 + j as f64 * 0.01;
+    let a64 = Array2::from_shape_fn((20, 30), |(i, j)| f(i, j));
+    let counts = [
+        BitCounts::of(&a64, &opts).unwrap(),
+        BitCounts::of(&a64.mapv(|x| x as f32), &opts).unwrap(),
+        BitCounts::of(&a64.mapv(half::f16::from_f64), &opts).unwrap(),
+        BitCounts::of(&a64.mapv(|x| x as i16), &opts).unwrap(),
+        BitCounts::of(&a64.mapv(|x| x as u8), &opts).unwrap(),
+    ];
+    for c in &counts {
+        let text = serde_json::to_string(c).unwrap();
+        let back: BitCounts = serde_json::from_str(&text).unwrap();
+        assert_eq!(&back, c, "{text}");
+    }
+    let mut j = serde_json::to_value(&counts[1]).unwrap();
+    j["a"].as_array_mut().unwrap().pop();
+    assert!(serde_json::from_value::<BitCounts>(j).is_err());
+    let mut j = serde_json::to_value(&counts[1]).unwrap();
+    j["data_type"] = json!("float33");
+    assert!(serde_json::from_value::<BitCounts>(j).is_err());
+    let mut j = serde_json::to_value(&counts[1]).unwrap();
+    j["both"][3] = json!(u64::MAX);
+    let e = serde_json::from_value::<BitCounts>(j).unwrap_err().to_string();
+    assert!(e.contains("inconsistent"), "{e}");
+}
