@@ -395,7 +395,9 @@ fn bench(shape: &str) -> Result<(), Failure> {
         }
     }
     let mut read = 0.0;
-    println!("{rows}x{cols}, {reps} rounds alternating the cases: min / median ms, GB/s at the minimum, and against the last read-only pass (minima)");
+    println!(
+        "{rows}x{cols}, {reps} rounds alternating the cases: min / median ms, GB/s at the minimum, and against the last read-only pass (minima)"
+    );
     for ((name, bytes, _), t) in cases.iter().zip(&mut all) {
         t.sort_by(f64::total_cmp);
         let (min, med) = (t[0], t[t.len() / 2]);

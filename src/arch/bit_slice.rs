@@ -56,7 +56,10 @@ mod kernels {
     unsafe fn byte_planes(mut lo: __m256i, mut hi: __m256i, out: &mut [u64], k: usize) {
         let out = &mut out[8 * k..8 * k + 8];
         for j in (0..8).rev() {
-            let (a, b) = (_mm256_movemask_epi8(lo) as u32, _mm256_movemask_epi8(hi) as u32);
+            let (a, b) = (
+                _mm256_movemask_epi8(lo) as u32,
+                _mm256_movemask_epi8(hi) as u32,
+            );
             out[j] = u64::from(a) | (u64::from(b) << 32);
             lo = _mm256_add_epi8(lo, lo);
             hi = _mm256_add_epi8(hi, hi);
@@ -83,7 +86,10 @@ mod kernels {
             };
             // SAFETY: AVX2 is the caller's guarantee.
             unsafe { byte_planes(v0, v1, &mut planes[8 * g..8 * g + 8], 0) };
-            let (a, b) = (_mm256_movemask_epi8(m0) as u32, _mm256_movemask_epi8(m1) as u32);
+            let (a, b) = (
+                _mm256_movemask_epi8(m0) as u32,
+                _mm256_movemask_epi8(m1) as u32,
+            );
             mplanes[g] = u64::from(a) | (u64::from(b) << 32);
         }
     }
@@ -244,11 +250,12 @@ mod kernels {
                     halves[2 + h] = gather_bytes_u32([h0, h1, h2, h3]);
                 }
             }
-            for k in 0..4 {
+            let [lo0, lo1, hi0, hi1] = halves;
+            for (k, (((a, b), c), d)) in lo0.into_iter().zip(lo1).zip(hi0).zip(hi1).enumerate() {
                 // SAFETY: as above.
                 unsafe {
-                    byte_planes(halves[0][k], halves[1][k], out, k);
-                    byte_planes(halves[2][k], halves[3][k], out, k + 4);
+                    byte_planes(a, b, out, k);
+                    byte_planes(c, d, out, k + 4);
                 }
             }
             let mut mp = 0u64;
@@ -276,8 +283,8 @@ mod kernels {
     ) {
         let groups = valid.len();
         let lut = _mm256_setr_epi8(
-            0, 1, 1, 2, 1, 2, 2, 3, 1, 2, 2, 3, 2, 3, 3, 4, 0, 1, 1, 2, 1, 2, 2, 3, 1, 2, 2, 3,
-            2, 3, 3, 4,
+            0, 1, 1, 2, 1, 2, 2, 3, 1, 2, 2, 3, 2, 3, 3, 4, 0, 1, 1, 2, 1, 2, 2, 3, 1, 2, 2, 3, 2,
+            3, 3, 4,
         );
         let low = _mm256_set1_epi8(0x0f);
         let zero = _mm256_setzero_si256();

@@ -111,10 +111,7 @@ impl BitInformation {
     ///
     /// # Errors
     /// As [`BitCounts::information`].
-    pub fn from_counts(
-        counts: &BitCounts,
-        opts: &InformationOptions,
-    ) -> Result<Self, ChooseError> {
+    pub fn from_counts(counts: &BitCounts, opts: &InformationOptions) -> Result<Self, ChooseError> {
         counts.information(opts)
     }
 
@@ -370,10 +367,18 @@ impl BitCounts {
             PairCounts::new()
         } else {
             match words {
-                Words::U8(w) => count_words(Engine::Sliced, w, len, inner, Prepare::new(format, opts)),
-                Words::U16(w) => count_words(Engine::Sliced, w, len, inner, Prepare::new(format, opts)),
-                Words::U32(w) => count_words(Engine::Sliced, w, len, inner, Prepare::new(format, opts)),
-                Words::U64(w) => count_words(Engine::Sliced, w, len, inner, Prepare::new(format, opts)),
+                Words::U8(w) => {
+                    count_words(Engine::Sliced, w, len, inner, Prepare::new(format, opts))
+                }
+                Words::U16(w) => {
+                    count_words(Engine::Sliced, w, len, inner, Prepare::new(format, opts))
+                }
+                Words::U32(w) => {
+                    count_words(Engine::Sliced, w, len, inner, Prepare::new(format, opts))
+                }
+                Words::U64(w) => {
+                    count_words(Engine::Sliced, w, len, inner, Prepare::new(format, opts))
+                }
             }
         };
         Ok(BitCounts {
@@ -703,7 +708,13 @@ enum Engine {
 }
 
 /// The pairs `(j, j + inner)` of every block of `n × inner` words, by `engine`.
-fn count_words<W>(engine: Engine, words: &[W], n: usize, inner: usize, prep: Prepare<W>) -> PairCounts
+fn count_words<W>(
+    engine: Engine,
+    words: &[W],
+    n: usize,
+    inner: usize,
+    prep: Prepare<W>,
+) -> PairCounts
 where
     W: SliceWord + PrimInt + WrappingAdd + WrappingSub,
 {
@@ -835,7 +846,8 @@ where
                 };
                 let mut pos = t % period;
                 for (k, v) in valid[..kg].iter_mut().enumerate() {
-                    let m2 = (msecond[k] >> second_shift) | ((msecond[k + 1] << (63 - second_shift)) << 1);
+                    let m2 = (msecond[k] >> second_shift)
+                        | ((msecond[k + 1] << (63 - second_shift)) << 1);
                     let pairs = 64.min(tl - 64 * k);
                     *v = mplanes[k] & m2 & block_pattern(pos, pairs, period, ppb);
                     pos += 64;

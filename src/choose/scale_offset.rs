@@ -23,9 +23,9 @@ use ndarray::{ArrayBase, Data, Dimension};
 use serde_json::{Value, json};
 
 use super::ChooseError;
+use crate::convert::bit_counts::finite_key_range;
 use crate::convert::{CastOptions, Class, Exact, Rounding, exact_of, round_into};
 use crate::dtype::derive::{ArithOp, arith, f64_to_exact};
-use crate::convert::bit_counts::finite_key_range;
 use crate::dtype::{DTypeId, FloatLayout, Format, IntLayout, NanEncoding, Real, Word, Words};
 
 /// The smallest and largest finite values of an array (NaN and ±Inf skipped).
@@ -801,5 +801,4 @@ pub fn fit_scale_offset(
         }
     }
     Ok(best)
-
 }

@@ -18,8 +18,12 @@ use crate::dtype::Word;
 pub(crate) trait SliceWord: Word + Copy {
     /// [`transpose_groups`] by the AVX2 twin: `false` when the CPU has no AVX2 (nothing
     /// written).
-    fn transpose_avx2(codes: &[Self], masks: &[Self], planes: &mut [u64], mplanes: &mut [u64])
-    -> bool;
+    fn transpose_avx2(
+        codes: &[Self],
+        masks: &[Self],
+        planes: &mut [u64],
+        mplanes: &mut [u64],
+    ) -> bool;
 }
 
 macro_rules! slice_word {
@@ -373,7 +377,11 @@ mod tests {
                         w | (u64::from((start + i) % period < ppb) << i)
                     });
                     let pos = start % period;
-                    assert_eq!(block_pattern(pos, n, period, ppb), want, "{period} {ppb} {start} {n}");
+                    assert_eq!(
+                        block_pattern(pos, n, period, ppb),
+                        want,
+                        "{period} {ppb} {start} {n}"
+                    );
                 }
             }
         }
@@ -382,12 +390,25 @@ mod tests {
     #[test]
     fn finite_key_range_skips_non_finite_codes() {
         let l = crate::dtype::layout::FLOAT32;
-        let mut xs = vec![3.0f32, f32::NAN, -1.5, f32::INFINITY, -0.0, 7.25, -f32::NAN, 2.0];
+        let mut xs = vec![
+            3.0f32,
+            f32::NAN,
+            -1.5,
+            f32::INFINITY,
+            -0.0,
+            7.25,
+            -f32::NAN,
+            2.0,
+        ];
         xs.extend((0..40).map(|i| i as f32 * 0.1 - 1.0));
         let codes: Vec<u32> = xs.iter().map(|x| x.to_bits()).collect();
-        let (lo, hi) =
-            finite_key_range(&codes, l.sign_bit(), l.magnitude_mask(), l.max_finite_bits())
-                .expect("finite");
+        let (lo, hi) = finite_key_range(
+            &codes,
+            l.sign_bit(),
+            l.magnitude_mask(),
+            l.max_finite_bits(),
+        )
+        .expect("finite");
         assert_eq!(lo, -((-1.5f32).to_bits() as i64 & 0x7fff_ffff));
         assert_eq!(hi, 7.25f32.to_bits() as i64);
         let none = [f32::NAN.to_bits(), f32::INFINITY.to_bits()];

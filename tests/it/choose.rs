@@ -756,7 +756,10 @@ fn fit_meets_the_bound_or_says_why() {
             DTypeId::Float64,
             DTypeId::UInt2,
             range,
-            FitOptions { nan_sentinel: true, ..Default::default() }
+            FitOptions {
+                nan_sentinel: true,
+                ..Default::default()
+            }
         )
         .is_ok()
     );
@@ -919,7 +922,9 @@ mod sliced {
         let v: Vec<T> = (0..n)
             .map(|i| {
                 let (k, x) = kinds[i % kinds.len()];
-                let x = x.wrapping_mul(0x9e37_79b9_7f4a_7c15).wrapping_add(i as u64 * 0x2545);
+                let x = x
+                    .wrapping_mul(0x9e37_79b9_7f4a_7c15)
+                    .wrapping_add(i as u64 * 0x2545);
                 T::from_bits(code(k, x, T::SIZE as u32 * 8, emask))
             })
             .collect();
@@ -1035,8 +1040,12 @@ mod sliced {
 /// The chain a fit describes.
 fn chain_of(source: DTypeId, c: &zquant::choose::ScaleOffsetChoice) -> DynChain {
     let codecs = c.codecs();
-    DynChain::from_metadata(&json!(source.name()), &c.offset_json(), codecs.as_array().unwrap())
-        .unwrap_or_else(|e| panic!("{codecs}: {e}"))
+    DynChain::from_metadata(
+        &json!(source.name()),
+        &c.offset_json(),
+        codecs.as_array().unwrap(),
+    )
+    .unwrap_or_else(|e| panic!("{codecs}: {e}"))
 }
 
 /// The sign-magnitude key of a value of `source` (`±` its magnitude bits), and back.
@@ -1063,7 +1072,11 @@ fn value_of(source: DTypeId, k: i64) -> f64 {
 /// largest source value that encodes to at most `q` and the next one, found by bisection
 /// over the source type's values (all codes at once, one encode per round); and the
 /// range's ends.
-fn cell_edges(source: DTypeId, c: &zquant::choose::ScaleOffsetChoice, range: FiniteRange) -> Vec<f64> {
+fn cell_edges(
+    source: DTypeId,
+    c: &zquant::choose::ScaleOffsetChoice,
+    range: FiniteRange,
+) -> Vec<f64> {
     let chain = chain_of(source, c);
     let qs: Vec<i128> = (c.codes.0..c.codes.1).collect();
     let (kmin, kmax) = (key_of(source, range.min), key_of(source, range.max));
@@ -1076,7 +1089,11 @@ fn cell_edges(source: DTypeId, c: &zquant::choose::ScaleOffsetChoice, range: Fin
             .zip(&hi)
             .map(|(&l, &h)| ((i128::from(l) + i128::from(h)) / 2) as i64)
             .collect();
-        if lo.iter().zip(&hi).all(|(&l, &h)| i128::from(h) - i128::from(l) <= 1) {
+        if lo
+            .iter()
+            .zip(&hi)
+            .all(|(&l, &h)| i128::from(h) - i128::from(l) <= 1)
+        {
             break;
         }
         let x: Vec<f64> = mids.iter().map(|&k| value_of(source, k)).collect();
@@ -1101,11 +1118,19 @@ fn cell_edges(source: DTypeId, c: &zquant::choose::ScaleOffsetChoice, range: Fin
 /// `c.codes`.
 fn codec_error(source: DTypeId, c: &zquant::choose::ScaleOffsetChoice, x: &[f64]) -> f64 {
     let (codecs, chain) = (c.codecs(), chain_of(source, c));
-    let enc = chain.encode(&dyn_array(source, x)).unwrap_or_else(|e| panic!("{codecs}: {e}"));
+    let enc = chain
+        .encode(&dyn_array(source, x))
+        .unwrap_or_else(|e| panic!("{codecs}: {e}"));
     let q = codes(&enc);
-    assert!(q.iter().all(|q| (c.codes.0..=c.codes.1).contains(q)), "{codecs}");
+    assert!(
+        q.iter().all(|q| (c.codes.0..=c.codes.1).contains(q)),
+        "{codecs}"
+    );
     let dec = as_f64(&chain.decode(&enc).unwrap());
-    x.iter().zip(&dec).map(|(x, y)| (y - x).abs()).fold(0.0, f64::max)
+    x.iter()
+        .zip(&dec)
+        .map(|(x, y)| (y - x).abs())
+        .fold(0.0, f64::max)
 }
 
 /// For targets of at most 16 bits the guarantee is exact: the real codec, run over every
@@ -1125,31 +1150,48 @@ fn exact_bound_is_what_the_codec_does() {
         (-65000.0, 65000.0),
     ];
     for source in [DTypeId::Float16, DTypeId::Float32, DTypeId::Float64] {
-        for target in [DTypeId::Int8, DTypeId::UInt8, DTypeId::Int16, DTypeId::UInt16] {
+        for target in [
+            DTypeId::Int8,
+            DTypeId::UInt8,
+            DTypeId::Int16,
+            DTypeId::UInt16,
+        ] {
             for &(lo, hi) in &ranges {
                 let r = |v: f64| match source {
                     DTypeId::Float32 => v as f32 as f64,
                     DTypeId::Float16 => half::f16::from_f64(v).to_f64(),
                     _ => v,
                 };
-                let range = FiniteRange { min: r(lo), max: r(hi) };
+                let range = FiniteRange {
+                    min: r(lo),
+                    max: r(hi),
+                };
                 if !range.min.is_finite() || !range.max.is_finite() || range.min >= range.max {
                     continue;
                 }
-                let Ok(best) = best_scale_offset(source, target, range, FitOptions::default()) else {
+                let Ok(best) = best_scale_offset(source, target, range, FitOptions::default())
+                else {
                     continue;
                 };
                 assert_eq!(best.guarantee, Guarantee::Exact);
                 // The largest scale, and the smallest meeting a looser bound.
                 let loose = best.max_abs_error.max(1e-300) * (2.0 + (rng.next_u64() % 50) as f64);
-                let smallest = FitOptions { scale: ScaleChoice::Smallest, ..Default::default() };
-                let small = fit_scale_offset(source, target, range, loose, smallest).expect("looser fits");
+                let smallest = FitOptions {
+                    scale: ScaleChoice::Smallest,
+                    ..Default::default()
+                };
+                let small =
+                    fit_scale_offset(source, target, range, loose, smallest).expect("looser fits");
                 assert!(small.max_abs_error <= loose);
                 assert!(small.code_count() <= best.code_count());
                 for c in [&best, &small] {
                     let err = codec_error(source, c, &cell_edges(source, c, range));
                     let tag = format!("{source:?}->{target:?} {range:?} {:?}", c.codecs());
-                    assert!(err <= c.max_abs_error, "{tag}: codec error {err} > {}", c.max_abs_error);
+                    assert!(
+                        err <= c.max_abs_error,
+                        "{tag}: codec error {err} > {}",
+                        c.max_abs_error
+                    );
                     // Reached, up to the one f64 ulp the bound is rounded up by.
                     assert!(
                         err >= c.max_abs_error * (1.0 - 1e-15),
@@ -1168,12 +1210,44 @@ fn exact_bound_is_what_the_codec_does() {
 fn smallest_scale_uses_few_codes() {
     use zquant::choose::{Guarantee, ScaleChoice};
     let mut rng = Rng::new(5);
-    let smallest = FitOptions { scale: ScaleChoice::Smallest, ..Default::default() };
+    let smallest = FitOptions {
+        scale: ScaleChoice::Smallest,
+        ..Default::default()
+    };
     for (source, target, range, bound) in [
-        (DTypeId::Float32, DTypeId::Int16, FiniteRange { min: 250.0, max: 310.0 }, 0.01),
-        (DTypeId::Float64, DTypeId::UInt16, FiniteRange { min: -1.0, max: 1.0 }, 1e-3),
-        (DTypeId::Float64, DTypeId::Int32, FiniteRange { min: -40.0, max: 50.0 }, 1e-4),
-        (DTypeId::Float32, DTypeId::Int32, FiniteRange { min: 0.0, max: 1e4 }, 0.05),
+        (
+            DTypeId::Float32,
+            DTypeId::Int16,
+            FiniteRange {
+                min: 250.0,
+                max: 310.0,
+            },
+            0.01,
+        ),
+        (
+            DTypeId::Float64,
+            DTypeId::UInt16,
+            FiniteRange {
+                min: -1.0,
+                max: 1.0,
+            },
+            1e-3,
+        ),
+        (
+            DTypeId::Float64,
+            DTypeId::Int32,
+            FiniteRange {
+                min: -40.0,
+                max: 50.0,
+            },
+            1e-4,
+        ),
+        (
+            DTypeId::Float32,
+            DTypeId::Int32,
+            FiniteRange { min: 0.0, max: 1e4 },
+            0.05,
+        ),
     ] {
         let c = fit_scale_offset(source, target, range, bound, smallest).expect("fits");
         let ideal = (range.max - range.min) / (2.0 * bound);
@@ -1184,12 +1258,20 @@ fn smallest_scale_uses_few_codes() {
             c.code_count()
         );
         let wide = target.size() > 2;
-        assert_eq!(c.guarantee, if wide { Guarantee::APriori } else { Guarantee::Exact });
+        assert_eq!(
+            c.guarantee,
+            if wide {
+                Guarantee::APriori
+            } else {
+                Guarantee::Exact
+            }
+        );
         let x = adversarial(source, &c, range, &mut rng);
         let err = codec_error(source, &c, &x);
         assert!(err <= c.max_abs_error, "{err} > {}", c.max_abs_error);
         // The largest scale uses (nearly) all codes.
-        let best = fit_scale_offset(source, target, range, bound, FitOptions::default()).expect("fits");
+        let best =
+            fit_scale_offset(source, target, range, bound, FitOptions::default()).expect("fits");
         assert!(best.code_count() > c.code_count());
     }
 }
@@ -1221,6 +1303,8 @@ fn bit_counts_json_round_trips_and_checks() {
     assert!(serde_json::from_value::<BitCounts>(j).is_err());
     let mut j = serde_json::to_value(&counts[1]).unwrap();
     j["both"][3] = json!(u64::MAX);
-    let e = serde_json::from_value::<BitCounts>(j).unwrap_err().to_string();
+    let e = serde_json::from_value::<BitCounts>(j)
+        .unwrap_err()
+        .to_string();
     assert!(e.contains("inconsistent"), "{e}");
 }
