@@ -16,6 +16,8 @@
 //!   cannot reach), and from `f64` through it: [`F16c`];
 //! - `byte_float`: `f32` to the 8-bit float formats ([`f32_to_byte_float`]), where LLVM's
 //!   build of the portable kernel shuffles more than it needs;
+//! - `bit_slice`: the bit-matrix transpose of `choose`'s bit counting
+//!   ([`bit_slice_u32`] and its siblings), byte gathers and `vpmovmskb`;
 //! - `widen`: one-byte small floats to `f32` ([`widen_bytes_to_f32`]), which can stream;
 //! - `stream`: non-temporal stores for outputs too large for the cache ([`streams`]), which
 //!   portable code cannot emit: the one-byte table lookup ([`lookup_bytes`]) and
@@ -31,11 +33,15 @@
 //! and [`words_of_bytes_mut`], which read and write byte buffers (zarrs' chunks) as words
 //! in place, and [`zeroed_vec`], the fresh output buffers of the run-time API.
 
+mod bit_slice;
 mod byte_float;
 mod f16c;
 mod stream;
 mod widen;
 
+pub(crate) use bit_slice::{
+    bit_slice_u8, bit_slice_u16, bit_slice_u32, bit_slice_u64, count_plane_pairs_avx2,
+};
 pub(crate) use byte_float::{ByteFloatPlan, f32_to_byte_float};
 pub(crate) use f16c::F16c;
 #[cfg(any(feature = "rayon", test))]
@@ -64,6 +70,28 @@ pub(crate) fn vectorized<R>(f: impl FnOnce() -> R) -> R {
         }
     }
     f()
+}
+
+/// Ask the CPU to bring `s` into the cache (one prefetch per 64-byte line): for kernels
+/// that read a tile and then compute on it long enough for the next tile's loads to stall
+/// (`choose`'s bit counting). A hint only; nothing is read or written.
+#[inline(always)]
+pub(crate) fn prefetch<T>(s: &[T]) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        let (p, bytes) = (s.as_ptr().cast::<i8>(), std::mem::size_of_val(s));
+        for off in (0..bytes).step_by(64) {
+            // SAFETY: `prefetcht0` needs only SSE, which every x86-64 CPU has; it is a hint
+            // that neither faults nor changes memory, here of an address inside `s`.
+            unsafe {
+                std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(
+                    p.wrapping_add(off),
+                );
+            }
+        }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = s;
 }
 
 /// `f()`, with AVX2 code generation for everything inlined into it.

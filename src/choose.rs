@@ -38,7 +38,8 @@ pub use information::{
 };
 pub use keepbits::keepbits_for_relative_error;
 pub use scale_offset::{
-    FiniteRange, FitOptions, ScaleOffsetChoice, best_scale_offset, fit_scale_offset,
+    FiniteRange, FitOptions, Guarantee, ScaleChoice, ScaleOffsetChoice, best_scale_offset,
+    fit_scale_offset,
 };
 
 /// Why parameters could not be chosen.

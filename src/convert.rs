@@ -15,6 +15,7 @@
 //! of words, recording the first failing element instead of building a `Result` per
 //! element. The typed functions ([`cast`], [`cast_slice`]) are thin views onto it.
 
+pub(crate) mod bit_counts;
 mod blocks;
 mod fast;
 pub(crate) use blocks::{FAST_BLOCK, by_blocks};

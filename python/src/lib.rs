@@ -606,8 +606,17 @@ fn fit_scale_offset(
 ) -> PyResult<(String, f64)> {
     let (s, t) = (dtype_id(source)?, dtype_id(target)?);
     let range = choose::FiniteRange { min: lo, max: hi };
-    let fit = choose::fit_scale_offset(s, t, range, max_abs_error, FitOptions { nan_sentinel })
-        .map_err(err)?;
+    let fit = choose::fit_scale_offset(
+        s,
+        t,
+        range,
+        max_abs_error,
+        FitOptions {
+            nan_sentinel,
+            ..Default::default()
+        },
+    )
+    .map_err(err)?;
     Ok((fit.codecs().to_string(), fit.max_abs_error))
 }
 

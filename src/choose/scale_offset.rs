@@ -23,9 +23,10 @@ use ndarray::{ArrayBase, Data, Dimension};
 use serde_json::{Value, json};
 
 use super::ChooseError;
+use crate::convert::bit_counts::finite_key_range;
 use crate::convert::{CastOptions, Class, Exact, Rounding, exact_of, round_into};
 use crate::dtype::derive::{ArithOp, arith, f64_to_exact};
-use crate::dtype::{DTypeId, FloatLayout, Format, IntLayout, Real, Word, Words};
+use crate::dtype::{DTypeId, FloatLayout, Format, IntLayout, NanEncoding, Real, Word, Words};
 
 /// The smallest and largest finite values of an array (NaN and ±Inf skipped).
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -53,6 +54,11 @@ impl FiniteRange {
     {
         if let Format::Float(l) = T::FORMAT {
             if l.signed {
+                if let Some(s) = data.as_slice_memory_order() {
+                    if let Some(r) = float_range_words(&l, crate::convert::words_of(s)) {
+                        return r;
+                    }
+                }
                 return match data.as_slice_memory_order() {
                     Some(s) => float_range(&l, s.iter().copied()),
                     None => float_range(&l, data.iter().copied()),
@@ -103,6 +109,13 @@ impl FiniteRange {
                 id.word_bits()
             )));
         }
+        if let Format::Float(l) = format {
+            if l.signed {
+                if let Some(r) = float_range_words(&l, words) {
+                    return Ok(r);
+                }
+            }
+        }
         fn each<W: Word>(w: &[W], f: impl FnMut(u64)) {
             w.iter().map(|x| x.to_u64()).for_each(f);
         }
@@ -151,6 +164,59 @@ impl FiniteRange {
     }
 }
 
+/// The range of a signed float type's codes by the vectorized key fold
+/// (`convert::bit_counts::finite_key_range`), for the layouts whose non-finite codes have
+/// the largest magnitudes (`None`, "not this way", for the `fnuz` types): finite codes
+/// ordered as sign-magnitude integers, ±0 equal and the first zero met standing for them
+/// (as [`float_range`] does).
+fn float_range_words(l: &FloatLayout, words: Words<'_>) -> Option<Option<FiniteRange>> {
+    if l.nan == NanEncoding::NegativeZero {
+        return None;
+    }
+    let (sign, mag, max) = (l.sign_bit(), l.magnitude_mask(), l.max_finite_bits());
+    #[inline(always)]
+    fn keys<W: Word>(w: &[W], sign: u64, mag: u64, max: u64) -> Option<(i64, i64)> {
+        crate::arch::vectorized(
+            #[inline(always)]
+            || finite_key_range(w, sign, mag, max),
+        )
+    }
+    fn first_zero<W: Word>(w: &[W], mag: u64) -> Option<u64> {
+        w.iter().map(|x| x.to_u64()).find(|&b| b & mag == 0)
+    }
+    let range = match words {
+        Words::U8(w) => keys(w, sign, mag, max),
+        Words::U16(w) => keys(w, sign, mag, max),
+        Words::U32(w) => keys(w, sign, mag, max),
+        Words::U64(w) => keys(w, sign, mag, max),
+    };
+    let Some((lo, hi)) = range else {
+        return Some(None);
+    };
+    // Only a zero end needs the first zero's sign (a scan that stops there).
+    let zero = if lo == 0 || hi == 0 {
+        match words {
+            Words::U8(w) => first_zero(w, mag),
+            Words::U16(w) => first_zero(w, mag),
+            Words::U32(w) => first_zero(w, mag),
+            Words::U64(w) => first_zero(w, mag),
+        }
+    } else {
+        None
+    };
+    let format = Format::Float(*l);
+    let code = |k: i64| match k {
+        0 => zero.unwrap_or(0) & format.mask(),
+        k if k < 0 => sign | k.unsigned_abs(),
+        k => k as u64,
+    };
+    let value = |k: i64| exact_of(format, code(k)).to_f64();
+    Some(Some(FiniteRange {
+        min: value(lo),
+        max: value(hi),
+    }))
+}
+
 /// The range of a signed float type's elements by their codes: finite codes ordered as
 /// sign-magnitude integers (±0 are equal), decoded once at the end.
 fn float_range<T: Real>(l: &FloatLayout, xs: impl Iterator<Item = T>) -> Option<FiniteRange> {
@@ -182,11 +248,61 @@ fn float_range<T: Real>(l: &FloatLayout, xs: impl Iterator<Item = T>) -> Option<
 }
 
 /// Options of [`best_scale_offset`] and [`fit_scale_offset`].
+///
+/// ```
+/// use zquant::choose::{FitOptions, ScaleChoice};
+/// let thrifty = FitOptions { scale: ScaleChoice::Smallest, ..FitOptions::default() };
+/// assert!(!thrifty.nan_sentinel);
+/// ```
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct FitOptions {
     /// Keep the target's largest code out of the data's range, for a `scalar_map` that
     /// stores NaN as that code (included in [`ScaleOffsetChoice::codecs`]).
     pub nan_sentinel: bool,
+    /// Which scale [`fit_scale_offset`] takes among those that meet the bound.
+    pub scale: ScaleChoice,
+}
+
+/// Which of the scales that meet the bound [`fit_scale_offset`] takes.
+///
+/// ```
+/// use zquant::choose::ScaleChoice;
+/// assert_eq!(ScaleChoice::default(), ScaleChoice::Largest);
+/// ```
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum ScaleChoice {
+    /// The largest: the target's codes used as fully as the range allows, the smallest
+    /// error ([`best_scale_offset`]'s).
+    #[default]
+    Largest,
+    /// The smallest that meets the bound: the fewest distinct codes, which a later
+    /// compressor often prefers (within a few percent of `span / (2 · bound)` codes).
+    Smallest,
+}
+
+/// How a [`ScaleOffsetChoice`]'s `max_abs_error` was established.
+///
+/// ```
+/// use zquant::choose::{FiniteRange, FitOptions, Guarantee, best_scale_offset};
+/// use zquant::DTypeId;
+/// let r = FiniteRange { min: -1.0, max: 1.0 };
+/// let c = best_scale_offset(DTypeId::Float32, DTypeId::Int8, r, FitOptions::default())?;
+/// assert_eq!(c.guarantee, Guarantee::Exact);
+/// let w = best_scale_offset(DTypeId::Float32, DTypeId::Int32, r, FitOptions::default())?;
+/// assert_eq!(w.guarantee, Guarantee::APriori);
+/// # Ok::<(), zquant::choose::ChooseError>(())
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Guarantee {
+    /// Checked over every code the range reaches (targets of at most 16 bits): each code's
+    /// decoded value against the source values that encode to it, the cells' edges found
+    /// by running the codec's encode in the source type's arithmetic. The bound is the
+    /// largest such error (rounded up by at most one `f64` ulp): exactly what the codec
+    /// does.
+    Exact,
+    /// The a-priori bound of the module docs (wider targets), conservative by about
+    /// `5u · A`.
+    APriori,
 }
 
 /// A `scale_offset` configuration for a source float type and an integer target, with the
@@ -209,11 +325,32 @@ pub struct ScaleOffsetChoice {
     pub max_abs_error: f64,
     /// The code that stands for NaN, with [`FitOptions::nan_sentinel`].
     pub nan_code: Option<i128>,
+    /// How `max_abs_error` was established.
+    pub guarantee: Guarantee,
     offset_code: u64,
     scale_code: u64,
 }
 
 impl ScaleOffsetChoice {
+    /// The number of distinct codes the range can encode to, `codes.1 - codes.0 + 1` (the
+    /// NaN code, if any, not included).
+    ///
+    /// ```
+    /// use zquant::choose::{FiniteRange, FitOptions, ScaleChoice, fit_scale_offset};
+    /// use zquant::DTypeId;
+    /// let range = FiniteRange { min: 0.0, max: 10.0 };
+    /// let smallest = FitOptions { scale: ScaleChoice::Smallest, ..Default::default() };
+    /// let few = fit_scale_offset(DTypeId::Float32, DTypeId::Int16, range, 0.01, smallest)?;
+    /// let many =
+    ///     fit_scale_offset(DTypeId::Float32, DTypeId::Int16, range, 0.01, FitOptions::default())?;
+    /// assert!(few.max_abs_error <= 0.01 && few.code_count() < 600); // about 10 / 0.02 = 500
+    /// assert!(many.code_count() > 65_000);
+    /// # Ok::<(), zquant::choose::ChooseError>(())
+    /// ```
+    pub fn code_count(&self) -> u128 {
+        (self.codes.1 - self.codes.0 + 1).unsigned_abs()
+    }
+
     /// `offset` as its JSON number (the source type's fill-value encoding).
     pub fn offset_json(&self) -> Value {
         self.source.value_to_json([self.offset_code, 0])
@@ -319,71 +456,10 @@ pub fn best_scale_offset(
     range: FiniteRange,
     opts: FitOptions,
 ) -> Result<ScaleOffsetChoice, ChooseError> {
-    let (l, t) = layouts(source, target)?;
-    let a = Arith {
-        f: Format::Float(l),
-        l,
-        target: t,
-    };
-    let in_type = |v: f64| {
-        a.code(v, Rounding::NearestEven)
-            .filter(|&c| v.is_finite() && a.value(c) == v)
-    };
-    let (Some(min_c), Some(max_c)) = (in_type(range.min), in_type(range.max)) else {
-        return Err(ChooseError::Range(range.min, range.max, source.name()));
-    };
-    if range.min > range.max {
-        return Err(ChooseError::Range(range.min, range.max, source.name()));
+    let fit = Fit::new(source, target, range, opts)?;
+    if fit.min_c == fit.max_c {
+        return fit.single();
     }
-    let lo = t.min();
-    let hi = t.max() - i128::from(opts.nan_sentinel);
-    if hi < lo {
-        return Err(ChooseError::NoFit(target.name()));
-    }
-    let choice = |o: u64, s: u64| -> Option<ScaleOffsetChoice> {
-        let (qa, qb) = (a.encode(min_c, o, s)?, a.encode(max_c, o, s)?);
-        if qa < lo || qb > hi {
-            return None;
-        }
-        // Decoding is monotone too: both ends decode to finite values, so every code does.
-        let ya = a.decode(qa, o, s)?;
-        a.decode(qb, o, s)?;
-        let bound = if min_c == max_c {
-            (ya - range.min).abs()
-        } else {
-            error_bound(&a, range, a.value(o), a.value(s), qa, qb)
-        };
-        Some(ScaleOffsetChoice {
-            source,
-            target,
-            offset: a.value(o),
-            scale: a.value(s),
-            codes: (qa, qb),
-            max_abs_error: bound,
-            nan_code: opts.nan_sentinel.then_some(t.max()),
-            offset_code: o,
-            scale_code: s,
-        })
-    };
-    let one = a
-        .code(1.0, Rounding::NearestEven)
-        .ok_or(ChooseError::NoFit(target.name()))?;
-    if min_c == max_c {
-        // One value: offset it to code 0 (or the nearest code of the range), scale 1.
-        let c = 0i128.clamp(lo, hi) as f64;
-        let o = a
-            .code(range.min - c, Rounding::NearestEven)
-            .ok_or(ChooseError::NoFit(target.name()))?;
-        return choice(o, one).ok_or(ChooseError::NoFit(target.name()));
-    }
-    let span = range.max - range.min;
-    let max_finite = a.value(l.max_finite_bits());
-    // Only the codes the source type can reach before the cast (`float16` ends at 65504,
-    // short of `uint32`'s).
-    let (lo_f, hi_f) = ((lo as f64).max(-max_finite), (hi as f64).min(max_finite));
-    let ideal = (hi_f - lo_f) / span;
-    let mid = range.min / 2.0 + range.max / 2.0;
-    let center = lo_f / 2.0 + hi_f / 2.0;
     // Shrink the ideal scale until the rounded offset and scale keep both ends in range:
     // by 2^-52 … 2^-1, then by halves (rounding the offset shifts the codes by up to
     // u|o|s, which only a smaller scale absorbs).
@@ -391,25 +467,259 @@ pub fn best_scale_offset(
         .chain((1..=52).rev().map(|k| 1.0 - (-(k as f64)).exp2()))
         .chain((2..=1100).map(|k| (-(k as f64)).exp2()));
     for f in factors {
-        let s_val = (ideal * f).min(max_finite);
-        let Some(s) = a.code(s_val, Rounding::TowardsZero) else {
-            continue;
-        };
-        if a.value(s) <= 0.0 {
-            break;
-        }
-        // Centred, but never so far from the range that `x - offset` overflows.
-        let o_val = (mid - center / a.value(s))
-            .min(range.min + max_finite)
-            .max(range.max - max_finite);
-        let Some(o) = a.code(o_val, Rounding::NearestEven) else {
-            continue;
-        };
-        if let Some(c) = choice(o, s) {
-            return Ok(c);
+        match fit.at_scale(fit.ideal * f, None) {
+            Step::Fits(c) => return Ok(*c),
+            Step::Next => {}
+            Step::Stop => break,
         }
     }
     Err(ChooseError::NoFit(target.name()))
+}
+
+/// One try of [`Fit::at_scale`].
+enum Step {
+    Fits(Box<ScaleOffsetChoice>),
+    Next,
+    Stop,
+}
+
+/// The search's loop invariants: the codec's arithmetic, the range's codes, the target's
+/// codes.
+struct Fit {
+    a: Arith,
+    source: DTypeId,
+    target: DTypeId,
+    range: FiniteRange,
+    min_c: u64,
+    max_c: u64,
+    lo: i128,
+    hi: i128,
+    opts: FitOptions,
+    max_finite: f64,
+    ideal: f64,
+    mid: f64,
+    center: f64,
+}
+
+impl Fit {
+    fn new(
+        source: DTypeId,
+        target: DTypeId,
+        range: FiniteRange,
+        opts: FitOptions,
+    ) -> Result<Fit, ChooseError> {
+        let (l, t) = layouts(source, target)?;
+        let a = Arith {
+            f: Format::Float(l),
+            l,
+            target: t,
+        };
+        let in_type = |v: f64| {
+            a.code(v, Rounding::NearestEven)
+                .filter(|&c| v.is_finite() && a.value(c) == v)
+        };
+        let (Some(min_c), Some(max_c)) = (in_type(range.min), in_type(range.max)) else {
+            return Err(ChooseError::Range(range.min, range.max, source.name()));
+        };
+        if range.min > range.max {
+            return Err(ChooseError::Range(range.min, range.max, source.name()));
+        }
+        let lo = t.min();
+        let hi = t.max() - i128::from(opts.nan_sentinel);
+        if hi < lo {
+            return Err(ChooseError::NoFit(target.name()));
+        }
+        let max_finite = a.value(l.max_finite_bits());
+        // Only the codes the source type can reach before the cast (`float16` ends at
+        // 65504, short of `uint32`'s).
+        let (lo_f, hi_f) = ((lo as f64).max(-max_finite), (hi as f64).min(max_finite));
+        Ok(Fit {
+            source,
+            target,
+            range,
+            min_c,
+            max_c,
+            lo,
+            hi,
+            opts,
+            max_finite,
+            ideal: (hi_f - lo_f) / (range.max - range.min),
+            mid: range.min / 2.0 + range.max / 2.0,
+            center: lo_f / 2.0 + hi_f / 2.0,
+            a,
+        })
+    }
+
+    /// The range of one value: offset to code 0 (or the nearest code of the range), scale 1.
+    fn single(&self) -> Result<ScaleOffsetChoice, ChooseError> {
+        let no_fit = || ChooseError::NoFit(self.target.name());
+        let one = self.a.code(1.0, Rounding::NearestEven).ok_or_else(no_fit)?;
+        let c = 0i128.clamp(self.lo, self.hi) as f64;
+        let o = self
+            .a
+            .code(self.range.min - c, Rounding::NearestEven)
+            .ok_or_else(no_fit)?;
+        self.choice(o, one).ok_or_else(no_fit)
+    }
+
+    /// The configuration at scale `s_val` (rounded towards zero into the source type),
+    /// centred: `Fits` when both ends encode within the target's codes (and, given
+    /// `bound`, when its guarantee meets it).
+    fn at_scale(&self, s_val: f64, bound: Option<f64>) -> Step {
+        let a = &self.a;
+        let Some(s) = a.code(s_val.min(self.max_finite), Rounding::TowardsZero) else {
+            return Step::Next;
+        };
+        if a.value(s) <= 0.0 {
+            return Step::Stop;
+        }
+        // Centred in the target's codes (the largest scale), or on the code nearest 0
+        // that holds the range's codes (a smaller one: `x - offset` then stays small, and
+        // exact in more cases); never so far from the range that `x - offset` overflows.
+        let center = if bound.is_some() {
+            let half = (self.range.max - self.range.min) * a.value(s) / 2.0 + 1.0;
+            0f64.max(self.lo as f64 + half).min(self.hi as f64 - half)
+        } else {
+            self.center
+        };
+        let o_val = (self.mid - center / a.value(s))
+            .min(self.range.min + self.max_finite)
+            .max(self.range.max - self.max_finite);
+        let Some(o) = a.code(o_val, Rounding::NearestEven) else {
+            return Step::Next;
+        };
+        match self.choice(o, s) {
+            Some(c) if bound.is_none_or(|b| c.max_abs_error <= b) => Step::Fits(Box::new(c)),
+            _ => Step::Next,
+        }
+    }
+
+    /// The configuration `(o, s)` with its guarantee, when both ends encode within the
+    /// target's codes and decode to finite values.
+    fn choice(&self, o: u64, s: u64) -> Option<ScaleOffsetChoice> {
+        let (a, range) = (&self.a, self.range);
+        let (qa, qb) = (a.encode(self.min_c, o, s)?, a.encode(self.max_c, o, s)?);
+        if qa < self.lo || qb > self.hi {
+            return None;
+        }
+        // Decoding is monotone too: both ends decode to finite values, so every code does.
+        let ya = a.decode(qa, o, s)?;
+        a.decode(qb, o, s)?;
+        let a_priori = || error_bound(a, range, a.value(o), a.value(s), qa, qb);
+        let (bound, guarantee) = if self.min_c == self.max_c {
+            ((ya - range.min).abs(), Guarantee::Exact)
+        } else if a.target.bits <= EXACT_MAX_BITS {
+            match exact_bound(a, self.min_c, self.max_c, o, s) {
+                Some(b) => (b, Guarantee::Exact),
+                None => (a_priori(), Guarantee::APriori),
+            }
+        } else {
+            (a_priori(), Guarantee::APriori)
+        };
+        Some(ScaleOffsetChoice {
+            source: self.source,
+            target: self.target,
+            offset: a.value(o),
+            scale: a.value(s),
+            codes: (qa, qb),
+            max_abs_error: bound,
+            nan_code: self.opts.nan_sentinel.then_some(a.target.max()),
+            guarantee,
+            offset_code: o,
+            scale_code: s,
+        })
+    }
+}
+
+/// Targets of at most this many bits get the exact check ([`Guarantee::Exact`]).
+const EXACT_MAX_BITS: u32 = 16;
+
+/// The exact error bound of `(o, s)` over the source values from `min_c` to `max_c`: the
+/// values that encode to one code form an interval (encoding is monotone), whose ends are
+/// found from the midpoint between neighbouring decoded values by a few steps of one ulp
+/// (or, if the codec surprises, by bisection); the largest distance of an interval's end
+/// to its code's decoded value is the bound. `None` when the codec fails somewhere.
+fn exact_bound(a: &Arith, min_c: u64, max_c: u64, o: u64, s: u64) -> Option<f64> {
+    let l = &a.l;
+    let (sign, mags) = (l.sign_bit(), l.magnitude_mask());
+    let key = |c: u64| -> i64 {
+        let m = (c & mags) as i64;
+        if c & sign != 0 { -m } else { m }
+    };
+    let code = |k: i64| -> u64 {
+        if k < 0 {
+            sign | k.unsigned_abs()
+        } else {
+            k as u64
+        }
+    };
+    let enc = |k: i64| a.encode(code(k), o, s);
+    let (kmin, kmax) = (key(min_c), key(max_c));
+    let q_max = enc(kmax)?;
+    // The largest key in `[from, kmax]` that encodes to at most `q` (`enc(from) <= q`).
+    let last_of = |q: i128, from: i64, guess: i64| -> Option<i64> {
+        const STEPS: u32 = 8;
+        let mut k = guess.clamp(from, kmax);
+        if enc(k)? <= q {
+            for _ in 0..STEPS {
+                if k == kmax || enc(k + 1)? > q {
+                    return Some(k);
+                }
+                k += 1;
+            }
+            bisect(k, kmax + 1, |k| Some(enc(k)? <= q))
+        } else {
+            for _ in 0..STEPS {
+                k -= 1;
+                if enc(k)? <= q {
+                    return Some(k);
+                }
+            }
+            bisect(from, k, |k| Some(enc(k)? <= q))
+        }
+    };
+    let (mut from, mut q) = (kmin, enc(kmin)?);
+    let mut worst = 0.0f64;
+    loop {
+        let y = a.decode(q, o, s)?;
+        let to = if q >= q_max {
+            kmax
+        } else {
+            let next = a.decode(q + 1, o, s)?;
+            let guess = a
+                .code(y / 2.0 + next / 2.0, Rounding::NearestEven)
+                .map_or(from, key);
+            last_of(q, from, guess)?
+        };
+        let (xl, xh) = (a.value(code(from)), a.value(code(to)));
+        worst = worst.max((y - xl).abs()).max((xh - y).abs());
+        if to >= kmax {
+            break;
+        }
+        from = to + 1;
+        q = enc(from)?;
+    }
+    // One f64 ulp up: the differences above are rounded to nearest.
+    Some(if worst > 0.0 {
+        f64::from_bits(worst.to_bits() + 1)
+    } else {
+        0.0
+    })
+}
+
+/// The largest `k` in `[lo, hi)` with `ok(k)`, given `ok(lo)` and that `ok` is true then
+/// false along the keys.
+fn bisect(mut lo: i64, mut hi: i64, ok: impl Fn(i64) -> Option<bool>) -> Option<i64> {
+    // In `i128`: the keys of `f64` span nearly all of `i64`.
+    while i128::from(hi) - i128::from(lo) > 1 {
+        let mid = ((i128::from(lo) + i128::from(hi)) / 2) as i64;
+        if ok(mid)? {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+    }
+    Some(lo)
 }
 
 /// The a-priori bound of the module docs, computed in `f64` and widened by a relative
@@ -461,15 +771,34 @@ pub fn fit_scale_offset(
         return Err(ChooseError::Bound(max_abs_error));
     }
     let best = best_scale_offset(source, target, range, opts)?;
-    if best.max_abs_error <= max_abs_error {
-        Ok(best)
-    } else {
-        Err(ChooseError::BoundNotMet {
+    if best.max_abs_error > max_abs_error {
+        return Err(ChooseError::BoundNotMet {
             requested: max_abs_error,
             best: best.max_abs_error,
             target: target.name(),
             min: range.min,
             max: range.max,
-        })
+        });
     }
+    if opts.scale == ScaleChoice::Largest || best.codes.0 == best.codes.1 {
+        return Ok(best);
+    }
+    // The smallest scale: cells of width `1 / s` err by `1 / (2s)` and a little rounding,
+    // so start at `1 / (2 · bound)` and grow until the guarantee holds (at worst, back to
+    // the largest scale).
+    let fit = Fit::new(source, target, range, opts)?;
+    let start = 0.5 / max_abs_error;
+    let factors = (0..=24)
+        .map(|k| 1.0 + (-(52 - 2 * k) as f64).exp2())
+        .chain((1..=40).map(|k| 1.0 + f64::from(k) / 20.0));
+    for f in factors {
+        let s = start * f;
+        if s >= best.scale {
+            break;
+        }
+        if let Step::Fits(c) = fit.at_scale(s, Some(max_abs_error)) {
+            return Ok(*c);
+        }
+    }
+    Ok(best)
 }

@@ -547,6 +547,7 @@ fn check_fit(
 ) -> f64 {
     let opts = FitOptions {
         nan_sentinel: sentinel,
+        ..Default::default()
     };
     let c = best_scale_offset(source, target, range, opts)
         .unwrap_or_else(|e| panic!("{source:?} {target:?} {range:?}: {e}"));
@@ -755,7 +756,10 @@ fn fit_meets_the_bound_or_says_why() {
             DTypeId::Float64,
             DTypeId::UInt2,
             range,
-            FitOptions { nan_sentinel: true }
+            FitOptions {
+                nan_sentinel: true,
+                ..Default::default()
+            }
         )
         .is_ok()
     );
@@ -884,4 +888,423 @@ fn finite_range_of_words_matches_of() {
     let none = FiniteRange::of_words(zquant::DTypeId::Float32, Words::U32(&[0x7fc0_0000]));
     assert_eq!(none, Ok(None));
     assert!(FiniteRange::of_words(zquant::DTypeId::Float32, Words::U64(&[0])).is_err());
+}
+
+// ---------------------------------------------------------------------------------------
+// Bit-sliced counting and the vectorized range against their references.
+
+mod sliced {
+    use ndarray::{ArrayD, Axis, IxDyn, ShapeBuilder};
+    use proptest::prelude::*;
+    use zquant::Real;
+    use zquant::choose::{BitCounts, BitInformation, FiniteRange, InformationOptions};
+
+    /// Raw bits, often specials: the exponent all ones (Inf, NaN payloads), all zeros
+    /// (zeros, subnormals), or a few distinct codes (so that the masked value recurs).
+    fn code(kind: u8, x: u64, bits: u32, emask: u64) -> u64 {
+        let x = x >> (64 - bits);
+        let sign = x & (1 << (bits - 1));
+        match kind % 6 {
+            0 => x | emask,
+            1 => x & !emask,
+            2 => x & 7,
+            3 => sign | emask,
+            _ => x,
+        }
+    }
+
+    fn array<T: Real>(shape: &[usize], f_order: bool, kinds: &[(u8, u64)]) -> ArrayD<T> {
+        let n: usize = shape.iter().product();
+        let emask = match T::FORMAT {
+            zquant::dtype::Format::Float(l) => ((1u64 << l.exponent_bits) - 1) << l.mantissa_bits,
+            _ => 0,
+        };
+        let v: Vec<T> = (0..n)
+            .map(|i| {
+                let (k, x) = kinds[i % kinds.len()];
+                let x = x
+                    .wrapping_mul(0x9e37_79b9_7f4a_7c15)
+                    .wrapping_add(i as u64 * 0x2545);
+                T::from_bits(code(k, x, T::SIZE as u32 * 8, emask))
+            })
+            .collect();
+        ArrayD::from_shape_vec(IxDyn(shape).set_f(f_order), v).expect("shape")
+    }
+
+    fn check<T: Real>(a: &ArrayD<T>, masked: Option<u64>) {
+        for axis in 0..a.ndim() {
+            for mask_nan in [true, false] {
+                let o = InformationOptions {
+                    axis: Some(axis),
+                    mask_nan,
+                    masked_bits: masked,
+                    ..Default::default()
+                };
+                let (got, want) = (BitCounts::of(a, &o), BitCounts::of_reference(a, &o));
+                assert_eq!(got, want, "{} {:?} axis {axis}", T::NAME, a.shape());
+                let (gi, wi) = (
+                    got.and_then(|c| c.information(&o)),
+                    want.and_then(|c| c.information(&o)),
+                );
+                assert_eq!(gi, wi);
+                if let (Ok(g), Ok(w)) = (&gi, &wi) {
+                    assert_eq!(g.keepbits(0.99), w.keepbits(0.99));
+                    assert_eq!(Ok(g.clone()), BitInformation::of(a, &o));
+                }
+            }
+        }
+    }
+
+    /// The range as a plain fold over values: NaN and ±Inf skipped, the first of equal
+    /// values kept (so `-0.0` when it comes first).
+    fn range_reference<T: Real>(a: &ArrayD<T>) -> Option<(u64, u64)> {
+        let mut r: Option<(f64, f64)> = None;
+        let flat: Vec<T> = a.as_slice_memory_order().expect("contiguous").to_vec();
+        for x in flat {
+            let v = x.to_exact().to_f64();
+            if v.is_finite() {
+                r = Some(match r {
+                    None => (v, v),
+                    Some((lo, hi)) => (if v < lo { v } else { lo }, if v > hi { v } else { hi }),
+                });
+            }
+        }
+        r.map(|(lo, hi)| (lo.to_bits(), hi.to_bits()))
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(48))]
+
+        #[test]
+        fn sliced_counts_equal_the_reference(
+            d0 in 1usize..9, d1 in 1usize..140, d2 in 1usize..5,
+            f_order: bool, three: bool,
+            kinds in proptest::collection::vec((0u8..6, any::<u64>()), 1..40),
+        ) {
+            let shape: Vec<usize> = if three { vec![d0, d1, d2] } else { vec![d0 * d2, d1] };
+            let a32 = array::<f32>(&shape, f_order, &kinds);
+            let m32 = a32.iter().nth(2).map(|x| u64::from(x.to_bits()));
+            check(&a32, None);
+            check(&a32, m32);
+            let a64 = array::<f64>(&shape, f_order, &kinds);
+            check(&a64, a64.iter().nth(1).map(|x| x.to_bits()));
+            check(&array::<half::f16>(&shape, f_order, &kinds), None);
+            check(&array::<half::bf16>(&shape, f_order, &kinds), Some(0));
+            // A strided view (every other row), gathered as the reference gathers it.
+            let v = a32.slice_axis(Axis(0), ndarray::Slice::new(0, None, 2)).to_owned();
+            check(&v, None);
+        }
+
+        #[test]
+        fn finite_range_equals_the_plain_fold(
+            n in 1usize..300, f_order: bool,
+            kinds in proptest::collection::vec((0u8..6, any::<u64>()), 1..40),
+        ) {
+            let a = array::<f32>(&[n, 3], f_order, &kinds);
+            let got = FiniteRange::of(&a).map(|r| (r.min.to_bits(), r.max.to_bits()));
+            prop_assert_eq!(got, range_reference(&a));
+            let b = array::<f64>(&[3, n], f_order, &kinds);
+            let got = FiniteRange::of(&b).map(|r| (r.min.to_bits(), r.max.to_bits()));
+            prop_assert_eq!(got, range_reference(&b));
+            let h = array::<half::f16>(&[n], f_order, &kinds);
+            let got = FiniteRange::of(&h).map(|r| (r.min.to_bits(), r.max.to_bits()));
+            prop_assert_eq!(got, range_reference(&h));
+        }
+    }
+
+    /// Large enough for several tiles, an `inner` beyond the shared span (the second
+    /// elements transposed apart), and NaNs here and there.
+    #[test]
+    fn sliced_counts_equal_the_reference_on_large_arrays() {
+        let field = |rows: usize, cols: usize| {
+            ArrayD::from_shape_fn(IxDyn(&[rows, cols]), |ix| {
+                let (i, j) = (ix[0] as f32, ix[1] as f32);
+                if (ix[0] * 7 + ix[1] * 3) % 1013 == 0 {
+                    f32::NAN
+                } else {
+                    280.0 + 20.0 * (i * 0.05).sin() * (j * 0.013).cos() + (i * j) % 0.37
+                }
+            })
+        };
+        for a in [field(90, 1000), field(3, 40_000)] {
+            check(&a, None);
+            let f = a.t().as_standard_layout().reversed_axes().into_owned();
+            check(&f, None);
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// The exact scale/offset check, and the smallest scale.
+
+/// The chain a fit describes.
+fn chain_of(source: DTypeId, c: &zquant::choose::ScaleOffsetChoice) -> DynChain {
+    let codecs = c.codecs();
+    DynChain::from_metadata(
+        &json!(source.name()),
+        &c.offset_json(),
+        codecs.as_array().unwrap(),
+    )
+    .unwrap_or_else(|e| panic!("{codecs}: {e}"))
+}
+
+/// The sign-magnitude key of a value of `source` (`±` its magnitude bits), and back.
+fn key_of(source: DTypeId, v: f64) -> i64 {
+    let (bits, sign) = match source {
+        DTypeId::Float32 => (u64::from((v as f32).to_bits()), 1u64 << 31),
+        DTypeId::Float16 => (u64::from(half::f16::from_f64(v).to_bits()), 1 << 15),
+        _ => (v.to_bits(), 1 << 63),
+    };
+    let m = (bits & !sign) as i64;
+    if bits & sign != 0 { -m } else { m }
+}
+
+fn value_of(source: DTypeId, k: i64) -> f64 {
+    let (sign, m) = (k < 0, k.unsigned_abs());
+    match source {
+        DTypeId::Float32 => f64::from(f32::from_bits(m as u32 | (u32::from(sign) << 31))),
+        DTypeId::Float16 => half::f16::from_bits(m as u16 | (u16::from(sign) << 15)).to_f64(),
+        _ => f64::from_bits(m | (u64::from(sign) << 63)),
+    }
+}
+
+/// Every cell edge of the real codec over the range: for each code `q` but the last, the
+/// largest source value that encodes to at most `q` and the next one, found by bisection
+/// over the source type's values (all codes at once, one encode per round); and the
+/// range's ends.
+fn cell_edges(
+    source: DTypeId,
+    c: &zquant::choose::ScaleOffsetChoice,
+    range: FiniteRange,
+) -> Vec<f64> {
+    let chain = chain_of(source, c);
+    let qs: Vec<i128> = (c.codes.0..c.codes.1).collect();
+    let (kmin, kmax) = (key_of(source, range.min), key_of(source, range.max));
+    // Invariant: enc(lo) <= q < enc(hi), with hi = kmax + 1 standing for "beyond".
+    let mut lo = vec![kmin; qs.len()];
+    let mut hi = vec![kmax + 1; qs.len()];
+    loop {
+        let mids: Vec<i64> = lo
+            .iter()
+            .zip(&hi)
+            .map(|(&l, &h)| ((i128::from(l) + i128::from(h)) / 2) as i64)
+            .collect();
+        if lo
+            .iter()
+            .zip(&hi)
+            .all(|(&l, &h)| i128::from(h) - i128::from(l) <= 1)
+        {
+            break;
+        }
+        let x: Vec<f64> = mids.iter().map(|&k| value_of(source, k)).collect();
+        let enc = codes(&chain.encode(&dyn_array(source, &x)).expect("encodes"));
+        for (i, (&m, &e)) in mids.iter().zip(&enc).enumerate() {
+            if i128::from(hi[i]) - i128::from(lo[i]) > 1 {
+                if e <= qs[i] { lo[i] = m } else { hi[i] = m }
+            }
+        }
+    }
+    let mut xs = vec![range.min, range.max];
+    for (&l, &h) in lo.iter().zip(&hi) {
+        xs.push(value_of(source, l));
+        if h <= kmax {
+            xs.push(value_of(source, h));
+        }
+    }
+    xs
+}
+
+/// The largest error of the real codec chain of `c` over `x`, checking every code stays in
+/// `c.codes`.
+fn codec_error(source: DTypeId, c: &zquant::choose::ScaleOffsetChoice, x: &[f64]) -> f64 {
+    let (codecs, chain) = (c.codecs(), chain_of(source, c));
+    let enc = chain
+        .encode(&dyn_array(source, x))
+        .unwrap_or_else(|e| panic!("{codecs}: {e}"));
+    let q = codes(&enc);
+    assert!(
+        q.iter().all(|q| (c.codes.0..=c.codes.1).contains(q)),
+        "{codecs}"
+    );
+    let dec = as_f64(&chain.decode(&enc).unwrap());
+    x.iter()
+        .zip(&dec)
+        .map(|(x, y)| (y - x).abs())
+        .fold(0.0, f64::max)
+}
+
+/// For targets of at most 16 bits the guarantee is exact: the real codec, run over every
+/// code's decoded value, the midpoints between neighbours and their neighbouring source
+/// values, never errs by more, and reaches it.
+#[test]
+fn exact_bound_is_what_the_codec_does() {
+    use zquant::choose::{Guarantee, ScaleChoice};
+    let mut rng = Rng::new(71);
+    let ranges = [
+        (250.0, 310.0),
+        (-40.0, 50.0),
+        (0.0, 1.0),
+        (-1e-3, 2e-3),
+        (1000.0, 1000.5),
+        (-7.0, -6.0),
+        (-65000.0, 65000.0),
+    ];
+    for source in [DTypeId::Float16, DTypeId::Float32, DTypeId::Float64] {
+        for target in [
+            DTypeId::Int8,
+            DTypeId::UInt8,
+            DTypeId::Int16,
+            DTypeId::UInt16,
+        ] {
+            for &(lo, hi) in &ranges {
+                let r = |v: f64| match source {
+                    DTypeId::Float32 => v as f32 as f64,
+                    DTypeId::Float16 => half::f16::from_f64(v).to_f64(),
+                    _ => v,
+                };
+                let range = FiniteRange {
+                    min: r(lo),
+                    max: r(hi),
+                };
+                if !range.min.is_finite() || !range.max.is_finite() || range.min >= range.max {
+                    continue;
+                }
+                let Ok(best) = best_scale_offset(source, target, range, FitOptions::default())
+                else {
+                    continue;
+                };
+                assert_eq!(best.guarantee, Guarantee::Exact);
+                // The largest scale, and the smallest meeting a looser bound.
+                let loose = best.max_abs_error.max(1e-300) * (2.0 + (rng.next_u64() % 50) as f64);
+                let smallest = FitOptions {
+                    scale: ScaleChoice::Smallest,
+                    ..Default::default()
+                };
+                let small =
+                    fit_scale_offset(source, target, range, loose, smallest).expect("looser fits");
+                assert!(small.max_abs_error <= loose);
+                assert!(small.code_count() <= best.code_count());
+                for c in [&best, &small] {
+                    let err = codec_error(source, c, &cell_edges(source, c, range));
+                    let tag = format!("{source:?}->{target:?} {range:?} {:?}", c.codecs());
+                    assert!(
+                        err <= c.max_abs_error,
+                        "{tag}: codec error {err} > {}",
+                        c.max_abs_error
+                    );
+                    // Reached, up to the one f64 ulp the bound is rounded up by.
+                    assert!(
+                        err >= c.max_abs_error * (1.0 - 1e-15),
+                        "{tag}: the bound {} is not reached ({err})",
+                        c.max_abs_error
+                    );
+                }
+            }
+        }
+    }
+}
+
+/// The smallest scale uses about `span / (2 · bound)` codes, meets the bound on adversarial
+/// values, and a wide target (the a-priori guarantee) gets it too.
+#[test]
+fn smallest_scale_uses_few_codes() {
+    use zquant::choose::{Guarantee, ScaleChoice};
+    let mut rng = Rng::new(5);
+    let smallest = FitOptions {
+        scale: ScaleChoice::Smallest,
+        ..Default::default()
+    };
+    for (source, target, range, bound) in [
+        (
+            DTypeId::Float32,
+            DTypeId::Int16,
+            FiniteRange {
+                min: 250.0,
+                max: 310.0,
+            },
+            0.01,
+        ),
+        (
+            DTypeId::Float64,
+            DTypeId::UInt16,
+            FiniteRange {
+                min: -1.0,
+                max: 1.0,
+            },
+            1e-3,
+        ),
+        (
+            DTypeId::Float64,
+            DTypeId::Int32,
+            FiniteRange {
+                min: -40.0,
+                max: 50.0,
+            },
+            1e-4,
+        ),
+        (
+            DTypeId::Float32,
+            DTypeId::Int32,
+            FiniteRange { min: 0.0, max: 1e4 },
+            0.05,
+        ),
+    ] {
+        let c = fit_scale_offset(source, target, range, bound, smallest).expect("fits");
+        let ideal = (range.max - range.min) / (2.0 * bound);
+        assert!(c.max_abs_error <= bound, "{c:?}");
+        assert!(
+            (c.code_count() as f64) < ideal * 1.1 + 3.0,
+            "{} codes for about {ideal}",
+            c.code_count()
+        );
+        let wide = target.size() > 2;
+        assert_eq!(
+            c.guarantee,
+            if wide {
+                Guarantee::APriori
+            } else {
+                Guarantee::Exact
+            }
+        );
+        let x = adversarial(source, &c, range, &mut rng);
+        let err = codec_error(source, &c, &x);
+        assert!(err <= c.max_abs_error, "{err} > {}", c.max_abs_error);
+        // The largest scale uses (nearly) all codes.
+        let best =
+            fit_scale_offset(source, target, range, bound, FitOptions::default()).expect("fits");
+        assert!(best.code_count() > c.code_count());
+    }
+}
+
+/// The JSON form of bit counts round-trips for every width, and bad JSON is a typed error.
+#[test]
+fn bit_counts_json_round_trips_and_checks() {
+    use zquant::choose::{BitCounts, InformationOptions};
+    let opts = InformationOptions::default();
+    let f = |i: usize, j: usize| (i as f64 * 0.3).sin() * 40.0 + j as f64 * 0.01;
+    let a64 = Array2::from_shape_fn((20, 30), |(i, j)| f(i, j));
+    let counts = [
+        BitCounts::of(&a64, &opts).unwrap(),
+        BitCounts::of(&a64.mapv(|x| x as f32), &opts).unwrap(),
+        BitCounts::of(&a64.mapv(half::f16::from_f64), &opts).unwrap(),
+        BitCounts::of(&a64.mapv(|x| x as i16), &opts).unwrap(),
+        BitCounts::of(&a64.mapv(|x| x as u8), &opts).unwrap(),
+    ];
+    for c in &counts {
+        let text = serde_json::to_string(c).unwrap();
+        let back: BitCounts = serde_json::from_str(&text).unwrap();
+        assert_eq!(&back, c, "{text}");
+    }
+    let mut j = serde_json::to_value(&counts[1]).unwrap();
+    j["a"].as_array_mut().unwrap().pop();
+    assert!(serde_json::from_value::<BitCounts>(j).is_err());
+    let mut j = serde_json::to_value(&counts[1]).unwrap();
+    j["data_type"] = json!("float33");
+    assert!(serde_json::from_value::<BitCounts>(j).is_err());
+    let mut j = serde_json::to_value(&counts[1]).unwrap();
+    j["both"][3] = json!(u64::MAX);
+    let e = serde_json::from_value::<BitCounts>(j)
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("inconsistent"), "{e}");
 }

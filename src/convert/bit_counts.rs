@@ -1,0 +1,420 @@
+//! Kernels of `choose`'s statistics: bit-sliced pair counting (the bit information of
+//! `choose::BitCounts`) and the finite range of float codes (`choose::FiniteRange`).
+//!
+//! **Bit slices.** 64 consecutive elements of `W::BITS` bits are turned into `W::BITS`
+//! words of 64 bits, a bit-matrix transpose: *plane* `p` holds bit `p` of element `i` in
+//! its bit `i` ([`transpose_groups`]). The pairs of neighbours `(j, j + inner)` of 64
+//! consecutive `j` are then a group's planes and the planes starting `inner` elements later,
+//! which are two neighbouring groups' planes funnel-shifted by `inner % 64`. Each bit
+//! position's joint counts are three popcounts per 64 pairs ([`count_plane_pairs`]): the
+//! pairs whose first element has the bit, whose second has it, and whose two have it, over
+//! the valid pairs (both elements unmasked, inside one block). The AVX2 twin of the
+//! transpose is `arch::bit_slice` (byte gathers, then `vpmovmskb` per bit); the portable one
+//! here ([`transpose_fallback`]) is its reference and the fallback.
+
+use crate::dtype::Word;
+
+/// A storage word that can be bit-sliced: the four widths, each with its AVX2 twin.
+pub(crate) trait SliceWord: Word + Copy {
+    /// [`transpose_groups`] by the AVX2 twin: `false` when the CPU has no AVX2 (nothing
+    /// written).
+    fn transpose_avx2(
+        codes: &[Self],
+        masks: &[Self],
+        planes: &mut [u64],
+        mplanes: &mut [u64],
+    ) -> bool;
+}
+
+macro_rules! slice_word {
+    ($($w:ty => $f:ident),*) => {$(
+        impl SliceWord for $w {
+            #[inline]
+            fn transpose_avx2(
+                codes: &[Self],
+                masks: &[Self],
+                planes: &mut [u64],
+                mplanes: &mut [u64],
+            ) -> bool {
+                crate::arch::$f(codes, masks, planes, mplanes)
+            }
+        }
+    )*};
+}
+slice_word!(u8 => bit_slice_u8, u16 => bit_slice_u16, u32 => bit_slice_u32, u64 => bit_slice_u64);
+
+/// Transpose `codes` (a whole number of groups of 64 words, `W::BITS` planes each into
+/// `planes`) and their masks (words all ones or 0; one plane per group into `mplanes`,
+/// bit `i` set when element `i` is unmasked), by the AVX2 twin when the CPU has it.
+pub(crate) fn transpose_groups<W: SliceWord>(
+    codes: &[W],
+    masks: &[W],
+    planes: &mut [u64],
+    mplanes: &mut [u64],
+) {
+    debug_assert!(codes.len() % 64 == 0 && masks.len() == codes.len());
+    let groups = codes.len() / 64;
+    let bits = W::BITS as usize;
+    let (planes, mplanes) = (&mut planes[..groups * bits], &mut mplanes[..groups]);
+    if W::transpose_avx2(codes, masks, planes, mplanes) {
+        return;
+    }
+    transpose_fallback(codes, masks, planes, mplanes);
+}
+
+/// The portable [`transpose_groups`]: the reference of the AVX2 twin, and the fallback.
+/// Each group is a 64 × 64 bit-matrix transpose by word operations (six rounds of swapping
+/// the off-diagonal blocks, Hacker's Delight 7-3), of which the first `W::BITS` rows are
+/// kept.
+pub(crate) fn transpose_fallback<W: Word>(
+    codes: &[W],
+    masks: &[W],
+    planes: &mut [u64],
+    mplanes: &mut [u64],
+) {
+    let bits = W::BITS as usize;
+    let groups = codes.chunks_exact(64).zip(masks.chunks_exact(64));
+    for ((g, (c, m)), out) in groups.enumerate().zip(planes.chunks_exact_mut(bits)) {
+        let mut a = [0u64; 64];
+        for (x, &w) in a.iter_mut().zip(c) {
+            *x = w.to_u64();
+        }
+        transpose64(&mut a);
+        out.copy_from_slice(&a[..bits]);
+        mplanes[g] = m
+            .iter()
+            .enumerate()
+            .fold(0u64, |acc, (i, &w)| acc | ((w.to_u64() & 1) << i));
+    }
+}
+
+/// Transpose the 64 × 64 bit matrix whose row `i` is `a[i]` (bit `j` its column `j`): bit
+/// `j` of `a[i]` becomes bit `i` of `a[j]`.
+#[inline(always)]
+pub(crate) fn transpose64(a: &mut [u64; 64]) {
+    let mut j = 32;
+    let mut m: u64 = 0x0000_0000_ffff_ffff;
+    while j != 0 {
+        let mut k = 0;
+        while k < 64 {
+            // Swap the high `j` columns of row `k` with the low `j` columns of row `k + j`.
+            let t = ((a[k] >> j) ^ a[k + j]) & m;
+            a[k + j] ^= t;
+            a[k] ^= t << j;
+            k = (k + j + 1) & !j;
+        }
+        j >>= 1;
+        m ^= m << j;
+    }
+}
+
+/// Joint counts of bit pairs, per bit position `p` (0 the least significant).
+#[derive(Debug)]
+pub(crate) struct PlaneCounts<'a> {
+    /// Pairs whose first element has bit `p`.
+    pub(crate) a: &'a mut [u64; 64],
+    /// Pairs whose second element has bit `p`.
+    pub(crate) b: &'a mut [u64; 64],
+    /// Pairs whose two elements have bit `p`.
+    pub(crate) both: &'a mut [u64; 64],
+}
+
+/// Add to `counts` the bit pairs of `valid.len()` groups of 64 pairs: pair `i` of group `k`
+/// is bit `i` of `first`'s group `k` and bit `i + shift` of `second`'s groups `k`, `k + 1`
+/// read as one 128-bit word (`second` holds one group more than `valid`, `shift < 64`),
+/// counted when bit `i` of `valid[k]` is set. `BITS` planes per group. Returns the number
+/// of valid pairs.
+#[inline(always)]
+pub(crate) fn count_plane_pairs<const BITS: usize>(
+    first: &[u64],
+    second: &[u64],
+    shift: u32,
+    valid: &[u64],
+    counts: &mut PlaneCounts<'_>,
+) -> u64 {
+    debug_assert!(shift < 64 && BITS <= 64);
+    let totals = [&mut *counts.a, &mut *counts.b, &mut *counts.both];
+    if let Some(pairs) =
+        crate::arch::count_plane_pairs_avx2(BITS, first, second, shift, valid, totals)
+    {
+        return pairs;
+    }
+    count_plane_pairs_fallback::<BITS>(first, second, shift, valid, counts)
+}
+
+/// The portable [`count_plane_pairs`]: the reference of the AVX2 twin, and the fallback.
+#[inline(always)]
+pub(crate) fn count_plane_pairs_fallback<const BITS: usize>(
+    first: &[u64],
+    second: &[u64],
+    shift: u32,
+    valid: &[u64],
+    counts: &mut PlaneCounts<'_>,
+) -> u64 {
+    let groups = valid.len();
+    let (first, second) = (&first[..groups * BITS], &second[..(groups + 1) * BITS]);
+    let mut pairs = 0u64;
+    // Per-bit accumulators in registers for a whole run, added to the totals once.
+    let (mut a, mut b, mut both) = ([0u64; BITS], [0u64; BITS], [0u64; BITS]);
+    for (k, &v) in valid.iter().enumerate() {
+        pairs += u64::from(v.count_ones());
+        let f = &first[k * BITS..][..BITS];
+        let s0 = &second[k * BITS..][..BITS];
+        let s1 = &second[(k + 1) * BITS..][..BITS];
+        for p in 0..BITS {
+            // `(s1 << (64 - shift))`, written so that a zero shift takes nothing from `s1`.
+            let y = (s0[p] >> shift) | ((s1[p] << (63 - shift)) << 1);
+            let (x, y) = (f[p] & v, y & v);
+            a[p] += u64::from(x.count_ones());
+            b[p] += u64::from(y.count_ones());
+            both[p] += u64::from((x & y).count_ones());
+        }
+    }
+    for p in 0..BITS {
+        counts.a[p] += a[p];
+        counts.b[p] += b[p];
+        counts.both[p] += both[p];
+    }
+    pairs
+}
+
+/// The valid-pair word of `n <= 64` consecutive pairs of a stream cut into blocks of
+/// `period` elements in which the first `pairs_per_block` pair forward: bit `i` set when
+/// `pos + i`, taken modulo `period`, is below `pairs_per_block` (`pos < period` is the
+/// first pair's position in its block) and `i < n`.
+#[inline]
+pub(crate) fn block_pattern(pos: usize, n: usize, period: usize, pairs_per_block: usize) -> u64 {
+    debug_assert!(pos < period && n <= 64);
+    if pos + n <= pairs_per_block {
+        return ones(n);
+    }
+    let (mut word, mut pos, mut i) = (0u64, pos, 0usize);
+    while i < n {
+        let run = if pos < pairs_per_block {
+            let run = (pairs_per_block - pos).min(n - i);
+            word |= ones(run) << i;
+            run
+        } else {
+            (period - pos).min(n - i)
+        };
+        i += run;
+        pos += run;
+        if pos == period {
+            pos = 0;
+        }
+    }
+    word
+}
+
+/// The low `n` bits set (`n <= 64`).
+#[inline(always)]
+fn ones(n: usize) -> u64 {
+    if n >= 64 { u64::MAX } else { (1u64 << n) - 1 }
+}
+
+/// The finite extremes of a run of float codes, as sign-magnitude keys (`-magnitude` for a
+/// negative code, ±0 both 0): `(min, max)` over the codes whose magnitude
+/// (`code & mag_mask`) is at most `max_mag`, `None` when there is none. Such a magnitude
+/// test is the finite test of every signed float layout whose NaNs and infinities have
+/// the largest magnitudes (IEEE, all-ones NaN, no NaN) — not of the `fnuz` types, whose NaN
+/// is the negative zero. Keys of up to 32-bit codes are `i32` (eight lanes of AVX2), of
+/// 64-bit codes `i64`; both are returned as `i64`.
+#[inline(always)]
+pub(crate) fn finite_key_range<W: Word>(
+    codes: &[W],
+    sign: u64,
+    mag_mask: u64,
+    max_mag: u64,
+) -> Option<(i64, i64)> {
+    if W::BITS <= 32 {
+        key_range_32(codes, sign as u32, mag_mask as u32, max_mag as u32)
+    } else {
+        key_range_64(codes, sign, mag_mask, max_mag)
+    }
+}
+
+macro_rules! key_range {
+    ($name:ident, $u:ty, $i:ty) => {
+        #[inline(always)]
+        fn $name<W: Word>(codes: &[W], sign: $u, mag_mask: $u, max_mag: $u) -> Option<(i64, i64)> {
+            const LANES: usize = 32 / std::mem::size_of::<$u>() * 2;
+            // Branch-free: the key, or the neutral element of each fold when not finite.
+            let keys = |w: W| -> ($i, $i) {
+                let b = w.to_u64() as $u;
+                let mag = b & mag_mask;
+                let neg = <$i>::from(b & sign != 0);
+                let k = (mag as $i ^ -neg) + neg;
+                let finite = mag <= max_mag;
+                (
+                    if finite { k } else { <$i>::MAX },
+                    if finite { k } else { <$i>::MIN },
+                )
+            };
+            let (mut lo, mut hi) = ([<$i>::MAX; LANES], [<$i>::MIN; LANES]);
+            let mut chunks = codes.chunks_exact(LANES);
+            for c in &mut chunks {
+                for l in 0..LANES {
+                    let (a, b) = keys(c[l]);
+                    lo[l] = lo[l].min(a);
+                    hi[l] = hi[l].max(b);
+                }
+            }
+            for &w in chunks.remainder() {
+                let (a, b) = keys(w);
+                lo[0] = lo[0].min(a);
+                hi[0] = hi[0].max(b);
+            }
+            let lo = lo.into_iter().min().unwrap_or(<$i>::MAX);
+            let hi = hi.into_iter().max().unwrap_or(<$i>::MIN);
+            (lo <= hi).then_some((i64::from(lo), i64::from(hi)))
+        }
+    };
+}
+key_range!(key_range_32, u32, i32);
+key_range!(key_range_64, u64, i64);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rng(mut x: u64) -> impl FnMut() -> u64 {
+        move || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        }
+    }
+
+    fn naive<W: Word>(codes: &[W], masks: &[W]) -> (Vec<u64>, Vec<u64>) {
+        let bits = W::BITS as usize;
+        let mut planes = vec![0u64; codes.len() / 64 * bits];
+        let mut mp = vec![0u64; codes.len() / 64];
+        for (i, (&c, &m)) in codes.iter().zip(masks).enumerate() {
+            let (g, b) = (i / 64, i % 64);
+            for p in 0..bits {
+                planes[g * bits + p] |= ((c.to_u64() >> p) & 1) << b;
+            }
+            mp[g] |= (m.to_u64() & 1) << b;
+        }
+        (planes, mp)
+    }
+
+    fn check<W: SliceWord>(seed: u64) {
+        let mut r = rng(seed);
+        for groups in [1usize, 2, 3, 7] {
+            let codes: Vec<W> = (0..64 * groups).map(|_| W::from_u64(r())).collect();
+            let masks: Vec<W> = (0..64 * groups)
+                .map(|_| W::from_u64(if r() % 5 == 0 { 0 } else { u64::MAX }))
+                .collect();
+            let want = naive(&codes, &masks);
+            let bits = W::BITS as usize;
+            let (mut p, mut m) = (vec![0; groups * bits], vec![0; groups]);
+            transpose_fallback(&codes, &masks, &mut p, &mut m);
+            assert_eq!((&p, &m), (&want.0, &want.1), "fallback {bits}");
+            let (mut p, mut m) = (vec![0; groups * bits], vec![0; groups]);
+            if W::transpose_avx2(&codes, &masks, &mut p, &mut m) {
+                assert_eq!((&p, &m), (&want.0, &want.1), "avx2 {bits}");
+            }
+        }
+    }
+
+    #[test]
+    fn transposes_match_the_definition() {
+        for seed in 1..20 {
+            check::<u8>(seed);
+            check::<u16>(seed);
+            check::<u32>(seed);
+            check::<u64>(seed);
+        }
+    }
+
+    #[test]
+    fn pair_counts_avx2_match_the_fallback() {
+        fn check<const BITS: usize>(r: &mut impl FnMut() -> u64) {
+            for groups in [0usize, 1, 5, 31, 32, 70] {
+                let first: Vec<u64> = (0..groups * BITS).map(|_| r()).collect();
+                let second: Vec<u64> = (0..(groups + 1) * BITS).map(|_| r()).collect();
+                let valid: Vec<u64> = (0..groups).map(|_| r() | r()).collect();
+                for shift in [0u32, 1, 17, 63] {
+                    let (mut a, mut b, mut c) = ([0u64; 64], [0u64; 64], [0u64; 64]);
+                    let mut want = PlaneCounts {
+                        a: &mut a,
+                        b: &mut b,
+                        both: &mut c,
+                    };
+                    let n = count_plane_pairs_fallback::<BITS>(
+                        &first, &second, shift, &valid, &mut want,
+                    );
+                    let (mut x, mut y, mut z) = ([0u64; 64], [0u64; 64], [0u64; 64]);
+                    let got = crate::arch::count_plane_pairs_avx2(
+                        BITS,
+                        &first,
+                        &second,
+                        shift,
+                        &valid,
+                        [&mut x, &mut y, &mut z],
+                    );
+                    if let Some(m) = got {
+                        assert_eq!((m, x, y, z), (n, a, b, c), "{BITS} {groups} {shift}");
+                    }
+                }
+            }
+        }
+        let mut r = rng(7);
+        check::<8>(&mut r);
+        check::<16>(&mut r);
+        check::<32>(&mut r);
+        check::<64>(&mut r);
+    }
+
+    #[test]
+    fn block_pattern_marks_the_pairs_inside_blocks() {
+        for (period, ppb) in [(1, 0), (3, 2), (5, 3), (64, 63), (100, 40), (1000, 999)] {
+            for start in [0usize, 1, 63, 64, 99, 130, 1000] {
+                for n in [0usize, 1, 10, 63, 64] {
+                    let want = (0..n).fold(0u64, |w, i| {
+                        w | (u64::from((start + i) % period < ppb) << i)
+                    });
+                    let pos = start % period;
+                    assert_eq!(
+                        block_pattern(pos, n, period, ppb),
+                        want,
+                        "{period} {ppb} {start} {n}"
+                    );
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn finite_key_range_skips_non_finite_codes() {
+        let l = crate::dtype::layout::FLOAT32;
+        let mut xs = vec![
+            3.0f32,
+            f32::NAN,
+            -1.5,
+            f32::INFINITY,
+            -0.0,
+            7.25,
+            -f32::NAN,
+            2.0,
+        ];
+        xs.extend((0..40).map(|i| i as f32 * 0.1 - 1.0));
+        let codes: Vec<u32> = xs.iter().map(|x| x.to_bits()).collect();
+        let (lo, hi) = finite_key_range(
+            &codes,
+            l.sign_bit(),
+            l.magnitude_mask(),
+            l.max_finite_bits(),
+        )
+        .expect("finite");
+        assert_eq!(lo, -((-1.5f32).to_bits() as i64 & 0x7fff_ffff));
+        assert_eq!(hi, 7.25f32.to_bits() as i64);
+        let none = [f32::NAN.to_bits(), f32::INFINITY.to_bits()];
+        assert_eq!(
+            finite_key_range(&none, l.sign_bit(), l.magnitude_mask(), l.max_finite_bits()),
+            None
+        );
+    }
+}
