@@ -262,7 +262,7 @@ pub enum MetadataError {
     /// A codec name this crate does not implement.
     #[error(
         "unknown codec {0:?}: {choices}",
-        choices = crate::metadata::choices(.0, crate::metadata::CODEC_NAMES)
+        choices = crate::metadata::choices(.0, crate::codec::CODEC_NAMES)
     )]
     UnknownCodec(String),
     /// A `codecs` list entry that is not a codec object (`{"name": …, "configuration": …}`).

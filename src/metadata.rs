@@ -33,14 +33,9 @@ pub(crate) use serde_as_json;
 serde_as_json!(DataType, DataType::to_json, DataType::from_json);
 serde_as_json!(CodecObject, CodecObject::to_json, CodecObject::from_json);
 
-/// The array->array codecs zquant implements, by their metadata names.
-pub const CODEC_NAMES: &[&str] = &[
-    "scale_offset",
-    "cast_value",
-    "bitround",
-    "numcodecs.bitround",
-    "numcodecs.fixedscaleoffset",
-];
+/// The array->array codecs zquant implements, by their metadata names: derived from the
+/// codec registry, also at [`crate::codec::CODEC_NAMES`].
+pub const CODEC_NAMES: &[&str] = crate::codec::CODEC_NAMES;
 
 /// What to say of a word that is none of `valid`: the choices, and the nearest one when the
 /// word looks like a misspelling of it (`nearest_even` -> `nearest-even`).
