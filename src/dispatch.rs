@@ -15,7 +15,6 @@ mod dynamic;
 pub(crate) mod words;
 
 pub use custom::CustomArray;
-pub(crate) use custom::is_builtin;
 pub use dynamic::{DynArray, DynChain, Element, bind_codec};
 pub(crate) use words::{words_from_le, words_to_le};
 

@@ -240,7 +240,7 @@ pub fn parse_keepbits(config: Option<&Value>) -> Result<u64, MetadataError> {
         return Err(MetadataError::Field {
             codec: NAME,
             field: "configuration",
-            reason: crate::metadata::unknown_key(k, &["keepbits"]),
+            reason: crate::error::unknown_key(k, &["keepbits"]),
         });
     }
     let v = map.get("keepbits").ok_or_else(|| field("missing"))?;

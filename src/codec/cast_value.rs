@@ -29,8 +29,8 @@ use crate::convert::{
 };
 use crate::dtype::id::Scalar;
 use crate::dtype::{DTypeId, Format, Real, Word, Words, WordsMut};
-use crate::error::{CodecError, ElementError, MetadataError};
-use crate::metadata::{DataType, choices, unknown_key};
+use crate::error::{CodecError, ElementError, MetadataError, choices, unknown_key};
+use crate::metadata::DataType;
 
 /// The Zarr name.
 pub const NAME: &str = "cast_value";

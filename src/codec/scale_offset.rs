@@ -79,7 +79,7 @@ fn parse_config(
     };
     const KEYS: &[&str] = &["offset", "scale"];
     if let Some(k) = map.keys().find(|k| !KEYS.contains(&k.as_str())) {
-        return Err(config_field(crate::metadata::unknown_key(k, KEYS)));
+        return Err(config_field(crate::error::unknown_key(k, KEYS)));
     }
     let scalar = |field: &'static str, default: u64| match map.get(field) {
         None => Ok((default, false)),

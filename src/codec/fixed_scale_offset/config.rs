@@ -187,7 +187,7 @@ impl FixedScaleOffsetConfig {
         if let Some(k) = map.keys().find(|k| !KEYS.contains(&k.as_str())) {
             return Err(field(
                 "configuration",
-                crate::metadata::unknown_key(k, KEYS),
+                crate::error::unknown_key(k, KEYS),
             ));
         }
         let number = |name: &'static str| match map.get(name) {
