@@ -134,7 +134,10 @@ pub(crate) fn v2_filter(id: &str) -> Option<&'static V2Filter> {
 ///
 /// # Errors
 /// Unknown codec, invalid configuration, unsupported data type.
-pub(crate) fn bind(obj: &CodecObject, input: &DataType) -> Result<Box<dyn DynStage>, MetadataError> {
+pub(crate) fn bind(
+    obj: &CodecObject,
+    input: &DataType,
+) -> Result<Box<dyn DynStage>, MetadataError> {
     match find(&obj.name) {
         Some((entry, name)) => (entry.bind)(name, input, obj.configuration.as_ref()),
         None => Err(MetadataError::UnknownCodec(obj.name.clone())),

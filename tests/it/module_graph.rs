@@ -76,7 +76,9 @@ fn named_modules(line: &str) -> Vec<String> {
         from = start + "crate::".len();
         // `$crate::` (macros) reaches the crate root's macros, and `zquant_crate::` is not
         // ours: only a `crate` that starts a path counts.
-        if start > 0 && (bytes[start - 1].is_ascii_alphanumeric() || b"_$".contains(&bytes[start - 1])) {
+        if start > 0
+            && (bytes[start - 1].is_ascii_alphanumeric() || b"_$".contains(&bytes[start - 1]))
+        {
             continue;
         }
         let rest = &line[from..];
@@ -130,7 +132,9 @@ fn upward_edges(src: &Path) -> Vec<(String, String, String)> {
     files.sort();
     let mut out = Vec::new();
     for file in &files {
-        let Some(from) = owner(src, file) else { continue };
+        let Some(from) = owner(src, file) else {
+            continue;
+        };
         let from_rank = rank(&from)
             .unwrap_or_else(|| panic!("module {from} is not in ORDER: place it in its layer"));
         let text = std::fs::read_to_string(file).expect("read a source file");
@@ -170,9 +174,15 @@ fn every_module_uses_only_the_layers_below_it() {
             .collect::<Vec<_>>()
             .join("\n")
     );
-    let seen: BTreeSet<_> = edges.iter().map(|(f, t, _)| (f.as_str(), t.as_str())).collect();
+    let seen: BTreeSet<_> = edges
+        .iter()
+        .map(|(f, t, _)| (f.as_str(), t.as_str()))
+        .collect();
     for (f, t, why) in KNOWN {
-        assert!(seen.contains(&(*f, *t)), "{f} -> {t} ({why}) no longer occurs: drop it from KNOWN");
+        assert!(
+            seen.contains(&(*f, *t)),
+            "{f} -> {t} ({why}) no longer occurs: drop it from KNOWN"
+        );
     }
 }
 
@@ -183,7 +193,13 @@ fn the_reader_sees_paths_and_groups() {
         named_modules("use crate::{codec::Fusion, dtype::{A, B}, error};"),
         ["codec", "dtype", "error"]
     );
-    assert_eq!(named_modules("    let x = crate::arch::zeroed_vec(n);"), ["arch"]);
-    assert_eq!(named_modules("$crate::__zquant_dtype_table!(m)"), Vec::<String>::new());
+    assert_eq!(
+        named_modules("    let x = crate::arch::zeroed_vec(n);"),
+        ["arch"]
+    );
+    assert_eq!(
+        named_modules("$crate::__zquant_dtype_table!(m)"),
+        Vec::<String>::new()
+    );
     assert_eq!(code("use a; // crate::zarrs"), "use a; ");
 }
