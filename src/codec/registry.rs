@@ -26,6 +26,7 @@ pub(crate) struct CodecEntry {
     pub v2: Option<V2Filter>,
     /// Check the configuration where it does not depend on the data type (what zarrs'
     /// adapter checks when it creates the codec).
+    #[cfg_attr(not(feature = "zarrs"), allow(dead_code))]
     pub check: fn(Option<&Value>) -> Result<(), MetadataError>,
     /// Bind the codec, named `name` (its name or an alias), to the data type it receives.
     pub bind: Bind,
@@ -87,6 +88,7 @@ const NAMES: [&str; name_count()] = names();
 pub const CODEC_NAMES: &[&str] = &NAMES;
 
 /// How many codecs read a Zarr v2 filter.
+#[cfg_attr(not(feature = "zarrs"), allow(dead_code))]
 pub(crate) const V2_COUNT: usize = {
     let (mut n, mut i) = (0, 0);
     while i < CODECS.len() {
@@ -99,6 +101,7 @@ pub(crate) const V2_COUNT: usize = {
 };
 
 /// The Zarr v2 filter ids, and the v3 name each is read as.
+#[cfg_attr(not(feature = "zarrs"), allow(dead_code))]
 pub(crate) const V2_IDS: [(&str, &str); V2_COUNT] = {
     let mut out = [("", ""); V2_COUNT];
     let (mut n, mut i) = (0, 0);
