@@ -418,7 +418,7 @@ mod tests {
     #[test]
     #[cfg_attr(miri, ignore = "16 MiB outputs; Miri has no non-temporal stores")]
     fn streamed_lookup_equals_plain_lookup() {
-        fn check<W: crate::dtype::Word>(bytes: usize) {
+        fn check<W: crate::number::storage::Word>(bytes: usize) {
             let n = bytes / std::mem::size_of::<W>() + 13;
             let codes: Vec<u8> = (0..n).map(|i| (i * 131 + i / 7) as u8).collect();
             let table: [W; 256] = std::array::from_fn(|i| {

@@ -16,6 +16,7 @@ pub mod bitround;
 pub mod cast_value;
 pub mod chain;
 pub mod fixed_scale_offset;
+pub(crate) mod registry;
 pub mod scale_offset;
 
 pub use bitround::BitRound;
@@ -28,6 +29,8 @@ pub use bitround::BitRoundStage;
 pub use cast_value::CastValueStage;
 pub use fixed_scale_offset::FixedScaleOffsetStage;
 pub use scale_offset::ScaleOffsetStage;
+
+pub use registry::CODEC_NAMES;
 
 use serde_json::Value;
 

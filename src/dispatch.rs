@@ -1,7 +1,8 @@
 //! Run-time dispatch: codec objects bound to data types, and the `DTypeId -> Rust type`
 //! matches over the type table.
 //!
-//! A codec is bound once per stage, when a chain is built, to its one non-generic stage
+//! A codec is bound once per stage, when a chain is built ([`bind_codec`], from the codec
+//! registry's entries), to its one non-generic stage
 //! type ([`CastValueStage`], [`ScaleOffsetStage`], [`BitRoundStage`],
 //! [`FixedScaleOffsetStage`]), which picks its kernels from the data types' layouts. No
 //! (source, target) pair of types is instantiated: the stages work on storage words.
@@ -14,7 +15,6 @@ mod dynamic;
 pub(crate) mod words;
 
 pub use custom::CustomArray;
-pub(crate) use custom::is_builtin;
 pub use dynamic::{DynArray, DynChain, Element, bind_codec};
 pub(crate) use words::{words_from_le, words_to_le};
 
@@ -58,6 +58,7 @@ pub fn can_cast(id: DTypeId) -> bool {
 ///
 /// # Errors
 /// Unsupported data type or invalid configuration.
+#[deprecated(note = "use `zquant::dispatch::bind_codec` or `ScaleOffsetStage::new`")]
 pub fn bind_scale_offset(
     dt: &DataType,
     config: Option<&serde_json::Value>,
@@ -69,6 +70,7 @@ pub fn bind_scale_offset(
 ///
 /// # Errors
 /// Unsupported data type or invalid configuration.
+#[deprecated(note = "use `zquant::dispatch::bind_codec` or `BitRoundStage::new`")]
 pub fn bind_bitround(
     dt: &DataType,
     config: Option<&serde_json::Value>,
@@ -83,6 +85,7 @@ pub fn bind_bitround(
 ///
 /// # Errors
 /// Unsupported source or target, or invalid configuration.
+#[deprecated(note = "use `zquant::dispatch::bind_codec` or `CastValueStage::new`")]
 pub fn bind_cast_value(
     dt: &DataType,
     config: &CastValueConfig,
@@ -96,6 +99,7 @@ pub fn bind_cast_value(
 /// # Errors
 /// Invalid configuration; a `dtype` or `astype` that NumPy does not have
 /// ([`MetadataError::UnsupportedDataType`]); a `dtype` other than `dt`.
+#[deprecated(note = "use `zquant::dispatch::bind_codec` or `FixedScaleOffsetStage::new`")]
 pub fn bind_fixed_scale_offset(
     dt: &DataType,
     config: Option<&serde_json::Value>,

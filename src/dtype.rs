@@ -9,6 +9,8 @@
 //! macro writes both impls from a layout description, for zquant's built-in types as for a
 //! user's own.
 
+// Each `#[dtype]` declaration writes the `unsafe impl Plain` of its type.
+#[allow(unsafe_code)]
 pub mod builtin;
 pub mod complex;
 pub mod custom;

@@ -153,7 +153,7 @@ impl ElementError {
         match t.kind() {
             Kind::Int(l) => format!("{t} [{}, {}]", l.min(), l.max()),
             Kind::Float(l) => {
-                let max = crate::convert::float::decode_float(&l, l.max_finite_bits()).to_f64();
+                let max = crate::number::float::decode_float(&l, l.max_finite_bits()).to_f64();
                 format!("{t} [{}, {}]", -max, max)
             }
             _ => t.to_string(),
@@ -262,7 +262,7 @@ pub enum MetadataError {
     /// A codec name this crate does not implement.
     #[error(
         "unknown codec {0:?}: {choices}",
-        choices = crate::metadata::choices(.0, crate::metadata::CODEC_NAMES)
+        choices = choices(.0, crate::codec::CODEC_NAMES)
     )]
     UnknownCodec(String),
     /// A `codecs` list entry that is not a codec object (`{"name": …, "configuration": …}`).
@@ -374,4 +374,65 @@ pub enum CodecError {
     /// An input or output array has the wrong shape, size or type.
     #[error("array: {0}")]
     Array(String),
+}
+
+/// What to say of a word that is none of `valid`: the choices, and the nearest one when the
+/// word looks like a misspelling of it (`nearest_even` -> `nearest-even`).
+pub(crate) fn choices(word: &str, valid: &[&str]) -> String {
+    let list = valid
+        .iter()
+        .map(|v| format!("{v:?}"))
+        .collect::<Vec<_>>()
+        .join(", ");
+    match nearest(word, valid) {
+        Some(n) => format!("expected one of {list}; did you mean {n:?}?"),
+        None => format!("expected one of {list}"),
+    }
+}
+
+/// The choice within a small edit distance of `word` (case, `_` and `-` ignored).
+fn nearest<'a>(word: &str, valid: &[&'a str]) -> Option<&'a str> {
+    let norm = |s: &str| -> Vec<char> {
+        s.chars()
+            .map(|c| {
+                if c == '_' {
+                    '-'
+                } else {
+                    c.to_ascii_lowercase()
+                }
+            })
+            .collect()
+    };
+    let w = norm(word);
+    valid
+        .iter()
+        .map(|v| (edit_distance(&w, &norm(v)), *v))
+        .filter(|&(d, v)| {
+            let n = norm(v);
+            // A close spelling, or a start of the name (`config` for `configuration`).
+            d <= 2.max(v.len() / 4) || (w.len() >= 3 && n.starts_with(&w))
+        })
+        .min_by_key(|&(d, _)| d)
+        .map(|(_, v)| v)
+}
+
+fn edit_distance(a: &[char], b: &[char]) -> usize {
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.iter().enumerate() {
+        let mut diag = row[0];
+        row[0] = i + 1;
+        for (j, cb) in b.iter().enumerate() {
+            let next = (diag + usize::from(ca != cb))
+                .min(row[j] + 1)
+                .min(row[j + 1] + 1);
+            diag = row[j + 1];
+            row[j + 1] = next;
+        }
+    }
+    row[b.len()]
+}
+
+/// The error text for an unknown key of a configuration object.
+pub(crate) fn unknown_key(key: &str, valid: &[&str]) -> String {
+    format!("unknown key {key:?}: {}", choices(key, valid))
 }

@@ -77,10 +77,15 @@
 //! also have `from_config(&config)`, and the configuration types implement serde's
 //! `Serialize`/`Deserialize` in the Zarr JSON shape.
 #![warn(missing_docs)]
+// `unsafe` lives in `arch` (slices seen as words, AVX2/F16C twins) and in the storage
+// traits' declarations and impls (`number::storage`, the impls the `dtype` macro writes):
+// nowhere else.
+#![deny(unsafe_code)]
 
 // Lets the `dtype` macro's absolute `::zquant::…` paths resolve inside this crate too.
 extern crate self as zquant;
 
+#[allow(unsafe_code)]
 mod arch;
 pub mod choose;
 pub mod codec;

@@ -6,7 +6,7 @@
 use serde_json::{Map, Value};
 
 use crate::dtype::{DTypeId, Kind};
-use crate::error::MetadataError;
+use crate::error::{MetadataError, choices};
 
 /// `Serialize`/`Deserialize` through the type's Zarr JSON form: `$to(&self) -> Value` and
 /// `$from(&Value) -> Result<Self, impl Display>`, so that serde writes exactly the shape Zarr
@@ -33,75 +33,9 @@ pub(crate) use serde_as_json;
 serde_as_json!(DataType, DataType::to_json, DataType::from_json);
 serde_as_json!(CodecObject, CodecObject::to_json, CodecObject::from_json);
 
-/// The array->array codecs zquant implements, by their metadata names.
-pub const CODEC_NAMES: &[&str] = &[
-    "scale_offset",
-    "cast_value",
-    "bitround",
-    "numcodecs.bitround",
-    "numcodecs.fixedscaleoffset",
-];
-
-/// What to say of a word that is none of `valid`: the choices, and the nearest one when the
-/// word looks like a misspelling of it (`nearest_even` -> `nearest-even`).
-pub(crate) fn choices(word: &str, valid: &[&str]) -> String {
-    let list = valid
-        .iter()
-        .map(|v| format!("{v:?}"))
-        .collect::<Vec<_>>()
-        .join(", ");
-    match nearest(word, valid) {
-        Some(n) => format!("expected one of {list}; did you mean {n:?}?"),
-        None => format!("expected one of {list}"),
-    }
-}
-
-/// The choice within a small edit distance of `word` (case, `_` and `-` ignored).
-fn nearest<'a>(word: &str, valid: &[&'a str]) -> Option<&'a str> {
-    let norm = |s: &str| -> Vec<char> {
-        s.chars()
-            .map(|c| {
-                if c == '_' {
-                    '-'
-                } else {
-                    c.to_ascii_lowercase()
-                }
-            })
-            .collect()
-    };
-    let w = norm(word);
-    valid
-        .iter()
-        .map(|v| (edit_distance(&w, &norm(v)), *v))
-        .filter(|&(d, v)| {
-            let n = norm(v);
-            // A close spelling, or a start of the name (`config` for `configuration`).
-            d <= 2.max(v.len() / 4) || (w.len() >= 3 && n.starts_with(&w))
-        })
-        .min_by_key(|&(d, _)| d)
-        .map(|(_, v)| v)
-}
-
-fn edit_distance(a: &[char], b: &[char]) -> usize {
-    let mut row: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.iter().enumerate() {
-        let mut diag = row[0];
-        row[0] = i + 1;
-        for (j, cb) in b.iter().enumerate() {
-            let next = (diag + usize::from(ca != cb))
-                .min(row[j] + 1)
-                .min(row[j + 1] + 1);
-            diag = row[j + 1];
-            row[j + 1] = next;
-        }
-    }
-    row[b.len()]
-}
-
-/// The error text for an unknown key of a configuration object.
-pub(crate) fn unknown_key(key: &str, valid: &[&str]) -> String {
-    format!("unknown key {key:?}: {}", choices(key, valid))
-}
+/// The array->array codecs zquant implements, by their metadata names: derived from the
+/// codec registry, also at [`crate::codec::CODEC_NAMES`].
+pub const CODEC_NAMES: &[&str] = crate::codec::CODEC_NAMES;
 
 /// The time unit of `numpy.datetime64`/`numpy.timedelta64`.
 pub const TIME_UNITS: &[&str] = &[

@@ -18,6 +18,8 @@ pub mod float;
 pub mod int;
 pub mod layout;
 pub mod round;
+// The storage traits are `unsafe` to implement, and implemented here for the words.
+#[allow(unsafe_code)]
 pub mod storage;
 
 use serde::{Deserialize, Serialize};

@@ -58,20 +58,16 @@ use zarrs::plugin::{ExtensionName, PluginCreateError, ZarrVersion};
 use zarrs::storage::{ReadableStorageTraits, StorageError, StoreKey};
 
 use crate::codec::Direction;
-use crate::codec::cast_value::CastValueConfig;
-use crate::codec::fixed_scale_offset::FixedScaleOffsetConfig;
-use crate::codec::{bitround, fixed_scale_offset};
+use crate::codec::registry;
 use crate::dispatch::words::{ne_words, ne_words_mut};
 use crate::dispatch::{DynArray, DynChain, bind_codec};
 use crate::error::CodecError;
 use crate::metadata::{CodecObject, DataType};
 use crate::zarr::{ArrayMetadata, ZQUANT_CODECS, ZarrError};
 
-/// The Zarr v2 filter ids zquant registers, and the v3 codec each is read as.
-pub const V2_IDS: [(&str, &str); 2] = [
-    ("fixedscaleoffset", fixed_scale_offset::NAME),
-    ("bitround", bitround::ALIAS),
-];
+/// The Zarr v2 filter ids zquant registers, and the v3 codec each is read as (from the
+/// codec registry).
+pub const V2_IDS: [(&str, &str); registry::V2_COUNT] = registry::V2_IDS;
 
 /// The handles of zquant's plugins in zarrs' run-time codec registries.
 pub struct Registration {
@@ -185,17 +181,9 @@ impl ZquantCodec {
         name: &'static str,
         configuration: Option<Value>,
     ) -> Result<Self, PluginCreateError> {
-        let config = configuration.as_ref();
-        match name {
-            crate::codec::cast_value::NAME => CastValueConfig::from_configuration(config).map(drop),
-            bitround::NAME | bitround::ALIAS => bitround::parse_keepbits(config).map(drop),
-            fixed_scale_offset::NAME => {
-                FixedScaleOffsetConfig::from_configuration(config).map(drop)
-            }
-            crate::codec::scale_offset::NAME => Ok(()),
-            other => return Err(plugin_err(format!("{other:?} is not a zquant codec"))),
-        }
-        .map_err(plugin_err)?;
+        let (entry, _) = registry::find(name)
+            .ok_or_else(|| plugin_err(format!("{name:?} is not a zquant codec")))?;
+        (entry.check)(configuration.as_ref()).map_err(plugin_err)?;
         Ok(ZquantCodec {
             name,
             configuration,

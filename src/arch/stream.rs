@@ -72,10 +72,14 @@ impl Region {
 /// `movnti` stores were measured slower (a C loop, 4M elements: 2.2-3.3 ms against
 /// 1.7-2.2).
 #[inline]
-pub(crate) fn lookup_bytes<W: crate::dtype::Word>(table: &[W; 256], codes: &[u8], out: &mut [W]) {
+pub(crate) fn lookup_bytes<W: crate::number::storage::Word>(
+    table: &[W; 256],
+    codes: &[u8],
+    out: &mut [W],
+) {
     #[cfg(target_arch = "x86_64")]
     if streams(out) && super::has_avx2() {
-        use crate::dtype::Word;
+        use crate::number::storage::Word;
         let n = codes.len().min(out.len());
         let (codes, words) = (&codes[..n], W::words(&table[..]));
         if let (Some(t), Some(o)) = (u64::of(words), u64::of_mut(W::words_mut(&mut out[..n]))) {

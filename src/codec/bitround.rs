@@ -30,6 +30,24 @@ pub const NAME: &str = "bitround";
 /// The deprecated alias.
 pub const ALIAS: &str = "numcodecs.bitround";
 
+/// This codec in the registry. Named by its alias, it writes the alias back.
+pub(crate) const ENTRY: super::registry::CodecEntry = super::registry::CodecEntry {
+    name: NAME,
+    aliases: &[ALIAS],
+    // numcodecs' `BitRound` filter: its v2 id is the v3 name, read as the numcodecs alias.
+    v2: Some(super::registry::V2Filter {
+        id: NAME,
+        v3_name: ALIAS,
+        type_keys: &[],
+    }),
+    check: |config| parse_keepbits(config).map(drop),
+    bind: |name, dt, config| {
+        // Configuration errors are reported before data type errors.
+        parse_keepbits(config)?;
+        Ok(Box::new(BitRoundStage::new(dt, config, name == ALIAS)?))
+    },
+};
+
 /// The data types the spec lists for bitround: "float16, float32, float64, bfloat16,
 /// complex_float16/32/64, complex_bfloat16, complex64, complex128, int8…int64, uint8…uint64,
 /// numpy.timedelta64, numpy.datetime64".
@@ -222,7 +240,7 @@ pub fn parse_keepbits(config: Option<&Value>) -> Result<u64, MetadataError> {
         return Err(MetadataError::Field {
             codec: NAME,
             field: "configuration",
-            reason: crate::metadata::unknown_key(k, &["keepbits"]),
+            reason: crate::error::unknown_key(k, &["keepbits"]),
         });
     }
     let v = map.get("keepbits").ok_or_else(|| field("missing"))?;

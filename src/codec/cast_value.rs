@@ -29,11 +29,23 @@ use crate::convert::{
 };
 use crate::dtype::id::Scalar;
 use crate::dtype::{DTypeId, Format, Real, Word, Words, WordsMut};
-use crate::error::{CodecError, ElementError, MetadataError};
-use crate::metadata::{DataType, choices, unknown_key};
+use crate::error::{CodecError, ElementError, MetadataError, choices, unknown_key};
+use crate::metadata::DataType;
 
 /// The Zarr name.
 pub const NAME: &str = "cast_value";
+
+/// This codec in the registry.
+pub(crate) const ENTRY: super::registry::CodecEntry = super::registry::CodecEntry {
+    name: NAME,
+    aliases: &[],
+    v2: None,
+    check: |config| CastValueConfig::from_configuration(config).map(drop),
+    bind: |_, dt, config| {
+        let cfg = CastValueConfig::from_configuration(config)?;
+        Ok(Box::new(CastValueStage::new(dt, &cfg)?))
+    },
+};
 
 /// The untyped `configuration` of a `cast_value` codec, as parsed from JSON.
 #[derive(Clone, Debug, PartialEq)]

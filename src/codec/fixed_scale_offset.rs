@@ -109,6 +109,20 @@ use numpy::with_numpy;
 /// The Zarr v3 name.
 pub const NAME: &str = "numcodecs.fixedscaleoffset";
 
+/// This codec in the registry.
+pub(crate) const ENTRY: super::registry::CodecEntry = super::registry::CodecEntry {
+    name: NAME,
+    aliases: &[],
+    v2: Some(super::registry::V2Filter {
+        // numcodecs' `FixedScaleOffset` filter.
+        id: "fixedscaleoffset",
+        v3_name: NAME,
+        type_keys: &["dtype", "astype"],
+    }),
+    check: |config| FixedScaleOffsetConfig::from_configuration(config).map(drop),
+    bind: |_, dt, config| Ok(Box::new(FixedScaleOffsetStage::new(dt, config)?)),
+};
+
 fn field(field: &'static str, reason: impl Into<String>) -> MetadataError {
     MetadataError::Field {
         codec: NAME,

@@ -36,6 +36,17 @@ use crate::metadata::DataType;
 /// The Zarr name.
 pub const NAME: &str = "scale_offset";
 
+/// This codec in the registry.
+pub(crate) const ENTRY: super::registry::CodecEntry = super::registry::CodecEntry {
+    name: NAME,
+    aliases: &[],
+    v2: None,
+    // `offset` and `scale` are parsed as values of the data type: nothing is checked
+    // before it is known.
+    check: |_| Ok(()),
+    bind: |_, dt, config| Ok(Box::new(ScaleOffsetStage::new(dt, config)?)),
+};
+
 fn fault_rule(f: ArithFault) -> Rule {
     match f {
         ArithFault::InexactDivision => Rule::InexactDivision,
@@ -68,7 +79,7 @@ fn parse_config(
     };
     const KEYS: &[&str] = &["offset", "scale"];
     if let Some(k) = map.keys().find(|k| !KEYS.contains(&k.as_str())) {
-        return Err(config_field(crate::metadata::unknown_key(k, KEYS)));
+        return Err(config_field(crate::error::unknown_key(k, KEYS)));
     }
     let scalar = |field: &'static str, default: u64| match map.get(field) {
         None => Ok((default, false)),

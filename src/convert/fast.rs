@@ -26,6 +26,7 @@
 //!   the bits ([`super::narrow`]).
 
 use super::blocks::by_blocks;
+use super::narrow::{NEAREST_AWAY, NEAREST_EVEN, TOWARDS_NEGATIVE, TOWARDS_POSITIVE, TOWARDS_ZERO};
 use super::{CastOptions, OutOfRange, Rounding};
 use crate::dtype::layout::IntLayout;
 use crate::dtype::{FloatLayout, Format, Word, Words};
@@ -586,12 +587,6 @@ fn round_integral<const MODE: u8>(x: f64) -> f64 {
         _ => x.round(),
     }
 }
-
-pub(crate) const NEAREST_EVEN: u8 = 0;
-pub(crate) const TOWARDS_ZERO: u8 = 1;
-pub(crate) const TOWARDS_POSITIVE: u8 = 2;
-pub(crate) const TOWARDS_NEGATIVE: u8 = 3;
-pub(crate) const NEAREST_AWAY: u8 = 4;
 
 /// 2^63, exactly.
 const TWO_63: f64 = (1u64 << 63) as f64;

@@ -25,11 +25,18 @@
 //! uniform-shift kernel below.
 
 use super::blocks::by_blocks;
-use super::fast::{NEAREST_AWAY, NEAREST_EVEN, TOWARDS_NEGATIVE, TOWARDS_POSITIVE, TOWARDS_ZERO};
 use super::{OutOfRange, Rounding};
 use crate::arch::F16c;
 use crate::dtype::layout::{FLOAT16, FloatLayout};
 use crate::dtype::{Word, Words};
+
+/// A [`Rounding`] as a `u8` const parameter of the kernels (here and in `fast.rs`, which
+/// uses this module: the codes live in the lower one).
+pub(crate) const NEAREST_EVEN: u8 = 0;
+pub(crate) const TOWARDS_ZERO: u8 = 1;
+pub(crate) const TOWARDS_POSITIVE: u8 = 2;
+pub(crate) const TOWARDS_NEGATIVE: u8 = 3;
+pub(crate) const NEAREST_AWAY: u8 = 4;
 
 mod from_f32;
 

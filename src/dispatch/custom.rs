@@ -50,17 +50,11 @@ impl CustomArray {
     }
 }
 
-/// Whether `T` is the built-in type `id`.
-pub(crate) fn is_builtin<T: 'static>(id: DTypeId) -> bool {
-    use std::any::TypeId;
-    crate::dispatch::with_any!(id, B => TypeId::of::<B>() == TypeId::of::<T>(), custom _c => false)
-}
-
 /// Whether `T`'s elements are what an array of type `id` holds.
 fn holds<T: DType>(id: DTypeId) -> bool {
     match id {
         DTypeId::Custom(c) => c.is::<T>(),
-        b => is_builtin::<T>(b),
+        b => b.is_builtin_type::<T>(),
     }
 }
 

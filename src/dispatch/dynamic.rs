@@ -11,10 +11,9 @@ use ndarray::ArrayD;
 use serde_json::Value;
 
 use crate::codec::Fusion;
-use crate::codec::cast_value::CastValueConfig;
 use crate::codec::chain::{BLOCK, BYTE_TABLE_MIN, FUSED, fused, has_pair_kernel, pair_kernel};
 use crate::codec::json_text;
-use crate::codec::{Direction, DynStage, bitround, cast_value, fixed_scale_offset, scale_offset};
+use crate::codec::{Direction, DynStage};
 use crate::dispatch::{self, CustomArray, match_all_arms, words};
 use crate::dtype::id::Scalar;
 use crate::dtype::{DType, DTypeId, WordBuf, Words, WordsMut};
@@ -311,18 +310,7 @@ impl std::fmt::Debug for DynChain {
 /// # Errors
 /// Unknown codec, invalid configuration, unsupported data type.
 pub fn bind_codec(obj: &CodecObject, input: &DataType) -> Result<Box<dyn DynStage>, MetadataError> {
-    let config = obj.configuration.as_ref();
-    match obj.name.as_str() {
-        scale_offset::NAME => dispatch::bind_scale_offset(input, config),
-        cast_value::NAME => {
-            let cfg = CastValueConfig::from_configuration(config)?;
-            dispatch::bind_cast_value(input, &cfg)
-        }
-        bitround::NAME => dispatch::bind_bitround(input, config, false),
-        bitround::ALIAS => dispatch::bind_bitround(input, config, true),
-        fixed_scale_offset::NAME => dispatch::bind_fixed_scale_offset(input, config),
-        other => Err(MetadataError::UnknownCodec(other.to_string())),
-    }
+    crate::codec::registry::bind(obj, input)
 }
 
 impl DynChain {

@@ -26,5 +26,6 @@ pub const fn component_layout(kind: super::Kind) -> super::FloatLayout {
     }
 }
 
+#[allow(unsafe_code)] // a storage trait's impl
 // SAFETY: `#[repr(C)]` with two fields of the same type: laid out as `[T; 2]`, no padding.
 unsafe impl<T: crate::number::storage::Plain> crate::number::storage::ComplexOf<T> for Complex<T> {}

@@ -174,7 +174,7 @@ pub fn register_dtype<T: DType>() -> Result<DTypeId, RegisterError> {
         taken_by,
     };
     if let Some(&b) = DTypeId::ALL.iter().find(|b| b.name() == T::NAME) {
-        return if crate::dispatch::is_builtin::<T>(b) {
+        return if b.is_builtin_type::<T>() {
             Ok(b)
         } else {
             Err(taken(format!("the built-in type {}", T::NAME)))

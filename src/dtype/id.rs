@@ -135,6 +135,14 @@ macro_rules! define_id {
                 }
             }
 
+            /// Whether this is the built-in type whose Rust type is `T`.
+            pub(crate) fn is_builtin_type<T: 'static>(self) -> bool {
+                match self {
+                    $(DTypeId::$v => std::any::TypeId::of::<$t>() == std::any::TypeId::of::<T>(),)*
+                    DTypeId::Custom(_) => false,
+                }
+            }
+
             /// Parse a Zarr fill-value encoding of this type into an element's storage words.
             ///
             /// # Errors

@@ -98,11 +98,6 @@ impl Exact {
         matches!(self.class, Class::Nan)
     }
 
-    /// The value as `f64` (exact for every value decoded from a supported type).
-    pub fn to_f64(self) -> f64 {
-        f64::from_exact_nearest(self)
-    }
-
     /// The value as an `i128` when it is a finite integer (or zero), else `None`.
     pub fn to_i128(self) -> Option<i128> {
         match self.class {
@@ -125,22 +120,5 @@ impl Exact {
             }
             _ => None,
         }
-    }
-}
-
-/// Internal helper so that [`Exact::to_f64`] does not need the full trait machinery.
-trait FromExactNearest {
-    fn from_exact_nearest(x: Exact) -> Self;
-}
-
-impl FromExactNearest for f64 {
-    fn from_exact_nearest(x: Exact) -> f64 {
-        let (bits, _) = super::float::round_to_float(
-            &super::layout::FLOAT64,
-            x,
-            super::Rounding::NearestEven,
-            super::OutOfRange::Clamp,
-        );
-        f64::from_bits(bits)
     }
 }

@@ -15,6 +15,20 @@ use super::layout::{FloatLayout, NanEncoding};
 use super::round::shift_round;
 use super::{OutOfRange, Rounding, Status};
 
+// In this module, not `exact.rs`: `exact` is below `float`, which rounds.
+impl Exact {
+    /// The value as `f64` (exact for every value decoded from a supported type).
+    pub fn to_f64(self) -> f64 {
+        let (bits, _) = round_to_float(
+            &super::layout::FLOAT64,
+            self,
+            Rounding::NearestEven,
+            OutOfRange::Clamp,
+        );
+        f64::from_bits(bits)
+    }
+}
+
 /// Decode a code of format `l` (bits above the format's width are ignored).
 #[inline]
 pub const fn decode_float(l: &FloatLayout, bits: u64) -> Exact {

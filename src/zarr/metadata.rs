@@ -8,7 +8,7 @@ use crate::error::MetadataError;
 use crate::metadata::{CodecObject, DataType};
 
 /// The array->array codecs zquant runs.
-pub const ZQUANT_CODECS: &[&str] = crate::metadata::CODEC_NAMES;
+pub const ZQUANT_CODECS: &[&str] = crate::codec::CODEC_NAMES;
 
 /// Array->bytes codec names of the Zarr v3 core spec, zarr-extensions and numcodecs: the
 /// first of them in a `codecs` list ends the array->array part.

@@ -9,7 +9,7 @@ use serde_json::{Map, Value, json};
 
 use super::ZarrError;
 use super::metadata::{ArrayMetadata, CodecSplit, MemoryOrder, field_err, u64_list};
-use crate::codec::{bitround, fixed_scale_offset};
+use crate::codec::{fixed_scale_offset, registry};
 use crate::dispatch::DynArray;
 use crate::dtype::DTypeId;
 use crate::metadata::DataType;
@@ -53,21 +53,19 @@ fn v3_codec(name: &str, config: Map<String, Value>) -> Value {
 
 fn filter_to_v3(v: &Value) -> Result<Value, ZarrError> {
     let (id, mut config) = v2_codec(v, "filters")?;
-    Ok(match id.as_str() {
-        "fixedscaleoffset" => {
-            // The filter sees native values in v3 terms; the byte order is the `bytes`
-            // codec's business.
-            for key in ["dtype", "astype"] {
-                if let Some(Value::String(s)) = config.get(key) {
-                    let native = split_byte_order(s).0;
-                    config.insert(key.into(), Value::from(native));
-                }
-            }
-            v3_codec(fixed_scale_offset::NAME, config)
+    // zquant's codecs, from the registry; any other filter as its numcodecs name.
+    let Some(filter) = registry::v2_filter(&id) else {
+        return Ok(v3_codec(&format!("numcodecs.{id}"), config));
+    };
+    // The filter sees native values in v3 terms; the byte order is the `bytes` codec's
+    // business.
+    for key in filter.type_keys {
+        if let Some(Value::String(s)) = config.get(*key) {
+            let native = split_byte_order(s).0;
+            config.insert((*key).into(), Value::from(native));
         }
-        "bitround" => v3_codec(bitround::ALIAS, config),
-        other => v3_codec(&format!("numcodecs.{other}"), config),
-    })
+    }
+    Ok(v3_codec(filter.v3_name, config))
 }
 
 fn compressor_to_v3(v: &Value, typesize: usize) -> Result<Value, ZarrError> {

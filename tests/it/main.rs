@@ -26,6 +26,7 @@ mod fused_chain;
 mod layouts;
 mod messages;
 mod metadata;
+mod module_graph;
 mod narrow_f32_sweep;
 #[cfg(feature = "rayon")]
 mod parallel;

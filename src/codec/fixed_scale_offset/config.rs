@@ -185,10 +185,7 @@ impl FixedScaleOffsetConfig {
         };
         const KEYS: &[&str] = &["offset", "scale", "dtype", "astype"];
         if let Some(k) = map.keys().find(|k| !KEYS.contains(&k.as_str())) {
-            return Err(field(
-                "configuration",
-                crate::metadata::unknown_key(k, KEYS),
-            ));
+            return Err(field("configuration", crate::error::unknown_key(k, KEYS)));
         }
         let number = |name: &'static str| match map.get(name) {
             None => Err(field(name, "missing")),

@@ -1,0 +1,205 @@
+//! The module graph runs one way: each top-level module of `src/` names (`crate::…`, in
+//! `use` items and paths) only the modules before it in [`ORDER`], the order
+//! docs/ARCHITECTURE.md gives. A new upward import fails here, naming the file and line.
+//! Comments are skipped (doc links are no dependency), and so is a file's `#[cfg(test)]`
+//! module, which ends it.
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+
+/// The layers, lowest first. Modules in one entry may not name each other either: an entry
+/// lists modules that use none of the others in it (there are none today).
+const ORDER: &[&str] = &[
+    "number",
+    "arch",
+    "dtype",
+    "convert",
+    "error",
+    "metadata",
+    "codec",
+    "choose",
+    "pipeline",
+    "parallel",
+    "dispatch",
+    "conformance",
+    "zarr",
+    "zarrs",
+];
+
+/// Upward edges kept on purpose, each with its reason. The test fails when one of them no
+/// longer occurs, so that the list only shrinks.
+const KNOWN: &[(&str, &str, &str)] = &[
+    (
+        "error",
+        "codec",
+        "MetadataError::UnknownCodec's message lists the codec names, which the codec \
+         registry owns",
+    ),
+    (
+        "metadata",
+        "codec",
+        "metadata::CODEC_NAMES, kept at its public path, is derived from the codec registry",
+    ),
+];
+
+fn rank(module: &str) -> Option<usize> {
+    ORDER.iter().position(|m| *m == module)
+}
+
+fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
+    for entry in std::fs::read_dir(dir).expect("read src/") {
+        let path = entry.expect("dir entry").path();
+        if path.is_dir() {
+            rust_files(&path, out);
+        } else if path.extension().is_some_and(|e| e == "rs") {
+            out.push(path);
+        }
+    }
+}
+
+/// The top-level module a file of `src/` belongs to (`None` for `lib.rs`).
+fn owner(src: &Path, file: &Path) -> Option<String> {
+    let rel = file.strip_prefix(src).expect("under src/");
+    let first = rel.components().next()?.as_os_str().to_str()?;
+    let name = first.strip_suffix(".rs").unwrap_or(first);
+    (name != "lib").then(|| name.to_string())
+}
+
+/// The top-level modules named by `crate::` paths on one line of code: `crate::a::…` and
+/// each first segment of a `crate::{a::…, b, …}` group.
+fn named_modules(line: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let bytes = line.as_bytes();
+    let mut from = 0;
+    while let Some(at) = line[from..].find("crate::") {
+        let start = from + at;
+        from = start + "crate::".len();
+        // `$crate::` (macros) reaches the crate root's macros, and `zquant_crate::` is not
+        // ours: only a `crate` that starts a path counts.
+        if start > 0
+            && (bytes[start - 1].is_ascii_alphanumeric() || b"_$".contains(&bytes[start - 1]))
+        {
+            continue;
+        }
+        let rest = &line[from..];
+        if let Some(group) = rest.strip_prefix('{') {
+            // First segment of each item at brace depth 0.
+            let mut depth = 0;
+            let mut item = String::new();
+            for c in group.chars() {
+                match c {
+                    '{' => depth += 1,
+                    '}' if depth == 0 => break,
+                    '}' => depth -= 1,
+                    ',' if depth == 0 => {
+                        out.push(first_segment(&item));
+                        item.clear();
+                        continue;
+                    }
+                    _ => {}
+                }
+                item.push(c);
+            }
+            out.push(first_segment(&item));
+        } else {
+            out.push(first_segment(rest));
+        }
+    }
+    out.retain(|m| !m.is_empty());
+    out
+}
+
+fn first_segment(s: &str) -> String {
+    s.trim()
+        .chars()
+        .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+        .collect()
+}
+
+/// The code of a line: nothing of a `//` comment (doc links name paths too, but they are
+/// no dependency).
+fn code(line: &str) -> &str {
+    match line.find("//") {
+        Some(i) => &line[..i],
+        None => line,
+    }
+}
+
+/// Every edge against the order: `(from, to, "file:line")`.
+fn upward_edges(src: &Path) -> Vec<(String, String, String)> {
+    let mut files = Vec::new();
+    rust_files(src, &mut files);
+    files.sort();
+    let mut out = Vec::new();
+    for file in &files {
+        let Some(from) = owner(src, file) else {
+            continue;
+        };
+        let from_rank = rank(&from)
+            .unwrap_or_else(|| panic!("module {from} is not in ORDER: place it in its layer"));
+        let text = std::fs::read_to_string(file).expect("read a source file");
+        for (n, line) in text.lines().enumerate() {
+            // A file's unit tests (its last item) may use any layer.
+            if line.trim_start().starts_with("#[cfg(test)]") {
+                break;
+            }
+            for to in named_modules(code(line)) {
+                // Items of the crate root (`crate::__zquant_dtype_table!`, re-exports) are
+                // not a module of the graph.
+                let Some(to_rank) = rank(&to) else { continue };
+                if to != from && to_rank >= from_rank {
+                    let at = format!("{}:{}", file.strip_prefix(src).unwrap().display(), n + 1);
+                    out.push((from.clone(), to, at));
+                }
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn every_module_uses_only_the_layers_below_it() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let edges = upward_edges(&src);
+    let unexpected: Vec<_> = edges
+        .iter()
+        .filter(|(from, to, _)| !KNOWN.iter().any(|(f, t, _)| f == from && t == to))
+        .collect();
+    assert!(
+        unexpected.is_empty(),
+        "imports against the module order {ORDER:?} (docs/ARCHITECTURE.md):\n{}",
+        unexpected
+            .iter()
+            .map(|(f, t, at)| format!("  {f} -> {t} at src/{at}"))
+            .collect::<Vec<_>>()
+            .join("\n")
+    );
+    let seen: BTreeSet<_> = edges
+        .iter()
+        .map(|(f, t, _)| (f.as_str(), t.as_str()))
+        .collect();
+    for (f, t, why) in KNOWN {
+        assert!(
+            seen.contains(&(*f, *t)),
+            "{f} -> {t} ({why}) no longer occurs: drop it from KNOWN"
+        );
+    }
+}
+
+#[test]
+fn the_reader_sees_paths_and_groups() {
+    assert_eq!(named_modules("use crate::dtype::{Word, Words};"), ["dtype"]);
+    assert_eq!(
+        named_modules("use crate::{codec::Fusion, dtype::{A, B}, error};"),
+        ["codec", "dtype", "error"]
+    );
+    assert_eq!(
+        named_modules("    let x = crate::arch::zeroed_vec(n);"),
+        ["arch"]
+    );
+    assert_eq!(
+        named_modules("$crate::__zquant_dtype_table!(m)"),
+        Vec::<String>::new()
+    );
+    assert_eq!(code("use a; // crate::zarrs"), "use a; ");
+}
