@@ -1154,6 +1154,11 @@ mod tests {
                 (1, 3, 5000),
                 (1, 2, SHARED_SPAN + 70),
                 (5, 1, 7),
+                // Blocks whose ends fall on a group's end.
+                (3, 64, 1),
+                (2, 128, 1),
+                (4, 2, 32),
+                (3, 65, 64),
             ];
             for &(blocks, n, inner) in shapes {
                 let words: Vec<W> = (0..blocks * n * inner)

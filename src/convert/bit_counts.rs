@@ -228,9 +228,57 @@ pub(crate) fn finite_key_range<W: Word>(
 ) -> Option<(i64, i64)> {
     if W::BITS <= 32 {
         key_range_32(codes, sign as u32, mag_mask as u32, max_mag as u32)
+    } else if (sign, mag_mask, max_mag) == (1 << 63, !(1 << 63), f64::MAX.to_bits()) {
+        // IEEE binary64: the values themselves order as the keys do (AVX2 has `vminpd`,
+        // not a 64-bit integer minimum).
+        range_f64(codes)
     } else {
         key_range_64(codes, sign, mag_mask, max_mag)
     }
+}
+
+/// [`finite_key_range`] of IEEE binary64 codes, by the values (`±0` are equal there as
+/// their keys are; NaN and ±Inf skipped by the magnitude test).
+#[inline(always)]
+fn range_f64<W: Word>(codes: &[W]) -> Option<(i64, i64)> {
+    const LANES: usize = 8;
+    let max_mag = f64::MAX.to_bits();
+    let vals = |w: W| -> (f64, f64) {
+        let b = w.to_u64();
+        let finite = b & !(1 << 63) <= max_mag;
+        let v = f64::from_bits(b);
+        (
+            if finite { v } else { f64::INFINITY },
+            if finite { v } else { f64::NEG_INFINITY },
+        )
+    };
+    let (mut lo, mut hi) = ([f64::INFINITY; LANES], [f64::NEG_INFINITY; LANES]);
+    let mut chunks = codes.chunks_exact(LANES);
+    for c in &mut chunks {
+        for l in 0..LANES {
+            let (a, b) = vals(c[l]);
+            // Plain comparisons (no NaN can be here): one `vminpd`/`vmaxpd` each.
+            lo[l] = if a < lo[l] { a } else { lo[l] };
+            hi[l] = if b > hi[l] { b } else { hi[l] };
+        }
+    }
+    for &w in chunks.remainder() {
+        let (a, b) = vals(w);
+        lo[0] = if a < lo[0] { a } else { lo[0] };
+        hi[0] = if b > hi[0] { b } else { hi[0] };
+    }
+    let lo = lo
+        .into_iter()
+        .fold(f64::INFINITY, |m, x| if x < m { x } else { m });
+    let hi = hi
+        .into_iter()
+        .fold(f64::NEG_INFINITY, |m, x| if x > m { x } else { m });
+    let key = |v: f64| {
+        let b = v.to_bits();
+        let m = (b & !(1 << 63)) as i64;
+        if b >> 63 == 1 { -m } else { m }
+    };
+    (lo <= hi).then(|| (key(lo), key(hi)))
 }
 
 macro_rules! key_range {
