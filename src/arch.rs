@@ -128,10 +128,10 @@ pub(crate) fn words_mut<T: Plain>(dst: &mut [T]) -> &mut [T::Word] {
     unsafe { std::slice::from_raw_parts_mut(dst.as_mut_ptr().cast(), dst.len() * T::WORDS) }
 }
 
-#[cfg(any(feature = "zarrs", test))]
 /// Native-endian bytes seen as words of `W`, without a copy, when they start aligned for
 /// `W` and hold a whole number of words (`None` otherwise): how the zarrs adapter runs
 /// stages on zarrs' own chunk buffers.
+#[cfg(any(feature = "zarrs", test))]
 pub(crate) fn words_of_bytes<W: crate::number::storage::Word>(bytes: &[u8]) -> Option<&[W]> {
     // SAFETY: `Word` is sealed and implemented for `u8`, `u16`, `u32` and `u64` only:
     // integers without padding, for which every bit pattern is valid. `align_to` returns
@@ -141,8 +141,8 @@ pub(crate) fn words_of_bytes<W: crate::number::storage::Word>(bytes: &[u8]) -> O
     (head.is_empty() && tail.is_empty()).then_some(words)
 }
 
-#[cfg(any(feature = "zarrs", test))]
 /// [`words_of_bytes`], for writing.
+#[cfg(any(feature = "zarrs", test))]
 pub(crate) fn words_of_bytes_mut<W: crate::number::storage::Word>(
     bytes: &mut [u8],
 ) -> Option<&mut [W]> {

@@ -230,6 +230,11 @@ pub trait DynStage: Send + Sync + std::fmt::Debug {
     fn in_place(&self, _dir: Direction, _data: WordsMut<'_>) -> Option<Result<(), CodecError>> {
         None
     }
+    /// Whether [`DynStage::in_place`] has a form (input and output types the same): lets a
+    /// caller ask before it prepares a buffer to run in.
+    fn has_in_place(&self) -> bool {
+        false
+    }
     /// Whether decoding returns its input unchanged (`bitround`: "the decoded value is the
     /// encoded value"), so that a caller may hand the encoded buffer back as it is.
     fn decode_is_identity(&self) -> bool {

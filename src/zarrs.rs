@@ -264,16 +264,13 @@ impl ZquantCodec {
             // chunk (zarrs does not tell an array->array codec where the chunk is).
             other(format!("{e} (position within a chunk of shape {dims:?})"))
         };
-        // zarrs' buffer read in place and the output written in place, as words, when
-        // both are aligned for their words (zarrs' buffers and a fresh `Vec` are, in
-        // practice) and hold whole codes (not sub-byte types, whose unused bits are masked).
         // bitround works on zarrs' buffer itself: its decode hands the buffer back as it
         // is (borrowed or owned), its encode rounds in place (copying the buffer first only
         // if zarrs lent it).
         if !encode && chain.decode_is_identity() {
             return Ok(ArrayBytes::new_flen(raw));
         }
-        if encode && input == output && ne_words(input, &raw).is_some() {
+        if encode && chain.has_in_place() && ne_words(input, &raw).is_some() {
             if let Some(words) = ne_words_mut(input, raw.to_mut()) {
                 if let Some(done) = chain.in_place(dir, words) {
                     done.map_err(located)?;
@@ -281,6 +278,10 @@ impl ZquantCodec {
                 }
             }
         }
+        // Otherwise zarrs' buffer is read in place and the output written in place, as
+        // words, when both are aligned for their words (zarrs' buffers and a fresh `Vec`
+        // are, in practice) and hold whole codes (not sub-byte types, whose unused bits
+        // are masked); else one copy each way.
         let n: usize = dims.iter().product();
         let mut out = vec![0u8; n.saturating_mul(output.size())];
         if let Some(src) = ne_words(input, &raw) {

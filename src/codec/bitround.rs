@@ -409,6 +409,9 @@ impl DynStage for BitRoundStage {
         // Decoding is the identity.
         Some(Ok(()))
     }
+    fn has_in_place(&self) -> bool {
+        true
+    }
     fn decode_is_identity(&self) -> bool {
         true
     }

@@ -417,11 +417,7 @@ impl DynChain {
         if input.dtype() != self.data_type.id {
             return Err(wrong_type(self.data_type.id, input.dtype()));
         }
-        let kinds: Vec<_> = self
-            .stages
-            .iter()
-            .map(|s| (s.as_ref(), Direction::Encode))
-            .collect();
+        let kinds = self.in_order(Direction::Encode);
         run_fused(input, &kinds, out).map_err(|e| locate(e, input))
     }
 
@@ -463,11 +459,7 @@ impl DynChain {
             .as_slice()
             .ok_or_else(|| CodecError::Array("array is not in standard layout".into()))?;
         let mut out = DynArray::zeroed(self.encoded_data_type().id, input.shape())?;
-        let kinds: Vec<_> = self
-            .stages
-            .iter()
-            .map(|s| (s.as_ref(), Direction::Encode))
-            .collect();
+        let kinds = self.in_order(Direction::Encode);
         let src = (crate::convert::words_of(slice), found, input.shape());
         run_fused_words(src, &kinds, &mut out).map_err(|e| {
             e.located(input.shape(), |i| {
@@ -519,18 +511,20 @@ impl DynChain {
         if encoded.dtype() != want {
             return Err(wrong_type(want, encoded.dtype()));
         }
-        let kinds: Vec<_> = self
-            .stages
-            .iter()
-            .rev()
-            .map(|s| (s.as_ref(), Direction::Decode))
-            .collect();
+        let kinds = self.in_order(Direction::Decode);
         run_fused(encoded, &kinds, out).map_err(|e| locate(e, encoded))
     }
 
+    /// Whether [`DynChain::in_place`] can run (a one-stage chain whose stage has an
+    /// in-place form), so that a caller copies a borrowed buffer for it only then.
     #[cfg(feature = "zarrs")]
+    pub(crate) fn has_in_place(&self) -> bool {
+        matches!(self.stages.as_slice(), [stage] if stage.has_in_place())
+    }
+
     /// Run a one-stage chain in `dir` over `data` in place, when its stage has an in-place
     /// form ([`DynStage::in_place`]): `None` otherwise.
+    #[cfg(feature = "zarrs")]
     pub(crate) fn in_place(
         &self,
         dir: Direction,
@@ -542,9 +536,9 @@ impl DynChain {
         }
     }
 
-    #[cfg(feature = "zarrs")]
     /// Whether [`DynChain::decode`] returns its input's elements unchanged (every stage's
     /// decode is the identity, as `bitround`'s).
+    #[cfg(feature = "zarrs")]
     pub(crate) fn decode_is_identity(&self) -> bool {
         self.stages.iter().all(|s| s.decode_is_identity())
     }
@@ -582,11 +576,7 @@ impl DynChain {
         shape: &[usize],
         out: WordsMut<'_>,
     ) -> Result<(), CodecError> {
-        let kinds: Vec<_> = self
-            .stages
-            .iter()
-            .map(|s| (s.as_ref(), Direction::Encode))
-            .collect();
+        let kinds = self.in_order(Direction::Encode);
         let (from, to) = (self.data_type.id, self.encoded_data_type().id);
         run_words((input, from, shape), &kinds, (out, to))
     }
@@ -602,14 +592,19 @@ impl DynChain {
         shape: &[usize],
         out: WordsMut<'_>,
     ) -> Result<(), CodecError> {
-        let kinds: Vec<_> = self
-            .stages
-            .iter()
-            .rev()
-            .map(|s| (s.as_ref(), Direction::Decode))
-            .collect();
+        let kinds = self.in_order(Direction::Decode);
         let (from, to) = (self.encoded_data_type().id, self.data_type.id);
         run_words((encoded, from, shape), &kinds, (out, to))
+    }
+
+    /// The stages in the order `dir` runs them (encode: first to last; decode: last to
+    /// first), each with its direction.
+    fn in_order(&self, dir: Direction) -> Vec<(&dyn DynStage, Direction)> {
+        let mut stages: Vec<_> = self.stages.iter().map(|s| (s.as_ref(), dir)).collect();
+        if dir == Direction::Decode {
+            stages.reverse();
+        }
+        stages
     }
 
     /// The `codecs` list.

@@ -61,11 +61,11 @@ fn read_words<W: Word>(bytes: &[u8], mask: u64) -> Vec<W> {
         .collect()
 }
 
-#[cfg(feature = "zarrs")]
 /// Native-endian element bytes of `id` as its words, in place: `None` when they are not
 /// aligned for the word or not whole words, or when `id`'s codes leave bits of the word
 /// unused (sub-byte types, whose upper bits [`words_from_le`] masks on read and
 /// [`words_to_le`] clears on write).
+#[cfg(feature = "zarrs")]
 pub(crate) fn ne_words(id: DTypeId, bytes: &[u8]) -> Option<Words<'_>> {
     if code_mask(id) != width_mask(id.word_bits()) {
         return None;
@@ -78,8 +78,8 @@ pub(crate) fn ne_words(id: DTypeId, bytes: &[u8]) -> Option<Words<'_>> {
     })
 }
 
-#[cfg(feature = "zarrs")]
 /// [`ne_words`], for writing.
+#[cfg(feature = "zarrs")]
 pub(crate) fn ne_words_mut(id: DTypeId, bytes: &mut [u8]) -> Option<crate::dtype::WordsMut<'_>> {
     use crate::dtype::WordsMut;
     if code_mask(id) != width_mask(id.word_bits()) {
