@@ -429,3 +429,56 @@ def test_an_array_of_these_types_through_cast_value(zq):
     np.testing.assert_array_equal(zarr.open_array(store)[:].view(np.uint8), finite)
     assert np.frombuffer(chunk_bytes(store), "<f2").astype(np.float32).tolist() == finite.view(
         ml("float8_e4m3")).astype(np.float32).tolist()
+
+
+def run_python(code):
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+
+
+def test_without_ml_dtypes_zarr_works_and_naming_a_type_says_what_to_install():
+    # ml_dtypes hidden: the entry points load (other types work), naming a type raises
+    # ModuleNotFoundError with the fix; zquant.zarr's cast_value to it says the same.
+    out = run_python(
+        "import sys; sys.modules['ml_dtypes'] = None\n"
+        "import numpy as np, zarr\n"
+        "z = zarr.create_array(zarr.storage.MemoryStore(), shape=(2,), dtype='float32')\n"
+        "z[:] = 1; assert (z[:] == 1).all()\n"
+        "for make in (lambda: zarr.create_array(zarr.storage.MemoryStore(), shape=(2,),"
+        " dtype='float8_e4m3'),\n"
+        "             lambda: zarr.create_array(zarr.storage.MemoryStore(), shape=(2,),"
+        " dtype='float32', filters=[__import__('zquant.zarr').zarr.CastValue("
+        "data_type='uint4')])):\n"
+        "    try:\n"
+        "        make()\n"
+        "    except ModuleNotFoundError as e:\n"
+        "        print('ModuleNotFoundError:', e)\n"
+    )
+    assert out.returncode == 0, out.stderr
+    lines = out.stdout.splitlines()
+    assert len(lines) == 2, out.stdout
+    for line, name in zip(lines, ["float8_e4m3", "uint4"], strict=True):
+        assert line.startswith("ModuleNotFoundError:") and name in line, line
+        assert "pip install 'zquant[ml-dtypes]'" in line
+
+
+def test_zquant_zarr_registers_the_types_without_the_entry_points():
+    # zquant on the path without its entry points (not installed): importing zquant.zarr
+    # registers the types, so cast_value resolves its encoded chunk spec.
+    out = run_python(
+        "import importlib.metadata as md\n"
+        "real = md.entry_points\n"
+        "md.entry_points = lambda **kw: md.EntryPoints(e for e in real(**kw)"
+        " if not e.value.startswith('zquant'))\n"
+        "import numpy as np, zarr\n"
+        "from zarr.core.dtype import data_type_registry\n"
+        "try:\n"
+        "    data_type_registry.get('uint4')\n"
+        "except KeyError:\n"
+        "    print('absent')\n"
+        "from zquant.zarr import CastValue\n"
+        "z = zarr.create_array(zarr.storage.MemoryStore(), shape=(4,), dtype='float32',"
+        " filters=[CastValue(data_type='uint4')], fill_value=0)\n"
+        "z[:] = np.array([0, 1.4, 2.6, 15]); print(z[:].tolist())\n"
+    )
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split("\n")[:2] == ["absent", "[0.0, 1.0, 3.0, 15.0]"]

@@ -60,6 +60,7 @@ __all__ = [
     "Int4",
     "UInt2",
     "UInt4",
+    "register",
 ]
 
 ZarrFormat = Literal[2, 3]
@@ -472,3 +473,14 @@ DATA_TYPES: dict[str, type[_Narrow]] = {
         UInt4,
     )
 }
+
+
+def register() -> None:
+    """Register every data type of this module with zarr-python's data type registry
+    (idempotent). The ``zarr.data_type`` entry points do this when zquant is installed;
+    ``zquant.zarr`` calls it too, so that its codecs resolve these types however zquant was
+    put on the path."""
+    from zarr.core.dtype import data_type_registry
+
+    for name, cls in DATA_TYPES.items():
+        data_type_registry.register(name, cls)

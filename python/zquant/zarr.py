@@ -23,6 +23,7 @@ from zarr.core.buffer.cpu import NDBuffer
 from zarr.core.dtype import get_data_type_from_json
 
 from . import Chain, CodecError, _dtypes
+from . import dtypes as _narrow_dtypes
 
 if TYPE_CHECKING:
     from typing import Self
@@ -30,6 +31,9 @@ if TYPE_CHECKING:
     from zarr.core.array_spec import ArraySpec
 
 __all__ = ["BitRound", "CastValue", "ScaleOffset"]
+
+# cast_value's encoded types (float8_e4m3, uint4, ...) that zarr-python lacks: zquant.dtypes.
+_narrow_dtypes.register()
 
 Rounding = Literal[
     "nearest-even", "towards-zero", "towards-positive", "towards-negative", "nearest-away"
@@ -356,7 +360,9 @@ class CastValue(_ZquantCodec):
     Parameters
     ----------
     data_type
-        The encoded data type: a Zarr v3 name, or a zarr-python ``ZDType``.
+        The encoded data type: a Zarr v3 name, or a zarr-python ``ZDType``. The types
+        zarr-python lacks (``float8_e4m3``, ``float4_e2m1fn``, ``uint4``, ``bfloat16``, ...)
+        are :mod:`zquant.dtypes`' and need ml_dtypes.
     rounding
         ``"nearest-even"`` (default), ``"towards-zero"``, ``"towards-positive"``,
         ``"towards-negative"`` or ``"nearest-away"``.
