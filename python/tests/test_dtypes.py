@@ -482,3 +482,17 @@ def test_zquant_zarr_registers_the_types_without_the_entry_points():
     )
     assert out.returncode == 0, out.stderr
     assert out.stdout.split("\n")[:2] == ["absent", "[0.0, 1.0, 3.0, 15.0]"]
+
+
+def test_a_float_fill_value_is_rounded_from_its_exact_value():
+    # A bfloat16 tie whose shortest repr is not the tie itself: 2^-100 (1 + 2^-8) lies
+    # exactly between the codes 0x0d80 (2^-100) and 0x0d81; ties go to the even code. The
+    # next float up rounds up.
+    z = parse_dtype("bfloat16", zarr_format=3)
+    tie = 2.0**-100 * (1 + 2.0**-8)
+    assert repr(tie) != str(__import__("decimal").Decimal(tie))
+    assert code_of(z.cast_scalar(tie), "bfloat16") == 0x0D80
+    assert code_of(z.cast_scalar(np.nextafter(tie, 1.0)), "bfloat16") == 0x0D81
+    assert code_of(z.cast_scalar(-tie), "bfloat16") == 0x8D80
+    # From JSON (zarr parses zarr.json's numbers to floats first) the same.
+    assert code_of(z.from_json_scalar(tie, zarr_format=3), "bfloat16") == 0x0D80

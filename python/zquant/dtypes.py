@@ -88,10 +88,9 @@ def _float_text(x: float) -> str:
         return '"Infinity"' if x > 0 else '"-Infinity"'
     if x == 0:
         return "-0.0" if str(x).startswith("-") else "0.0"
-    sign, digits, exponent = Decimal(x).as_tuple()
-    assert isinstance(exponent, int)  # finite
+    sign, digits, exponent = Decimal(x).as_tuple()  # finite: the exponent is an int
     text = "".join(map(str, digits))
-    return f"{'-' if sign else ''}{text}e{exponent}"
+    return f"{'-' if sign else ''}{text}e{int(exponent)}"
 
 
 def _is_ml_scalar(data: object) -> bool:
@@ -215,7 +214,8 @@ class _Narrow(ZDType[np.dtype[Any], Any], HasItemSize):
                 code = int(np.asarray(data).view(f"u{data.dtype.itemsize}")[()])
                 if np.isnan(data):
                     return json.dumps(f"0x{code:0{2 * self._item_size}x}")
-            data = int(data) if data.dtype.type.__name__.startswith(("int", "uint")) else float(data)
+            is_int = data.dtype.type.__name__.startswith(("int", "uint"))
+            data = int(data) if is_int else float(data)
         if isinstance(data, int | np.integer):
             return str(int(data))
         return _float_text(float(data))
