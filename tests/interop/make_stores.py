@@ -15,11 +15,20 @@ import sys
 import warnings
 from pathlib import Path
 
+import ml_dtypes
 import numcodecs
 import numpy as np
 import zarr
 
 warnings.filterwarnings("ignore")  # numcodecs codecs "not in the Zarr v3 specification"
+
+# zquant is installed in run.sh's venv for its data types (zquant.dtypes: bfloat16,
+# float8_*, int4, ...), which also registers its own scale_offset and cast_value: run as a
+# script, the stores are written by zarr-python's scale_offset and cast-value's cast_value
+# (what zarr picks without zquant), pinned here. (The stores of zquant_cases() pass zquant's
+# codec objects themselves.)
+PEERS = {"codecs.cast_value": "cast_value.zarr_compat.v1.rust_codec.CastValueRustV1",
+         "codecs.scale_offset": "zarr.codecs.scale_offset.ScaleOffset"}
 
 SHAPE = (37, 53)  # neither dimension a multiple of the chunk size: partial edge chunks
 CHUNKS = (8, 16)
@@ -235,25 +244,105 @@ def v2_cases():
     yield "v2_bitround_zlib_F", "<f4", data("<f4", -20.0, 20.0, seed=4), [numcodecs.BitRound(keepbits=9)], numcodecs.Zlib(level=5), "F"
 
 
+NARROW = ["bfloat16", "float8_e3m4", "float8_e4m3", "float8_e4m3b11fnuz", "float8_e4m3fnuz",
+          "float8_e5m2", "float8_e5m2fnuz", "float8_e8m0fnu", "float6_e2m3fn", "float6_e3m2fn",
+          "float4_e2m1fn", "int2", "int4", "uint2", "uint4"]
+NARROW_BITS = {"float6_e2m3fn": 6, "float6_e3m2fn": 6, "float4_e2m1fn": 4, "int2": 2, "int4": 4,
+               "uint2": 2, "uint4": 4}
+# A fill value of each kind the type has: "NaN", a hex string (a NaN other than the
+# canonical one where the type has one), -0.0, +-Infinity, numbers.
+NARROW_FILLS = {
+    "bfloat16": ("NaN", "0xffc1", "-Infinity"), "float8_e3m4": ("NaN", "0x79", -0.0),
+    "float8_e4m3": ("NaN", "0x7d", "Infinity"), "float8_e4m3b11fnuz": ("NaN", 1.5, "0x01"),
+    "float8_e4m3fnuz": ("NaN", -2.0, 0.0), "float8_e5m2": ("NaN", "-Infinity", "0xfe"),
+    "float8_e5m2fnuz": ("NaN", 0.25, -1.0), "float8_e8m0fnu": ("NaN", 0.5, "0x7f"),
+    "float6_e2m3fn": (1.5, -0.0, "0x3f"), "float6_e3m2fn": (-28.0, 0.0625, "0x20"),
+    "float4_e2m1fn": (-6.0, -0.0, "0x01"), "int2": (-2, 1, 0), "int4": (-8, 7, -1),
+    "uint2": (3, 0, 1), "uint4": (15, 0, 9),
+}
+
+
+def narrow_source(name):
+    """Every code of the type, cyclically in C order (bfloat16: random codes and its
+    specials), as the type's ml_dtypes dtype."""
+    n = SHAPE[0] * SHAPE[1]
+    if name == "bfloat16":
+        codes = np.random.default_rng(5).integers(0, 1 << 16, n).astype("<u2")
+        codes[:8] = [0x7FC0, 0xFFC1, 0x7F80, 0xFF80, 0x8000, 0x0001, 0x7F7F, 0x0080]
+    else:
+        codes = (np.arange(n) % (1 << NARROW_BITS.get(name, 8))).astype("u1")
+    return codes.view(getattr(ml_dtypes, name)).reshape(SHAPE)
+
+
+def narrow_cases():
+    """Arrays of the narrow types (zquant.dtypes in zarr-python): `bytes` alone; with zstd
+    and sharding; bfloat16 big-endian with gzip; a store with missing chunks."""
+    for name in NARROW:
+        bytes_codec = LITTLE if name == "bfloat16" else {"name": "bytes"}
+        fills = NARROW_FILLS[name]
+        src = narrow_source(name)
+        yield f"dt_{name}", src, [], bytes_codec, [], None, fills[0]
+        yield f"dt_{name}_zstd_sharded", src, [], bytes_codec, ZSTD, SHARDS, fills[1]
+        yield f"dt_{name}_missing", src, [], bytes_codec, [], "missing", fills[2]
+    yield "dt_bfloat16_big_gzip", narrow_source("bfloat16"), [], BIG, GZIP, None, "NaN"
+    # zarrs 0.23 as zquant builds it (without its `microfloat` feature) reads a small float's
+    # fill value only as "0x…" (check.py's KNOWN), which zquant writes only for a NaN other
+    # than the canonical one: these stores' zarr.json gets the hex form of the same fill
+    # value (an equivalent spelling the specs allow), so zarrs reads every small float's data.
+    for name in NARROW[1:11]:
+        yield (f"dt_{name}_hexfill", narrow_source(name), [], {"name": "bytes"}, ZSTD, None,
+               NARROW_FILLS[name][0])
+
+
+def zquant_cases():
+    """float32 stored as the narrow types by zquant's codecs in zarr-python (zquant.zarr):
+    cast_value to float8_e4m3 and to float4_e2m1fn (clamped), scale_offset + cast_value to
+    uint4 with zstd. Read back in check.py with zquant's codecs."""
+    from zquant.zarr import CastValue, ScaleOffset
+
+    rng = np.random.default_rng(11)
+    f4 = (rng.standard_normal(SHAPE) * 3).astype("<f4")
+    yield ("zq_cast_f32_float8_e4m3", f4, [CastValue(data_type="float8_e4m3")], LITTLE, [], None,
+           "NaN")
+    yield "zq_cast_f32_float4_e2m1fn_zstd", f4, [
+        CastValue(data_type="float4_e2m1fn", out_of_range="clamp")], LITTLE, ZSTD, None, 0.0
+    field = np.linspace(10.0, 20.0, SHAPE[0] * SHAPE[1], dtype="<f4").reshape(SHAPE)
+    yield "zq_so_f32_uint4_zstd", field, [
+        ScaleOffset(offset=10, scale=1.5), CastValue(data_type="uint4")], LITTLE, ZSTD, None, 10.0
+
+
 def le_bytes(a):
     a = np.ascontiguousarray(a)
     return a.astype(a.dtype.newbyteorder("<")).tobytes()
+
+
+def fill_of(dtype, fill):
+    """A case's fill value as zarr-python takes it: a NumPy scalar of the array's type for
+    NumPy's types; for the narrow types the value or its JSON string, which zquant.dtypes
+    reads in the spec's encoding."""
+    if dtype.type.__module__ == "ml_dtypes":
+        return fill
+    return np.dtype(dtype).type(float(fill))
 
 
 def save(case_dir, name, fmt, source, arr):
     expected = arr[...]
     (case_dir / "source.bin").write_bytes(le_bytes(source))
     (case_dir / "expected.bin").write_bytes(le_bytes(expected))
-    dt = V3_NAMES[source.dtype.newbyteorder("<").str]
-    (case_dir / "case.json").write_text(json.dumps(
-        {"name": name, "zarr_format": fmt, "shape": list(SHAPE), "data_type": dt}))
+    # The narrow types' dtypes are ml_dtypes' of the same name.
+    dt = V3_NAMES.get(source.dtype.newbyteorder("<").str) or source.dtype.name
+    case = {"name": name, "zarr_format": fmt, "shape": list(SHAPE), "data_type": dt}
+    if name.startswith("zq_"):
+        case["codecs"] = "zquant"  # read back with zquant's codecs (check.py)
+    (case_dir / "case.json").write_text(json.dumps(case))
 
 
 def main(out):
     out = Path(out)
     shutil.rmtree(out, ignore_errors=True)
     out.mkdir(parents=True)
-    cases = [*v3_cases(), *spec_example_cases(), *nan_code_0_cases(), *codec_cases()]
+    cases = [*v3_cases(), *spec_example_cases(), *nan_code_0_cases(), *codec_cases(),
+             *narrow_cases(), *zquant_cases()]
     for name, source, filters, serializer, compressors, shards, fill in cases:
         case_dir = out / name
         case_dir.mkdir()
@@ -266,15 +355,20 @@ def main(out):
         arr = zarr.create_array(
             store=str(case_dir / "store"), shape=SHAPE, chunks=chunks, shards=shards,
             dtype=source.dtype, filters=filters, serializer=serializer,
-            compressors=compressors, fill_value=np.dtype(source.dtype).type(float(fill)),
+            compressors=compressors, fill_value=fill_of(source.dtype, fill),
             chunk_key_encoding=CHUNK_KEY_ENCODINGS.get(name), zarr_format=3)
         if missing:
             # The chunks below row 16 are never written: they read as the fill value.
             arr[:16, :] = source[:16]
             source = source.copy()
-            source[16:] = np.dtype(source.dtype).type(float(fill))
+            source[16:] = arr.fill_value
         else:
             arr[...] = source
+        if name.endswith("_hexfill"):
+            meta_path = case_dir / "store" / "zarr.json"
+            meta = json.loads(meta_path.read_text())
+            meta["fill_value"] = f"0x{int(np.asarray(arr.fill_value).view('u1')):02x}"
+            meta_path.write_text(json.dumps(meta, indent=2))
         save(case_dir, name, 3, source, arr)
     for name, dtype, source, filters, compressor, order in v2_cases():
         case_dir = out / name
@@ -290,4 +384,5 @@ def main(out):
 
 
 if __name__ == "__main__":
-    main(sys.argv[1])
+    with zarr.config.set(PEERS):
+        main(sys.argv[1])

@@ -12,6 +12,9 @@ if [ ! -x "$VENV/bin/python" ]; then
     "$PY" -m venv "$VENV"
 fi
 "$VENV/bin/pip" install --quiet --disable-pip-version-check -r tests/interop/requirements.txt
+# zquant's Python package, for its data types (bfloat16, float8_*, int4, ...: zquant.dtypes)
+# and the stores written with its codecs; the scripts pin the peers' codecs otherwise.
+"$VENV/bin/pip" install --quiet --disable-pip-version-check ./python
 cargo build --release --features zarrs --example zarr_read --example zarr_write
 # zarr-python prints asyncio "Task was destroyed" noise on stderr when a codec fails; the
 # scripts' stdout holds the results.
