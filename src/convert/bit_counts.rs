@@ -437,7 +437,7 @@ impl<W: Word + PrimInt, const N: usize> Positional<W, N> {
     }
 
     /// Count the words of `words` (a whole number of chunks).
-    #[inline(always)]
+    #[cfg(test)]
     pub(crate) fn add(&mut self, words: &[W]) {
         debug_assert!(words.len() % Self::CHUNK == 0);
         for c in words.chunks_exact(Self::CHUNK) {
