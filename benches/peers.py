@@ -14,7 +14,10 @@ Peers, each on the cases it supports, named as in the Rust harness:
     truncation and wrap-around, no rounding mode or range check, so not the same result;
     shown as a floor for what a cast costs in numpy;
   * numpy ``copyto`` of bytes: the memcpy baseline, max(input bytes, output bytes) per case,
-    timed interleaved with the case like the Rust harness does.
+    timed interleaved with the case like the Rust harness does;
+  * xbitinfo's Python implementation (bit information, then keepbits at level 0.99) when
+    xbitinfo is importable, beside ``zquant.choose.keepbits`` when the zquant package is,
+    keepbits compared (``bit_information``; xbitinfo 0.0.7 was the version compared before).
 
 The input data is the same as the Rust harness's (benches/common/data.rs): the SplitMix64
 stream is reproduced with numpy's wrapping uint64 arithmetic.
@@ -201,7 +204,16 @@ def measure(args):
     f = scaled(u, 200.0, 320.0).astype(np.float32)
     record("bitround/f32/keepbits10/copy", "numcodecs", lambda: br.encode(f), f, f.nbytes, "allocates")
 
+    bit_information(args, u, record, results)
+
     versions = {"python": platform.python_version(), "numpy": np.__version__, "numcodecs": numcodecs.__version__}
+    for pkg in ("xbitinfo", "zquant"):
+        try:
+            from importlib.metadata import version
+
+            versions[pkg] = version(pkg)
+        except Exception:  # pragma: no cover
+            pass
     try:
         from importlib.metadata import version
 
@@ -223,6 +235,43 @@ def measure(args):
     with open(args.json, "w") as fh:
         json.dump(doc, fh, indent=1)
     print(json.dumps(versions), file=sys.stderr)
+
+
+def bit_information(args, u, record, results):
+    """Bit information along the last axis of a (rows, ROW) float32 field, by xbitinfo's
+    Python implementation (``get_bitinformation(implementation="python")`` then
+    ``get_keepbits(inflevel=0.99)``) when xbitinfo is importable, and by ``zquant.choose``
+    when the zquant package is: times, and the two keepbits (compared). xbitinfo runs at
+    about 1 MB/s, so it gets at most ``--xbitinfo-elements`` of the field (whole rows)."""
+    try:
+        import xarray as xr
+        import xbitinfo as xb
+    except ImportError as e:
+        print(f"xbitinfo unavailable (bit information not compared): {e}", file=sys.stderr)
+        return
+    try:
+        import zquant.choose as choose
+    except ImportError:
+        choose = None
+    rows = max(2, min(len(u), args.xbitinfo_elements) // ROW)
+    a = scaled(u[: rows * ROW], 200.0, 320.0).astype(np.float32).reshape(rows, ROW)
+    ds = xr.Dataset({"t": (("y", "x"), a)})
+
+    def theirs():
+        info = xb.get_bitinformation(ds, dim="x", implementation="python")
+        return int(xb.get_keepbits(info, inflevel=0.99)["t"].values[0])
+
+    name = f"choose/bitinformation/f32/last-axis/{rows}x{ROW}"
+    k_theirs = theirs()
+    record(name, "xbitinfo", theirs, a, 0, f"keepbits {k_theirs}; python implementation")
+    if choose is not None:
+        k_ours = choose.keepbits(a, level=0.99, axis=-1)
+        record(name, "zquant-python", lambda: choose.keepbits(a, level=0.99, axis=-1), a, 0,
+               f"keepbits {k_ours}")
+        same = "equal" if k_ours == k_theirs else f"DIFFER by {k_ours - k_theirs}"
+        print(f"  keepbits(0.99): xbitinfo {k_theirs}, zquant {k_ours}: {same}", file=sys.stderr)
+        x, z = results[-2], results[-1]
+        print(f"  xbitinfo / zquant (medians): {x['median_s'] / z['median_s']:.0f}x", file=sys.stderr)
 
 
 def _load(path):
@@ -360,6 +409,8 @@ def main():
     m.add_argument("--elements", type=int, default=16 << 20)
     m.add_argument("--runs", type=int, default=7)
     m.add_argument("--json", default="target/peers.json")
+    m.add_argument("--xbitinfo-elements", type=int, default=1 << 20,
+                   help="elements of the field given to xbitinfo (about 1 MB/s)")
     c = sub.add_parser("combine")
     c.add_argument("zquant")
     c.add_argument("peers")

@@ -3,7 +3,7 @@
 //! ```sh
 //! cargo run --release --example choose -- keepbits <in.bin> <data_type> <shape> <information_level> [--axis N] [--svg out.svg] [--keep-insignificant]
 //! cargo run --release --example choose -- scale-offset <in.bin> <data_type> <shape> <target_dtype> <max_abs_error> [--nan-sentinel] [--smallest-scale]
-//! cargo run --release --example choose -- bench [rows,cols]
+//! cargo run --release --example choose -- bench [rows,cols] [case filter] [--rounds N]
 //! ```
 //!
 //! `in.bin` holds the elements in C order, little endian, of `data_type` (`float32`,
@@ -13,9 +13,11 @@
 //! writes the information per bit position, with the chosen keepbits marked;
 //! `--keep-insignificant` skips the binomial significance test (as xbitinfo's Python
 //! implementation, which has none). `bench` times
-//! the bit counts (bit-sliced, and the reference counter), the finite range, a read-only
+//! the bit counts (positional popcounts; the bit-sliced counter before them, and the
+//! reference counter), the finite range, a read-only
 //! pass and a copy on a generated temperature-like field (default 1800,3600), f32 and f64,
-//! C and F order, in alternating rounds.
+//! C and F order, in alternating rounds (7, or `--rounds N`); a filter keeps the cases
+//! whose name contains it, and the read-only passes (for profiling one case).
 
 use std::process::ExitCode;
 use std::str::FromStr;
@@ -31,7 +33,7 @@ use zquant::{DTypeId, Real};
 const USAGE: &str = "usage:
   choose keepbits <in.bin> <data_type> <shape> <information_level> [--axis N] [--svg out.svg] [--keep-insignificant]
   choose scale-offset <in.bin> <data_type> <shape> <target_dtype> <max_abs_error> [--nan-sentinel] [--smallest-scale]
-  choose bench [rows,cols]";
+  choose bench [rows,cols] [case filter] [--rounds N]";
 
 /// What went wrong: a usage error (status 2) or a failure to choose (status 1).
 enum Failure {
@@ -86,7 +88,14 @@ fn run(args: &[String]) -> Result<(), Failure> {
             let a = load(&args[1], &args[2], &args[3])?;
             scale_offset(a.as_ref(), source, target, bound, opts)
         }
-        Some("bench") => bench(args.get(1).map_or("1800,3600", String::as_str)),
+        Some("bench") => bench(
+            args.get(1).map_or("1800,3600", String::as_str),
+            args.get(2).map(String::as_str),
+            flag_value(&args[1..], "--rounds")?
+                .map(|r| parse::<usize>(&r, "--rounds"))
+                .transpose()?
+                .unwrap_or(7),
+        ),
         _ => Err(usage(
             "expected `keepbits`, `scale-offset` or `bench` and their arguments",
         )),
@@ -319,7 +328,7 @@ fn times(reps: usize, run: &mut dyn FnMut() -> u64) -> Vec<f64> {
         .collect()
 }
 
-fn bench(shape: &str) -> Result<(), Failure> {
+fn bench(shape: &str, filter: Option<&str>, reps: usize) -> Result<(), Failure> {
     let dims: Vec<usize> = shape
         .split(',')
         .map(|d| parse(d.trim(), "shape"))
@@ -341,7 +350,6 @@ fn bench(shape: &str) -> Result<(), Failure> {
         axis: Some(0),
         ..opts
     };
-    let reps = 7;
     let mut dst = vec![0u8; f64c.len() * 8];
     // Rounds alternate every case, so that a noisy neighbour hits all of them alike.
     type Case<'a> = (String, usize, Box<dyn FnMut() -> u64 + 'a>);
@@ -358,6 +366,9 @@ fn bench(shape: &str) -> Result<(), Failure> {
             for (label, o) in [("axis 1", opts), ("axis 0", axis0)] {
                 cases.push((format!("information {} {label}", $name), bytes, Box::new(move || {
                     BitCounts::of(a, &o).map_or(0, |c| c.pairs())
+                })));
+                cases.push((format!("  bit-sliced {} {label}", $name), bytes, Box::new(move || {
+                    BitCounts::of_sliced(a, &o).map_or(0, |c| c.pairs())
                 })));
                 cases.push((format!("  reference {} {label}", $name), bytes, Box::new(move || {
                     BitCounts::of_reference(a, &o).map_or(0, |c| c.pairs())
@@ -388,6 +399,10 @@ fn bench(shape: &str) -> Result<(), Failure> {
             }),
         ));
     }
+    if let Some(f) = filter.filter(|f| !f.starts_with("--")) {
+        cases.retain(|(name, _, _)| name.contains(f) || name.starts_with("read-only"));
+    }
+    let reps = reps.max(1);
     let mut all: Vec<Vec<f64>> = vec![Vec::new(); cases.len()];
     for _ in 0..reps {
         for (i, (_, _, run)) in cases.iter_mut().enumerate() {
@@ -412,11 +427,20 @@ fn bench(shape: &str) -> Result<(), Failure> {
             read / min
         );
     }
-    // The two counters agree (the unit tests check it exhaustively; here on the field).
-    for (a, o) in [(&f32c, opts), (&f32f, axis0)] {
-        let same = BitCounts::of(a, &o).ok() == BitCounts::of_reference(a, &o).ok();
-        println!("bit-sliced counts equal the reference's: {same}");
+    // The counters agree (the unit tests check it exhaustively; here on the fields).
+    let mut same = true;
+    for o in [opts, axis0] {
+        for c in [
+            BitCounts::of(&f32c, &o) == BitCounts::of_reference(&f32c, &o),
+            BitCounts::of(&f32f, &o) == BitCounts::of_reference(&f32f, &o),
+            BitCounts::of(&f64c, &o) == BitCounts::of_reference(&f64c, &o),
+            BitCounts::of(&f64f, &o) == BitCounts::of_reference(&f64f, &o),
+            BitCounts::of_sliced(&f32c, &o) == BitCounts::of_reference(&f32c, &o),
+        ] {
+            same &= c;
+        }
     }
+    println!("positional and bit-sliced counts equal the reference's (8 cases): {same}");
     let k = BitInformation::of(&f32c, &opts)
         .and_then(|i| i.keepbits(0.99))
         .map_err(|e| Failure::Choose(e.to_string()))?;

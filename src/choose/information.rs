@@ -307,6 +307,31 @@ impl BitCounts {
         Ok(BitCounts {
             format: T::FORMAT,
             axis,
+            counts: count_pairs(data, Axis(axis), opts, Engine::Positional),
+        })
+    }
+
+    /// [`BitCounts::of`] by the bit-sliced counter of the previous session (a bit-matrix
+    /// transpose, then three popcounts per bit position and 64 pairs), kept to benchmark
+    /// the positional counter against: the two give identical counts. Not part of the
+    /// stable API.
+    ///
+    /// # Errors
+    /// As [`BitCounts::of`].
+    #[doc(hidden)]
+    pub fn of_sliced<T, S, D>(
+        data: &ArrayBase<S, D>,
+        opts: &InformationOptions,
+    ) -> Result<Self, ChooseError>
+    where
+        T: Real,
+        S: Data<Elem = T>,
+        D: Dimension,
+    {
+        let axis = check_options(data.ndim(), opts)?;
+        Ok(BitCounts {
+            format: T::FORMAT,
+            axis,
             counts: count_pairs(data, Axis(axis), opts, Engine::Sliced),
         })
     }
@@ -367,18 +392,34 @@ impl BitCounts {
             PairCounts::new()
         } else {
             match words {
-                Words::U8(w) => {
-                    count_words(Engine::Sliced, w, len, inner, Prepare::new(format, opts))
-                }
-                Words::U16(w) => {
-                    count_words(Engine::Sliced, w, len, inner, Prepare::new(format, opts))
-                }
-                Words::U32(w) => {
-                    count_words(Engine::Sliced, w, len, inner, Prepare::new(format, opts))
-                }
-                Words::U64(w) => {
-                    count_words(Engine::Sliced, w, len, inner, Prepare::new(format, opts))
-                }
+                Words::U8(w) => count_words::<_, 32>(
+                    Engine::Positional,
+                    w,
+                    len,
+                    inner,
+                    Prepare::new(format, opts),
+                ),
+                Words::U16(w) => count_words::<_, 16>(
+                    Engine::Positional,
+                    w,
+                    len,
+                    inner,
+                    Prepare::new(format, opts),
+                ),
+                Words::U32(w) => count_words::<_, 8>(
+                    Engine::Positional,
+                    w,
+                    len,
+                    inner,
+                    Prepare::new(format, opts),
+                ),
+                Words::U64(w) => count_words::<_, 4>(
+                    Engine::Positional,
+                    w,
+                    len,
+                    inner,
+                    Prepare::new(format, opts),
+                ),
             }
         };
         Ok(BitCounts {
@@ -576,10 +617,23 @@ impl<W: Word + PrimInt + WrappingAdd + WrappingSub> Prepare<W> {
     /// The counted word, and all ones (or 0 when the element is masked).
     #[inline(always)]
     fn apply(self, word: W) -> (W, W) {
+        self.apply_as::<true, true>(word)
+    }
+
+    /// [`Prepare::apply`] with the NaN test (`NAN`) and the masked-code test (`MASKED`)
+    /// left out when false: the same result when `nan_on` (`masked_on`) is 0.
+    #[inline(always)]
+    fn apply_as<const NAN: bool, const MASKED: bool>(self, word: W) -> (W, W) {
         let ones = |b: bool| W::zero().wrapping_sub(&W::from_u64(u64::from(b)));
         let bits = word & self.code;
-        let nan = (bits & self.nan_mask).wrapping_sub(&self.nan_lo) <= self.nan_span;
-        let hidden = (self.nan_on & ones(nan)) | (self.masked_on & ones(bits == self.masked));
+        let mut hidden = W::zero();
+        if NAN {
+            let nan = (bits & self.nan_mask).wrapping_sub(&self.nan_lo) <= self.nan_span;
+            hidden = hidden | (self.nan_on & ones(nan));
+        }
+        if MASKED {
+            hidden = hidden | (self.masked_on & ones(bits == self.masked));
+        }
         // `signed_exponent` in wrapping arithmetic: `d = e - bias` is negative exactly when
         // its top bit is set (both are far below the word's range); its magnitude is
         // `(d ^ neg) - neg`. An integer has an empty exponent field: `bits` unchanged.
@@ -684,10 +738,11 @@ where
     };
     let (f, o) = (T::FORMAT, opts);
     let by_width = |flat: &[T], inner: usize| match crate::convert::words_of(flat) {
-        Words::U8(w) => count_words(engine, w, n, inner, Prepare::new(f, o)),
-        Words::U16(w) => count_words(engine, w, n, inner, Prepare::new(f, o)),
-        Words::U32(w) => count_words(engine, w, n, inner, Prepare::new(f, o)),
-        Words::U64(w) => count_words(engine, w, n, inner, Prepare::new(f, o)),
+        // One 256-bit vector of lanes per width for the positional counter.
+        Words::U8(w) => count_words::<_, 32>(engine, w, n, inner, Prepare::new(f, o)),
+        Words::U16(w) => count_words::<_, 16>(engine, w, n, inner, Prepare::new(f, o)),
+        Words::U32(w) => count_words::<_, 8>(engine, w, n, inner, Prepare::new(f, o)),
+        Words::U64(w) => count_words::<_, 4>(engine, w, n, inner, Prepare::new(f, o)),
     };
     match blocks {
         Some((flat, inner)) => by_width(flat, inner),
@@ -701,14 +756,17 @@ where
 /// Which counter [`count_pairs`] runs.
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Engine {
+    /// Positional popcounts ([`count_positional`]).
+    Positional,
     /// Bit-sliced ([`count_sliced`]).
     Sliced,
     /// The reference ([`count_blocks_reference`]).
     Reference,
 }
 
-/// The pairs `(j, j + inner)` of every block of `n × inner` words, by `engine`.
-fn count_words<W>(
+/// The pairs `(j, j + inner)` of every block of `n × inner` words, by `engine` (`N`
+/// lanes of `W` in a 256-bit vector, for the positional counter).
+fn count_words<W, const N: usize>(
     engine: Engine,
     words: &[W],
     n: usize,
@@ -719,6 +777,7 @@ where
     W: SliceWord + PrimInt + WrappingAdd + WrappingSub,
 {
     match engine {
+        Engine::Positional => count_positional::<W, N>(words, n, inner, prep),
         Engine::Sliced => count_sliced(words, n, inner, prep),
         Engine::Reference => count_blocks_reference(words, n, inner, prep),
     }
@@ -868,6 +927,252 @@ where
                     _ => count_plane_pairs::<64>(f, second, second_shift, v, &mut c),
                 };
                 t += tl;
+            }
+            counts
+        },
+    )
+}
+
+/// Pairs per tile of the positional counter (at least; a multiple of every chunk).
+const POS_TILE: usize = 4096;
+/// The largest `inner` for which the positional counter reads a tile's second elements
+/// from the buffer of its first ones (each element prepared once; tiles of `4 · inner`
+/// pairs, the `inner` after a tile carried to the next); beyond it, the two are prepared
+/// apart (twice per element).
+const POS_SHARED_SPAN: usize = 1 << 13;
+/// Below this block length (`n · inner` elements) the positional counter's per-block
+/// corrections would cost more than its counting: the bit-sliced counter runs instead.
+const POS_MIN_PERIOD: usize = 512;
+/// Elements prepared per check of the mask flag.
+const POS_RUN: usize = 256;
+
+/// Prepare `src` into `dst` (the counted word `c & mask`: masked elements are 0). Returns
+/// the end (an index into `src`) of the last run of [`POS_RUN`] elements that holds a
+/// masked element, `None` when none is.
+#[inline(always)]
+fn prepare_codes<W>(prep: &Prepare<W>, src: &[W], dst: &mut [W]) -> Option<usize>
+where
+    W: Word + PrimInt + WrappingAdd + WrappingSub,
+{
+    #[inline(always)]
+    fn run<W, const NAN: bool, const MASKED: bool>(
+        prep: Prepare<W>,
+        src: &[W],
+        dst: &mut [W],
+    ) -> Option<usize>
+    where
+        W: Word + PrimInt + WrappingAdd + WrappingSub,
+    {
+        let mut last = None;
+        for (k, (s, d)) in src.chunks(POS_RUN).zip(dst.chunks_mut(POS_RUN)).enumerate() {
+            let mut hidden = W::zero();
+            for (&x, o) in s.iter().zip(d.iter_mut()) {
+                let (c, m) = prep.apply_as::<NAN, MASKED>(x);
+                *o = c & m;
+                hidden = hidden | !m;
+            }
+            if hidden != W::zero() {
+                last = Some(k * POS_RUN + s.len());
+            }
+        }
+        last
+    }
+    // The tests chosen once per run, not per element.
+    let prep = *prep;
+    match (prep.nan_on != W::zero(), prep.masked_on != W::zero()) {
+        (true, true) => run::<W, true, true>(prep, src, dst),
+        (true, false) => run::<W, true, false>(prep, src, dst),
+        (false, true) => run::<W, false, true>(prep, src, dst),
+        (false, false) => run::<W, false, false>(prep, src, dst),
+    }
+}
+
+/// The masks of `src` into `dst` (all ones for an unmasked element).
+#[inline(always)]
+fn prepare_masks<W>(prep: &Prepare<W>, src: &[W], dst: &mut [W])
+where
+    W: Word + PrimInt + WrappingAdd + WrappingSub,
+{
+    let prep = *prep;
+    for (&x, o) in src.iter().zip(dst.iter_mut()) {
+        *o = prep.apply(x).1;
+    }
+}
+
+/// Call `f(start, end, inside)` for the runs of pairs `t + start .. t + end` (cutting
+/// `t .. t + len`) that lie inside one block (`inside`: the first `ppb` positions of each
+/// `period`) or cross a block's end (the other `period - ppb`).
+#[inline(always)]
+fn for_each_run(
+    t: usize,
+    len: usize,
+    period: usize,
+    ppb: usize,
+    mut f: impl FnMut(usize, usize, bool),
+) {
+    let (mut pos, mut i) = (t % period, 0);
+    while i < len {
+        let inside = pos < ppb;
+        let run = if inside { ppb - pos } else { period - pos }.min(len - i);
+        f(i, i + run, inside);
+        (i, pos) = (i + run, pos + run);
+        if pos == period {
+            pos = 0;
+        }
+    }
+}
+
+/// The pair counts of [`count_blocks_reference`], by positional popcounts
+/// (`convert::bit_counts::Positional`), without a transpose.
+///
+/// The words are one stream in which `j` pairs with `j + inner` for `j < npairs`, a pair
+/// *inside* a block when `j` lies in the first `ppb = (n - 1) · inner` of its block of
+/// `period = n · inner`; `c'` is the prepared word, 0 when masked, and `v` the mask. Per
+/// bit position, over the valid pairs `V` (inside, both unmasked):
+///
+/// ```text
+/// a    = Σ_V c'_j           = A - Σ_S c'_j - Σ_I c'_j & !v_(j+inner)
+/// b    = Σ_V c'_(j+inner)   = A - head + tail - Σ_S c'_(j+inner) - Σ_I c'_(j+inner) & !v_j
+/// both = Σ_V c'_j & c'_(j+inner) = Z - Σ_S c'_j & c'_(j+inner)
+/// ```
+///
+/// with `A = Σ_(j < npairs) c'_j` and `Z = Σ_(j < npairs) c'_j & c'_(j+inner)` (the two
+/// streams every element goes through), `head`/`tail` the first/last `inner` elements,
+/// `S` the pairs across a block's end (`inner` per block) and `I` the inside pairs, the
+/// last sums taken only in tiles that hold a masked element. So a clean element costs its
+/// preparation and two positional popcounts.
+fn count_positional<W, const N: usize>(
+    words: &[W],
+    n: usize,
+    inner: usize,
+    prep: Prepare<W>,
+) -> PairCounts
+where
+    W: SliceWord + PrimInt + WrappingAdd + WrappingSub,
+{
+    use crate::convert::bit_counts::{Collector, Positional};
+    let Some(period) = n.checked_mul(inner) else {
+        return PairCounts::new();
+    };
+    if inner == 0 || n < 2 || words.len() < period {
+        return PairCounts::new();
+    }
+    if period < POS_MIN_PERIOD {
+        return count_sliced(words, n, inner, prep);
+    }
+    crate::arch::vectorized(
+        #[inline(always)]
+        move || {
+            let len = words.len() - words.len() % period;
+            let words = &words[..len];
+            let (ppb, npairs) = (period - inner, len - inner);
+            let chunk = Positional::<W, N>::CHUNK;
+            let shared = inner <= POS_SHARED_SPAN;
+            let tile = if shared {
+                (4 * inner).max(POS_TILE).next_multiple_of(chunk)
+            } else {
+                POS_TILE
+            };
+            // Shared: elements `t .. ready` at `code[.. ready - t]`; apart: the first
+            // elements in `code[.. tile]`, the second in `code[tile ..]`.
+            let size = if shared { tile + inner } else { 2 * tile };
+            let mut code = vec![W::zero(); size];
+            let mut mask: Vec<W> = Vec::new();
+            let (mut sum_a, mut sum_z) = (Positional::<W, N>::new(), Positional::<W, N>::new());
+            let [
+                mut cross_a,
+                mut cross_b,
+                mut cross_z,
+                mut lost_a,
+                mut lost_b,
+            ] = std::array::from_fn(|_| Collector::<W, N>::new());
+            let (mut crossing, mut lost) = (0u64, 0u64);
+            let (mut t, mut ready, mut dirty_end) = (0usize, 0usize, 0usize);
+            while t < npairs {
+                let tl = tile.min(npairs - t);
+                let dirty = if shared {
+                    let need = t + tl + inner;
+                    let last = prepare_codes(&prep, &words[ready..need], &mut code[ready - t..]);
+                    if let Some(e) = last {
+                        dirty_end = ready + e;
+                    }
+                    ready = need;
+                    dirty_end > t
+                } else {
+                    let (c1, c2) = code.split_at_mut(tile);
+                    let d1 = prepare_codes(&prep, &words[t..t + tl], c1);
+                    let d2 = prepare_codes(&prep, &words[t + inner..t + inner + tl], c2);
+                    d1.is_some() || d2.is_some()
+                };
+                let off = if shared { inner } else { tile };
+                let (first, second) = (&code[..tl], &code[off..off + tl]);
+                // The two streams: whole chunks, then the last partial one padded with
+                // zeros.
+                let whole = tl - tl % chunk;
+                Positional::add_pairs(&mut sum_a, &mut sum_z, &first[..whole], &second[..whole]);
+                if whole < tl {
+                    let (mut f, mut s) = (vec![W::zero(); chunk], vec![W::zero(); chunk]);
+                    f[..tl - whole].copy_from_slice(&first[whole..]);
+                    s[..tl - whole].copy_from_slice(&second[whole..]);
+                    Positional::add_pairs(&mut sum_a, &mut sum_z, &f, &s);
+                }
+                for_each_run(t, tl, period, ppb, |s, e, inside| {
+                    if !inside {
+                        let (f, g) = (&first[s..e], &second[s..e]);
+                        cross_a.push(f);
+                        cross_b.push(g);
+                        cross_z.push_with(e - s, |i| f[i] & g[i]);
+                        crossing += (e - s) as u64;
+                    }
+                });
+                if dirty {
+                    // The masks of the tile's first and second elements, again.
+                    if mask.is_empty() {
+                        mask = vec![W::zero(); size];
+                    }
+                    if shared {
+                        prepare_masks(&prep, &words[t..t + tl + inner], &mut mask);
+                    } else {
+                        let (m1, m2) = mask.split_at_mut(tile);
+                        prepare_masks(&prep, &words[t..t + tl], m1);
+                        prepare_masks(&prep, &words[t + inner..t + inner + tl], m2);
+                    }
+                    let (v1, v2) = (&mask[..tl], &mask[off..off + tl]);
+                    for_each_run(t, tl, period, ppb, |s, e, inside| {
+                        if inside {
+                            let (f, g, v, w) = (&first[s..], &second[s..], &v1[s..], &v2[s..]);
+                            lost_a.push_with(e - s, |i| f[i] & !w[i]);
+                            lost_b.push_with(e - s, |i| g[i] & !v[i]);
+                            lost += v[..e - s]
+                                .iter()
+                                .zip(&w[..e - s])
+                                .map(|(&x, &y)| u64::from((x & y) == W::zero()))
+                                .sum::<u64>();
+                        }
+                    });
+                }
+                if shared {
+                    code.copy_within(tl..ready - t, 0);
+                }
+                t += tl;
+            }
+            // The first and the last `inner` elements.
+            let [mut head, mut tail] = std::array::from_fn(|_| Collector::<W, N>::new());
+            for (acc, from) in [(&mut head, 0), (&mut tail, npairs)] {
+                for piece in words[from..from + inner].chunks(code.len()) {
+                    prepare_codes(&prep, piece, &mut code);
+                    acc.push(&code[..piece.len()]);
+                }
+            }
+            let (a, z) = (sum_a.totals(), sum_z.totals());
+            let [ca, cb, cz, la, lb, h, tail] =
+                [cross_a, cross_b, cross_z, lost_a, lost_b, head, tail].map(Collector::totals);
+            let mut counts = PairCounts::new();
+            counts.pairs = npairs as u64 - crossing - lost;
+            for p in 0..W::BITS as usize {
+                counts.a[p] = a[p] - ca[p] - la[p];
+                counts.b[p] = a[p] + tail[p] - h[p] - cb[p] - lb[p];
+                counts.both[p] = z[p] - cz[p];
             }
             counts
         },
@@ -1127,14 +1432,16 @@ mod tests {
         check::<u64>(DTypeId::Float64, &f64_specials);
     }
 
-    /// The bit-sliced counter against the reference on random codes of every real type
-    /// (NaN, ±Inf, subnormals and zeros mixed in by raw bits), with and without a masked
-    /// code, over blocks of every shape class: `inner` of 1, below and above 64, not a
-    /// multiple of 64, beyond `SHARED_SPAN`; tiles whose ends fall anywhere.
+    /// The bit-sliced and the positional counters against the reference on random codes
+    /// of every real type (NaN, ±Inf, subnormals and zeros mixed in by raw bits, densely or
+    /// in a few places so that clean and masked tiles alternate), with and without a
+    /// masked code, over blocks of every shape class: `inner` of 1, below and above 64, not
+    /// a multiple of 64, beyond `SHARED_SPAN` and `POS_SHARED_SPAN`; blocks shorter and
+    /// longer than a tile; tiles and chunks whose ends fall anywhere.
     #[test]
     fn sliced_counts_equal_the_reference() {
         use crate::dtype::DTypeId;
-        fn check<W: SliceWord + PrimInt + WrappingAdd + WrappingSub>(
+        fn check<W: SliceWord + PrimInt + WrappingAdd + WrappingSub, const N: usize>(
             id: DTypeId,
             next: &mut impl FnMut() -> u64,
         ) {
@@ -1159,32 +1466,61 @@ mod tests {
                 (2, 128, 1),
                 (4, 2, 32),
                 (3, 65, 64),
+                // The positional counter: blocks of at least `POS_MIN_PERIOD`, across and
+                // within tiles; tiles of `4 · inner`; second elements prepared apart.
+                (3, 513, 1),
+                (9, 600, 1),
+                (2, 4096, 1),
+                (1, 12_000, 1),
+                (4, 2, 300),
+                (2, 3, 700),
+                (1, 40, 700),
+                (1, 4, 3600),
+                (2, 3, 4095),
+                (1, 3, POS_SHARED_SPAN),
+                (2, 2, POS_SHARED_SPAN + 5),
+                (1, 3, POS_SHARED_SPAN + 4099),
             ];
             for &(blocks, n, inner) in shapes {
-                let words: Vec<W> = (0..blocks * n * inner)
-                    .map(|_| {
-                        let x = next();
-                        // Specials often: exponent all ones or all zeros.
-                        let v = match x % 8 {
-                            0 => x | (u64::MAX >> 1 & !((1u64 << 52) - 1)),
-                            1 => x & ((1u64 << 20) - 1),
-                            _ => x >> 7,
-                        };
-                        W::from_u64(v)
-                    })
-                    .collect();
-                let masked = words.get(3).map(|&w| Word::to_u64(w));
-                for masked_bits in [None, masked] {
-                    for mask_nan in [true, false] {
-                        let opts = InformationOptions {
-                            mask_nan,
-                            masked_bits,
-                            ..Default::default()
-                        };
-                        let prep = Prepare::<W>::new(format, &opts);
-                        let want = count_blocks_reference(&words, n, inner, prep);
-                        let got = count_sliced(&words, n, inner, prep);
-                        assert_eq!(got, want, "{id} {blocks}x{n}x{inner} {opts:?}");
+                for dense in [true, false] {
+                    let len = blocks * n * inner;
+                    let words: Vec<W> = (0..len)
+                        .map(|i| {
+                            let x = next();
+                            // Specials often, or at a few places: exponent all ones or all
+                            // zeros.
+                            let kind = if dense {
+                                x % 8
+                            } else {
+                                2 + u64::from(i % 5003 == 7)
+                            };
+                            let v = match kind {
+                                0 => x | (u64::MAX >> 1 & !((1u64 << 52) - 1)),
+                                1 => x & ((1u64 << 20) - 1),
+                                3 => u64::MAX,
+                                _ => x >> 7,
+                            };
+                            W::from_u64(v)
+                        })
+                        .collect();
+                    let masked = words.get(3).map(|&w| Word::to_u64(w));
+                    for masked_bits in [None, masked] {
+                        for mask_nan in [true, false] {
+                            let opts = InformationOptions {
+                                mask_nan,
+                                masked_bits,
+                                ..Default::default()
+                            };
+                            let prep = Prepare::<W>::new(format, &opts);
+                            let want = count_blocks_reference(&words, n, inner, prep);
+                            let what = format!("{id} {blocks}x{n}x{inner} dense {dense} {opts:?}");
+                            let got = count_positional::<W, N>(&words, n, inner, prep);
+                            assert_eq!(got, want, "positional {what}");
+                            if dense || len < 20_000 {
+                                let got = count_sliced(&words, n, inner, prep);
+                                assert_eq!(got, want, "sliced {what}");
+                            }
+                        }
                     }
                 }
             }
@@ -1201,10 +1537,10 @@ mod tests {
                 continue;
             }
             match id.word_bits() {
-                8 => check::<u8>(id, &mut next),
-                16 => check::<u16>(id, &mut next),
-                32 => check::<u32>(id, &mut next),
-                _ => check::<u64>(id, &mut next),
+                8 => check::<u8, 32>(id, &mut next),
+                16 => check::<u16, 16>(id, &mut next),
+                32 => check::<u32, 8>(id, &mut next),
+                _ => check::<u64, 4>(id, &mut next),
             }
         }
     }

@@ -12,6 +12,8 @@
 //! transpose is `arch::bit_slice` (byte gathers, then `vpmovmskb` per bit); the portable one
 //! here ([`transpose_fallback`]) is its reference and the fallback.
 
+use num_traits::PrimInt;
+
 use crate::dtype::Word;
 
 /// A storage word that can be bit-sliced: the four widths, each with its AVX2 twin.
@@ -321,6 +323,229 @@ macro_rules! key_range {
 key_range!(key_range_32, u32, i32);
 key_range!(key_range_64, u64, i64);
 
+// ---------------------------------------------------------------------------------------
+// Positional popcounts by carry-save adders.
+
+/// A vector of `N` lanes of `W` (`N · W::BITS = 256`: one AVX2 register once compiled
+/// inside `arch::vectorized`, which the element-wise loops below become).
+pub(crate) type Lanes<W, const N: usize> = [W; N];
+
+/// Element-wise `f(a, b)` on two vectors.
+#[inline(always)]
+fn zip<W: Copy, const N: usize>(
+    a: Lanes<W, N>,
+    b: Lanes<W, N>,
+    f: impl Fn(W, W) -> W,
+) -> Lanes<W, N> {
+    let mut r = a;
+    for l in 0..N {
+        r[l] = f(a[l], b[l]);
+    }
+    r
+}
+
+/// A carry-save adder on every bit of three vectors: `(carry, sum)`, the two bits of
+/// `a + b + c` in each bit position (five word operations).
+#[inline(always)]
+fn csa<W: PrimInt, const N: usize>(
+    a: Lanes<W, N>,
+    b: Lanes<W, N>,
+    c: Lanes<W, N>,
+) -> (Lanes<W, N>, Lanes<W, N>) {
+    let u = zip(a, b, |x, y| x ^ y);
+    let carry = zip(zip(a, b, |x, y| x & y), zip(u, c, |x, y| x & y), |x, y| {
+        x | y
+    });
+    (carry, zip(u, c, |x, y| x ^ y))
+}
+
+/// Per-position counts of a stream of words, every bit position of every lane an
+/// independent counter (a *positional popcount*, Harley–Seal style). Chunks of 16 vectors
+/// go through a tree of 15 carry-save adders into four bit planes (`ones`, `twos`,
+/// `fours`, `eights`: the counts modulo 16, bit-sliced) and one vector of carries of
+/// weight 16 per chunk, which is added into byte counters (`(sixteens >> j) & 0x01…`,
+/// one per shift `j < 8`, each byte counting bit `8k + j` of its lane) and those into
+/// `totals` every 255 chunks, before a byte can overflow. So a word costs about six
+/// word operations, whatever its width.
+#[derive(Clone, Debug)]
+pub(crate) struct Positional<W, const N: usize> {
+    planes: [Lanes<W, N>; 4],
+    bytes: [Lanes<W, N>; 8],
+    /// Chunks added into `bytes` since they were last emptied (< 255).
+    pending: u32,
+    /// Counts already moved out of the planes, per bit position of an element.
+    totals: [u64; 64],
+}
+
+impl<W: Word + PrimInt, const N: usize> Positional<W, N> {
+    /// Words per chunk: the granularity of [`Positional::add_pairs`].
+    pub(crate) const CHUNK: usize = 16 * N;
+
+    /// No words counted.
+    pub(crate) fn new() -> Self {
+        Positional {
+            planes: [[W::zero(); N]; 4],
+            bytes: [[W::zero(); N]; 8],
+            pending: 0,
+            totals: [0; 64],
+        }
+    }
+
+    /// Add one chunk of 16 vectors to the planes, and their carries out of the planes to
+    /// the byte counters.
+    #[inline(always)]
+    fn chunk(&mut self, d: &[Lanes<W, N>; 16]) {
+        let [mut ones, mut twos, mut fours, mut eights] = self.planes;
+        let mut eights_ab = [[W::zero(); N]; 2];
+        for (h, e) in eights_ab.iter_mut().enumerate() {
+            let d = &d[8 * h..8 * h + 8];
+            let (twos_a, o) = csa(ones, d[0], d[1]);
+            let (twos_b, o) = csa(o, d[2], d[3]);
+            let (fours_a, t) = csa(twos, twos_a, twos_b);
+            let (twos_a, o) = csa(o, d[4], d[5]);
+            let (twos_b, o) = csa(o, d[6], d[7]);
+            let (fours_b, t) = csa(t, twos_a, twos_b);
+            let (eights_x, f) = csa(fours, fours_a, fours_b);
+            (ones, twos, fours, *e) = (o, t, f, eights_x);
+        }
+        let (sixteens, e) = csa(eights, eights_ab[0], eights_ab[1]);
+        eights = e;
+        self.planes = [ones, twos, fours, eights];
+        let low = W::from_u64(0x0101_0101_0101_0101);
+        for (j, b) in self.bytes.iter_mut().enumerate() {
+            *b = zip(*b, sixteens, |acc, s| acc + ((s >> j) & low));
+        }
+        self.pending += 1;
+        if self.pending == 255 {
+            self.empty_bytes();
+        }
+    }
+
+    /// Move the byte counters (weight 16) into `totals`.
+    fn empty_bytes(&mut self) {
+        let bytes = (W::BITS / 8) as usize;
+        for (j, b) in self.bytes.iter_mut().enumerate() {
+            for lane in b.iter_mut() {
+                let v = lane.to_u64();
+                for k in 0..bytes {
+                    self.totals[8 * k + j] += 16 * ((v >> (8 * k)) & 0xff);
+                }
+                *lane = W::zero();
+            }
+        }
+        self.pending = 0;
+    }
+
+    /// Count the words of `words` (a whole number of chunks).
+    #[cfg(test)]
+    pub(crate) fn add(&mut self, words: &[W]) {
+        debug_assert!(words.len() % Self::CHUNK == 0);
+        for c in words.chunks_exact(Self::CHUNK) {
+            self.chunk(&vectors(c));
+        }
+    }
+
+    /// Count into `a` the words of `first`, and into `both` the words `first[i] &
+    /// second[i]` (two equal lengths, a whole number of chunks): the pairs' first elements
+    /// and their common bits, in one pass.
+    #[inline(always)]
+    pub(crate) fn add_pairs(a: &mut Self, both: &mut Self, first: &[W], second: &[W]) {
+        debug_assert!(first.len() == second.len() && first.len() % Self::CHUNK == 0);
+        let pairs = first
+            .chunks_exact(Self::CHUNK)
+            .zip(second.chunks_exact(Self::CHUNK));
+        for (f, s) in pairs {
+            let (f, s) = (vectors(f), vectors(s));
+            a.chunk(&f);
+            let mut z = f;
+            for (z, s) in z.iter_mut().zip(s) {
+                *z = zip(*z, s, |x, y| x & y);
+            }
+            both.chunk(&z);
+        }
+    }
+
+    /// The count of each bit position `p < W::BITS` (index `p`, 0 the least significant)
+    /// over every word added.
+    pub(crate) fn totals(mut self) -> [u64; 64] {
+        self.empty_bytes();
+        let bits = W::BITS as usize;
+        for (weight, plane) in [1u64, 2, 4, 8].into_iter().zip(self.planes) {
+            for lane in plane {
+                let v = lane.to_u64();
+                for p in 0..bits {
+                    self.totals[p] += weight * ((v >> p) & 1);
+                }
+            }
+        }
+        self.totals
+    }
+}
+
+/// One chunk of `16 · N` words as 16 vectors.
+#[inline(always)]
+fn vectors<W: Copy + Default, const N: usize>(c: &[W]) -> [Lanes<W, N>; 16] {
+    let mut d = [[W::default(); N]; 16];
+    for (v, w) in d.iter_mut().zip(c.chunks_exact(N)) {
+        v.copy_from_slice(w);
+    }
+    d
+}
+
+/// A [`Positional`] fed any number of words, in runs of any length: they are gathered
+/// into a chunk buffer, counted when it is full, and the last partial chunk is counted
+/// with zeros (which count nothing) by [`Collector::totals`]. For the counts' corrections,
+/// whose runs are short or few.
+#[derive(Clone, Debug)]
+pub(crate) struct Collector<W, const N: usize> {
+    acc: Positional<W, N>,
+    buf: [Lanes<W, N>; 16],
+    fill: usize,
+}
+
+impl<W: Word + PrimInt, const N: usize> Collector<W, N> {
+    /// No words collected.
+    pub(crate) fn new() -> Self {
+        Collector {
+            acc: Positional::new(),
+            buf: [[W::zero(); N]; 16],
+            fill: 0,
+        }
+    }
+
+    /// Count the words `word(0) .. word(len - 1)`.
+    #[inline(always)]
+    pub(crate) fn push_with(&mut self, len: usize, word: impl Fn(usize) -> W) {
+        let chunk = Positional::<W, N>::CHUNK;
+        let mut i = 0;
+        while i < len {
+            let take = (chunk - self.fill).min(len - i);
+            let buf = &mut self.buf.as_flattened_mut()[self.fill..self.fill + take];
+            for (q, o) in buf.iter_mut().enumerate() {
+                *o = word(i + q);
+            }
+            (self.fill, i) = (self.fill + take, i + take);
+            if self.fill == chunk {
+                self.acc.chunk(&self.buf);
+                self.fill = 0;
+            }
+        }
+    }
+
+    /// Count the words of `words`.
+    #[inline(always)]
+    pub(crate) fn push(&mut self, words: &[W]) {
+        self.push_with(words.len(), |i| words[i]);
+    }
+
+    /// The count of each bit position over every word pushed (as [`Positional::totals`]).
+    pub(crate) fn totals(mut self) -> [u64; 64] {
+        self.buf.as_flattened_mut()[self.fill..].fill(W::zero());
+        self.acc.chunk(&self.buf);
+        self.acc.totals()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -414,6 +639,63 @@ mod tests {
         check::<16>(&mut r);
         check::<32>(&mut r);
         check::<64>(&mut r);
+    }
+
+    /// `Positional` and `Collector` against a per-bit loop, for every width: lengths that
+    /// end a chunk anywhere and pass the byte counters' emptying (255 chunks), words of
+    /// all ones (the largest counts) and random ones, pairs' common bits.
+    #[test]
+    fn positional_counts_match_a_bit_loop() {
+        fn naive<W: Word>(words: impl Iterator<Item = W>) -> [u64; 64] {
+            let mut t = [0u64; 64];
+            for w in words {
+                for (p, t) in t.iter_mut().enumerate().take(W::BITS as usize) {
+                    *t += (w.to_u64() >> p) & 1;
+                }
+            }
+            t
+        }
+        fn check<W: Word + PrimInt, const N: usize>(r: &mut impl FnMut() -> u64) {
+            let chunk = Positional::<W, N>::CHUNK;
+            for len in [0, 1, chunk - 1, chunk, 3 * chunk + 5, 256 * chunk + 17] {
+                for ones in [false, true] {
+                    let mut word = || W::from_u64(if ones { u64::MAX } else { r() });
+                    let f: Vec<W> = (0..len).map(|_| word()).collect();
+                    let s: Vec<W> = (0..len).map(|_| word()).collect();
+                    let whole = len - len % chunk;
+                    let (mut a, mut z) = (Positional::<W, N>::new(), Positional::<W, N>::new());
+                    Positional::add_pairs(&mut a, &mut z, &f[..whole], &s[..whole]);
+                    let mut one = Positional::<W, N>::new();
+                    one.add(&f[..whole]);
+                    let want_a = naive(f[..whole].iter().copied());
+                    let want_z = naive(f[..whole].iter().zip(&s).map(|(&x, &y)| x & y));
+                    assert_eq!(a.totals(), want_a, "{} {len}", W::BITS);
+                    assert_eq!(z.totals(), want_z, "{} {len}", W::BITS);
+                    assert_eq!(one.totals(), want_a, "{} {len}", W::BITS);
+                    // A collector fed in uneven runs.
+                    let mut c = Collector::<W, N>::new();
+                    let mut i = 0;
+                    for run in (1..).map(|k: usize| (k * 37) % 101) {
+                        if i >= len {
+                            break;
+                        }
+                        let e = (i + run).min(len);
+                        if run % 2 == 0 {
+                            c.push(&f[i..e]);
+                        } else {
+                            c.push_with(e - i, |q| f[i + q]);
+                        }
+                        i = e;
+                    }
+                    assert_eq!(c.totals(), naive(f.iter().copied()), "{} {len}", W::BITS);
+                }
+            }
+        }
+        let mut r = rng(11);
+        check::<u8, 32>(&mut r);
+        check::<u16, 16>(&mut r);
+        check::<u32, 8>(&mut r);
+        check::<u64, 4>(&mut r);
     }
 
     #[test]

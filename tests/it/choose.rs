@@ -942,6 +942,14 @@ mod sliced {
                 };
                 let (got, want) = (BitCounts::of(a, &o), BitCounts::of_reference(a, &o));
                 assert_eq!(got, want, "{} {:?} axis {axis}", T::NAME, a.shape());
+                let sliced = BitCounts::of_sliced(a, &o);
+                assert_eq!(
+                    sliced,
+                    want,
+                    "sliced {} {:?} axis {axis}",
+                    T::NAME,
+                    a.shape()
+                );
                 let (gi, wi) = (
                     got.and_then(|c| c.information(&o)),
                     want.and_then(|c| c.information(&o)),
@@ -1012,8 +1020,66 @@ mod sliced {
         }
     }
 
-    /// Large enough for several tiles, an `inner` beyond the shared span (the second
-    /// elements transposed apart), and NaNs here and there.
+    /// Raw bits without the exponent's top bit (finite, no NaN: tiles stay clean), except
+    /// at the `specials` positions, which get [`code`]'s kinds (Inf, NaN payloads, zeros,
+    /// subnormals, a recurring code).
+    fn sparse<T: Real>(
+        shape: &[usize],
+        f_order: bool,
+        seed: u64,
+        specials: &[(usize, u8)],
+    ) -> ArrayD<T> {
+        let n: usize = shape.iter().product();
+        let bits = T::SIZE as u32 * 8;
+        let emask = match T::FORMAT {
+            zquant::dtype::Format::Float(l) => ((1u64 << l.exponent_bits) - 1) << l.mantissa_bits,
+            _ => 0,
+        };
+        let top = emask & !(emask >> 1);
+        let mut v: Vec<u64> = (0..n)
+            .map(|i| {
+                let x = seed
+                    .wrapping_add(i as u64)
+                    .wrapping_mul(0x9e37_79b9_7f4a_7c15);
+                (x >> (64 - bits)) & !top
+            })
+            .collect();
+        for &(at, kind) in specials {
+            if n > 0 {
+                let x = (at as u64).wrapping_mul(0x2545_f491_4f6c_dd1d) ^ seed;
+                v[at % n] = code(kind, x, bits, emask);
+            }
+        }
+        let v: Vec<T> = v.into_iter().map(T::from_bits).collect();
+        ArrayD::from_shape_vec(IxDyn(shape).set_f(f_order), v).expect("shape")
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(24))]
+
+        /// The positional counter's shapes (blocks of >= 512 elements, tiles of 4096 pairs
+        /// and of `4 · inner`, partial chunks, pairs across block ends), clean tiles and
+        /// tiles with a few specials or a masked code, both layouts, every axis.
+        #[test]
+        fn positional_counts_equal_the_reference(
+            d0 in 1usize..6, d1 in 500usize..2200, d2 in 1usize..4,
+            f_order: bool, three: bool, seed: u64,
+            specials in proptest::collection::vec((0usize..1 << 20, 0u8..6), 0..6),
+        ) {
+            let shape: Vec<usize> = if three { vec![d0, d1, d2] } else { vec![d0 * d2, d1] };
+            let a32 = sparse::<f32>(&shape, f_order, seed, &specials);
+            let m32 = a32.iter().nth(d1 / 2).map(|x| u64::from(x.to_bits()));
+            check(&a32, None);
+            check(&a32, m32);
+            let a64 = sparse::<f64>(&shape, f_order, seed, &specials);
+            check(&a64, a64.iter().nth(1).map(|x| x.to_bits()));
+            check(&sparse::<half::f16>(&shape, f_order, seed, &specials), None);
+            check(&sparse::<half::bf16>(&shape, f_order, seed, &specials), Some(0));
+        }
+    }
+
+    /// Large enough for several tiles, an `inner` beyond the shared spans (the second
+    /// elements prepared apart), and NaNs here and there.
     #[test]
     fn sliced_counts_equal_the_reference_on_large_arrays() {
         let field = |rows: usize, cols: usize| {
