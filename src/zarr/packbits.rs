@@ -742,7 +742,7 @@ fn extend_bytes(x: u64, top: u32, n: u32) -> u64 {
     let sign = (x >> top) & rep8(1);
     // Bits `top + 1 .. n` of each byte; `sign` is 0 or 1 per byte, so no carry crosses.
     let high = low(n) & !low(top + 1);
-    x | sign * high
+    x | (sign * high)
 }
 
 /// [`unpack`] of one-byte components, eight at a time: the count done (a multiple of 8).
