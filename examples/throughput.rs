@@ -523,8 +523,89 @@ fn typed_chain() -> Result<zquant::Chain<ScaleOffset<f64>, CastValue<f64, u8>>, 
     Ok(so.then(cv))
 }
 
+/// `packbits` encode (`dir` Encode: words -> bytes) or decode of codes of `dtype`
+/// (`words` per element and word width as the type's), from `u` scaled to `bits`-bit codes.
+/// One thread (the codec has no parallel entry point); outputs preallocated.
+fn packbits_case(
+    name: &str,
+    dtype: zquant::DTypeId,
+    config: Value,
+    code_bits: u32,
+    u: &[f64],
+    dir: Dir,
+) -> Result<Case, String> {
+    use zquant::dtype::WordBuf;
+    let codec = zquant::zarr::PackBits::new(dtype, Some(&config)).map_err(|e| e.to_string())?;
+    let top = ((1u64 << code_bits) - 1) as f64;
+    let codes: Vec<u64> = data::scaled(u, 0.0, top)
+        .iter()
+        .map(|&x| x as u64)
+        .collect();
+    let per = dtype.words_per_element();
+    let elements = codes.len() / per;
+    let codes = &codes[..elements * per];
+    let words = match dtype.word_bits() {
+        8 => WordBuf::U8(rehome(codes.iter().map(|&x| x as u8).collect())),
+        16 => WordBuf::U16(rehome(codes.iter().map(|&x| x as u16).collect())),
+        32 => WordBuf::U32(rehome(codes.iter().map(|&x| x as u32).collect())),
+        _ => WordBuf::U64(rehome(codes.to_vec())),
+    };
+    let len = codec.encoded_len(elements).map_err(|e| e.to_string())?;
+    let mut bytes = zeros::<u8>(len);
+    codec
+        .encode_into(words.as_words(), &mut bytes)
+        .map_err(|e| e.to_string())?;
+    let word_bytes = words.len() * (dtype.word_bits() / 8) as usize;
+    let (in_bytes, out_bytes) = match dir {
+        Dir::Encode => (word_bytes, len),
+        Dir::Decode => (len, word_bytes),
+    };
+    let mut words = words;
+    Ok(Case {
+        name: name.into(),
+        elements,
+        in_bytes,
+        out_bytes,
+        note: "one thread",
+        run: Box::new(move |_threads| {
+            let r = match dir {
+                Dir::Encode => codec.encode_into(words.as_words(), &mut bytes),
+                Dir::Decode => codec.decode_into(&bytes, words.as_words_mut()),
+            };
+            debug_assert!(r.is_ok());
+            black_box(&mut bytes);
+            Vec::new()
+        }),
+        scalar: None,
+    })
+}
+
 fn builders(threads: usize) -> Vec<Builder> {
     let mut b: Vec<Builder> = Vec::new();
+
+    // --- packbits (issue 25) ----------------------------------------------------------
+    let packbits_cases: [(&str, zquant::DTypeId, &str, u32); 6] = [
+        ("uint4", zquant::DTypeId::UInt4, "{}", 4),
+        ("int4", zquant::DTypeId::Int4, "{}", 4),
+        ("float4_e2m1fn", zquant::DTypeId::Float4E2M1Fn, "{}", 4),
+        ("uint2", zquant::DTypeId::UInt2, "{}", 2),
+        ("float6_e2m3fn", zquant::DTypeId::Float6E2M3Fn, "{}", 6),
+        (
+            "uint16 bits 0..=11",
+            zquant::DTypeId::UInt16,
+            "{\"last_bit\": 11}",
+            12,
+        ),
+    ];
+    for (label, dtype, config, code_bits) in packbits_cases {
+        for (dir, what) in [(Dir::Encode, "encode"), (Dir::Decode, "decode")] {
+            let name: &'static str = Box::leak(format!("packbits/{label}/{what}").into_boxed_str());
+            add(&mut b, name, move |name, u| {
+                let config: Value = serde_json::from_str(config).map_err(|e| e.to_string())?;
+                packbits_case(name, dtype, config, code_bits, u, dir)
+            });
+        }
+    }
 
     // --- cast_value -------------------------------------------------------------------
     let u8_cases: [(&str, &str, Option<&str>); 4] = [

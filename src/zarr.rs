@@ -10,7 +10,8 @@
 //! `compressor` a bytes->bytes codec and its `order` a memory order of the chunks.
 //!
 //! [`ChunkCodec`] turns an array region into the bytes of one chunk and back, when the
-//! array->bytes codec is `bytes` and no bytes->bytes codec follows: little- or big-endian,
+//! array->bytes codec is `bytes` or `packbits` ([`PackBits`]) and no bytes->bytes codec
+//! follows: little- or big-endian,
 //! C or F order, edge chunks padded with the encoded fill value and cropped on decode, and
 //! element errors reported at their N-d coordinates in the array. Compressors, sharding
 //! and stores are what the `zarrs` feature (`zquant::zarrs`, when enabled) brings.
@@ -48,10 +49,12 @@
 
 mod chunk;
 mod metadata;
+pub mod packbits;
 mod v2;
 
 pub use chunk::{ChunkCodec, Endian};
 pub use metadata::{ARRAY_TO_BYTES, ArrayMetadata, CodecSplit, MemoryOrder, ZQUANT_CODECS};
+pub use packbits::{PackBits, PackBitsError, PaddingEncoding};
 
 use crate::error::{ElementError, MetadataError};
 

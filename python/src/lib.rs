@@ -21,6 +21,7 @@ use pyo3::prelude::*;
 use serde_json::Value;
 use zquant::choose::{self, BitCounts, FitOptions, InformationOptions};
 use zquant::dtype::{Words, WordsMut};
+use zquant::zarr::PackBits;
 use zquant::{DTypeId, DynChain};
 
 pyo3::create_exception!(
@@ -345,6 +346,78 @@ impl RustChain {
     }
 }
 
+/// The `packbits` codec bound to a data type (`zquant.zarr.PackBits` runs it). Immutable.
+#[pyclass(frozen, module = "zquant._zquant")]
+struct RustPackBits {
+    codec: PackBits,
+}
+
+#[pymethods]
+impl RustPackBits {
+    /// Build from a data type name and the JSON text of the codec's `configuration`
+    /// (`"null"` for none).
+    #[new]
+    fn new(data_type: &str, configuration: &str) -> PyResult<Self> {
+        let config = parse("configuration", configuration)?;
+        let config = (!config.is_null()).then_some(config);
+        let codec = PackBits::new(dtype_id(data_type)?, config.as_ref()).map_err(err)?;
+        Ok(RustPackBits { codec })
+    }
+
+    /// Bits per element (`k`).
+    #[getter]
+    fn bits_per_element(&self) -> u32 {
+        self.codec.bits_per_element()
+    }
+
+    /// The configuration's JSON text, as zquant writes it.
+    #[getter]
+    fn configuration(&self) -> String {
+        self.codec.configuration().to_string()
+    }
+
+    /// The encoded byte count of `elements` elements.
+    fn encoded_len(&self, elements: usize) -> PyResult<usize> {
+        self.codec.encoded_len(elements).map_err(err)
+    }
+
+    /// Pack the storage words `src` (contiguous, borrowed) into the `uint8` array `out`
+    /// (exactly `encoded_len` bytes), without the GIL.
+    fn encode_into(
+        &self,
+        py: Python<'_>,
+        src: &Bound<'_, PyAny>,
+        out: &Bound<'_, PyAny>,
+    ) -> PyResult<()> {
+        let src = InWords::new(src)?;
+        let mut out = OutWords::new(out)?;
+        let (src, dst) = (src.words()?, out.words()?);
+        let WordsMut::U8(dst) = dst else {
+            return Err(err("packbits: the output must be a uint8 array"));
+        };
+        let codec = &self.codec;
+        py.detach(|| codec.encode_into(src, dst)).map_err(err)
+    }
+
+    /// Unpack the `uint8` array `src` into the storage words `out` (its length: the
+    /// elements' words), without the GIL.
+    fn decode_into(
+        &self,
+        py: Python<'_>,
+        src: &Bound<'_, PyAny>,
+        out: &Bound<'_, PyAny>,
+    ) -> PyResult<()> {
+        let src = InWords::new(src)?;
+        let mut out = OutWords::new(out)?;
+        let (src, dst) = (src.words()?, out.words()?);
+        let Words::U8(src) = src else {
+            return Err(err("packbits: the packed bytes must be a uint8 array"));
+        };
+        let codec = &self.codec;
+        py.detach(|| codec.decode_into(src, dst)).map_err(err)
+    }
+}
+
 /// 64 bytes, 64-byte aligned: the unit of the pooled buffers (any element type, SIMD lines).
 #[derive(Clone, Copy)]
 #[repr(C, align(64))]
@@ -644,6 +717,7 @@ fn _zquant(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("CodecError", m.py().get_type::<CodecError>())?;
     m.add_class::<RustChain>()?;
     m.add_class::<PooledBuffer>()?;
+    m.add_class::<RustPackBits>()?;
     m.add_function(wrap_pyfunction!(empty, m)?)?;
     m.add_function(wrap_pyfunction!(set_buffer_pool, m)?)?;
     m.add_function(wrap_pyfunction!(buffer_pool, m)?)?;

@@ -290,6 +290,7 @@ _ZARR_NAMES = {
     "scale_offset": "zquant.zarr.ScaleOffset",
     "cast_value": "zquant.zarr.CastValue",
     "bitround": "zquant.zarr.BitRound",
+    "packbits": "zquant.zarr.PackBits",
 }
 _NUMCODECS_IDS = ("fixedscaleoffset", "bitround")
 _saved: dict[str, Any] | None = None

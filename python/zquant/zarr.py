@@ -1,4 +1,5 @@
-"""zarr-python 3 codecs run by zquant: ``ScaleOffset``, ``CastValue`` and ``BitRound``.
+"""zarr-python 3 codecs run by zquant: ``ScaleOffset``, ``CastValue`` and ``BitRound``
+(array->array), and ``PackBits`` (array->bytes).
 
 They are ``ArrayArrayCodec``s whose constructor arguments and ``to_dict()``/``from_dict()``
 JSON follow the codec specs, as zarr-python's built-ins do; they are registered through the
@@ -18,19 +19,20 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
-from zarr.abc.codec import ArrayArrayCodec
+from zarr.abc.codec import ArrayArrayCodec, ArrayBytesCodec
 from zarr.core.buffer.cpu import NDBuffer
 from zarr.core.dtype import get_data_type_from_json
 
-from . import Chain, CodecError, _dtypes
+from . import Chain, CodecError, _dtypes, _zquant
 from . import dtypes as _narrow_dtypes
 
 if TYPE_CHECKING:
     from typing import Self
 
     from zarr.core.array_spec import ArraySpec
+    from zarr.core.buffer import Buffer
 
-__all__ = ["BitRound", "CastValue", "ScaleOffset"]
+__all__ = ["BitRound", "CastValue", "PackBits", "ScaleOffset"]
 
 # cast_value's encoded types (float8_e4m3, uint4, ...) that zarr-python lacks: zquant.dtypes.
 _narrow_dtypes.register()
@@ -458,3 +460,174 @@ class BitRound(_ZquantCodec):
         into it."""
         self._bound(chunk_spec)  # the spec is checked as for any other codec
         return chunk_array
+
+
+PaddingEncoding = Literal["none", "first_byte", "last_byte"]
+
+
+class _BoundPackBits:
+    """``packbits`` bound to one data type: zquant's codec and the NumPy views."""
+
+    __slots__ = ("dtype", "per", "rust", "word")
+
+    def __init__(self, codec: PackBits, data_type: Any) -> None:
+        name = _dtypes.data_type_name(_dtypes.parse_data_type(data_type))
+        self.rust = _zquant.RustPackBits(name, _dtypes.dumps(codec._configuration()))
+        self.word = _dtypes.word_dtype(name)
+        self.per = _zquant.dtype_info(name)[2]
+        self.dtype = data_type
+
+
+@dataclass(frozen=True)
+class PackBits(ArrayBytesCodec):
+    """``packbits``: each element's ``last_bit - first_bit + 1`` bits (per component of a
+    complex type) packed into a bit sequence, least significant bit first, padded to whole
+    bytes; decoding sign-extends signed integers. zquant's Rust kernels do the packing.
+
+    Parameters
+    ----------
+    padding_encoding
+        ``"none"`` (default), ``"first_byte"`` or ``"last_byte"``: where the count of
+        padding bits is stored, if anywhere.
+    first_bit, last_bit
+        The bits of each component kept (from the least significant, inclusive); ``None``
+        is 0 and ``N - 1``, ``N`` the component's bits (4 for ``int4``, 16 for ``uint16``).
+    """
+
+    is_fixed_size = True
+
+    padding_encoding: PaddingEncoding
+    first_bit: int | None
+    last_bit: int | None
+
+    def __init__(
+        self,
+        *,
+        padding_encoding: PaddingEncoding = "none",
+        first_bit: int | None = None,
+        last_bit: int | None = None,
+    ) -> None:
+        if padding_encoding not in ("none", "first_byte", "last_byte"):
+            raise CodecError(
+                f"packbits: `padding_encoding`: {padding_encoding!r} is not one of "
+                "'none', 'first_byte', 'last_byte'"
+            )
+        for name, v in (("first_bit", first_bit), ("last_bit", last_bit)):
+            if v is not None and (isinstance(v, bool) or not isinstance(v, int) or v < 0):
+                raise CodecError(
+                    f"packbits: `{name}` must be a non-negative integer or None, got {v!r}"
+                )
+        if first_bit is not None and last_bit is not None and last_bit < first_bit:
+            raise CodecError(
+                f"packbits: `last_bit`: {last_bit} is less than first_bit {first_bit}"
+            )
+        object.__setattr__(self, "padding_encoding", padding_encoding)
+        object.__setattr__(self, "first_bit", first_bit)
+        object.__setattr__(self, "last_bit", last_bit)
+
+    def _configuration(self) -> dict[str, Any]:
+        config: dict[str, Any] = {"padding_encoding": self.padding_encoding}
+        if self.first_bit is not None:
+            config["first_bit"] = self.first_bit
+        if self.last_bit is not None:
+            config["last_bit"] = self.last_bit
+        return config
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Self:
+        """From the codec's JSON object (the README's keys; schema.json's ``start_bit``,
+        ``end_bit``, ``start_byte`` and ``end_byte`` are not read, as in zarrs)."""
+        config = _parse_named(data, "packbits")
+        unknown = set(config) - {"padding_encoding", "first_bit", "last_bit"}
+        if unknown:
+            raise CodecError(
+                f"packbits: unknown configuration keys {sorted(unknown)} (the keys are "
+                "padding_encoding, first_bit and last_bit)"
+            )
+        return cls(**config)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The codec's JSON object."""
+        return {"name": "packbits", "configuration": self._configuration()}
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {k: v for k, v in self.__dict__.items() if not k.startswith("_zq")}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+
+    def _bound(self, data_type: Any) -> _BoundPackBits:
+        last = self.__dict__.get("_zq_last")
+        if last is not None and last.dtype is data_type:
+            return last
+        cache = self.__dict__.get("_zq")
+        if cache is None:
+            cache = {}
+            object.__setattr__(self, "_zq", cache)
+        key = _dtypes.dumps(_dtypes.parse_data_type(data_type))
+        bound = cache.get(key)
+        if bound is None:
+            bound = _BoundPackBits(self, data_type)
+            cache[key] = bound
+        object.__setattr__(self, "_zq_last", bound)
+        return bound
+
+    def validate(self, *, shape: Any, dtype: Any, chunk_grid: Any) -> None:
+        """Bind to the array's data type: a bit range beyond it fails here, at creation."""
+        self._bound(dtype)
+
+    def encode_array(self, array: Any, data_type: Any) -> np.ndarray[Any, Any]:
+        """Pack ``array`` (any layout; C order is the packing order) of ``data_type`` (a
+        Zarr name or JSON, a NumPy dtype-like or a ``ZDType``) to ``uint8`` bytes. A
+        C-contiguous, native array is read in place."""
+        bound = self._bound(data_type)
+        a = _dtypes.contiguous(_dtypes.native(np.asarray(array)))
+        words = _dtypes.words_of(a, bound.word)
+        out = np.empty(bound.rust.encoded_len(words.size // bound.per), dtype=np.uint8)
+        bound.rust.encode_into(words, out)
+        return out
+
+    def decode_array(
+        self, data: Any, shape: tuple[int, ...], data_type: Any, dtype: Any = None
+    ) -> np.ndarray[Any, Any]:
+        """Unpack ``data`` (bytes-like or ``uint8`` array) to an array of ``shape``; its
+        NumPy dtype is ``dtype`` if given, else the one of ``data_type``."""
+        bound = self._bound(data_type)
+        src = np.frombuffer(data, dtype=np.uint8) if not isinstance(data, np.ndarray) else data
+        src = _dtypes.contiguous(src.reshape(-1).view(np.uint8))
+        n = int(np.prod(shape, dtype=np.int64))
+        out = np.empty(n * bound.per, dtype=bound.word)
+        bound.rust.decode_into(src, out)
+        target = np.dtype(dtype) if dtype is not None else _dtypes.to_numpy(
+            _dtypes.parse_data_type(data_type)
+        )
+        return out.view(target).reshape(shape)
+
+    def _encode_sync(self, chunk_array: NDBuffer, chunk_spec: ArraySpec) -> Buffer | None:
+        out = self.encode_array(chunk_array.as_ndarray_like(), chunk_spec.dtype)
+        return chunk_spec.prototype.buffer.from_array_like(out)
+
+    def _decode_sync(self, chunk_bytes: Buffer, chunk_spec: ArraySpec) -> NDBuffer:
+        a = self.decode_array(
+            chunk_bytes.as_array_like(),
+            tuple(chunk_spec.shape),
+            chunk_spec.dtype,
+            chunk_spec.dtype.to_native_dtype(),
+        )
+        return chunk_spec.prototype.nd_buffer.from_ndarray_like(a)
+
+    async def _encode_single(
+        self, chunk_array: NDBuffer, chunk_spec: ArraySpec
+    ) -> Buffer | None:
+        return self._encode_sync(chunk_array, chunk_spec)
+
+    async def _decode_single(self, chunk_bytes: Buffer, chunk_spec: ArraySpec) -> NDBuffer:
+        return self._decode_sync(chunk_bytes, chunk_spec)
+
+    def compute_encoded_size(self, input_byte_length: int, chunk_spec: ArraySpec) -> int:
+        """The packed size of ``input_byte_length`` bytes of the chunk's elements."""
+        bound = self._bound(chunk_spec.dtype)
+        size = _zquant.dtype_info(
+            _dtypes.data_type_name(_dtypes.parse_data_type(chunk_spec.dtype))
+        )[0]
+        return int(bound.rust.encoded_len(input_byte_length // size))

@@ -1,11 +1,14 @@
 from typing import Any, Literal, Self
 
-from zarr.abc.codec import ArrayArrayCodec
+import numpy as np
+
+from zarr.abc.codec import ArrayArrayCodec, ArrayBytesCodec
 from zarr.core.array_spec import ArraySpec
-from zarr.core.buffer import NDBuffer
+from zarr.core.buffer import Buffer, NDBuffer
 
 Rounding = Literal["nearest-even", "towards-zero", "towards-positive", "towards-negative", "nearest-away"]
 OutOfRange = Literal["clamp", "wrap"]
+PaddingEncoding = Literal["none", "first_byte", "last_byte"]
 
 class _ZquantCodec(ArrayArrayCodec):
     is_fixed_size: bool
@@ -47,3 +50,29 @@ class BitRound(_ZquantCodec):
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Self: ...
     def to_dict(self) -> dict[str, Any]: ...
+
+class PackBits(ArrayBytesCodec):
+    is_fixed_size: bool
+    padding_encoding: PaddingEncoding
+    first_bit: int | None
+    last_bit: int | None
+    def __init__(
+        self,
+        *,
+        padding_encoding: PaddingEncoding = "none",
+        first_bit: int | None = None,
+        last_bit: int | None = None,
+    ) -> None: ...
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Self: ...
+    def to_dict(self) -> dict[str, Any]: ...
+    def validate(self, *, shape: Any, dtype: Any, chunk_grid: Any) -> None: ...
+    def encode_array(self, array: Any, data_type: Any) -> np.ndarray[Any, Any]: ...
+    def decode_array(
+        self, data: Any, shape: tuple[int, ...], data_type: Any, dtype: Any = None
+    ) -> np.ndarray[Any, Any]: ...
+    def _encode_sync(self, chunk_array: NDBuffer, chunk_spec: ArraySpec) -> Buffer | None: ...
+    def _decode_sync(self, chunk_bytes: Buffer, chunk_spec: ArraySpec) -> NDBuffer: ...
+    async def _encode_single(self, chunk_array: NDBuffer, chunk_spec: ArraySpec) -> Buffer | None: ...
+    async def _decode_single(self, chunk_bytes: Buffer, chunk_spec: ArraySpec) -> NDBuffer: ...
+    def compute_encoded_size(self, input_byte_length: int, chunk_spec: ArraySpec) -> int: ...

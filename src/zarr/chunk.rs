@@ -1,5 +1,5 @@
 //! One chunk as bytes: an array region encoded through the array->array chain and the
-//! `bytes` codec, and back.
+//! `bytes` or `packbits` codec, and back.
 //!
 //! Edge chunks: the region is encoded, then padded with the *encoded* fill value to the
 //! full chunk shape (the padding is never run through a codec, so it cannot fail); on
@@ -10,6 +10,7 @@ use serde_json::Value;
 
 use super::ZarrError;
 use super::metadata::{ArrayMetadata, MemoryOrder};
+use super::packbits::PackBits;
 use crate::dispatch::{DynArray, DynChain, words_from_le, words_to_le};
 use crate::dtype::id::Scalar;
 use crate::dtype::{DTypeId, Word, WordBuf, Words};
@@ -27,26 +28,41 @@ pub enum Endian {
 }
 
 /// Encodes array regions to chunk bytes and decodes them back, for arrays whose
-/// array->bytes codec is `bytes` and that have no bytes->bytes codec (see the
+/// array->bytes codec is `bytes` or `packbits` and that have no bytes->bytes codec (see the
 /// [module docs](crate::zarr) for an example).
 #[derive(Debug)]
 pub struct ChunkCodec {
     shape: Vec<u64>,
     chunk_shape: Vec<usize>,
     chain: DynChain,
-    endian: Endian,
+    to_bytes: ToBytes,
     order: MemoryOrder,
 }
 
-fn parse_endian(bytes: &Value, size: usize) -> Result<Endian, ZarrError> {
-    let obj = CodecObject::from_json(bytes)?;
-    if obj.name != "bytes" {
-        return Err(ZarrError::Unsupported(format!(
-            "array->bytes codec {:?}: zquant writes and reads `bytes` chunks only (the \
-             `zarrs` feature brings sharding and the other array->bytes codecs)",
+/// The array->bytes codec.
+#[derive(Debug)]
+enum ToBytes {
+    Bytes(Endian),
+    PackBits(PackBits),
+}
+
+fn parse_to_bytes(codec: &Value, id: DTypeId) -> Result<ToBytes, ZarrError> {
+    let obj = CodecObject::from_json(codec)?;
+    match obj.name.as_str() {
+        "bytes" => parse_endian(&obj, id.size()).map(ToBytes::Bytes),
+        super::packbits::NAME => Ok(ToBytes::PackBits(PackBits::new(
+            id,
+            obj.configuration.as_ref(),
+        )?)),
+        _ => Err(ZarrError::Unsupported(format!(
+            "array->bytes codec {:?}: zquant writes and reads `bytes` and `packbits` chunks \
+             only (the `zarrs` feature brings sharding and the other array->bytes codecs)",
             obj.name
-        )));
+        ))),
     }
+}
+
+fn parse_endian(obj: &CodecObject, size: usize) -> Result<Endian, ZarrError> {
     let endian = obj.configuration.as_ref().and_then(|c| c.get("endian"));
     match endian.map(|e| e.as_str()) {
         Some(Some("little")) => Ok(Endian::Little),
@@ -78,10 +94,7 @@ impl ChunkCodec {
             )));
         }
         let chain = meta.chain()?;
-        let endian = parse_endian(
-            &meta.codecs.array_to_bytes,
-            chain.encoded_data_type().id.size(),
-        )?;
+        let to_bytes = parse_to_bytes(&meta.codecs.array_to_bytes, chain.encoded_data_type().id)?;
         let chunk_shape = meta
             .chunk_shape
             .iter()
@@ -92,7 +105,7 @@ impl ChunkCodec {
             shape: meta.shape.clone(),
             chunk_shape,
             chain,
-            endian,
+            to_bytes,
             order: meta.order,
         })
     }
@@ -112,9 +125,20 @@ impl ChunkCodec {
         &self.chain
     }
 
-    /// The byte order of the chunks.
+    /// The byte order of the chunks (`packbits` chunks are little-endian).
     pub fn endian(&self) -> Endian {
-        self.endian
+        match self.to_bytes {
+            ToBytes::Bytes(e) => e,
+            ToBytes::PackBits(_) => Endian::Little,
+        }
+    }
+
+    /// The `packbits` codec, when it is the array->bytes codec.
+    pub fn packbits(&self) -> Option<&PackBits> {
+        match &self.to_bytes {
+            ToBytes::PackBits(p) => Some(p),
+            ToBytes::Bytes(_) => None,
+        }
     }
 
     /// The origin (array coordinates) and shape of the part of the array a chunk covers:
@@ -188,11 +212,19 @@ impl ChunkCodec {
             chunk: chunk.to_vec(),
             reason: format!("region of {} words for shape {shape:?}", words.len()),
         })?;
-        let mut bytes = words_to_le(id, laid.as_words());
-        if self.endian == Endian::Big {
-            swap_words(&mut bytes, id);
+        match &self.to_bytes {
+            ToBytes::PackBits(p) => p.encode(laid.as_words()).map_err(|e| ZarrError::Chunk {
+                chunk: chunk.to_vec(),
+                reason: e.to_string(),
+            }),
+            ToBytes::Bytes(endian) => {
+                let mut bytes = words_to_le(id, laid.as_words());
+                if *endian == Endian::Big {
+                    swap_words(&mut bytes, id);
+                }
+                Ok(bytes)
+            }
         }
-        Ok(bytes)
     }
 
     /// Decode a chunk's bytes to the array region it covers (cropped at the array's edge).
@@ -208,23 +240,32 @@ impl ChunkCodec {
             reason,
         };
         let n = crate::pipeline::element_count(&self.chunk_shape).ok();
-        let size = id.size();
-        if n.and_then(|n| n.checked_mul(size)) != Some(bytes.len()) {
-            return Err(chunk_err(format!(
-                "{} bytes do not hold a chunk of shape {:?} of {id} ({size} bytes each)",
-                bytes.len(),
-                self.chunk_shape
-            )));
-        }
-        let mut owned;
-        let mut bytes = bytes;
-        if self.endian == Endian::Big {
-            owned = bytes.to_vec();
-            swap_words(&mut owned, id);
-            bytes = &owned;
-        }
+        let words = match &self.to_bytes {
+            ToBytes::PackBits(p) => {
+                let n = n.ok_or_else(|| chunk_err("the chunk shape overflows".into()))?;
+                p.decode(bytes, n)
+                    .map_err(|e| chunk_err(format!("chunk shape {:?}: {e}", self.chunk_shape)))?
+            }
+            ToBytes::Bytes(endian) => {
+                let size = id.size();
+                if n.and_then(|n| n.checked_mul(size)) != Some(bytes.len()) {
+                    return Err(chunk_err(format!(
+                        "{} bytes do not hold a chunk of shape {:?} of {id} ({size} bytes each)",
+                        bytes.len(),
+                        self.chunk_shape
+                    )));
+                }
+                if *endian == Endian::Big {
+                    let mut owned = bytes.to_vec();
+                    swap_words(&mut owned, id);
+                    words_from_le(id, &owned)
+                } else {
+                    words_from_le(id, bytes)
+                }
+            }
+        };
         let layout = self.layout(id, &shape);
-        let cropped = match words_from_le(id, bytes) {
+        let cropped = match words {
             WordBuf::U8(w) => layout.crop(w).map(WordBuf::U8),
             WordBuf::U16(w) => layout.crop(w).map(WordBuf::U16),
             WordBuf::U32(w) => layout.crop(w).map(WordBuf::U32),
