@@ -119,6 +119,15 @@ impl CastValueConfig {
         config
     }
 
+    /// The former name of [`CastValueConfig::from_configuration`] (zquant 0.1.0).
+    ///
+    /// # Errors
+    /// As [`CastValueConfig::from_configuration`].
+    #[deprecated(since = "0.2.0", note = "use `CastValueConfig::from_configuration`")]
+    pub fn from_json(config: Option<&Value>) -> Result<Self, MetadataError> {
+        Self::from_configuration(config)
+    }
+
     /// Parse a `configuration` object.
     ///
     /// # Errors
