@@ -1,5 +1,5 @@
 //! Development benchmarks of the conversion kernels: `cast_value` encode/decode over slices
-//! and the bare conversion core [`zquant::convert::cast_slice`], on 1M elements of the same
+//! and the bare conversion core [`zquant::cast_slice`], on 1M elements of the same
 //! data as `examples/throughput.rs`.
 //!
 //! ```sh
@@ -16,7 +16,7 @@ use divan::counter::BytesCount;
 use divan::{Bencher, black_box};
 use half::{bf16, f16};
 use serde_json::{Value, json};
-use zquant::codec::cast_value::CastValueConfig;
+use zquant::CastValueConfig;
 use zquant::dtype::{Float4E2M1Fn, Float8E4M3, Float8E5M2};
 use zquant::{ArrayCodec, CastOptions, CastValue, OutOfRange, Real, Rounding};
 
@@ -214,8 +214,7 @@ mod cast_slice {
     fn run<S: Real, D: Real>(b: Bencher, src: Vec<S>, opts: CastOptions) {
         let mut dst = vec![D::default(); src.len()];
         b.counter(BytesCount::of_slice(&src)).bench_local(|| {
-            zquant::convert::cast_slice(black_box(&src), black_box(&mut dst), opts)
-                .expect("in-range data")
+            zquant::cast_slice(black_box(&src), black_box(&mut dst), opts).expect("in-range data")
         });
     }
 

@@ -18,9 +18,9 @@ use divan::{Bencher, black_box};
 use half::bf16;
 use ndarray::{ArrayD, IxDyn};
 use serde_json::{Value, json};
-use zquant::codec::cast_value::CastValueConfig;
-use zquant::codec::fixed_scale_offset::{FixedScaleOffset, FixedScaleOffsetConfig};
+use zquant::CastValueConfig;
 use zquant::{ArrayCodec, BitRound, CastValue, Chain, DType, DynArray, DynChain, ScaleOffset};
+use zquant::{FixedScaleOffset, FixedScaleOffsetConfig};
 
 #[path = "common/data.rs"]
 mod data;

@@ -10,8 +10,8 @@
 //!
 //! Run with `cargo run --release --example custom_dtype`.
 
-use zquant::convert::{CastOptions, OutOfRange, Rounding, Status, cast, cast_slice};
 use zquant::dtype::Float8E4M3;
+use zquant::{CastOptions, OutOfRange, Rounding, Status, cast, cast_slice};
 use zquant::{DType, Kind, Real};
 
 /// OCP FP8 E4M3FN: 1 sign bit, 4 exponent bits (bias 7), 3 mantissa bits, subnormals,

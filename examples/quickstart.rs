@@ -22,7 +22,7 @@ use std::error::Error;
 
 use ndarray::{Array2, Ix2, Zip};
 use serde_json::{Value, json};
-use zquant::codec::cast_value::MapEntries;
+use zquant::MapEntries;
 use zquant::dtype::Float8E4M3;
 use zquant::{
     ArrayCodec, ArrayCodecExt, BitRound, CastOptions, CastValue, DType, DynArray, DynChain,

@@ -36,10 +36,10 @@ use std::time::{Duration, Instant};
 use half::{bf16, f16};
 use ndarray::{ArrayD, IxDyn};
 use serde_json::{Value, json};
-use zquant::codec::cast_value::CastValueConfig;
-use zquant::codec::fixed_scale_offset::{FixedScaleOffset, FixedScaleOffsetConfig};
+use zquant::CastValueConfig;
 use zquant::dtype::{Float4E2M1Fn, Float8E4M3, Float8E5M2, Plain, zeroed_vec};
 use zquant::{ArrayCodec, BitRound, CastOptions, CastValue, DynArray, DynChain, Real, ScaleOffset};
+use zquant::{FixedScaleOffset, FixedScaleOffsetConfig};
 
 #[path = "../benches/common/data.rs"]
 mod data;

@@ -18,7 +18,7 @@
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
-use zquant::error::CodecError;
+use zquant::CodecError;
 use zquant::{DynArray, DynChain};
 
 /// The time one call may take on a fuzz-sized input.

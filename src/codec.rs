@@ -12,23 +12,18 @@
 //! A kernel never builds a `Result` per element: it writes every output, remembers the
 //! first failing index, and only then builds one [`ElementError`].
 
-pub mod bitround;
-pub mod cast_value;
-pub mod chain;
-pub mod fixed_scale_offset;
+pub(crate) mod bitround;
+pub(crate) mod cast_value;
+pub(crate) mod chain;
+pub(crate) mod fixed_scale_offset;
 pub(crate) mod registry;
-pub mod scale_offset;
+pub(crate) mod scale_offset;
 
 pub use bitround::BitRound;
 pub use cast_value::{CastValue, ScalarMap};
 pub use chain::Chain;
 pub use fixed_scale_offset::FixedScaleOffset;
 pub use scale_offset::ScaleOffset;
-
-pub use bitround::BitRoundStage;
-pub use cast_value::CastValueStage;
-pub use fixed_scale_offset::FixedScaleOffsetStage;
-pub use scale_offset::ScaleOffsetStage;
 
 pub use registry::CODEC_NAMES;
 

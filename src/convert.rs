@@ -21,12 +21,12 @@ mod fast;
 pub(crate) use blocks::{FAST_BLOCK, by_blocks};
 #[doc(hidden)]
 pub use fast::Affine;
-pub mod map;
+pub(crate) mod map;
 mod narrow;
-pub mod table;
+pub(crate) mod table;
 
 pub use crate::number::{CastOptions, OutOfRange, Status};
-pub use crate::number::{exact, float, int, round};
+pub(crate) use crate::number::{exact, float, int, round};
 pub use exact::{Class, Exact};
 pub use map::KeyMap;
 pub use round::Rounding;

@@ -11,14 +11,14 @@
 
 // Each `#[dtype]` declaration writes the `unsafe impl Plain` of its type.
 #[allow(unsafe_code)]
-pub mod builtin;
-pub mod complex;
-pub mod custom;
-pub mod decimal;
-pub mod derive;
-pub mod fill_value;
-pub mod id;
-pub use crate::number::{layout, storage};
+pub(crate) mod builtin;
+pub(crate) mod complex;
+pub(crate) mod custom;
+pub(crate) mod decimal;
+pub(crate) mod derive;
+pub(crate) mod fill_value;
+pub(crate) mod id;
+pub(crate) use crate::number::{layout, storage};
 
 use std::fmt::Debug;
 
@@ -26,7 +26,7 @@ pub use builtin::*;
 pub use complex::Complex;
 pub use custom::{CustomDType, RegisterError, register_dtype, registered_dtypes};
 pub use fill_value::FillValueError;
-pub use id::DTypeId;
+pub use id::{DTypeId, UnknownDType};
 pub use layout::{FloatLayout, Format, IntLayout, NanEncoding};
 pub use storage::{Plain, Storage, Word, WordBuf, Words, WordsMut};
 
@@ -119,9 +119,6 @@ pub trait DType: Plain + Copy + Default + Debug + PartialEq + Send + Sync + 'sta
     fn fill_value_from_json(v: &serde_json::Value) -> Result<Self, FillValueError>;
     /// Encode as a Zarr v3 fill value.
     fn fill_value_to_json(self) -> serde_json::Value;
-    /// Bit-round to `keepbits` bits (see the `bitround` codec); the caller validates
-    /// `keepbits` against [`Self::KIND`].
-    fn bitround(self, keepbits: u32) -> Self;
     /// Whether the two elements are the same: equal bits, except that any NaN equals any
     /// NaN (per component for complex numbers). The conformance comparison rule.
     fn same_as(self, other: Self) -> bool;

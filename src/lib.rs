@@ -5,8 +5,9 @@
 //! specs name, right on every value.
 //!
 //! The foundation is [`dtype`](mod@dtype) (what each element type is, bit for bit, declared with the
-//! [`dtype`](macro@dtype) attribute macro) and [`convert`] (one correctly rounded conversion
-//! from any real type to any other, under the five `cast_value` rounding modes).
+//! [`dtype`](macro@dtype) attribute macro) and one correctly rounded conversion from any
+//! real type to any other, under the five `cast_value` rounding modes ([`cast`],
+//! [`cast_slice`]).
 //!
 //! | family | types |
 //! |---|---|
@@ -76,6 +77,40 @@
 //! codecs with a parsed configuration type ([`CastValueConfig`], [`FixedScaleOffsetConfig`])
 //! also have `from_config(&config)`, and the configuration types implement serde's
 //! `Serialize`/`Deserialize` in the Zarr JSON shape.
+//!
+//! # API
+//!
+//! Everything public is listed here; the modules that hold the implementation are private.
+//!
+//! **Typed codecs** (element types checked by the compiler): [`ScaleOffset`], [`CastValue`]
+//! (with [`ScalarMap`], [`MapEntries`], [`CastValueConfig`]), [`BitRound`],
+//! [`FixedScaleOffset`] (with [`FixedScaleOffsetConfig`], [`PyNumber`], [`NumpyNumber`],
+//! [`NumpyDType`]); the traits [`ArrayCodec`] (slices, [`ArrayCodec::then`]) and
+//! [`ArrayCodecExt`] (`ndarray` arrays), [`Chain`]; the options [`CastOptions`],
+//! [`Rounding`], [`OutOfRange`], [`Status`]; [`CODEC_NAMES`], [`BLOCK`]; typed arrays as bytes,
+//! [`to_le_bytes`]/[`from_le_bytes`].
+//!
+//! **Run-time chains** (data types known from metadata): [`DynChain`], [`DynArray`],
+//! [`CustomArray`], [`Element`]; one codec bound to a data type, [`bind_codec`] ->
+//! [`DynStage`] (with [`Direction`], [`Scalar`]); the metadata values [`DataType`]
+//! ([`TimeConfig`], [`TIME_UNITS`]) and [`CodecObject`].
+//!
+//! **Data types**: the traits [`DType`], [`Real`], [`Kind`], the run-time [`DTypeId`], the
+//! exact value [`Exact`] ([`Class`]); the module [`dtype`](mod@dtype) (every built-in type,
+//! [`Complex`](dtype::Complex), layouts, storage words, [`register_dtype`]); the attribute
+//! macro [`dtype`](macro@dtype); the conversions [`cast`], [`cast_slice`].
+//!
+//! **Errors**: [`MetadataError`] (metadata and configuration), [`CodecError`] (running a
+//! chain), [`ElementError`] with its [`Rule`] (one failing element), and, in their modules,
+//! [`dtype::FillValueError`], [`dtype::RegisterError`], [`choose::ChooseError`],
+//! [`zarr::ZarrError`].
+//!
+//! **Choosing parameters**: the module [`choose`] (keepbits from the data's information,
+//! scale and offset from an error bound).
+//!
+//! **Zarr**: the module [`zarr`] (whole `zarr.json`/`.zarray` metadata, chunks as bytes);
+//! with the feature `zarrs`, `zquant::zarrs` (the codecs as zarrs plugins); with the feature
+//! `rayon`, `zquant::parallel` (chunks on a thread pool).
 #![warn(missing_docs)]
 // `unsafe` lives in `arch` (slices seen as words, AVX2/F16C twins) and in the storage
 // traits' declarations and impls (`number::storage`, the impls the `dtype` macro writes):
@@ -88,31 +123,51 @@ extern crate self as zquant;
 #[allow(unsafe_code)]
 mod arch;
 pub mod choose;
-pub mod codec;
+pub(crate) mod codec;
+// The conformance-vector harness, shared by `examples/conformance.rs` and the test: not an
+// API (hidden from the docs).
+#[doc(hidden)]
 pub mod conformance;
-pub mod convert;
-pub mod dispatch;
+pub(crate) mod convert;
+pub(crate) mod dispatch;
 pub mod dtype;
-pub mod error;
-pub mod metadata;
-pub mod number;
+pub(crate) mod error;
+pub(crate) mod metadata;
+pub(crate) mod number;
 #[cfg(feature = "rayon")]
 pub mod parallel;
-pub mod pipeline;
+pub(crate) mod pipeline;
 pub mod zarr;
 #[cfg(feature = "zarrs")]
 pub mod zarrs;
 
-pub use codec::Chain;
+// The public API. The modules above that are `pub(crate)` are the implementation; what a
+// user names is re-exported here, grouped as in the crate docs' "# API" section.
+
+// Typed codecs.
 pub use codec::cast_value::{CastValueConfig, MapEntries};
-pub use codec::fixed_scale_offset::{FixedScaleOffsetConfig, PyNumber};
-pub use codec::{ArrayCodec, BitRound, CastValue, FixedScaleOffset, ScalarMap, ScaleOffset};
-pub use convert::{CastOptions, OutOfRange, Rounding, Status};
-pub use dispatch::{CustomArray, DynArray, DynChain};
+pub use codec::chain::BLOCK;
+pub use codec::fixed_scale_offset::{FixedScaleOffsetConfig, NumpyDType, NumpyNumber, PyNumber};
+pub use codec::{
+    ArrayCodec, BitRound, CODEC_NAMES, CastValue, Chain, FixedScaleOffset, ScalarMap, ScaleOffset,
+};
+pub use number::{CastOptions, OutOfRange, Rounding, Status};
+pub use pipeline::{ArrayCodecExt, from_le_bytes, to_le_bytes};
+
+// Run-time chains.
+pub use codec::{Direction, DynStage};
+pub use dispatch::{CustomArray, DynArray, DynChain, Element, bind_codec};
+pub use dtype::id::Scalar;
+pub use metadata::{CodecObject, DataType, TIME_UNITS, TimeConfig};
+
+// Data types and conversions.
+pub use convert::{cast, cast_slice};
+#[doc(inline)]
 pub use dtype::{DType, DTypeId, Kind, Real, register_dtype};
+pub use number::exact::{Class, Exact};
+
+// Errors.
 pub use error::{CodecError, ElementError, MetadataError, Rule};
-pub use metadata::DataType;
-pub use pipeline::ArrayCodecExt;
 
 /// Generate [`DType`] (and [`Real`] for integers and floats) from a layout description.
 ///
@@ -140,22 +195,26 @@ pub use zquant_macros::dtype;
 
 #[doc(hidden)]
 pub mod __private {
-    //! What generated code names. Not a public API.
-    pub use crate::convert::float::{decode_float, decode_table, round_to_float};
-    pub use crate::convert::int::{decode_int, round_to_int};
-    pub use crate::convert::{CastOptions, Exact, Status};
+    //! What generated code names, and the internals the integration tests reach. Not a
+    //! public API: no stability promise.
     pub use crate::dtype::complex::component_layout;
-    pub use crate::dtype::derive::{
-        ArithOp, float_arith, float_bitround, float_same, int_arith, int_bitround,
-    };
+    pub use crate::dtype::derive::{ArithOp, float_arith, float_same, int_arith};
     pub use crate::dtype::fill_value::{
         complex_from_json, datetime_from_json, datetime_to_json, float_from_json, float_to_json,
         int_from_json, int_to_json,
     };
-    pub use crate::dtype::storage::{ComplexOf, Plain, Storage, read_le_bits, write_le_bits};
-    pub use crate::dtype::{
-        ArithFault, Complex, DType, FillValueError, FloatLayout, IntLayout, Kind, NanEncoding, Real,
-    };
+    pub use crate::dtype::{ArithFault, Complex, DType, FillValueError, Kind, Real};
+    pub use crate::number::exact::Exact;
+    pub use crate::number::float::{decode_float, decode_table, round_to_float};
+    pub use crate::number::int::{decode_int, round_to_int};
+    pub use crate::number::layout::{FloatLayout, IntLayout, NanEncoding};
+    pub use crate::number::storage::{ComplexOf, Plain, Storage, read_le_bits, write_le_bits};
+    pub use crate::number::{CastOptions, Status};
     pub use half;
     pub use serde_json::Value;
+
+    // For the integration tests (`tests/it`), which check the fast kernels against the
+    // reference path and the codecs' names against the registry.
+    pub use crate::convert::{Caster, ElementFailure, KeyMap, cast_slice_reference};
+    pub use crate::number::int::int_value;
 }

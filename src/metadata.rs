@@ -33,10 +33,6 @@ pub(crate) use serde_as_json;
 serde_as_json!(DataType, DataType::to_json, DataType::from_json);
 serde_as_json!(CodecObject, CodecObject::to_json, CodecObject::from_json);
 
-/// The array->array codecs zquant implements, by their metadata names: derived from the
-/// codec registry, also at [`crate::codec::CODEC_NAMES`].
-pub const CODEC_NAMES: &[&str] = crate::codec::CODEC_NAMES;
-
 /// The time unit of `numpy.datetime64`/`numpy.timedelta64`.
 pub const TIME_UNITS: &[&str] = &[
     "Y", "M", "W", "D", "h", "m", "s", "ms", "us", "μs", "ns", "ps", "fs", "as", "generic",
@@ -188,7 +184,7 @@ impl CodecObject {
     /// configuration, as Zarr allows).
     ///
     /// ```
-    /// use zquant::metadata::CodecObject;
+    /// use zquant::CodecObject;
     /// let c = CodecObject::from_json(&serde_json::json!({"name": "bitround",
     ///     "configuration": {"keepbits": 5}, "must_understand": true}))?;
     /// assert_eq!(c.name, "bitround");

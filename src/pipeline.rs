@@ -7,7 +7,7 @@
 //! output. Values never depend on the layout. Element errors report the flat index in C
 //! (row-major) order whatever the layout.
 
-pub use crate::codec::chain::{BLOCK, Chain};
+pub use crate::codec::chain::BLOCK;
 
 use ndarray::{Array, ArrayBase, ArrayD, ArrayViewMut, Data, Dimension, IxDyn, ShapeBuilder};
 
@@ -150,7 +150,7 @@ impl<C: ArrayCodec + ?Sized> ArrayCodecExt for C {}
 ///
 /// ```
 /// let a = ndarray::array![[1u16, 2], [3, 0x0102]];
-/// assert_eq!(zquant::pipeline::to_le_bytes(&a.t()), [1, 0, 3, 0, 2, 0, 2, 1]);
+/// assert_eq!(zquant::to_le_bytes(&a.t()), [1, 0, 3, 0, 2, 0, 2, 1]);
 /// ```
 pub fn to_le_bytes<T, S, D>(a: &ArrayBase<S, D>) -> Vec<u8>
 where
@@ -169,7 +169,7 @@ where
 /// the bits above a sub-byte type's width are ignored, as its data type spec says).
 ///
 /// ```
-/// let a = zquant::pipeline::from_le_bytes::<i16>(&[2], &[0xff, 0xff, 2, 0])?;
+/// let a = zquant::from_le_bytes::<i16>(&[2], &[0xff, 0xff, 2, 0])?;
 /// assert_eq!(a, ndarray::arr1(&[-1i16, 2]).into_dyn());
 /// # Ok::<(), zquant::CodecError>(())
 /// ```

@@ -98,11 +98,6 @@ fn emit(target: &Target, desc: &Desc) -> TokenStream {
                         #p::int_to_json(&L, <Self as #p::Real>::to_bits(self))
                     }
                     #[inline(always)]
-                    fn bitround(self, keepbits: u32) -> Self {
-                        const L: #p::IntLayout = #l;
-                        <Self as #p::Real>::from_bits(#p::int_bitround(&L, <Self as #p::Real>::to_bits(self), keepbits))
-                    }
-                    #[inline(always)]
                     fn same_as(self, other: Self) -> bool {
                         <Self as #p::Real>::to_bits(self) == <Self as #p::Real>::to_bits(other)
                     }
@@ -175,14 +170,6 @@ fn emit(target: &Target, desc: &Desc) -> TokenStream {
                     ])
                 }
                 #[inline(always)]
-                fn bitround(self, keepbits: u32) -> Self {
-                    let z: #p::Complex<#c> = #get;
-                    #wrap(#p::Complex {
-                        re: <#c as #p::DType>::bitround(z.re, keepbits),
-                        im: <#c as #p::DType>::bitround(z.im, keepbits),
-                    })
-                }
-                #[inline(always)]
                 fn same_as(self, other: Self) -> bool {
                     let (z, w): (#p::Complex<#c>, #p::Complex<#c>) = (#get, #get_other);
                     <#c as #p::DType>::same_as(z.re, w.re) && <#c as #p::DType>::same_as(z.im, w.im)
@@ -221,12 +208,6 @@ fn emit(target: &Target, desc: &Desc) -> TokenStream {
                     }
                     fn fill_value_to_json(self) -> #p::Value {
                         #p::datetime_to_json(<#storage as #p::Storage>::to_raw(#get) as i64)
-                    }
-                    #[inline(always)]
-                    fn bitround(self, keepbits: u32) -> Self {
-                        const L: #p::IntLayout = #p::IntLayout { bits: 64, signed: true };
-                        let b = #p::int_bitround(&L, <#storage as #p::Storage>::to_raw(#get), keepbits);
-                        #wrap(<#storage as #p::Storage>::from_raw(b))
                     }
                     #[inline(always)]
                     fn same_as(self, other: Self) -> bool {
@@ -360,11 +341,6 @@ fn emit_float(
             fn fill_value_to_json(self) -> #p::Value {
                 const L: #p::FloatLayout = #l;
                 #p::float_to_json(&L, <Self as #p::DType>::SIZE, <Self as #p::Real>::to_bits(self))
-            }
-            #[inline(always)]
-            fn bitround(self, keepbits: u32) -> Self {
-                const L: #p::FloatLayout = #l;
-                <Self as #p::Real>::from_bits(#p::float_bitround(&L, <Self as #p::Real>::to_bits(self), keepbits))
             }
             #[inline(always)]
             fn same_as(self, other: Self) -> bool {

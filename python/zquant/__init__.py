@@ -31,7 +31,7 @@ _Plan = tuple[Any, Any, Any, Any, Any, Any, bool]
 
 __all__ = ["Chain", "CodecError", "encode", "set_buffer_pool", "unuse", "use"]
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"
 
 
 def _codec_json(codec: Any) -> dict[str, Any]:

@@ -1,9 +1,25 @@
 //! `bitround` (alias `numcodecs.bitround`): drop low mantissa bits, rounding half to even.
 //!
-//! Specification: zarr-extensions `codecs/bitround/README.md`.
+//! ### Specification
+//! - zarr-extensions `codecs/bitround/README.md`:
+//!   <https://github.com/zarr-developers/zarr-extensions/tree/main/codecs/bitround>
+//! - zarr-extensions `codecs/numcodecs.bitround/README.md` (the alias):
+//!   <https://github.com/zarr-developers/zarr-extensions/tree/main/codecs/numcodecs.bitround>
 //!
-//! ```json
-//! {"name": "bitround", "configuration": {"keepbits": 10}}
+//! ### Codec `name` aliases
+//! - Zarr v3: `bitround` and `numcodecs.bitround` (the same codec; `to_metadata` writes the
+//!   name it was read by). Zarr v2: the numcodecs filter `{"id": "bitround"}`, read as
+//!   `numcodecs.bitround`.
+//!
+//! ### Codec `configuration` example
+//! ```
+//! use serde_json::json;
+//! use zquant::{ArrayCodec, BitRound};
+//! // {"name": "bitround", "configuration": {"keepbits": 10}}
+//! let codec = BitRound::<f32>::from_configuration(Some(&json!({"keepbits": 10})), false)?;
+//! assert_eq!(codec.keepbits(), 10);
+//! assert_eq!(codec.to_metadata()["name"], "bitround");
+//! # Ok::<(), zquant::MetadataError>(())
 //! ```
 //!
 //! Floats use numcodecs' bit formula (an integer add on the code: the carry may reach the
@@ -276,7 +292,7 @@ impl<T: DType> BitRound<T> {
     /// ```
     ///
     /// # Errors
-    /// See [`parse_keepbits`] and [`BitRound::new`].
+    /// See the `keepbits` rules and [`BitRound::new`].
     pub fn from_configuration(config: Option<&Value>, alias: bool) -> Result<Self, MetadataError> {
         let mut c = Self::new(parse_keepbits(config)?)?;
         c.alias = alias;

@@ -1,10 +1,23 @@
 //! `cast_value`: convert each element's numerical value to another data type.
 //!
-//! Specification: zarr-extensions `codecs/cast_value/README.md`.
+//! ### Specification
+//! - zarr-extensions `codecs/cast_value/README.md`:
+//!   <https://github.com/zarr-developers/zarr-extensions/tree/main/codecs/cast_value>
 //!
-//! ```json
-//! {"name": "cast_value", "configuration": {"data_type": "uint8", "rounding": "nearest-even",
-//!  "out_of_range": "clamp", "scalar_map": {"encode": [["NaN", 0]], "decode": [[0, "NaN"]]}}}
+//! ### Codec `name` aliases
+//! - None: `cast_value` only (no Zarr v2 filter).
+//!
+//! ### Codec `configuration` example
+//! ```
+//! use serde_json::json;
+//! use zquant::{CastValue, CastValueConfig, OutOfRange, Rounding};
+//! let config = json!({"data_type": "uint8", "rounding": "nearest-even",
+//!     "out_of_range": "clamp", "scalar_map": {"encode": [["NaN", 0]], "decode": [[0, "NaN"]]}});
+//! let parsed = CastValueConfig::from_configuration(Some(&config))?;
+//! assert_eq!((parsed.rounding, parsed.out_of_range), (Rounding::NearestEven, OutOfRange::Clamp));
+//! let codec = CastValue::<f32, u8>::from_config(&parsed)?;
+//! assert_eq!(codec.options().out_of_range, OutOfRange::Clamp);
+//! # Ok::<(), zquant::MetadataError>(())
 //! ```
 //!
 //! Per element, in the spec's order: the `scalar_map` (applied once, never transitively; the
@@ -80,7 +93,7 @@ impl CastValueConfig {
     /// The `configuration` object: what [`Self::from_configuration`] reads back to `self`.
     ///
     /// ```
-    /// use zquant::codec::cast_value::CastValueConfig;
+    /// use zquant::CastValueConfig;
     /// let json = serde_json::json!({"data_type": "uint8", "out_of_range": "clamp"});
     /// let config = CastValueConfig::from_configuration(Some(&json))?;
     /// assert_eq!(config.to_configuration(), json);
@@ -104,6 +117,15 @@ impl CastValueConfig {
             m.insert("data_type".into(), self.data_type.to_json());
         }
         config
+    }
+
+    /// The former name of [`CastValueConfig::from_configuration`] (zquant 0.1.0).
+    ///
+    /// # Errors
+    /// As [`CastValueConfig::from_configuration`].
+    #[deprecated(since = "0.2.0", note = "use `CastValueConfig::from_configuration`")]
+    pub fn from_json(config: Option<&Value>) -> Result<Self, MetadataError> {
+        Self::from_configuration(config)
     }
 
     /// Parse a `configuration` object.
@@ -246,7 +268,7 @@ impl<K: Real, V: Real> MapEntries<K, V> {
     }
 
     /// The untyped map.
-    pub fn raw(&self) -> &KeyMap {
+    pub(crate) fn raw(&self) -> &KeyMap {
         &self.raw
     }
 

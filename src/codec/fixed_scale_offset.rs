@@ -19,9 +19,16 @@
 //!   implements numcodecs, not the conversion.
 //!
 //! ### Codec `configuration` example
-//! ```json
-//! {"name": "numcodecs.fixedscaleoffset",
-//!  "configuration": {"offset": 1000, "scale": 10, "dtype": "<f8", "astype": "|u1"}}
+//! ```
+//! use serde_json::json;
+//! use zquant::{ArrayCodec, FixedScaleOffset};
+//! // {"name": "numcodecs.fixedscaleoffset",
+//! //  "configuration": {"offset": 1000, "scale": 10, "dtype": "<f8", "astype": "|u1"}}
+//! let config = json!({"offset": 1000, "scale": 10, "dtype": "<f8", "astype": "|u1"});
+//! let codec = FixedScaleOffset::<f64, u8>::from_configuration(Some(&config))?;
+//! assert_eq!(codec.encode_one(1012.34), 123);
+//! assert_eq!(codec.to_metadata()["name"], "numcodecs.fixedscaleoffset");
+//! # Ok::<(), zquant::MetadataError>(())
 //! ```
 //!
 //! `offset` and `scale` are JSON numbers (required); `dtype` and `astype` are Zarr v2 data
@@ -90,12 +97,10 @@
 //! unchanged).
 
 mod config;
-pub mod numpy;
+pub(crate) mod numpy;
 
 pub use config::{FixedScaleOffsetConfig, NumpyDType, PyNumber, parse_dtype};
-pub use numpy::{
-    NumpyNumber, cvtt_i32, cvtt_i64, cvtt_u64, f64_to_f16, float_to_int_x86, numpy_supports,
-};
+pub use numpy::{NumpyNumber, numpy_supports};
 
 use serde_json::{Map, Value};
 
@@ -534,7 +539,7 @@ impl<S: NumpyNumber, D: NumpyNumber> FixedScaleOffset<S, D> {
     /// [`FixedScaleOffsetConfig::from_configuration`] and [`Self::from_config`]).
     ///
     /// ```
-    /// use zquant::codec::FixedScaleOffset;
+    /// use zquant::FixedScaleOffset;
     /// let codec = FixedScaleOffset::<f64, u8>::from_configuration(Some(&serde_json::json!(
     ///     {"offset": 1000, "scale": 10, "dtype": "<f8", "astype": "|u1"}
     /// )))?;

@@ -146,3 +146,22 @@ pub(crate) fn bind(
         None => Err(MetadataError::UnknownCodec(obj.name.clone())),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    /// The registry's names are the codec modules' own names, in the registry's order.
+    #[test]
+    fn codec_names_are_the_codecs_names() {
+        use crate::codec::{bitround, cast_value, fixed_scale_offset, scale_offset};
+        assert_eq!(
+            super::CODEC_NAMES,
+            [
+                scale_offset::NAME,
+                cast_value::NAME,
+                bitround::NAME,
+                bitround::ALIAS,
+                fixed_scale_offset::NAME
+            ]
+        );
+    }
+}

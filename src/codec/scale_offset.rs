@@ -1,9 +1,22 @@
 //! `scale_offset`: `out = (in - offset) * scale`, decoded as `out = (in / scale) + offset`.
 //!
-//! Specification: zarr-extensions `codecs/scale_offset/README.md`.
+//! ### Specification
+//! - zarr-extensions `codecs/scale_offset/README.md`:
+//!   <https://github.com/zarr-developers/zarr-extensions/tree/main/codecs/scale_offset>
 //!
-//! ```json
-//! {"name": "scale_offset", "configuration": {"offset": 5, "scale": 0.1}}
+//! ### Codec `name` aliases
+//! - None: `scale_offset` only (no Zarr v2 filter; numcodecs' `FixedScaleOffset` is
+//!   [`numcodecs.fixedscaleoffset`](super::fixed_scale_offset), a different codec).
+//!
+//! ### Codec `configuration` example
+//! ```
+//! use serde_json::json;
+//! use zquant::{ArrayCodec, ScaleOffset};
+//! // {"name": "scale_offset", "configuration": {"offset": 5, "scale": 0.1}}
+//! let codec = ScaleOffset::<f64>::from_configuration(Some(&json!({"offset": 5, "scale": 0.1})))?;
+//! assert_eq!((codec.offset(), codec.scale()), (5.0, 0.1));
+//! assert_eq!(codec.to_metadata()["name"], "scale_offset");
+//! # Ok::<(), zquant::MetadataError>(())
 //! ```
 //!
 //! > The encoding and decoding transformations MUST be performed using the arithmetic

@@ -98,7 +98,8 @@ pub fn f64_to_exact(x: f64) -> crate::number::exact::Exact {
     decode_float(&super::layout::FLOAT64, x.to_bits())
 }
 
-/// numcodecs' `BitRound` on a float code, except that a NaN is returned unchanged.
+/// numcodecs' `BitRound` on a float code held in a storage word of any width, except that a
+/// NaN is returned unchanged:
 ///
 /// ```text
 /// maskbits = mantissa_bits - keepbits
@@ -106,45 +107,8 @@ pub fn f64_to_exact(x: f64) -> crate::number::exact::Exact {
 /// b &= !0 << maskbits
 /// ```
 /// Round half to even on the mantissa; the carry may reach the exponent (max can become Inf).
-#[inline(always)]
-pub fn float_bitround(l: &FloatLayout, bits: u64, keepbits: u32) -> u64 {
-    if keepbits >= l.mantissa_bits {
-        return bits;
-    }
-    let maskbits = l.mantissa_bits - keepbits;
-    // In the narrowest unsigned type that holds the code, so that a slice of `f32` or
-    // `bfloat16` vectorizes in 32- or 16-bit lanes, not 64-bit ones (the layout is a
-    // constant in each monomorphized impl, so this match folds away).
-    if l.bits() <= 16 {
-        u64::from(bitround_in_u16(l, bits as u16, maskbits))
-    } else if l.bits() <= 32 {
-        u64::from(bitround_in_u32(l, bits as u32, maskbits))
-    } else {
-        bitround_in_u64(l, bits, maskbits)
-    }
-}
-
-macro_rules! bitround_in {
-    ($name:ident, $u:ty) => {
-        /// [`float_bitround`] on a code held in this width (`0 < maskbits < mantissa_bits`).
-        #[inline(always)]
-        fn $name(l: &FloatLayout, bits: $u, maskbits: u32) -> $u {
-            let width_mask = (u64::MAX >> (64 - l.bits())) as $u;
-            let half: $u = (1 << (maskbits - 1)) - 1;
-            let b = bits.wrapping_add((bits >> maskbits) & 1).wrapping_add(half) & width_mask;
-            let rounded = b & (width_mask << maskbits);
-            // A select, not a branch, so that slices of it vectorize. (The test on the
-            // zero-extended code is narrowed back to this width by LLVM.)
-            if l.is_nan_bits(u64::from(bits)) {
-                bits
-            } else {
-                rounded
-            }
-        }
-    };
-}
-/// [`float_bitround`] on a code held in a storage word of any width, for a format with
-/// IEEE NaNs (every format bitround supports) and `keepbits < mantissa_bits`. It computes in
+/// For a format with IEEE NaNs (every format bitround supports) and
+/// `keepbits < mantissa_bits`. It computes in
 /// the word's own width, so that a slice of `f32` or `bfloat16` vectorizes in 32- or 16-bit
 /// lanes; everything derived from the layout is a loop invariant.
 #[inline(always)]
@@ -170,10 +134,6 @@ pub fn bitround_word<W: crate::dtype::Word>(l: &FloatLayout, w: W, keepbits: u32
         _ => in_width!(u64),
     }
 }
-
-bitround_in!(bitround_in_u16, u16);
-bitround_in!(bitround_in_u32, u32);
-bitround_in!(bitround_in_u64, u64);
 
 /// Integer bit-rounding on the magnitude (catalogue `int-bitround-signed`): keep `keepbits`
 /// bits from the magnitude's most significant set bit, round half to even, and when the

@@ -532,7 +532,7 @@ fn codes(a: &DynArray) -> Vec<i128> {
                 .iter()
                 .enumerate()
                 .fold(0u64, |r, (i, &x)| r | (u64::from(x) << (8 * i)));
-            zquant::convert::int::int_value(&l, raw)
+            zquant::__private::int_value(&l, raw)
         })
         .collect()
 }

@@ -3,17 +3,17 @@
 
 use half::{bf16, f16};
 use ndarray::arr1;
-use zquant::codec::cast_value::MapEntries;
+use zquant::MapEntries;
 use zquant::dtype::{
     Complex, DateTime64, Float4E2M1Fn, Float6E2M3Fn, Float6E3M2Fn, Float8E3M4, Float8E4M3,
     Float8E4M3B11Fnuz, Float8E4M3Fnuz, Float8E5M2, Float8E5M2Fnuz, Float8E8M0Fnu, Int2, Int4,
     TimeDelta64, UInt2, UInt4,
 };
-use zquant::error::{ElementError, Rule};
 use zquant::{
     ArrayCodec, ArrayCodecExt, BitRound, CastOptions, CastValue, DType, MetadataError, OutOfRange,
     Real, Rounding, ScalarMap, ScaleOffset,
 };
+use zquant::{ElementError, Rule};
 
 use crate::common::XorShift as Rng;
 

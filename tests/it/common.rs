@@ -3,7 +3,7 @@
 //! - [`reference`]: an independent description of every built-in real format, written from
 //!   the data-type READMEs, an exact decoder, and an exact rounding reference built on it.
 //! - [`types`]: a visitor over the 26 built-in real types.
-//! - [`check`]: compares `zquant::convert::{cast, cast_slice}` with the reference.
+//! - [`check`]: compares `zquant::{cast, cast_slice}` with the reference.
 #![allow(dead_code)]
 
 pub mod check;

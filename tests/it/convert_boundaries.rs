@@ -26,9 +26,9 @@ use crate::common::reference::{Format, Mag, Target, Val, format};
 use crate::common::types::{Visit, for_each_real};
 use crate::common::{Rng, samples, seed};
 use half::{bf16, f16};
-use zquant::convert::{cast, cast_slice};
 use zquant::dtype::{Float8E4M3, Float8E8M0Fnu};
 use zquant::{CastOptions, OutOfRange, Real, Rounding, Status};
+use zquant::{cast, cast_slice};
 
 const DEFAULT_SAMPLES: usize = 4000;
 const FULL_SAMPLES: usize = 1_000_000;

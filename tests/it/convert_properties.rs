@@ -14,8 +14,8 @@ use crate::common::reference::{Format, Mag, Val, format};
 use crate::common::types::{Visit, for_each_real};
 use proptest::prelude::*;
 use proptest::test_runner::{Config, TestRunner};
-use zquant::convert::{cast, cast_slice};
 use zquant::{CastOptions, OutOfRange, Real, Rounding, Status};
+use zquant::{cast, cast_slice};
 
 fn runner() -> TestRunner {
     let cases = std::env::var("PROPTEST_CASES")

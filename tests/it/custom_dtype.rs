@@ -4,9 +4,9 @@
 
 use ndarray::{ArrayD, IxDyn};
 use serde_json::json;
-use zquant::codec::cast_value::CastValueConfig;
+use zquant::CastValueConfig;
+use zquant::DataType;
 use zquant::dtype::{RegisterError, registered_dtypes};
-use zquant::metadata::DataType;
 use zquant::{
     ArrayCodec, ArrayCodecExt, CastOptions, CastValue, DTypeId, DynArray, DynChain, OutOfRange,
     Rounding, ScalarMap, register_dtype,

@@ -3,11 +3,10 @@
 //! every pair of real types, every rounding mode and every out-of-range rule, on random bit
 //! patterns mixed with values near integers, ties, specials and range limits.
 
+use zquant::__private::cast_slice_reference;
 use zquant::Real;
-use zquant::convert::{
-    CastOptions, OutOfRange, Rounding, Status, cast_slice, cast_slice_reference,
-};
 use zquant::dtype::*;
+use zquant::{CastOptions, OutOfRange, Rounding, Status, cast_slice};
 
 use crate::common::XorShift as Rng;
 
@@ -60,14 +59,13 @@ fn sources<S: Real>(rng: &mut Rng, n: usize, clean: bool) -> Vec<S> {
             if clean {
                 // In-range values for every common target: fast paths take the block.
                 let v = ((r % 20001) as f64 - 10000.0) / 100.0;
-                return zquant::convert::cast::<f64, S>(v.abs().min(100.0), CastOptions::default())
-                    .0;
+                return zquant::cast::<f64, S>(v.abs().min(100.0), CastOptions::default()).0;
             }
             match i % 4 {
                 0 => S::from_bits(r),
                 1 => {
                     let v = specials[(r % specials.len() as u64) as usize];
-                    zquant::convert::cast::<f64, S>(
+                    zquant::cast::<f64, S>(
                         v,
                         CastOptions::new(Rounding::NearestEven, OutOfRange::Clamp),
                     )
@@ -75,7 +73,7 @@ fn sources<S: Real>(rng: &mut Rng, n: usize, clean: bool) -> Vec<S> {
                 }
                 _ => {
                     let v = ((r % 2_000_001) as f64 - 1_000_000.0) / 8.0;
-                    zquant::convert::cast::<f64, S>(
+                    zquant::cast::<f64, S>(
                         v,
                         CastOptions::new(Rounding::NearestEven, OutOfRange::Clamp),
                     )
@@ -194,8 +192,8 @@ fn check_narrowing<S: Real, D: Real>(codes: impl Iterator<Item = u64>) {
     let exact = CastOptions::default();
     let mut inputs: Vec<S> = Vec::new();
     for c in codes {
-        let v: f64 = zquant::convert::cast::<D, f64>(D::from_bits(c), exact).0;
-        let w: f64 = zquant::convert::cast::<D, f64>(D::from_bits(c + 1), exact).0;
+        let v: f64 = zquant::cast::<D, f64>(D::from_bits(c), exact).0;
+        let w: f64 = zquant::cast::<D, f64>(D::from_bits(c + 1), exact).0;
         let mut points = vec![v];
         if v.is_finite() && w.is_finite() && w > v {
             points.push(v + (w - v) / 2.0);
@@ -204,7 +202,7 @@ fn check_narrowing<S: Real, D: Real>(codes: impl Iterator<Item = u64>) {
             if !p.is_finite() {
                 continue;
             }
-            let (x, st) = zquant::convert::cast::<f64, S>(p, exact);
+            let (x, st) = zquant::cast::<f64, S>(p, exact);
             assert_eq!(st, Status::Exact, "{p} is exact in {}", S::NAME);
             let bits = x.to_bits();
             for b in [bits.wrapping_sub(1), bits, bits + 1] {
@@ -231,10 +229,10 @@ fn check_narrowing<S: Real, D: Real>(codes: impl Iterator<Item = u64>) {
             let mut kept = Vec::new();
             let mut expected = Vec::new();
             for x in &inputs {
-                let (y, st) = zquant::convert::cast::<S, D>(*x, opts);
+                let (y, st) = zquant::cast::<S, D>(*x, opts);
                 let mag = y.to_bits() & l.magnitude_mask();
                 let negative = y.to_bits() & l.sign_bit() != 0 || x.to_bits() >> (S::BITS - 1) != 0;
-                let finite_in = zquant::convert::cast::<S, f64>(*x, exact).0.is_finite();
+                let finite_in = zquant::cast::<S, f64>(*x, exact).0.is_finite();
                 if st.is_error()
                     || !finite_in
                     || mag > l.max_finite_bits()
@@ -363,7 +361,7 @@ fn f64_narrowing_near_double_rounding_points_matches_reference() {
             unreachable!("float targets only")
         };
         let exact = CastOptions::default();
-        let value = |c: u64| zquant::convert::cast::<D, f64>(D::from_bits(c), exact).0;
+        let value = |c: u64| zquant::cast::<D, f64>(D::from_bits(c), exact).0;
         let mut xs: Vec<f64> = Vec::new();
         for c in 0..l.magnitude_mask() {
             let (v, w) = (value(c), value(c + 1));
@@ -550,7 +548,7 @@ fn float16_from_f32_and_f64_matches_reference() {
 #[test]
 fn fixedscaleoffset_encode_matches_the_x86_cast() {
     use zquant::ArrayCodec;
-    use zquant::codec::fixed_scale_offset::{FixedScaleOffset, NumpyNumber, PyNumber};
+    use zquant::{FixedScaleOffset, NumpyNumber, PyNumber};
     fn expected(m: f64) -> u32 {
         if m.is_nan() || !(-2_147_483_648.0..2_147_483_648.0).contains(&m) {
             0x8000_0000
@@ -710,7 +708,7 @@ fn large_float16_widening_matches_reference() {
 /// every element as decoded alone, for float and integer `dtype`s.
 #[test]
 fn fixedscaleoffset_byte_decode_matches_one_by_one() {
-    use zquant::codec::fixed_scale_offset::{FixedScaleOffset, NumpyNumber, PyNumber};
+    use zquant::{FixedScaleOffset, NumpyNumber, PyNumber};
     fn check<S: NumpyNumber, D: NumpyNumber + Copy>(codes: &[D], offset: f64, scale: f64) {
         let c = FixedScaleOffset::<S, D>::new(PyNumber::Float(offset), PyNumber::Float(scale))
             .expect("valid");
@@ -769,7 +767,7 @@ fn two_stream_blocks_match_reference() {
         let mut rng = Rng(0x2_5742);
         let clean = sources::<S>(&mut rng, n, true);
         let of = |v: f64| {
-            zquant::convert::cast::<f64, S>(
+            zquant::cast::<f64, S>(
                 v,
                 CastOptions::new(Rounding::NearestEven, OutOfRange::Clamp),
             )

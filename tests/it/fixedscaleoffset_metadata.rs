@@ -2,8 +2,9 @@
 //! invalid configuration is reported on, and `astype` defaulting to `dtype`.
 
 use serde_json::{Value, json};
-use zquant::codec::fixed_scale_offset::NAME;
 use zquant::{DTypeId, DynChain, MetadataError};
+
+const NAME: &str = "numcodecs.fixedscaleoffset";
 
 #[test]
 fn metadata_rules() {

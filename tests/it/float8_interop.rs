@@ -17,7 +17,7 @@
 //! - NaN keeps its sign (`-NaN -> 0xff`); zquant writes the canonical `0x7f`. Both are NaN.
 
 use float8::F8E4M3;
-use zquant::convert::{CastOptions, OutOfRange, Rounding, Status, cast};
+use zquant::{CastOptions, OutOfRange, Rounding, Status, cast};
 use zquant::{DType, Real};
 
 /// OCP FP8 E4M3FN, declared as a user crate would.

@@ -4,8 +4,8 @@
 //! rounding mode and out-of-range rule, through the typed `Chain` and through `DynChain`.
 
 use serde_json::json;
-use zquant::codec::{ArrayCodec, CastValue, ScalarMap, ScaleOffset};
-use zquant::convert::{CastOptions, OutOfRange, Rounding};
+use zquant::{ArrayCodec, CastValue, ScalarMap, ScaleOffset};
+use zquant::{CastOptions, OutOfRange, Rounding};
 use zquant::{DynArray, DynChain, Real};
 
 use crate::common::XorShift as Rng;
@@ -53,7 +53,7 @@ fn inputs(rng: &mut Rng, n: usize, rare: bool) -> Vec<f64> {
 }
 
 fn same_as_stages<S: Real, D: Real>(src: &[S], opts: CastOptions) {
-    let of = |v: f64| zquant::convert::cast::<f64, S>(v, CastOptions::default()).0;
+    let of = |v: f64| zquant::cast::<f64, S>(v, CastOptions::default()).0;
     let so = ScaleOffset::<S>::new(of(250.0), of(4.0)).expect("valid scale_offset");
     let cv = CastValue::<S, D>::new(opts, ScalarMap::default()).expect("valid cast_value");
     let n = src.len();
@@ -175,9 +175,9 @@ fn fused_dyn_chain_matches_the_typed_stages() {
 /// gives, element by element, `value` for a NaN and the reference cast for anything else,
 /// with the same first failing element.
 fn nan_map_matches_reference<S: Real, D: Real>(src: &[S], opts: CastOptions, value: f64) {
-    use zquant::codec::cast_value::MapEntries;
-    let seven = zquant::convert::cast::<f64, D>(value, CastOptions::default()).0;
-    let nan = zquant::convert::cast::<f64, S>(f64::NAN, CastOptions::default()).0;
+    use zquant::MapEntries;
+    let seven = zquant::cast::<f64, D>(value, CastOptions::default()).0;
+    let nan = zquant::cast::<f64, S>(f64::NAN, CastOptions::default()).0;
     let map = ScalarMap {
         encode: MapEntries::new([(nan, seven)]),
         decode: MapEntries::default(),
@@ -194,7 +194,7 @@ fn nan_map_matches_reference<S: Real, D: Real>(src: &[S], opts: CastOptions, val
             continue;
         }
         let mut one = [D::default()];
-        match zquant::convert::cast_slice_reference(std::slice::from_ref(x), &mut one, opts) {
+        match zquant::__private::cast_slice_reference(std::slice::from_ref(x), &mut one, opts) {
             Ok(()) => *w = one[0],
             Err(_) => {
                 first.get_or_insert(i);
@@ -347,7 +347,7 @@ fn stages_in_pieces<S: Real, D: Real>(
     src: &[S],
     opts: CastOptions,
 ) -> Result<Vec<u64>, (usize, String)> {
-    let of = |v: f64| zquant::convert::cast::<f64, S>(v, CastOptions::default()).0;
+    let of = |v: f64| zquant::cast::<f64, S>(v, CastOptions::default()).0;
     let so = ScaleOffset::<S>::new(of(250.0), of(4.0)).expect("valid scale_offset");
     let cv = CastValue::<S, D>::new(opts, ScalarMap::default()).expect("valid cast_value");
     let mut codes = Vec::with_capacity(src.len());
@@ -369,7 +369,7 @@ fn stages_in_pieces<S: Real, D: Real>(
 #[test]
 fn fused_chain_over_two_stream_windows_matches_the_stages() {
     fn check<S: Real, D: Real>(x: &[S], what: &str) {
-        let of = |v: f64| zquant::convert::cast::<f64, S>(v, CastOptions::default()).0;
+        let of = |v: f64| zquant::cast::<f64, S>(v, CastOptions::default()).0;
         all_options(|o| {
             let want = stages_in_pieces::<S, D>(x, o);
             let so = ScaleOffset::<S>::new(of(250.0), of(4.0)).expect("valid scale_offset");

@@ -15,11 +15,11 @@ use ndarray::{
 use proptest::prelude::*;
 use proptest::test_runner::TestCaseError;
 use zquant::dtype::Float8E4M3;
-use zquant::error::{CodecError, ElementError};
 use zquant::{
     ArrayCodec, ArrayCodecExt, BitRound, CastOptions, CastValue, OutOfRange, Real, Rounding,
     ScalarMap, ScaleOffset,
 };
+use zquant::{CodecError, ElementError};
 
 // ---------------------------------------------------------------------------------------
 // Layouts

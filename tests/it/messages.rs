@@ -3,7 +3,7 @@
 
 use ndarray::{Array3, array};
 use serde_json::{Value, json};
-use zquant::error::CodecError;
+use zquant::CodecError;
 use zquant::{
     ArrayCodecExt, CastOptions, CastValue, DynArray, DynChain, MetadataError, OutOfRange, Rounding,
     ScalarMap,

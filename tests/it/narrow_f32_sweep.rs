@@ -10,9 +10,10 @@
 //! are checked in the full list; the list without them (which every block of the kernels
 //! finishes itself) is checked again, so that a kernel's own result is what is compared.
 
+use zquant::__private::cast_slice_reference;
 use zquant::Real;
-use zquant::convert::{CastOptions, OutOfRange, Rounding, cast, cast_slice, cast_slice_reference};
 use zquant::dtype::*;
+use zquant::{CastOptions, OutOfRange, Rounding, cast, cast_slice};
 
 /// The `f32` patterns around `D`'s rounding points (see the module comment).
 fn patterns<D: Real>() -> Vec<f32> {

@@ -16,9 +16,9 @@
 
 use proptest::prelude::*;
 use serde_json::{Map, Value, json};
+use zquant::CodecError;
+use zquant::TIME_UNITS;
 use zquant::dtype::DTypeId;
-use zquant::error::CodecError;
-use zquant::metadata::TIME_UNITS;
 use zquant::{DynArray, DynChain};
 
 // ---------------------------------------------------------------------------------------
@@ -764,9 +764,9 @@ fn sub_byte_types_ignore_the_upper_bits_of_their_byte() {
 /// different lengths fail the same way for every codec and chain, and write nothing.
 #[test]
 fn mismatched_slice_lengths_are_an_error() {
-    use zquant::codec::fixed_scale_offset::{FixedScaleOffset, PyNumber};
-    use zquant::error::Rule;
+    use zquant::Rule;
     use zquant::{ArrayCodec, BitRound, CastOptions, CastValue, ScalarMap, ScaleOffset};
+    use zquant::{FixedScaleOffset, PyNumber};
     fn check<C: ArrayCodec>(c: &C)
     where
         C::In: From<u8>,
@@ -807,7 +807,8 @@ fn mismatched_slice_lengths_are_an_error() {
 /// rather than reading `f64` words as `f32` codes.
 #[test]
 fn caster_refuses_words_of_other_widths() {
-    use zquant::convert::{CastOptions, Caster, KeyMap};
+    use zquant::__private::{Caster, KeyMap};
+    use zquant::CastOptions;
     use zquant::dtype::{Format, Words, WordsMut};
     use zquant::{DType, Kind};
     let (Kind::Float(f32l), Kind::Int(u8l)) = (<f32 as DType>::KIND, <u8 as DType>::KIND) else {

@@ -1,5 +1,5 @@
-use zquant::convert::{CastOptions, Exact, OutOfRange, Rounding, Status, cast};
 use zquant::dtype::*;
+use zquant::{CastOptions, Exact, OutOfRange, Rounding, Status, cast};
 use zquant::{DType, Real};
 
 #[test]
@@ -53,8 +53,22 @@ fn smoke() {
         half::f16::from_f64(0.1).to_bits()
     );
     assert_eq!(f64::fill_value_to_json(-0.0), serde_json::json!(-0.0));
-    assert_eq!(u8::bitround(255, 3), 224);
-    assert_eq!(i8::bitround(127, 3), 112);
-    assert_eq!(i8::bitround(-3, 1), -4);
-    assert_eq!(f32::bitround(0.1, 3).to_bits(), 0x3dd00000);
+}
+
+/// `bitround` on single values of a few types.
+#[test]
+fn bitround_values() {
+    use zquant::{ArrayCodec, BitRound};
+    fn round<T: DType>(x: T, keepbits: u64) -> T {
+        let mut out = [T::default()];
+        let codec = BitRound::<T>::new(keepbits).expect("valid keepbits");
+        codec
+            .encode_slice(&[x], &mut out)
+            .expect("bitround never fails");
+        out[0]
+    }
+    assert_eq!(round(255u8, 3), 224);
+    assert_eq!(round(127i8, 3), 112);
+    assert_eq!(round(-3i8, 1), -4);
+    assert_eq!(round(0.1f32, 3).to_bits(), 0x3dd00000);
 }

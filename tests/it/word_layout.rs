@@ -53,11 +53,11 @@ fn check_typed<T: DType>(id: DTypeId, rng: &mut Rng) {
     let shape = [3usize, 5];
     let n = 15;
     let bytes = random_bytes(rng, n * T::SIZE);
-    let typed = zquant::pipeline::from_le_bytes::<T>(&shape, &bytes).unwrap();
+    let typed = zquant::from_le_bytes::<T>(&shape, &bytes).unwrap();
     let dynamic = DynArray::from_le_bytes(id, &shape, &bytes).unwrap();
     assert_eq!(dynamic.dtype(), id);
     assert_eq!(dynamic.shape(), shape);
-    let want = zquant::pipeline::to_le_bytes(&typed);
+    let want = zquant::to_le_bytes(&typed);
     assert_eq!(dynamic.to_le_bytes(), want, "{id}: bytes");
     assert_eq!(
         want,
@@ -71,9 +71,7 @@ fn check_typed<T: DType>(id: DTypeId, rng: &mut Rng) {
         "{id}"
     );
     assert_eq!(
-        dynamic
-            .to_array::<T>()
-            .map(|a| zquant::pipeline::to_le_bytes(&a)),
+        dynamic.to_array::<T>().map(|a| zquant::to_le_bytes(&a)),
         Some(want)
     );
 
@@ -82,7 +80,7 @@ fn check_typed<T: DType>(id: DTypeId, rng: &mut Rng) {
     let f = DynArray::from_array(transposed.clone()).unwrap();
     assert_eq!(
         f.to_le_bytes(),
-        zquant::pipeline::to_le_bytes(&transposed),
+        zquant::to_le_bytes(&transposed),
         "{id}: F order"
     );
     assert!(
@@ -97,7 +95,7 @@ fn check_typed<T: DType>(id: DTypeId, rng: &mut Rng) {
     let d = DynArray::from_array(flipped.clone()).unwrap();
     assert_eq!(
         d.to_le_bytes(),
-        zquant::pipeline::to_le_bytes(&flipped),
+        zquant::to_le_bytes(&flipped),
         "{id}: flipped"
     );
 

@@ -4,7 +4,7 @@
 //! `tests/interop/run.sh` writes, chunk by chunk, and checks every chunk's bytes both ways.
 
 use serde_json::{Value, json};
-use zquant::error::Rule;
+use zquant::Rule;
 use zquant::zarr::{ArrayMetadata, ChunkCodec, CodecSplit, Endian, MemoryOrder, ZarrError};
 use zquant::{DTypeId, DynArray, DynChain, MetadataError};
 

@@ -171,6 +171,18 @@ impl FixedScaleOffsetConfig {
         Value::Object(config)
     }
 
+    /// The former name of [`FixedScaleOffsetConfig::from_configuration`] (zquant 0.1.0).
+    ///
+    /// # Errors
+    /// As [`FixedScaleOffsetConfig::from_configuration`].
+    #[deprecated(
+        since = "0.2.0",
+        note = "use `FixedScaleOffsetConfig::from_configuration`"
+    )]
+    pub fn from_json(config: Option<&Value>) -> Result<Self, MetadataError> {
+        Self::from_configuration(config)
+    }
+
     /// Parse a `configuration` object.
     ///
     /// # Errors

@@ -150,7 +150,7 @@ pub trait NumpyNumber: Real {
     /// The cast to float64: exact for floats, nearest-even for 64-bit integers.
     fn to_f64(self) -> f64;
     /// The cast from a float value `x` (already a value of the source float type): nearest
-    /// even for floats (±Inf on overflow), the x86-64 rule of [`float_to_int_x86`] for
+    /// even for floats (±Inf on overflow), the x86-64 rule of `float_to_int_x86` for
     /// integers.
     fn from_f64(x: f64) -> Self;
     /// The value of an integer (floats: their value truncated; not used).

@@ -5,8 +5,9 @@
 
 use std::fmt::Write as _;
 
-use zquant::convert::{ElementFailure, cast, cast_slice};
+use zquant::__private::ElementFailure;
 use zquant::{CastOptions, Real, Status};
+use zquant::{cast, cast_slice};
 
 use super::reference::{Analysis, Expected, Format, Target, Val, all_options, format};
 

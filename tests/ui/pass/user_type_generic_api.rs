@@ -1,5 +1,5 @@
 // A user's dtypes work with zquant's generic API, exactly like the built-in ones.
-use zquant::convert::{CastOptions, OutOfRange, Rounding, Status, cast, cast_slice};
+use zquant::{CastOptions, OutOfRange, Rounding, Status, cast, cast_slice};
 use zquant::dtype::Float8E4M3;
 use zquant::{DType, Kind, Real};
 
