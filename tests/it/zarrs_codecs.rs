@@ -606,7 +606,7 @@ fn bitround_runs_on_zarrs_buffers_themselves() {
 /// zarrs' own `packbits` on the words' little-endian bytes, and its decode.
 fn zarrs_packbits(dtype: &Value, config: &Value, words: &[u8], n: usize) -> (Vec<u8>, Vec<u8>) {
     use std::num::NonZeroU64;
-    use zarrs::array::{ArrayToBytesCodecTraits, CodecOptions, FillValue};
+    use zarrs::array::{CodecOptions, FillValue};
     let meta: MetadataV3 =
         serde_json::from_value(json!({"name": "packbits", "configuration": config})).unwrap();
     let Codec::ArrayToBytes(codec) = Codec::from_metadata(&meta).unwrap() else {
@@ -705,6 +705,22 @@ fn packbits_bytes_identical_to_zarrs() {
                     let (theirs, their_decode) =
                         zarrs_packbits(&dtype, &config, &words_le(&words), n);
                     let what = format!("{id} {config} n={n}");
+                    // zarrs' "bytes codec fast path" (whole-byte components, all bits
+                    // kept) writes the `bytes` codec's output and drops the padding byte
+                    // the spec prepends or appends in every case (docs/spec-readings.md,
+                    // "packbits"): pinned here, and neither decode is compared.
+                    let whole = n_bits % 8 == 0 && first.unwrap_or(0) == 0
+                        && last.unwrap_or(n_bits - 1) == n_bits - 1;
+                    if whole && padding != "none" {
+                        let body = match padding {
+                            "first_byte" => &ours[1..],
+                            _ => &ours[..ours.len() - 1],
+                        };
+                        assert_eq!(body, theirs.as_slice(), "encode {what}");
+                        assert_eq!(ours.len(), theirs.len() + 1, "{what}");
+                        compared += 1;
+                        continue;
+                    }
                     assert_eq!(ours, theirs, "encode {what}");
                     compared += 1;
                     // Decoding: zarrs sign-extends only within the byte of the code's top
