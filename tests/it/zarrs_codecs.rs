@@ -709,7 +709,8 @@ fn packbits_bytes_identical_to_zarrs() {
                     // kept) writes the `bytes` codec's output and drops the padding byte
                     // the spec prepends or appends in every case (docs/spec-readings.md,
                     // "packbits"): pinned here, and neither decode is compared.
-                    let whole = n_bits % 8 == 0 && first.unwrap_or(0) == 0
+                    let whole = n_bits % 8 == 0
+                        && first.unwrap_or(0) == 0
                         && last.unwrap_or(n_bits - 1) == n_bits - 1;
                     if whole && padding != "none" {
                         let body = match padding {
