@@ -54,26 +54,6 @@ KNOWN = {
     **{("v2_bitround_zlib_F", check): ("zarr-python's own v2 order-F BitRound round trip "
                                        "permutes the array", "elements differ")
        for check in ["write", "self"]},
-    # zquant builds zarrs 0.23.14 with default-features = false, which leaves out zarrs'
-    # `microfloat` feature. Without it zarrs' small-float data types
-    # (zarrs/src/array/data_type/subfloat.rs, `fill_value`) read a fill value only as a
-    # "0x…" string or an unsigned integer taken as the raw code: not a JSON number, "NaN" or
-    # "Infinity", which the data type specs allow and zarr-python (zquant.dtypes) writes. The
-    # `_hexfill` stores (the same data, the fill value spelled "0x…") read through zarrs.
-    **{(f"dt_{name}{suffix}", check): (
-        "zarrs without its microfloat feature reads small-float fill values only as 0x… hex",
-        "invalid fill value metadata for data type")
-       for name, suffixes in [
-           ("float8_e3m4", ["", "_missing"]), ("float8_e4m3", ["", "_missing"]),
-           ("float8_e4m3b11fnuz", ["", "_missing", "_zstd_sharded"]),
-           ("float8_e4m3fnuz", ["", "_missing", "_zstd_sharded"]),
-           ("float8_e5m2", ["", "_zstd_sharded"]),
-           ("float8_e5m2fnuz", ["", "_missing", "_zstd_sharded"]),
-           ("float8_e8m0fnu", ["", "_missing", "_zstd_sharded"]),
-           ("float6_e2m3fn", ["", "_missing", "_zstd_sharded"]),
-           ("float6_e3m2fn", ["", "_missing", "_zstd_sharded"]),
-           ("float4_e2m1fn", ["", "_missing", "_zstd_sharded"])]
-       for suffix in suffixes for check in ["read", "write"]},
 }
 
 

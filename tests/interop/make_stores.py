@@ -285,10 +285,9 @@ def narrow_cases():
         yield f"dt_{name}_zstd_sharded", src, [], bytes_codec, ZSTD, SHARDS, fills[1]
         yield f"dt_{name}_missing", src, [], bytes_codec, [], "missing", fills[2]
     yield "dt_bfloat16_big_gzip", narrow_source("bfloat16"), [], BIG, GZIP, None, "NaN"
-    # zarrs 0.23 as zquant builds it (without its `microfloat` feature) reads a small float's
-    # fill value only as "0x…" (check.py's KNOWN), which zquant writes only for a NaN other
-    # than the canonical one: these stores' zarr.json gets the hex form of the same fill
-    # value (an equivalent spelling the specs allow), so zarrs reads every small float's data.
+    # The same fill values spelled "0x…" (an equivalent spelling the specs allow, which
+    # zquant writes only for a NaN other than the canonical one): zarrs without its
+    # `microfloat` feature reads only this form (docs/zarr.md), and both must keep reading.
     for name in NARROW[1:11]:
         yield (f"dt_{name}_hexfill", narrow_source(name), [], {"name": "bytes"}, ZSTD, None,
                NARROW_FILLS[name][0])

@@ -3,7 +3,8 @@
 Each way is written by zarr-python with zquant's codecs, read by zarrs (the zarr_read
 example) and compared bit for bit with zarr-python's own read; then written by zarrs (the
 zarr_write example, from the same zarr.json and the field) and read by zarr-python with
-zquant, again bit for bit. The stored chunks of the two writers are compared too.
+zquant, again bit for bit. Whether the two writers stored the same chunk bytes is reported
+too (not checked: zstd does not fix its output).
 
 The ways:
   float8_e4m3         cast_value to float8_e4m3, bytes, zstd
@@ -113,6 +114,7 @@ def main() -> int:
             print(f"FAIL {what}: {message}")
 
     base_bytes = None
+    same_chunks = False
     for name, (filters, serializer) in WAYS.items():
         key = name.split()[0] + ("_12bit" if "last_bit" in name else "")
         zp, zs = out / key / "zarr-python", out / key / "zarrs"
@@ -147,22 +149,25 @@ def main() -> int:
                 check(*bits_equal(back, mine), f"{name}: zarr-python reads zarrs' store")
             except Exception as e:  # noqa: BLE001
                 check(False, f"{name}: zarr-python reads zarrs' store", repr(e))
+            # Reported, not checked: zstd's output is not fixed by its format (the two
+            # zstd bindings may frame the same input differently).
             same_chunks = chunk_files(zp) == chunk_files(zs)
-            check(same_chunks, f"{name}: the two writers' chunks are the same bytes",
-                  "chunk files differ")
         stored = sum(len(b) for b in chunk_files(zp).values())
         base_bytes = base_bytes or stored
         err = mine.astype(np.float64) - x.astype(np.float64)
         codecs = json.loads((zp / "zarr.json").read_text())["codecs"]
         rows.append((name, stored, stored / base_bytes, float(np.abs(err).max()),
-                     float(np.sqrt(np.mean(err**2))), [c["name"] for c in codecs]))
+                     float(np.sqrt(np.mean(err**2))), same_chunks,
+                     " -> ".join(c["name"] for c in codecs)))
 
     print(f"\nfloat32 field {SHAPE[0]} x {SHAPE[1]} (standardized, |x| <= "
           f"{float(np.abs(x).max()):.2f}), chunks {CHUNKS[0]} x {CHUNKS[1]}, zstd level 5\n")
-    print("| stored as | bytes on disk | against float32 + zstd | max abs error | RMS error |")
-    print("|---|---:|---:|---:|---:|")
-    for name, stored, ratio, maxerr, rms, _ in rows:
-        print(f"| {name} | {stored:,} | {ratio:.3f} | {maxerr:.3g} | {rms:.3g} |")
+    print("| stored as | codecs | bytes on disk | against float32 + zstd | max abs error "
+          "| RMS error | same chunk bytes from both writers |")
+    print("|---|---|---:|---:|---:|---:|---|")
+    for name, stored, ratio, maxerr, rms, same, codecs in rows:
+        print(f"| {name} | {codecs} | {stored:,} | {ratio:.3f} | {maxerr:.3g} | {rms:.3g} "
+              f"| {'yes' if same else 'no'} |")
     print(f"\n{passed} passed, {failed} failed")
     return 1 if failed else 0
 
