@@ -303,12 +303,7 @@ impl BitCounts {
         S: Data<Elem = T>,
         D: Dimension,
     {
-        let axis = check_options(data.ndim(), opts)?;
-        Ok(BitCounts {
-            format: T::FORMAT,
-            axis,
-            counts: count_pairs(data, Axis(axis), opts, Engine::Positional),
-        })
+        Self::counted(data, opts, Engine::Positional)
     }
 
     /// [`BitCounts::of`] by the bit-sliced counter of the previous session (a bit-matrix
@@ -328,12 +323,7 @@ impl BitCounts {
         S: Data<Elem = T>,
         D: Dimension,
     {
-        let axis = check_options(data.ndim(), opts)?;
-        Ok(BitCounts {
-            format: T::FORMAT,
-            axis,
-            counts: count_pairs(data, Axis(axis), opts, Engine::Sliced),
-        })
+        Self::counted(data, opts, Engine::Sliced)
     }
 
     /// [`BitCounts::of`] by the implementation before bit slicing (a byte-lane counter per
@@ -352,11 +342,25 @@ impl BitCounts {
         S: Data<Elem = T>,
         D: Dimension,
     {
+        Self::counted(data, opts, Engine::Reference)
+    }
+
+    /// The three counters' common entry: options checked, then `engine` over `data`.
+    fn counted<T, S, D>(
+        data: &ArrayBase<S, D>,
+        opts: &InformationOptions,
+        engine: Engine,
+    ) -> Result<Self, ChooseError>
+    where
+        T: Real,
+        S: Data<Elem = T>,
+        D: Dimension,
+    {
         let axis = check_options(data.ndim(), opts)?;
         Ok(BitCounts {
             format: T::FORMAT,
             axis,
-            counts: count_pairs(data, Axis(axis), opts, Engine::Reference),
+            counts: count_pairs(data, Axis(axis), opts, engine),
         })
     }
 

@@ -279,17 +279,24 @@ pub fn parse_configuration(config: Option<&Value>) -> Result<Parsed, MetadataErr
         .get("last_bit")
         .map_or(Ok(None), |v| parse_bit(v, "last_bit"))?;
     if let (Some(f), Some(l)) = (first, last) {
-        if l < f {
-            return Err(field(
-                "last_bit",
-                format!(
-                    "{l} is less than first_bit {f} (\"It is invalid for last_bit to be less \
-                     than first_bit\"): swap them"
-                ),
-            ));
-        }
+        check_order(f, l)?;
     }
     Ok((padding, first, last))
+}
+
+/// The spec's one rule between the two bits: "It is invalid for `last_bit` to be less than
+/// `first_bit`".
+fn check_order(first: u32, last: u32) -> Result<(), MetadataError> {
+    if last < first {
+        return Err(field(
+            "last_bit",
+            format!(
+                "{last} is less than first_bit {first} (\"It is invalid for last_bit to be \
+                 less than first_bit\"): swap them"
+            ),
+        ));
+    }
+    Ok(())
 }
 
 /// A component's code width and signedness.
@@ -341,15 +348,7 @@ impl PackBits {
         if f >= n {
             return Err(beyond("first_bit", f));
         }
-        if l < f {
-            return Err(field(
-                "last_bit",
-                format!(
-                    "{l} is less than first_bit {f} (\"It is invalid for last_bit to be less \
-                     than first_bit\")"
-                ),
-            ));
-        }
+        check_order(f, l)?;
         Ok(PackBits {
             dtype,
             padding,
