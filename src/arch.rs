@@ -128,6 +128,16 @@ pub(crate) fn words_mut<T: Plain>(dst: &mut [T]) -> &mut [T::Word] {
     unsafe { std::slice::from_raw_parts_mut(dst.as_mut_ptr().cast(), dst.len() * T::WORDS) }
 }
 
+/// Words seen as their native-endian bytes, without a copy: how the positional
+/// popcount (`convert::bit_counts::Positional`) reads words of every width as one stream.
+#[inline(always)]
+pub(crate) fn bytes_of_words<W: crate::number::storage::Word>(words: &[W]) -> &[u8] {
+    // SAFETY: `Word` is sealed and implemented for `u8`, `u16`, `u32` and `u64` only:
+    // integers without padding, so their memory is `size_of::<W>()` initialized bytes each,
+    // and `u8` has alignment 1. The lifetime is `words`'.
+    unsafe { std::slice::from_raw_parts(words.as_ptr().cast(), std::mem::size_of_val(words)) }
+}
+
 /// Native-endian bytes seen as words of `W`, without a copy, when they start aligned for
 /// `W` and hold a whole number of words (`None` otherwise): how the zarrs adapter runs
 /// stages on zarrs' own chunk buffers.

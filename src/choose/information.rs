@@ -396,28 +396,28 @@ impl BitCounts {
             PairCounts::new()
         } else {
             match words {
-                Words::U8(w) => count_words::<_, 32>(
+                Words::U8(w) => count_words(
                     Engine::Positional,
                     w,
                     len,
                     inner,
                     Prepare::new(format, opts),
                 ),
-                Words::U16(w) => count_words::<_, 16>(
+                Words::U16(w) => count_words(
                     Engine::Positional,
                     w,
                     len,
                     inner,
                     Prepare::new(format, opts),
                 ),
-                Words::U32(w) => count_words::<_, 8>(
+                Words::U32(w) => count_words(
                     Engine::Positional,
                     w,
                     len,
                     inner,
                     Prepare::new(format, opts),
                 ),
-                Words::U64(w) => count_words::<_, 4>(
+                Words::U64(w) => count_words(
                     Engine::Positional,
                     w,
                     len,
@@ -742,11 +742,10 @@ where
     };
     let (f, o) = (T::FORMAT, opts);
     let by_width = |flat: &[T], inner: usize| match crate::convert::words_of(flat) {
-        // One 256-bit vector of lanes per width for the positional counter.
-        Words::U8(w) => count_words::<_, 32>(engine, w, n, inner, Prepare::new(f, o)),
-        Words::U16(w) => count_words::<_, 16>(engine, w, n, inner, Prepare::new(f, o)),
-        Words::U32(w) => count_words::<_, 8>(engine, w, n, inner, Prepare::new(f, o)),
-        Words::U64(w) => count_words::<_, 4>(engine, w, n, inner, Prepare::new(f, o)),
+        Words::U8(w) => count_words(engine, w, n, inner, Prepare::new(f, o)),
+        Words::U16(w) => count_words(engine, w, n, inner, Prepare::new(f, o)),
+        Words::U32(w) => count_words(engine, w, n, inner, Prepare::new(f, o)),
+        Words::U64(w) => count_words(engine, w, n, inner, Prepare::new(f, o)),
     };
     match blocks {
         Some((flat, inner)) => by_width(flat, inner),
@@ -768,9 +767,8 @@ enum Engine {
     Reference,
 }
 
-/// The pairs `(j, j + inner)` of every block of `n × inner` words, by `engine` (`N`
-/// lanes of `W` in a 256-bit vector, for the positional counter).
-fn count_words<W, const N: usize>(
+/// The pairs `(j, j + inner)` of every block of `n × inner` words, by `engine`.
+fn count_words<W>(
     engine: Engine,
     words: &[W],
     n: usize,
@@ -781,7 +779,7 @@ where
     W: SliceWord + PrimInt + WrappingAdd + WrappingSub,
 {
     match engine {
-        Engine::Positional => count_positional::<W, N>(words, n, inner, prep),
+        Engine::Positional => count_positional::<W>(words, n, inner, prep),
         Engine::Sliced => count_sliced(words, n, inner, prep),
         Engine::Reference => count_blocks_reference(words, n, inner, prep),
     }
@@ -952,8 +950,7 @@ const POS_RUN: usize = 256;
 
 /// Prepare `src` into `dst` (the counted word `c & mask`: masked elements are 0). Returns
 /// the end (an index into `src`) of the last run of [`POS_RUN`] elements that holds a
-/// masked element, `None` when none is.
-#[inline(always)]
+/// masked element, `None` when none is. Called once per tile, with its AVX2 twin.
 fn prepare_codes<W>(prep: &Prepare<W>, src: &[W], dst: &mut [W]) -> Option<usize>
 where
     W: Word + PrimInt + WrappingAdd + WrappingSub,
@@ -983,12 +980,15 @@ where
     }
     // The tests chosen once per run, not per element.
     let prep = *prep;
-    match (prep.nan_on != W::zero(), prep.masked_on != W::zero()) {
-        (true, true) => run::<W, true, true>(prep, src, dst),
-        (true, false) => run::<W, true, false>(prep, src, dst),
-        (false, true) => run::<W, false, true>(prep, src, dst),
-        (false, false) => run::<W, false, false>(prep, src, dst),
-    }
+    crate::arch::vectorized(
+        #[inline(always)]
+        move || match (prep.nan_on != W::zero(), prep.masked_on != W::zero()) {
+            (true, true) => run::<W, true, true>(prep, src, dst),
+            (true, false) => run::<W, true, false>(prep, src, dst),
+            (false, true) => run::<W, false, true>(prep, src, dst),
+            (false, false) => run::<W, false, false>(prep, src, dst),
+        },
+    )
 }
 
 /// The masks of `src` into `dst` (all ones for an unmasked element).
@@ -1045,15 +1045,11 @@ fn for_each_run(
 /// `S` the pairs across a block's end (`inner` per block) and `I` the inside pairs, the
 /// last sums taken only in tiles that hold a masked element. So a clean element costs its
 /// preparation and two positional popcounts.
-fn count_positional<W, const N: usize>(
-    words: &[W],
-    n: usize,
-    inner: usize,
-    prep: Prepare<W>,
-) -> PairCounts
+fn count_positional<W>(words: &[W], n: usize, inner: usize, prep: Prepare<W>) -> PairCounts
 where
     W: SliceWord + PrimInt + WrappingAdd + WrappingSub,
 {
+    use crate::arch::bytes_of_words as bytes;
     use crate::convert::bit_counts::{Collector, Positional};
     let Some(period) = n.checked_mul(inner) else {
         return PairCounts::new();
@@ -1064,123 +1060,121 @@ where
     if period < POS_MIN_PERIOD {
         return count_sliced(words, n, inner, prep);
     }
-    crate::arch::vectorized(
-        #[inline(always)]
-        move || {
-            let len = words.len() - words.len() % period;
-            let words = &words[..len];
-            let (ppb, npairs) = (period - inner, len - inner);
-            let chunk = Positional::<W, N>::CHUNK;
-            let shared = inner <= POS_SHARED_SPAN;
-            let tile = if shared {
-                (4 * inner).max(POS_TILE).next_multiple_of(chunk)
+    // Not inside `arch::vectorized`: its two kernels are (`prepare_codes`,
+    // `Positional::add_pairs`), each compiled once per width; the rest is bookkeeping.
+    let len = words.len() - words.len() % period;
+    let words = &words[..len];
+    let (ppb, npairs) = (period - inner, len - inner);
+    let chunk = Collector::<W>::CHUNK;
+    let shared = inner <= POS_SHARED_SPAN;
+    let tile = if shared {
+        (4 * inner).max(POS_TILE).next_multiple_of(chunk)
+    } else {
+        POS_TILE
+    };
+    // Shared: elements `t .. ready` at `code[.. ready - t]`; apart: the first
+    // elements in `code[.. tile]`, the second in `code[tile ..]`.
+    let size = if shared { tile + inner } else { 2 * tile };
+    let mut code = vec![W::zero(); size];
+    let mut mask: Vec<W> = Vec::new();
+    let (mut sum_a, mut sum_z) = (Positional::new(), Positional::new());
+    let [
+        mut cross_a,
+        mut cross_b,
+        mut cross_z,
+        mut lost_a,
+        mut lost_b,
+    ] = std::array::from_fn(|_| Collector::<W>::new());
+    let (mut crossing, mut lost) = (0u64, 0u64);
+    let (mut t, mut ready, mut dirty_end) = (0usize, 0usize, 0usize);
+    while t < npairs {
+        let tl = tile.min(npairs - t);
+        let dirty = if shared {
+            let need = t + tl + inner;
+            let last = prepare_codes(&prep, &words[ready..need], &mut code[ready - t..]);
+            if let Some(e) = last {
+                dirty_end = ready + e;
+            }
+            ready = need;
+            dirty_end > t
+        } else {
+            let (c1, c2) = code.split_at_mut(tile);
+            let d1 = prepare_codes(&prep, &words[t..t + tl], c1);
+            let d2 = prepare_codes(&prep, &words[t + inner..t + inner + tl], c2);
+            d1.is_some() || d2.is_some()
+        };
+        let off = if shared { inner } else { tile };
+        let (first, second) = (&code[..tl], &code[off..off + tl]);
+        // The two streams: whole chunks, then the last partial one padded with
+        // zeros.
+        let whole = tl - tl % chunk;
+        let (f, s) = (bytes(&first[..whole]), bytes(&second[..whole]));
+        Positional::add_pairs(&mut sum_a, &mut sum_z, f, s);
+        if whole < tl {
+            let (mut f, mut s) = (vec![W::zero(); chunk], vec![W::zero(); chunk]);
+            f[..tl - whole].copy_from_slice(&first[whole..]);
+            s[..tl - whole].copy_from_slice(&second[whole..]);
+            Positional::add_pairs(&mut sum_a, &mut sum_z, bytes(&f), bytes(&s));
+        }
+        for_each_run(t, tl, period, ppb, |s, e, inside| {
+            if !inside {
+                let (f, g) = (&first[s..e], &second[s..e]);
+                cross_a.push(f);
+                cross_b.push(g);
+                cross_z.push_with(e - s, |i| f[i] & g[i]);
+                crossing += (e - s) as u64;
+            }
+        });
+        if dirty {
+            // The masks of the tile's first and second elements, again.
+            if mask.is_empty() {
+                mask = vec![W::zero(); size];
+            }
+            if shared {
+                prepare_masks(&prep, &words[t..t + tl + inner], &mut mask);
             } else {
-                POS_TILE
-            };
-            // Shared: elements `t .. ready` at `code[.. ready - t]`; apart: the first
-            // elements in `code[.. tile]`, the second in `code[tile ..]`.
-            let size = if shared { tile + inner } else { 2 * tile };
-            let mut code = vec![W::zero(); size];
-            let mut mask: Vec<W> = Vec::new();
-            let (mut sum_a, mut sum_z) = (Positional::<W, N>::new(), Positional::<W, N>::new());
-            let [
-                mut cross_a,
-                mut cross_b,
-                mut cross_z,
-                mut lost_a,
-                mut lost_b,
-            ] = std::array::from_fn(|_| Collector::<W, N>::new());
-            let (mut crossing, mut lost) = (0u64, 0u64);
-            let (mut t, mut ready, mut dirty_end) = (0usize, 0usize, 0usize);
-            while t < npairs {
-                let tl = tile.min(npairs - t);
-                let dirty = if shared {
-                    let need = t + tl + inner;
-                    let last = prepare_codes(&prep, &words[ready..need], &mut code[ready - t..]);
-                    if let Some(e) = last {
-                        dirty_end = ready + e;
-                    }
-                    ready = need;
-                    dirty_end > t
-                } else {
-                    let (c1, c2) = code.split_at_mut(tile);
-                    let d1 = prepare_codes(&prep, &words[t..t + tl], c1);
-                    let d2 = prepare_codes(&prep, &words[t + inner..t + inner + tl], c2);
-                    d1.is_some() || d2.is_some()
-                };
-                let off = if shared { inner } else { tile };
-                let (first, second) = (&code[..tl], &code[off..off + tl]);
-                // The two streams: whole chunks, then the last partial one padded with
-                // zeros.
-                let whole = tl - tl % chunk;
-                Positional::add_pairs(&mut sum_a, &mut sum_z, &first[..whole], &second[..whole]);
-                if whole < tl {
-                    let (mut f, mut s) = (vec![W::zero(); chunk], vec![W::zero(); chunk]);
-                    f[..tl - whole].copy_from_slice(&first[whole..]);
-                    s[..tl - whole].copy_from_slice(&second[whole..]);
-                    Positional::add_pairs(&mut sum_a, &mut sum_z, &f, &s);
-                }
-                for_each_run(t, tl, period, ppb, |s, e, inside| {
-                    if !inside {
-                        let (f, g) = (&first[s..e], &second[s..e]);
-                        cross_a.push(f);
-                        cross_b.push(g);
-                        cross_z.push_with(e - s, |i| f[i] & g[i]);
-                        crossing += (e - s) as u64;
-                    }
-                });
-                if dirty {
-                    // The masks of the tile's first and second elements, again.
-                    if mask.is_empty() {
-                        mask = vec![W::zero(); size];
-                    }
-                    if shared {
-                        prepare_masks(&prep, &words[t..t + tl + inner], &mut mask);
-                    } else {
-                        let (m1, m2) = mask.split_at_mut(tile);
-                        prepare_masks(&prep, &words[t..t + tl], m1);
-                        prepare_masks(&prep, &words[t + inner..t + inner + tl], m2);
-                    }
-                    let (v1, v2) = (&mask[..tl], &mask[off..off + tl]);
-                    for_each_run(t, tl, period, ppb, |s, e, inside| {
-                        if inside {
-                            let (f, g, v, w) = (&first[s..], &second[s..], &v1[s..], &v2[s..]);
-                            lost_a.push_with(e - s, |i| f[i] & !w[i]);
-                            lost_b.push_with(e - s, |i| g[i] & !v[i]);
-                            lost += v[..e - s]
-                                .iter()
-                                .zip(&w[..e - s])
-                                .map(|(&x, &y)| u64::from((x & y) == W::zero()))
-                                .sum::<u64>();
-                        }
-                    });
-                }
-                if shared {
-                    code.copy_within(tl..ready - t, 0);
-                }
-                t += tl;
+                let (m1, m2) = mask.split_at_mut(tile);
+                prepare_masks(&prep, &words[t..t + tl], m1);
+                prepare_masks(&prep, &words[t + inner..t + inner + tl], m2);
             }
-            // The first and the last `inner` elements.
-            let [mut head, mut tail] = std::array::from_fn(|_| Collector::<W, N>::new());
-            for (acc, from) in [(&mut head, 0), (&mut tail, npairs)] {
-                for piece in words[from..from + inner].chunks(code.len()) {
-                    prepare_codes(&prep, piece, &mut code);
-                    acc.push(&code[..piece.len()]);
+            let (v1, v2) = (&mask[..tl], &mask[off..off + tl]);
+            for_each_run(t, tl, period, ppb, |s, e, inside| {
+                if inside {
+                    let (f, g, v, w) = (&first[s..], &second[s..], &v1[s..], &v2[s..]);
+                    lost_a.push_with(e - s, |i| f[i] & !w[i]);
+                    lost_b.push_with(e - s, |i| g[i] & !v[i]);
+                    lost += v[..e - s]
+                        .iter()
+                        .zip(&w[..e - s])
+                        .map(|(&x, &y)| u64::from((x & y) == W::zero()))
+                        .sum::<u64>();
                 }
-            }
-            let (a, z) = (sum_a.totals(), sum_z.totals());
-            let [ca, cb, cz, la, lb, h, tail] =
-                [cross_a, cross_b, cross_z, lost_a, lost_b, head, tail].map(Collector::totals);
-            let mut counts = PairCounts::new();
-            counts.pairs = npairs as u64 - crossing - lost;
-            for p in 0..W::BITS as usize {
-                counts.a[p] = a[p] - ca[p] - la[p];
-                counts.b[p] = a[p] + tail[p] - h[p] - cb[p] - lb[p];
-                counts.both[p] = z[p] - cz[p];
-            }
-            counts
-        },
-    )
+            });
+        }
+        if shared {
+            code.copy_within(tl..ready - t, 0);
+        }
+        t += tl;
+    }
+    // The first and the last `inner` elements.
+    let [mut head, mut tail] = std::array::from_fn(|_| Collector::<W>::new());
+    for (acc, from) in [(&mut head, 0), (&mut tail, npairs)] {
+        for piece in words[from..from + inner].chunks(code.len()) {
+            prepare_codes(&prep, piece, &mut code);
+            acc.push(&code[..piece.len()]);
+        }
+    }
+    let (a, z) = (sum_a.totals(W::BITS), sum_z.totals(W::BITS));
+    let [ca, cb, cz, la, lb, h, tail] =
+        [cross_a, cross_b, cross_z, lost_a, lost_b, head, tail].map(Collector::totals);
+    let mut counts = PairCounts::new();
+    counts.pairs = npairs as u64 - crossing - lost;
+    for p in 0..W::BITS as usize {
+        counts.a[p] = a[p] - ca[p] - la[p];
+        counts.b[p] = a[p] + tail[p] - h[p] - cb[p] - lb[p];
+        counts.both[p] = z[p] - cz[p];
+    }
+    counts
 }
 
 /// Words per row of a tile, and rows per tile: a tile's byte counters count at most
@@ -1195,57 +1189,54 @@ const TILE: usize = LANES * ROWS;
 /// its mask), the pairs' three words (`a`, `b`, `a & b`, masked pairs zeroed) are written
 /// to tile buffers, and each buffer is counted by [`count_tile`]. When `inner` exceeds a
 /// tile, the two halves of the pairs are prepared apart. Compiled once per word width,
-/// inside the AVX2 twin.
+/// without an AVX2 twin.
 fn count_blocks_reference<W>(words: &[W], n: usize, inner: usize, prep: Prepare<W>) -> PairCounts
 where
     W: Word + PrimInt + WrappingAdd + WrappingSub,
 {
-    crate::arch::vectorized(
-        #[inline(always)]
-        move || {
-            let mut counts = PairCounts::new();
-            if inner == 0 {
-                return counts;
+    // Not inside `arch::vectorized`: the reference's speed matters to no caller, its
+    // build time to every build.
+    let mut counts = PairCounts::new();
+    if inner == 0 {
+        return counts;
+    }
+    // Prepared words and masks of a tile's span (`TILE + inner` elements, or two
+    // runs of `TILE`), and the three counted streams.
+    let span = 2 * TILE.max(inner.min(TILE));
+    let (mut code, mut mask) = (vec![W::zero(); span], vec![W::zero(); span]);
+    // Up to 96 KiB: on the heap, not the stack.
+    #[allow(clippy::useless_vec)]
+    let mut streams = vec![W::zero(); 3 * TILE];
+    let (ta, rest) = streams.split_at_mut(TILE);
+    let (tb, tab) = rest.split_at_mut(TILE);
+    let pairs = (n - 1) * inner;
+    for block in words.chunks_exact(n * inner) {
+        let mut t = 0;
+        while t < pairs {
+            let len = TILE.min(pairs - t);
+            // Where the second element of pair `i` is in the prepared span.
+            let off = if inner <= TILE {
+                prepare_run(&prep, &block[t..t + len + inner], &mut code, &mut mask);
+                inner
+            } else {
+                prepare_run(&prep, &block[t..t + len], &mut code, &mut mask);
+                let (c, m) = (&mut code[TILE..], &mut mask[TILE..]);
+                prepare_run(&prep, &block[t + inner..t + inner + len], c, m);
+                TILE
+            };
+            counts.pairs += pair_words(&code, &mask, off, len, ta, tb, tab);
+            // A last, partial row counts zeros after the pairs.
+            let rows = len.next_multiple_of(LANES);
+            for t in [&mut *ta, &mut *tb, &mut *tab] {
+                t[len..rows].fill(W::zero());
             }
-            // Prepared words and masks of a tile's span (`TILE + inner` elements, or two
-            // runs of `TILE`), and the three counted streams.
-            let span = 2 * TILE.max(inner.min(TILE));
-            let (mut code, mut mask) = (vec![W::zero(); span], vec![W::zero(); span]);
-            // Up to 96 KiB: on the heap, not the stack.
-            #[allow(clippy::useless_vec)]
-            let mut streams = vec![W::zero(); 3 * TILE];
-            let (ta, rest) = streams.split_at_mut(TILE);
-            let (tb, tab) = rest.split_at_mut(TILE);
-            let pairs = (n - 1) * inner;
-            for block in words.chunks_exact(n * inner) {
-                let mut t = 0;
-                while t < pairs {
-                    let len = TILE.min(pairs - t);
-                    // Where the second element of pair `i` is in the prepared span.
-                    let off = if inner <= TILE {
-                        prepare_run(&prep, &block[t..t + len + inner], &mut code, &mut mask);
-                        inner
-                    } else {
-                        prepare_run(&prep, &block[t..t + len], &mut code, &mut mask);
-                        let (c, m) = (&mut code[TILE..], &mut mask[TILE..]);
-                        prepare_run(&prep, &block[t + inner..t + inner + len], c, m);
-                        TILE
-                    };
-                    counts.pairs += pair_words(&code, &mask, off, len, ta, tb, tab);
-                    // A last, partial row counts zeros after the pairs.
-                    let rows = len.next_multiple_of(LANES);
-                    for t in [&mut *ta, &mut *tb, &mut *tab] {
-                        t[len..rows].fill(W::zero());
-                    }
-                    count_tile(&ta[..rows], &mut counts.a);
-                    count_tile(&tb[..rows], &mut counts.b);
-                    count_tile(&tab[..rows], &mut counts.both);
-                    t += len;
-                }
-            }
-            counts
-        },
-    )
+            count_tile(&ta[..rows], &mut counts.a);
+            count_tile(&tb[..rows], &mut counts.b);
+            count_tile(&tab[..rows], &mut counts.both);
+            t += len;
+        }
+    }
+    counts
 }
 
 /// The counted word and mask of each of `src` into `code` and `mask`.
@@ -1445,7 +1436,7 @@ mod tests {
     #[test]
     fn sliced_counts_equal_the_reference() {
         use crate::dtype::DTypeId;
-        fn check<W: SliceWord + PrimInt + WrappingAdd + WrappingSub, const N: usize>(
+        fn check<W: SliceWord + PrimInt + WrappingAdd + WrappingSub>(
             id: DTypeId,
             next: &mut impl FnMut() -> u64,
         ) {
@@ -1518,7 +1509,7 @@ mod tests {
                             let prep = Prepare::<W>::new(format, &opts);
                             let want = count_blocks_reference(&words, n, inner, prep);
                             let what = format!("{id} {blocks}x{n}x{inner} dense {dense} {opts:?}");
-                            let got = count_positional::<W, N>(&words, n, inner, prep);
+                            let got = count_positional::<W>(&words, n, inner, prep);
                             assert_eq!(got, want, "positional {what}");
                             if dense || len < 20_000 {
                                 let got = count_sliced(&words, n, inner, prep);
@@ -1541,10 +1532,10 @@ mod tests {
                 continue;
             }
             match id.word_bits() {
-                8 => check::<u8, 32>(id, &mut next),
-                16 => check::<u16, 16>(id, &mut next),
-                32 => check::<u32, 8>(id, &mut next),
-                _ => check::<u64, 4>(id, &mut next),
+                8 => check::<u8>(id, &mut next),
+                16 => check::<u16>(id, &mut next),
+                32 => check::<u32>(id, &mut next),
+                _ => check::<u64>(id, &mut next),
             }
         }
     }

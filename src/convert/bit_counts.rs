@@ -326,20 +326,19 @@ key_range!(key_range_64, u64, i64);
 // ---------------------------------------------------------------------------------------
 // Positional popcounts by carry-save adders.
 
-/// A vector of `N` lanes of `W` (`N · W::BITS = 256`: one AVX2 register once compiled
-/// inside `arch::vectorized`, which the element-wise loops below become).
-pub(crate) type Lanes<W, const N: usize> = [W; N];
+/// One 256-bit vector as four 64-bit lanes: one AVX2 register once compiled inside
+/// `arch::vectorized`, which the element-wise loops below become.
+type Vector = [u64; 4];
+
+/// Bytes per chunk of 16 vectors: the granularity of [`Positional::add`].
+pub(crate) const CHUNK_BYTES: usize = 16 * 32;
 
 /// Element-wise `f(a, b)` on two vectors.
 #[inline(always)]
-fn zip<W: Copy, const N: usize>(
-    a: Lanes<W, N>,
-    b: Lanes<W, N>,
-    f: impl Fn(W, W) -> W,
-) -> Lanes<W, N> {
+fn zip(a: Vector, b: Vector, f: impl Fn(u64, u64) -> u64) -> Vector {
     let mut r = a;
-    for l in 0..N {
-        r[l] = f(a[l], b[l]);
+    for (r, b) in r.iter_mut().zip(b) {
+        *r = f(*r, b);
     }
     r
 }
@@ -347,11 +346,7 @@ fn zip<W: Copy, const N: usize>(
 /// A carry-save adder on every bit of three vectors: `(carry, sum)`, the two bits of
 /// `a + b + c` in each bit position (five word operations).
 #[inline(always)]
-fn csa<W: PrimInt, const N: usize>(
-    a: Lanes<W, N>,
-    b: Lanes<W, N>,
-    c: Lanes<W, N>,
-) -> (Lanes<W, N>, Lanes<W, N>) {
+fn csa(a: Vector, b: Vector, c: Vector) -> (Vector, Vector) {
     let u = zip(a, b, |x, y| x ^ y);
     let carry = zip(zip(a, b, |x, y| x & y), zip(u, c, |x, y| x & y), |x, y| {
         x | y
@@ -359,33 +354,37 @@ fn csa<W: PrimInt, const N: usize>(
     (carry, zip(u, c, |x, y| x ^ y))
 }
 
-/// Per-position counts of a stream of words, every bit position of every lane an
-/// independent counter (a *positional popcount*, Harley–Seal style). Chunks of 16 vectors
-/// go through a tree of 15 carry-save adders into four bit planes (`ones`, `twos`,
-/// `fours`, `eights`: the counts modulo 16, bit-sliced) and one vector of carries of
-/// weight 16 per chunk, which is added into byte counters (`(sixteens >> j) & 0x01…`,
+/// Per-position counts of a stream of bytes read as 64-bit words, every bit position of
+/// every lane an independent counter (a *positional popcount*, Harley–Seal style). Chunks
+/// of 16 vectors go through a tree of 15 carry-save adders into four bit planes (`ones`,
+/// `twos`, `fours`, `eights`: the counts modulo 16, bit-sliced) and one vector of carries
+/// of weight 16 per chunk, which is added into byte counters (`(sixteens >> j) & 0x01…`,
 /// one per shift `j < 8`, each byte counting bit `8k + j` of its lane) and those into
 /// `totals` every 255 chunks, before a byte can overflow. So a word costs about six
 /// word operations, whatever its width.
+///
+/// **Any element width, one kernel.** Elements of `B` bits (8, 16, 32 or 64) tile a
+/// 64-bit word, bit `p` of each at a position `k · B + p` of the word whatever the byte
+/// order, so their counts are the word positions' counts folded modulo `B`
+/// ([`Positional::totals`]). The tree is therefore compiled once (with its AVX2 twin),
+/// not once per width: it is the largest code of `choose`, and its copies were most of
+/// the library's build time.
 #[derive(Clone, Debug)]
-pub(crate) struct Positional<W, const N: usize> {
-    planes: [Lanes<W, N>; 4],
-    bytes: [Lanes<W, N>; 8],
+pub(crate) struct Positional {
+    planes: [Vector; 4],
+    bytes: [Vector; 8],
     /// Chunks added into `bytes` since they were last emptied (< 255).
     pending: u32,
-    /// Counts already moved out of the planes, per bit position of an element.
+    /// Counts already moved out of the planes, per bit position of a 64-bit word.
     totals: [u64; 64],
 }
 
-impl<W: Word + PrimInt, const N: usize> Positional<W, N> {
-    /// Words per chunk: the granularity of [`Positional::add_pairs`].
-    pub(crate) const CHUNK: usize = 16 * N;
-
+impl Positional {
     /// No words counted.
     pub(crate) fn new() -> Self {
         Positional {
-            planes: [[W::zero(); N]; 4],
-            bytes: [[W::zero(); N]; 8],
+            planes: [[0; 4]; 4],
+            bytes: [[0; 4]; 8],
             pending: 0,
             totals: [0; 64],
         }
@@ -394,9 +393,9 @@ impl<W: Word + PrimInt, const N: usize> Positional<W, N> {
     /// Add one chunk of 16 vectors to the planes, and their carries out of the planes to
     /// the byte counters.
     #[inline(always)]
-    fn chunk(&mut self, d: &[Lanes<W, N>; 16]) {
+    fn chunk(&mut self, d: &[Vector; 16]) {
         let [mut ones, mut twos, mut fours, mut eights] = self.planes;
-        let mut eights_ab = [[W::zero(); N]; 2];
+        let mut eights_ab = [[0; 4]; 2];
         for (h, e) in eights_ab.iter_mut().enumerate() {
             let d = &d[8 * h..8 * h + 8];
             let (twos_a, o) = csa(ones, d[0], d[1]);
@@ -411,9 +410,9 @@ impl<W: Word + PrimInt, const N: usize> Positional<W, N> {
         let (sixteens, e) = csa(eights, eights_ab[0], eights_ab[1]);
         eights = e;
         self.planes = [ones, twos, fours, eights];
-        let low = W::from_u64(0x0101_0101_0101_0101);
+        const LOW: u64 = 0x0101_0101_0101_0101;
         for (j, b) in self.bytes.iter_mut().enumerate() {
-            *b = zip(*b, sixteens, |acc, s| acc + ((s >> j) & low));
+            *b = zip(*b, sixteens, |acc, s| acc + ((s >> j) & LOW));
         }
         self.pending += 1;
         if self.pending == 255 {
@@ -423,92 +422,108 @@ impl<W: Word + PrimInt, const N: usize> Positional<W, N> {
 
     /// Move the byte counters (weight 16) into `totals`.
     fn empty_bytes(&mut self) {
-        let bytes = (W::BITS / 8) as usize;
         for (j, b) in self.bytes.iter_mut().enumerate() {
             for lane in b.iter_mut() {
-                let v = lane.to_u64();
-                for k in 0..bytes {
-                    self.totals[8 * k + j] += 16 * ((v >> (8 * k)) & 0xff);
+                for k in 0..8 {
+                    self.totals[8 * k + j] += 16 * ((*lane >> (8 * k)) & 0xff);
                 }
-                *lane = W::zero();
+                *lane = 0;
             }
         }
         self.pending = 0;
     }
 
-    /// Count the words of `words` (a whole number of chunks).
-    #[cfg(test)]
-    pub(crate) fn add(&mut self, words: &[W]) {
-        debug_assert!(words.len() % Self::CHUNK == 0);
-        for c in words.chunks_exact(Self::CHUNK) {
-            self.chunk(&vectors(c));
-        }
+    /// Count `bytes` (a whole number of [`CHUNK_BYTES`]) as native-endian 64-bit words.
+    /// Never inlined: one copy of the tree (and one of its AVX2 twin) for every caller.
+    #[inline(never)]
+    pub(crate) fn add(&mut self, bytes: &[u8]) {
+        debug_assert!(bytes.len() % CHUNK_BYTES == 0);
+        crate::arch::vectorized(
+            #[inline(always)]
+            || {
+                for c in bytes.chunks_exact(CHUNK_BYTES) {
+                    self.chunk(&vectors(c));
+                }
+            },
+        )
     }
 
-    /// Count into `a` the words of `first`, and into `both` the words `first[i] &
-    /// second[i]` (two equal lengths, a whole number of chunks): the pairs' first elements
-    /// and their common bits, in one pass.
-    #[inline(always)]
-    pub(crate) fn add_pairs(a: &mut Self, both: &mut Self, first: &[W], second: &[W]) {
-        debug_assert!(first.len() == second.len() && first.len() % Self::CHUNK == 0);
-        let pairs = first
-            .chunks_exact(Self::CHUNK)
-            .zip(second.chunks_exact(Self::CHUNK));
-        for (f, s) in pairs {
-            let (f, s) = (vectors(f), vectors(s));
-            a.chunk(&f);
-            let mut z = f;
-            for (z, s) in z.iter_mut().zip(s) {
-                *z = zip(*z, s, |x, y| x & y);
-            }
-            both.chunk(&z);
-        }
+    /// Count into `a` the bytes of `first`, and into `both` the bytes `first[i] &
+    /// second[i]` (two equal lengths, a whole number of [`CHUNK_BYTES`]): the pairs' first
+    /// elements and their common bits, in one pass. Never inlined, as [`Positional::add`].
+    #[inline(never)]
+    pub(crate) fn add_pairs(a: &mut Self, both: &mut Self, first: &[u8], second: &[u8]) {
+        debug_assert!(first.len() == second.len() && first.len() % CHUNK_BYTES == 0);
+        crate::arch::vectorized(
+            #[inline(always)]
+            || {
+                let pairs = first
+                    .chunks_exact(CHUNK_BYTES)
+                    .zip(second.chunks_exact(CHUNK_BYTES));
+                for (f, s) in pairs {
+                    let (f, s) = (vectors(f), vectors(s));
+                    a.chunk(&f);
+                    let mut z = f;
+                    for (z, s) in z.iter_mut().zip(s) {
+                        *z = zip(*z, s, |x, y| x & y);
+                    }
+                    both.chunk(&z);
+                }
+            },
+        )
     }
 
-    /// The count of each bit position `p < W::BITS` (index `p`, 0 the least significant)
-    /// over every word added.
-    pub(crate) fn totals(mut self) -> [u64; 64] {
+    /// The count of each bit position `p < bits` (index `p`, 0 the least significant) of
+    /// the `bits`-bit elements (8, 16, 32 or 64) whose bytes were added.
+    pub(crate) fn totals(mut self, bits: u32) -> [u64; 64] {
         self.empty_bytes();
-        let bits = W::BITS as usize;
         for (weight, plane) in [1u64, 2, 4, 8].into_iter().zip(self.planes) {
             for lane in plane {
-                let v = lane.to_u64();
-                for p in 0..bits {
-                    self.totals[p] += weight * ((v >> p) & 1);
+                for p in 0..64 {
+                    self.totals[p] += weight * ((lane >> p) & 1);
                 }
             }
         }
-        self.totals
+        let bits = bits as usize;
+        let mut folded = [0u64; 64];
+        for (q, t) in self.totals.into_iter().enumerate() {
+            folded[q % bits] += t;
+        }
+        folded
     }
 }
 
-/// One chunk of `16 · N` words as 16 vectors.
+/// One chunk of [`CHUNK_BYTES`] as 16 vectors of native-endian words.
 #[inline(always)]
-fn vectors<W: Copy + Default, const N: usize>(c: &[W]) -> [Lanes<W, N>; 16] {
-    let mut d = [[W::default(); N]; 16];
-    for (v, w) in d.iter_mut().zip(c.chunks_exact(N)) {
-        v.copy_from_slice(w);
+fn vectors(c: &[u8]) -> [Vector; 16] {
+    let mut d = [[0u64; 4]; 16];
+    for (w, b) in d.as_flattened_mut().iter_mut().zip(c.chunks_exact(8)) {
+        *w = u64::from_ne_bytes([b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7]]);
     }
     d
 }
 
-/// A [`Positional`] fed any number of words, in runs of any length: they are gathered
-/// into a chunk buffer, counted when it is full, and the last partial chunk is counted
-/// with zeros (which count nothing) by [`Collector::totals`]. For the counts' corrections,
-/// whose runs are short or few.
+/// A [`Positional`] fed words of `W` in runs of any length: they are gathered into a
+/// chunk buffer, counted when it is full, and the last partial chunk is counted with zeros
+/// (which count nothing) by [`Collector::totals`]. For the counts' corrections, whose runs
+/// are short or few.
 #[derive(Clone, Debug)]
-pub(crate) struct Collector<W, const N: usize> {
-    acc: Positional<W, N>,
-    buf: [Lanes<W, N>; 16],
+pub(crate) struct Collector<W> {
+    acc: Positional,
+    /// One chunk of words.
+    buf: Vec<W>,
     fill: usize,
 }
 
-impl<W: Word + PrimInt, const N: usize> Collector<W, N> {
+impl<W: Word + PrimInt> Collector<W> {
+    /// Words per chunk.
+    pub(crate) const CHUNK: usize = CHUNK_BYTES / std::mem::size_of::<W>();
+
     /// No words collected.
     pub(crate) fn new() -> Self {
         Collector {
             acc: Positional::new(),
-            buf: [[W::zero(); N]; 16],
+            buf: vec![W::zero(); Self::CHUNK],
             fill: 0,
         }
     }
@@ -516,17 +531,16 @@ impl<W: Word + PrimInt, const N: usize> Collector<W, N> {
     /// Count the words `word(0) .. word(len - 1)`.
     #[inline(always)]
     pub(crate) fn push_with(&mut self, len: usize, word: impl Fn(usize) -> W) {
-        let chunk = Positional::<W, N>::CHUNK;
         let mut i = 0;
         while i < len {
-            let take = (chunk - self.fill).min(len - i);
-            let buf = &mut self.buf.as_flattened_mut()[self.fill..self.fill + take];
+            let take = (Self::CHUNK - self.fill).min(len - i);
+            let buf = &mut self.buf[self.fill..self.fill + take];
             for (q, o) in buf.iter_mut().enumerate() {
                 *o = word(i + q);
             }
             (self.fill, i) = (self.fill + take, i + take);
-            if self.fill == chunk {
-                self.acc.chunk(&self.buf);
+            if self.fill == Self::CHUNK {
+                self.acc.add(crate::arch::bytes_of_words(&self.buf));
                 self.fill = 0;
             }
         }
@@ -540,15 +554,16 @@ impl<W: Word + PrimInt, const N: usize> Collector<W, N> {
 
     /// The count of each bit position over every word pushed (as [`Positional::totals`]).
     pub(crate) fn totals(mut self) -> [u64; 64] {
-        self.buf.as_flattened_mut()[self.fill..].fill(W::zero());
-        self.acc.chunk(&self.buf);
-        self.acc.totals()
+        self.buf[self.fill..].fill(W::zero());
+        self.acc.add(crate::arch::bytes_of_words(&self.buf));
+        self.acc.totals(W::BITS)
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::arch::bytes_of_words;
 
     fn rng(mut x: u64) -> impl FnMut() -> u64 {
         move || {
@@ -655,25 +670,26 @@ mod tests {
             }
             t
         }
-        fn check<W: Word + PrimInt, const N: usize>(r: &mut impl FnMut() -> u64) {
-            let chunk = Positional::<W, N>::CHUNK;
+        fn check<W: Word + PrimInt>(r: &mut impl FnMut() -> u64) {
+            let chunk = Collector::<W>::CHUNK;
             for len in [0, 1, chunk - 1, chunk, 3 * chunk + 5, 256 * chunk + 17] {
                 for ones in [false, true] {
                     let mut word = || W::from_u64(if ones { u64::MAX } else { r() });
                     let f: Vec<W> = (0..len).map(|_| word()).collect();
                     let s: Vec<W> = (0..len).map(|_| word()).collect();
                     let whole = len - len % chunk;
-                    let (mut a, mut z) = (Positional::<W, N>::new(), Positional::<W, N>::new());
-                    Positional::add_pairs(&mut a, &mut z, &f[..whole], &s[..whole]);
-                    let mut one = Positional::<W, N>::new();
-                    one.add(&f[..whole]);
+                    let (mut a, mut z) = (Positional::new(), Positional::new());
+                    let (fb, sb) = (bytes_of_words(&f[..whole]), bytes_of_words(&s[..whole]));
+                    Positional::add_pairs(&mut a, &mut z, fb, sb);
+                    let mut one = Positional::new();
+                    one.add(fb);
                     let want_a = naive(f[..whole].iter().copied());
                     let want_z = naive(f[..whole].iter().zip(&s).map(|(&x, &y)| x & y));
-                    assert_eq!(a.totals(), want_a, "{} {len}", W::BITS);
-                    assert_eq!(z.totals(), want_z, "{} {len}", W::BITS);
-                    assert_eq!(one.totals(), want_a, "{} {len}", W::BITS);
+                    assert_eq!(a.totals(W::BITS), want_a, "{} {len}", W::BITS);
+                    assert_eq!(z.totals(W::BITS), want_z, "{} {len}", W::BITS);
+                    assert_eq!(one.totals(W::BITS), want_a, "{} {len}", W::BITS);
                     // A collector fed in uneven runs.
-                    let mut c = Collector::<W, N>::new();
+                    let mut c = Collector::<W>::new();
                     let mut i = 0;
                     for run in (1..).map(|k: usize| (k * 37) % 101) {
                         if i >= len {
@@ -692,10 +708,10 @@ mod tests {
             }
         }
         let mut r = rng(11);
-        check::<u8, 32>(&mut r);
-        check::<u16, 16>(&mut r);
-        check::<u32, 8>(&mut r);
-        check::<u64, 4>(&mut r);
+        check::<u8>(&mut r);
+        check::<u16>(&mut r);
+        check::<u32>(&mut r);
+        check::<u64>(&mut r);
     }
 
     #[test]
