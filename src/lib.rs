@@ -191,6 +191,9 @@ pub use error::{CodecError, ElementError, MetadataError, Rule};
 /// `int(bits = N, signed | unsigned)`,
 /// `float(exponent = E, mantissa = M, bias = B, inf, nan = "ieee" | "all_ones" | "negative_zero" | "none", unsigned, no_subnormals)`,
 /// `complex(T)` where `T` is a float dtype, `datetime`, `timedelta`.
+///
+/// The type is also known to run-time code by its name, with no call: metadata naming it
+/// reads in any program that links it ([`dtype::registered_dtypes`]).
 pub use zquant_macros::dtype;
 
 #[doc(hidden)]
@@ -198,6 +201,7 @@ pub mod __private {
     //! What generated code names, and the internals the integration tests reach. Not a
     //! public API: no stability promise.
     pub use crate::dtype::complex::component_layout;
+    pub use crate::dtype::custom::Declared;
     pub use crate::dtype::derive::{ArithOp, float_arith, float_same, int_arith};
     pub use crate::dtype::fill_value::{
         complex_from_json, datetime_from_json, datetime_to_json, float_from_json, float_to_json,
@@ -211,6 +215,7 @@ pub mod __private {
     pub use crate::number::storage::{ComplexOf, Plain, Storage, read_le_bits, write_le_bits};
     pub use crate::number::{CastOptions, Status};
     pub use half;
+    pub use inventory;
     pub use serde_json::Value;
 
     // For the integration tests (`tests/it`), which check the fast kernels against the

@@ -13,7 +13,22 @@ pub fn expand(args: TokenStream, item: TokenStream) -> syn::Result<TokenStream> 
     let span = Span::call_site();
     let target = Target::from_syn(item)?;
     let desc = validate(args, span)?;
-    Ok(emit(&target, &desc))
+    let registered = register(&target);
+    let imp = emit(&target, &desc);
+    Ok(quote!(#imp #registered))
+}
+
+/// The type's entry in zquant's link-time list of declared types, through which run-time
+/// code finds it by name without a `register_dtype` call.
+fn register(target: &Target) -> TokenStream {
+    let p = quote!(::zquant::__private);
+    let ty = match target {
+        Target::Newtype { ident, .. } => quote!(#ident),
+        Target::Existing { ty } => quote!(#ty),
+    };
+    quote! {
+        #p::inventory::submit! { #p::Declared::of::<#ty>() }
+    }
 }
 
 fn emit(target: &Target, desc: &Desc) -> TokenStream {

@@ -1,12 +1,17 @@
 //! Data types declared with [`dtype`](macro@crate::dtype), made known to run-time code.
 //!
-//! Typed code knows a declared type by its Rust type; metadata knows it only by name. One call,
-//! [`register_dtype`], records what run-time code needs of the type (its layout, size and
-//! fill-value encoding, as values and function pointers) under its name, after which
-//! [`DTypeId`]'s `FromStr`, [`crate::metadata::DataType`], `cast_value`'s `data_type`,
-//! [`crate::DynChain`] and [`crate::DynArray`] accept it like a built-in type. A typed codec's
-//! `to_metadata()` registers the types it names, so metadata zquant writes always reads back
-//! in the same process; a process that only reads metadata registers its types first.
+//! Typed code knows a declared type by its Rust type; metadata knows it only by name. The
+//! registry records what run-time code needs of the type (its layout, size and fill-value
+//! encoding, as values and function pointers) under its name, after which [`DTypeId`]'s
+//! `FromStr`, [`crate::metadata::DataType`], `cast_value`'s `data_type`,
+//! [`crate::DynChain`] and [`crate::DynArray`] accept it like a built-in type.
+//!
+//! **Declared types register themselves.** The attribute submits each type it declares to a
+//! link-time list (`inventory`, as zarrs registers its codecs): the first time run-time code
+//! looks for a name it does not know, every declared type linked into the process is
+//! registered. So metadata naming a declared type reads in any process that links the type,
+//! with no call. [`register_dtype`] stays for what that list cannot hold: types whose
+//! registration should fail loudly on a name clash, and code that wants the identity.
 //!
 //! The registry only grows, by one small record per distinct type: registering a type again
 //! returns the record already there.
@@ -142,6 +147,10 @@ fn registry() -> std::sync::RwLockReadGuard<'static, Vec<CustomDType>> {
 /// Returns its run-time identity: [`DTypeId::Custom`] for a declared type, or the built-in
 /// identity when `T` is a built-in type. Registering a type again returns the same identity.
 ///
+/// A type declared with [`dtype`](macro@crate::dtype) is registered without this call the
+/// first time run-time code looks up a name it does not know (see [`registered_dtypes`]);
+/// calling it is still how to learn the identity, or to hear of a name clash.
+///
 /// # Errors
 /// [`RegisterError`] when the name belongs to a built-in type or to another registered
 /// Rust type.
@@ -201,12 +210,69 @@ pub fn register_dtype<T: DType>() -> Result<DTypeId, RegisterError> {
     Ok(DTypeId::Custom(c))
 }
 
-/// The registered type of this name.
-pub(crate) fn lookup(name: &str) -> Option<CustomDType> {
-    registry().iter().copied().find(|c| c.name() == name)
+/// A type declared with [`dtype`](macro@crate::dtype), as the attribute submits it to the
+/// link-time list: how to register it. Not a public API.
+#[doc(hidden)]
+pub struct Declared {
+    name: &'static str,
+    register: fn() -> Result<DTypeId, RegisterError>,
 }
 
-/// Every registered type, in registration order.
+impl Declared {
+    /// The entry of `T` (a `const`, as a link-time list needs).
+    pub const fn of<T: DType>() -> Self {
+        Declared {
+            name: T::NAME,
+            register: register_dtype::<T>,
+        }
+    }
+}
+
+inventory::collect!(Declared);
+
+/// Register every declared type linked into the process, once. A name that two declared
+/// types share is registered for neither: which one metadata means is for the program to
+/// say, by calling [`register_dtype`] for it (the other's call then returns the
+/// [`RegisterError`] naming both), and link order must not decide it. Neither is a name a
+/// built-in type holds (its `register_dtype` fails). The built-in types, declared by the
+/// same attribute, register as themselves (no record).
+fn register_declared() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        let all: Vec<&Declared> = inventory::iter::<Declared>.into_iter().collect();
+        for d in &all {
+            if all.iter().filter(|e| e.name == d.name).count() == 1 {
+                // A clash with a built-in name is reported where it can be acted on: by
+                // `register_dtype::<T>()`.
+                let _ = (d.register)();
+            }
+        }
+    });
+}
+
+/// The registered type of this name (every declared type linked in is registered first).
+pub(crate) fn lookup(name: &str) -> Option<CustomDType> {
+    let find = || registry().iter().copied().find(|c| c.name() == name);
+    find().or_else(|| {
+        register_declared();
+        find()
+    })
+}
+
+/// Every registered type, in registration order: every type declared with
+/// [`dtype`](macro@crate::dtype) that the process links, and those registered with
+/// [`register_dtype`].
+///
+/// ```
+/// #[zquant::dtype(name = "uint11", int(bits = 11, unsigned))]
+/// pub struct UInt11(u16);
+///
+/// // No registration call: the attribute made the type known.
+/// let id: zquant::DTypeId = "uint11".parse()?;
+/// assert!(zquant::dtype::registered_dtypes().contains(&id));
+/// # Ok::<(), zquant::dtype::UnknownDType>(())
+/// ```
 pub fn registered_dtypes() -> Vec<DTypeId> {
+    register_declared();
     registry().iter().copied().map(DTypeId::Custom).collect()
 }

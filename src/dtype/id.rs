@@ -225,7 +225,8 @@ impl fmt::Display for DTypeId {
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 #[error(
     "unknown data type {0:?}: not a Zarr data type zquant implements, nor a type declared with \
-     #[zquant::dtype] and registered with zquant::register_dtype::<T>()"
+     #[zquant::dtype] in a crate this program links (or registered with \
+     zquant::register_dtype::<T>())"
 )]
 pub struct UnknownDType(pub String);
 

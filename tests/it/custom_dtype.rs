@@ -68,6 +68,45 @@ fn a_taken_name_is_an_error_that_says_what_to_do() {
     assert_eq!(e.taken_by, "the built-in type float32");
 }
 
+/// Never registered by hand nor named by a typed codec here: known only because the
+/// attribute declared it.
+#[zquant::dtype(name = "test_uint7_self_registered", int(bits = 7, unsigned))]
+pub struct UInt7(u8);
+
+/// Two Rust types declaring one name: neither registers itself.
+#[zquant::dtype(name = "test_twin", int(bits = 6, unsigned))]
+pub struct TwinA(u8);
+#[zquant::dtype(name = "test_twin", int(bits = 6, signed))]
+pub struct TwinB(u8);
+
+#[test]
+fn declared_types_read_in_metadata_without_registration() {
+    let id: DTypeId = "test_uint7_self_registered".parse().unwrap();
+    assert!(matches!(id, DTypeId::Custom(c) if c.is::<UInt7>()));
+    assert!(registered_dtypes().contains(&id));
+    assert_eq!(register_dtype::<UInt7>().unwrap(), id);
+    let codecs = [json!({"name": "cast_value", "configuration": {
+        "data_type": "test_uint7_self_registered", "rounding": "nearest-even",
+        "out_of_range": "clamp"}})];
+    let chain = DynChain::from_metadata(&json!("float32"), &json!(0.0), &codecs).unwrap();
+    let out = chain
+        .encode(&DynArray::from_vec(vec![1.4f32, 200.0, -3.0]))
+        .unwrap();
+    assert_eq!(
+        out.to_vec::<UInt7>(),
+        Some(vec![UInt7(1), UInt7(127), UInt7(0)])
+    );
+}
+
+#[test]
+fn a_name_two_declared_types_share_waits_for_registration() {
+    assert!("test_twin".parse::<DTypeId>().is_err());
+    let a = register_dtype::<TwinA>().unwrap();
+    assert_eq!("test_twin".parse::<DTypeId>().unwrap(), a);
+    let e = register_dtype::<TwinB>().unwrap_err();
+    assert!(e.to_string().contains("custom_dtype::TwinA"), "{e}");
+}
+
 #[test]
 fn unknown_names_say_how_to_register() {
     let e = "test_never_declared".parse::<DTypeId>().unwrap_err();
