@@ -246,7 +246,7 @@ pub(crate) trait Dst: Word {
     }
     /// The number `value` gives for each `SW` word (an `f32`/`f64`, or `scale_offset`'s
     /// result on it) to an integer format of at most 32 bits in these words (`u8`, `u16`,
-    /// `u32` only: see [`float_to_int::f2i_narrow`]); with `NAN_MAP`, NaN to `nan_code`.
+    /// `u32` only: see `float_to_int::f2i_narrow`); with `NAN_MAP`, NaN to `nan_code`.
     fn from_float_narrow<SW: Word, const NAN_MAP: bool>(
         _: &[SW],
         _: &mut [Self],
