@@ -243,9 +243,9 @@ pub trait DynStage: Send + Sync + std::fmt::Debug {
     /// The fill value cannot be encoded (or, for cast_value, does not survive the round trip).
     fn encode_fill_value(&self, fill: Scalar) -> Result<Scalar, MetadataError> {
         let (i, o) = (self.input().id, self.output().id);
-        let mut src = WordBuf1::new(i);
+        let mut src = ScalarBuf::new(i);
         src.set(fill);
-        let mut dst = WordBuf1::new(o);
+        let mut dst = ScalarBuf::new(o);
         self.encode_words(src.words(), dst.words_mut())
             .map_err(|e| MetadataError::FillValueTransform {
                 codec: self.name(),
@@ -267,14 +267,16 @@ pub trait DynStage: Send + Sync + std::fmt::Debug {
     }
 }
 
-/// A one-element word buffer of a run-time data type (at most two words).
-pub(crate) struct WordBuf1 {
+/// One element of a run-time data type held in its storage words: a [`Scalar`] (a fill
+/// value) laid out as the one-element slice `encode_words` takes, so that the fill value
+/// goes through the same code as the data.
+pub(crate) struct ScalarBuf {
     buf: crate::dtype::WordBuf,
 }
 
-impl WordBuf1 {
+impl ScalarBuf {
     pub(crate) fn new(id: DTypeId) -> Self {
-        WordBuf1 {
+        ScalarBuf {
             buf: crate::dtype::WordBuf::zeroed(id.word_bits(), id.words_per_element()),
         }
     }

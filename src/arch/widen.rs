@@ -1,8 +1,10 @@
 //! One-byte small floats (float8, float6, float4) widened into `f32` in AVX2: the
-//! intrinsic twin of the portable `convert::fast::widen`, which can stream its output.
+//! intrinsic twin of the portable `convert::fast::widen::widen`, which can stream its
+//! output.
 
 /// The per-call constants of [`widen_bytes_to_f32`] and of its portable twin
-/// `convert::fast::widen`, derived from the source layout by `convert::fast::widen_plan`.
+/// `convert::fast::widen::widen`, derived from the source layout by
+/// `convert::fast::widen::widen_plan`.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct WidenPlan {
     /// The magnitude bits of a code.
@@ -20,8 +22,8 @@ pub(crate) struct WidenPlan {
 }
 
 /// One-byte small-float codes (`src`) widened into `f32` bits (`dst`, the shorter length)
-/// as `convert::fast::widen` does: `false` when a NaN was met (the block is then redone
-/// by the reference path), or when the CPU has no AVX2 (nothing written; see
+/// as `convert::fast::widen::widen` does: `false` when a NaN was met (the block is then
+/// redone by the reference path), or when the CPU has no AVX2 (nothing written; see
 /// [`has_avx2`](super::has_avx2)). With `stream`, and `dst` starting on a 32-byte boundary, its whole
 /// vectors are stored by `vmovntps` (see [`STREAM_MIN`](super::stream::STREAM_MIN)).
 pub(crate) fn widen_bytes_to_f32(src: &[u8], dst: &mut [u32], p: WidenPlan, stream: bool) -> bool {

@@ -30,7 +30,7 @@ use crate::arch::F16c;
 use crate::dtype::layout::{FLOAT16, FloatLayout};
 use crate::dtype::{Word, Words};
 
-/// A [`Rounding`] as a `u8` const parameter of the kernels (here and in `fast.rs`, which
+/// A [`Rounding`] as a `u8` const parameter of the kernels (here and in `fast/`, which
 /// uses this module: the codes live in the lower one).
 pub(crate) const NEAREST_EVEN: u8 = 0;
 pub(crate) const TOWARDS_ZERO: u8 = 1;

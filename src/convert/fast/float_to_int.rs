@@ -1,0 +1,380 @@
+//! `f32`/`f64` to integer formats: hardware rounding to an integral `f64` (exact), then a
+//! range check, one loop per rounding mode and out-of-range rule; and the fused
+//! `scale_offset -> cast_value` encode ([`Affine`]), which is the same loop on another value.
+
+use super::{OOR_CLAMP, OOR_ERROR, OOR_WRAP};
+use crate::convert::blocks::by_blocks;
+use crate::convert::narrow::{
+    NEAREST_AWAY, NEAREST_EVEN, TOWARDS_NEGATIVE, TOWARDS_POSITIVE, TOWARDS_ZERO,
+};
+use crate::convert::{CastOptions, OutOfRange, Rounding};
+use crate::dtype::Word;
+use crate::dtype::layout::IntLayout;
+
+/// The value of a float word: `f64` for 64-bit words, `f32` (widened exactly) otherwise.
+#[inline(always)]
+pub(super) fn as_f64<SW: Word>(w: SW) -> f64 {
+    if SW::BITS == 64 {
+        f64::from_bits(w.to_u64())
+    } else {
+        f32::from_bits(w.to_u64() as u32) as f64
+    }
+}
+
+/// Round to an integral value under `MODE` (a [`Rounding`] as `u8`), in hardware.
+#[inline(always)]
+fn round_integral<const MODE: u8>(x: f64) -> f64 {
+    match MODE {
+        NEAREST_EVEN => x.round_ties_even(),
+        TOWARDS_ZERO => x.trunc(),
+        TOWARDS_POSITIVE => x.ceil(),
+        TOWARDS_NEGATIVE => x.floor(),
+        _ => x.round(),
+    }
+}
+
+/// 2^63, exactly.
+const TWO_63: f64 = (1u64 << 63) as f64;
+/// 2^31, exactly.
+const TWO_31: f64 = (1u64 << 31) as f64;
+
+/// `f32`/`f64` to an integer format of more than 32 bits (narrower ones:
+/// [`float_to_narrow_int`]). The rounding mode is made a constant here, outside the loop:
+/// with a `match` on it per element LLVM keeps the loop scalar.
+#[inline(always)]
+pub(super) fn float_to_int<SW: Word, DW: Word>(
+    src: &[SW],
+    dst: &mut [DW],
+    opts: CastOptions,
+    l: IntLayout,
+) -> usize {
+    let oor = opts.out_of_range;
+    macro_rules! by_mode {
+        ($($mode:ident => $m:ident),*) => {
+            match opts.rounding {
+                $(Rounding::$mode => crate::arch::vectorized(
+                    #[inline(always)]
+                    move || by_blocks(src, dst, #[inline(always)] |s, d| float_to_int_in::<SW, DW, $m>(s, d, oor, l)),
+                ),)*
+            }
+        };
+    }
+    by_mode!(
+        NearestEven => NEAREST_EVEN,
+        TowardsZero => TOWARDS_ZERO,
+        TowardsPositive => TOWARDS_POSITIVE,
+        TowardsNegative => TOWARDS_NEGATIVE,
+        NearestAway => NEAREST_AWAY
+    )
+}
+
+#[inline(always)]
+fn float_to_int_in<SW: Word, DW: Word, const MODE: u8>(
+    src: &[SW],
+    dst: &mut [DW],
+    oor: OutOfRange,
+    l: IntLayout,
+) -> bool {
+    // Bounds as f64: exact for every width (2^63 and 2^64 are powers of two; `max + 1` is
+    // used as an exclusive bound so that no rounding of `max` itself is involved).
+    let lo = l.min() as f64;
+    let hi_excl = (l.max() + 1) as f64;
+    let max = l.max() as f64;
+    let mask = l.mask();
+    let (clamp, wrap) = (oor == OutOfRange::Clamp, oor == OutOfRange::Wrap);
+    let mut bad = false;
+    // Wrap is only done here for |r| < 2^63 (so that `r as i64` is exact), or 2^31.
+    // Every value the block keeps (in range, clamped into it, or wrapped from below 2^31
+    // into a target of at most 32 bits, whose low bits an i32 holds) is an i32.
+    let fits_i32 = if wrap {
+        l.bits <= 32
+    } else {
+        l.min() >= i32::MIN as i128 && l.max() <= i32::MAX as i128
+    };
+    let wrap_limit = if fits_i32 { TWO_31 } else { TWO_63 };
+    // The out-of-range rule only selects between values computed for every element, so
+    // the loop has no branch on it. `as` saturates (and maps NaN to 0), so `v` never causes
+    // UB and in-range values convert exactly; out-of-range values of a block are redone
+    // anyway. A target within i32 converts through i32 in a loop of its own, which x86
+    // vectorizes (`vcvttpd2dq`); it cannot vectorize the 64-bit conversions, and a loop
+    // that has both (even behind a loop-invariant select) stays scalar.
+    macro_rules! each {
+        (|$v:ident| $bits:expr) => {
+            for (s, d) in src.iter().zip(dst.iter_mut()) {
+                let r = round_integral::<MODE>(as_f64(*s));
+                let in_range = (r >= lo) & (r < hi_excl);
+                // ±Inf and NaN are never clamped (catalogue `inf-clamp`): reference path.
+                let ok = if clamp {
+                    r.is_finite()
+                } else if wrap {
+                    r.abs() < wrap_limit
+                } else {
+                    in_range
+                };
+                let $v = if clamp { r.max(lo).min(max) } else { r };
+                *d = DW::from_u64(narrow_mask::<DW>($bits, mask));
+                bad |= !ok;
+            }
+        };
+    }
+    if fits_i32 {
+        each!(|v| v as i32 as i64 as u64);
+    } else {
+        // For unsigned 64-bit targets values >= 2^63 go through u64.
+        each!(|v| if v >= TWO_63 {
+            v as u64
+        } else {
+            v as i64 as u64
+        });
+    }
+    !bad
+}
+
+/// `f32`/`f64` (or `scale_offset`'s result on them: `value`) to an integer format of at
+/// most 32 bits, every rounding mode, with NaN mapped to `nan_code` when `NAN_MAP`. The
+/// rounding mode is made a constant here, outside the loop: with a `match` on it per
+/// element LLVM keeps the loop scalar.
+#[inline(always)]
+pub(super) fn float_to_narrow_int<SW: Word, DW: Word, const NAN_MAP: bool>(
+    src: &[SW],
+    dst: &mut [DW],
+    opts: CastOptions,
+    l: IntLayout,
+    value: impl Fn(SW) -> f64 + Copy,
+    nan_code: u64,
+) -> usize {
+    if l.bits > 32 {
+        return 0;
+    }
+    let (oor, nan_code) = (opts.out_of_range, nan_code as u32);
+    macro_rules! by_mode {
+        ($($mode:ident => $m:ident),*) => {
+            match opts.rounding {
+                $(Rounding::$mode => crate::arch::vectorized(
+                    #[inline(always)]
+                    move || by_blocks(src, dst, #[inline(always)] |s, d| {
+                        by_oor_f2i::<SW, DW, $m, NAN_MAP>(s, d, oor, l, value, nan_code)
+                    }),
+                ),)*
+            }
+        };
+    }
+    by_mode!(
+        NearestEven => NEAREST_EVEN,
+        TowardsZero => TOWARDS_ZERO,
+        TowardsPositive => TOWARDS_POSITIVE,
+        TowardsNegative => TOWARDS_NEGATIVE,
+        NearestAway => NEAREST_AWAY
+    )
+}
+
+/// `scale_offset`'s encode on `f32`/`f64`: `(x - offset) * scale`, each operation rounded
+/// in the source type (the hardware's own arithmetic), `offset` and `scale` as codes.
+#[doc(hidden)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Affine {
+    pub(crate) offset: u64,
+    pub(crate) scale: u64,
+}
+
+/// [`Affine`] on `f64` words, as the number a fused cast rounds: `scale_offset -> cast_value`
+/// in one loop (`Src::affine_to_int`). The affine step cannot fail on `f32`/`f64`; a NaN it
+/// produces is declined by the cast like any NaN, and the caller redoes that block stage
+/// by stage.
+#[inline(always)]
+pub(super) fn affine_f64(a: Affine) -> impl Fn(u64) -> f64 + Copy {
+    let (o, k) = (f64::from_bits(a.offset), f64::from_bits(a.scale));
+    #[inline(always)]
+    move |w: u64| (f64::from_bits(w) - o) * k
+}
+
+/// [`affine_f64`] on `f32` words, in `f32` arithmetic (then widened, exactly).
+#[inline(always)]
+pub(super) fn affine_f32(a: Affine) -> impl Fn(u32) -> f64 + Copy {
+    let (o, k) = (
+        f32::from_bits(a.offset as u32),
+        f32::from_bits(a.scale as u32),
+    );
+    #[inline(always)]
+    move |w: u32| f64::from((f32::from_bits(w) - o) * k)
+}
+
+/// `1.5 * 2^52`: for an integral `r` with `|r| < 2^51`, the low 32 bits of
+/// `(r + MAGIC).to_bits()` are `r as i32`'s (two's complement).
+const MAGIC: f64 = 6_755_399_441_055_744.0;
+
+/// [`f2i_narrow`] with the out-of-range rule made a constant.
+#[inline(always)]
+fn by_oor_f2i<SW: Word, DW: Word, const MODE: u8, const NAN_MAP: bool>(
+    src: &[SW],
+    dst: &mut [DW],
+    oor: OutOfRange,
+    l: IntLayout,
+    value: impl Fn(SW) -> f64 + Copy,
+    nan_code: u32,
+) -> bool {
+    let b = F2i {
+        lo: l.min() as f64,
+        max: l.max() as f64,
+        narrow: (
+            l.min().clamp(i32::MIN.into(), i32::MAX.into()) as i32,
+            l.max().clamp(i32::MIN.into(), i32::MAX.into()) as i32,
+        ),
+        mask: l.mask() as u32,
+        nan_value: crate::number::int::int_value(&l, nan_code.into()) as f64,
+    };
+    match oor {
+        OutOfRange::Clamp => f2i_narrow::<SW, DW, MODE, OOR_CLAMP, NAN_MAP>(src, dst, b, value),
+        OutOfRange::Wrap => f2i_narrow::<SW, DW, MODE, OOR_WRAP, NAN_MAP>(src, dst, b, value),
+        OutOfRange::Error => f2i_narrow::<SW, DW, MODE, OOR_ERROR, NAN_MAP>(src, dst, b, value),
+    }
+}
+
+/// The loop invariants of [`f2i_narrow`].
+#[derive(Clone, Copy)]
+struct F2i {
+    /// The target's range, as `f64` (exact: at most 32 bits).
+    lo: f64,
+    max: f64,
+    /// The same range as `i32`, for targets narrower than 32 bits (whose range it is).
+    narrow: (i32, i32),
+    /// The target's code bits.
+    mask: u32,
+    /// The value a NaN maps to (`scalar_map` `{NaN: value}`, a value of the target), when
+    /// `NAN_MAP`.
+    nan_value: f64,
+}
+
+/// `f32`/`f64` to an integer format of at most 32 bits, with the out-of-range rule `OOR`
+/// constant (a clamp, a check, or neither is then all the loop holds). `value` gives the
+/// number to round from a source word: the float itself, or `scale_offset`'s
+/// `(x - offset) * scale` computed in the source type when the two stages are fused.
+///
+/// Every value a block keeps (in range, clamped into it, or wrapped from `|r| < 2^51`) is
+/// an integral `f64` below 2^51 in magnitude, whose two's complement low bits are those of
+/// `r + 1.5 * 2^52` (exact: the sum keeps every integer bit of `r` in the significand).
+/// That is one `vaddpd` instead of a saturating conversion (`vcvttpd2dq` and its fix-ups),
+/// and the truncation to the target word is then on integers. Other values are only
+/// detected: the block is declined.
+///
+/// With `NAN_MAP`, a NaN is the key of a `scalar_map` whose only entry it is: it becomes
+/// the map's value in the same loop (a compare and a select), instead of a scan for keys
+/// and a patch after the cast.
+#[inline(always)]
+fn f2i_narrow<SW: Word, DW: Word, const MODE: u8, const OOR: u8, const NAN_MAP: bool>(
+    src: &[SW],
+    dst: &mut [DW],
+    b: F2i,
+    value: impl Fn(SW) -> f64,
+) -> bool {
+    let F2i {
+        lo,
+        max,
+        narrow: (lo_i, max_i),
+        mask,
+        nan_value,
+    } = b;
+    // Targets narrower than 32 bits under clamp or error (`packed`): the code is the clamped
+    // value converted by `vcvttpd2dq` (`arch::clamp_to_i32`), four per register, instead of
+    // the low bits of `v + 1.5 * 2^52` narrowed from 64-bit lanes. The bounds are then made
+    // from the same `i32`s, so that the clamp below and the conversion's are one.
+    // Under clamp into such a target, nearest-even and towards-zero need no rounding step
+    // of their own (`fold`): clamping to integer bounds commutes with rounding to an
+    // integer, and the conversion rounds (`vcvtpd2dq`, which LLVM makes of
+    // `round_ties_even` and the conversion, or `vcvttpd2dq`). The finiteness test is the
+    // same on the unrounded value.
+    // (`const` blocks: a condition that is a constant after monomorphization lets codegen
+    // skip the other branch, which keeps the IR of the 270 copies small.)
+    let packed = const { DW::BITS < 32 && OOR != OOR_WRAP };
+    let fold = const {
+        DW::BITS < 32 && OOR == OOR_CLAMP && (MODE == NEAREST_EVEN || MODE == TOWARDS_ZERO)
+    };
+    let fold_even = const { DW::BITS < 32 && OOR == OOR_CLAMP && MODE == NEAREST_EVEN };
+    // Likewise nearest-away, by `arch::clamp_round_away_to_i32`: a half-less-one-ulp added
+    // to the clamped value, truncated by the conversion (no `round` expansion per vector).
+    let fold_away = const { DW::BITS < 32 && OOR == OOR_CLAMP && MODE == NEAREST_AWAY };
+    let (lo, max) = if packed {
+        (f64::from(lo_i), f64::from(max_i))
+    } else {
+        (lo, max)
+    };
+    // The test of each rule is a value OR-ed into an integer that is zero
+    // exactly when every element of the block is accepted: no compare masks to narrow
+    // and accumulate (two to three instructions per vector fewer).
+    // - clamp: `r - r`, +0 for a finite `r`, NaN for ±Inf and NaN;
+    // - wrap: the exponent field of `r + 1.5 * 2^52` xor that of `2^52`: zero exactly for
+    //   `-2^51 <= r < 2^51` (the sum is then in `[2^52, 2^53)`), for which the low bits of
+    //   the sum are `r`'s two's complement ones; NaN and ±Inf have another exponent;
+    // - error: `min(max(r, lo), max) - r`, +0 in range, nonzero (or NaN) outside.
+    // With a map, a NaN has become the map's value before these tests: it is accepted.
+    let mut rejected = 0u64;
+    for (s, d) in src.iter().zip(dst.iter_mut()) {
+        let x = value(*s);
+        let r = if fold || fold_away {
+            x
+        } else {
+            round_integral::<MODE>(x)
+        };
+        // NaN after rounding is NaN before it, and nothing else. The key's value is in
+        // range: from here on it is converted (and accepted) like any value, on the `f64`
+        // lanes, so the select needs no mask narrowed to the code's width.
+        let r = if NAN_MAP && r.is_nan() { nan_value } else { r };
+        // `vmaxpd`/`vminpd` (a NaN gives `lo` or `max`: it is not accepted either way).
+        let clamped = {
+            let v = if r > lo { r } else { lo };
+            if v < max { v } else { max }
+        };
+        let (v, reject) = if const { OOR == OOR_CLAMP } {
+            // ±Inf and NaN are never clamped (catalogue `inf-clamp`): the block is redone.
+            #[allow(clippy::eq_op)] // `r - r` is the finiteness test.
+            let zero_if_finite = r - r;
+            (clamped, zero_if_finite.to_bits())
+        } else if const { OOR == OOR_WRAP } {
+            (r, ((r + MAGIC).to_bits() >> 52) ^ MAGIC_EXPONENT)
+        } else {
+            // `clamped - r`, not `r - clamped`: `r = -0` clamped to `lo = +0` gives +0.
+            (r, (clamped - r).to_bits())
+        };
+        // Packed codes are masked after the loop, and only for targets narrower than the
+        // word (a negative `int4` in `u8`): the `vpand` per vector is then not in the loop
+        // of every other target, whose truncation to the word is the code.
+        let code = if fold_even {
+            crate::arch::clamp_round_even_to_i32(r, lo_i, max_i) as u32
+        } else if fold_away {
+            crate::arch::clamp_round_away_to_i32(r, lo_i, max_i) as u32
+        } else if packed {
+            crate::arch::clamp_to_i32(r, lo_i, max_i) as u32
+        } else {
+            (v + MAGIC).to_bits() as u32 & mask
+        };
+        *d = DW::from_u64(u64::from(code));
+        rejected |= reject;
+    }
+    if packed && u64::from(mask) != u64::MAX >> (64 - DW::BITS) {
+        mask_codes(dst, mask);
+    }
+    rejected == 0
+}
+
+/// `dst &= mask`, word by word: the codes of a target narrower than its word (`int4` in
+/// `u8`), for [`f2i_narrow`]. Not inlined: rare, and one copy per word width.
+#[inline(never)]
+fn mask_codes<DW: Word>(dst: &mut [DW], mask: u32) {
+    for d in dst.iter_mut() {
+        *d = DW::from_u64(d.to_u64() & u64::from(mask));
+    }
+}
+
+/// The sign and exponent field of [`MAGIC`] (and of every `f64` in `[2^52, 2^53)`).
+const MAGIC_EXPONENT: u64 = MAGIC.to_bits() >> 52;
+
+/// `bits & mask`, computed in 32 bits when the word has at most 32 (so that a loop writing
+/// `u8`/`u16`/`u32` words stays in 32-bit lanes instead of widening every value to 64).
+#[inline(always)]
+fn narrow_mask<DW: Word>(bits: u64, mask: u64) -> u64 {
+    if DW::BITS <= 32 {
+        u64::from(bits as u32 & mask as u32)
+    } else {
+        bits & mask
+    }
+}

@@ -1,0 +1,56 @@
+//! Integer to `f32`/`f64`, nearest-even: Rust's `as`, which rounds once, in `i32` lanes
+//! where the values fit.
+
+use super::int_to_int::{value_i32, value_i64};
+use crate::dtype::Word;
+use crate::dtype::layout::IntLayout;
+
+/// Integer to `f32`/`f64` (by target word width), nearest-even: Rust's integer-to-float
+/// `as` rounds once, to nearest-even. One loop per case (not a `match` per element, which
+/// keeps the loop scalar), and an `i32` source where the values fit one: x86 converts `i32`
+/// lanes (`vcvtdq2ps`/`vcvtdq2pd`) but not `i64` ones.
+#[inline(always)]
+pub(super) fn int_to_hw_float<SW: Word, DW: Word>(
+    src: &[SW],
+    dst: &mut [DW],
+    sl: IntLayout,
+) -> bool {
+    macro_rules! each {
+        (|$b:ident| $e:expr) => {
+            crate::arch::vectorized(
+                #[inline(always)]
+                // `move`: the invariants are copied into the closure, not read through
+                // references that LLVM cannot tell from `dst` (which keeps a loop scalar).
+                move || {
+                    for (s, d) in src.iter().zip(dst.iter_mut()) {
+                        let $b = s.to_u64();
+                        *d = DW::from_u64($e);
+                    }
+                },
+            )
+        };
+    }
+    let to_f64 = DW::BITS == 64;
+    let fits_i32 = sl.bits < 32 || (sl.signed && sl.bits == 32);
+    let signed = sl.signed;
+    if SW::BITS <= 16 || fits_i32 {
+        if to_f64 {
+            each!(|b| (value_i32(b as u32, 32 - SW::BITS.min(32), signed) as f64).to_bits());
+        } else {
+            each!(|b| u64::from(
+                (value_i32(b as u32, 32 - SW::BITS.min(32), signed) as f32).to_bits()
+            ));
+        }
+    } else if !signed && sl.bits == 64 {
+        if to_f64 {
+            each!(|b| (b as f64).to_bits());
+        } else {
+            each!(|b| u64::from((b as f32).to_bits()));
+        }
+    } else if to_f64 {
+        each!(|b| (value_i64(b, 64 - SW::BITS, signed) as f64).to_bits());
+    } else {
+        each!(|b| u64::from((value_i64(b, 64 - SW::BITS, signed) as f32).to_bits()));
+    }
+    true
+}

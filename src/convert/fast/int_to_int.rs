@@ -1,0 +1,171 @@
+//! Integer to integer: a range check, a clamp or the low bits (wrap), in 32-bit lanes
+//! when the source fits `i32`, with the out-of-range rule and the source's signedness as
+//! const parameters.
+
+use super::{OOR_CLAMP, OOR_ERROR, OOR_WRAP, Src};
+use crate::convert::blocks::by_blocks;
+use crate::convert::{CastOptions, OutOfRange};
+use crate::dtype::Word;
+use crate::dtype::layout::IntLayout;
+
+/// The integer loop `$kernel` run block by block with the out-of-range rule `$oor` as a
+/// const parameter: a range check (its comparisons and reduction) or a clamp is then only
+/// compiled where it is asked for, and a wrap into a narrower word is the truncation LLVM
+/// does in narrow lanes.
+macro_rules! by_oor {
+    ($oor:ident, $src:ident, $dst:ident, $kernel:ident, $signed:literal, $lo:ident, $hi:ident) => {
+        match $oor {
+            OutOfRange::Error => by_blocks(
+                $src,
+                $dst,
+                #[inline(always)]
+                |s, d| $kernel::<SW, DW, $signed, OOR_ERROR>(s, d, $lo, $hi),
+            ),
+            OutOfRange::Clamp => by_blocks(
+                $src,
+                $dst,
+                #[inline(always)]
+                |s, d| $kernel::<SW, DW, $signed, OOR_CLAMP>(s, d, $lo, $hi),
+            ),
+            OutOfRange::Wrap => by_blocks(
+                $src,
+                $dst,
+                #[inline(always)]
+                |s, d| $kernel::<SW, DW, $signed, OOR_WRAP>(s, d, $lo, $hi),
+            ),
+        }
+    };
+}
+
+/// Integer to integer. When the source fits `i32` the loop runs in 32-bit lanes (8 per
+/// AVX2 vector instead of 4); the out-of-range rule is a select, not a branch. The source's
+/// signedness is a const parameter (it picks the shift that extends a code to its value).
+#[inline(always)]
+pub(super) fn int_to_int<SW: Src, DW: Word>(
+    src: &[SW],
+    dst: &mut [DW],
+    opts: CastOptions,
+    sl: IntLayout,
+    dl: IntLayout,
+) -> usize {
+    let oor = opts.out_of_range;
+    if sl.bits < 32 || (sl.signed && sl.bits == 32) {
+        // Every source value is an i32, so clamping to the target's range cut to i32 is
+        // the same clamp, and the low bits (wrap) of an i32 are those of the value.
+        let lo = dl.min().max(i32::MIN as i128) as i32;
+        let hi = dl.max().min(i32::MAX as i128) as i32;
+        if sl.signed {
+            crate::arch::vectorized(
+                #[inline(always)]
+                move || by_oor!(oor, src, dst, int_to_int_32, true, lo, hi),
+            )
+        } else {
+            crate::arch::vectorized(
+                #[inline(always)]
+                move || by_oor!(oor, src, dst, int_to_int_32, false, lo, hi),
+            )
+        }
+    } else {
+        // A source in 8 or 16 bits always fits i32: only 32- and 64-bit words have this path.
+        SW::int_to_int_wide(src, dst, opts, sl, dl)
+    }
+}
+
+/// [`int_to_int`] for sources beyond `i32` (`uint32`, `int64`), in `i64` lanes.
+#[inline(always)]
+pub(super) fn int_to_int_wide<SW: Word, DW: Word>(
+    src: &[SW],
+    dst: &mut [DW],
+    opts: CastOptions,
+    sl: IntLayout,
+    dl: IntLayout,
+) -> usize {
+    let oor = opts.out_of_range;
+    let lo = dl.min().max(i64::MIN as i128) as i64;
+    let hi = dl.max().min(i64::MAX as i128) as i64;
+    if sl.signed {
+        crate::arch::vectorized(
+            #[inline(always)]
+            move || by_oor!(oor, src, dst, int_to_int_64, true, lo, hi),
+        )
+    } else {
+        crate::arch::vectorized(
+            #[inline(always)]
+            move || by_oor!(oor, src, dst, int_to_int_64, false, lo, hi),
+        )
+    }
+}
+
+#[inline(always)]
+fn int_to_int_32<SW: Word, DW: Word, const SIGNED: bool, const OOR: u8>(
+    src: &[SW],
+    dst: &mut [DW],
+    lo: i32,
+    hi: i32,
+) -> bool {
+    // Sources and targets fill their words (see `select`): the shift that extends a code to
+    // its value, and the truncation to the target word, are constants here.
+    let sh = 32 - SW::BITS.min(32);
+    let mut bad = false;
+    for (s, d) in src.iter().zip(dst.iter_mut()) {
+        let v = value_i32(s.to_u64() as u32, sh, SIGNED);
+        let in_range = (v >= lo) & (v <= hi);
+        let out = if const { OOR == OOR_CLAMP } {
+            v.clamp(lo, hi)
+        } else {
+            v
+        };
+        *d = DW::from_u64(out as i64 as u64);
+        bad |= !in_range & (OOR == OOR_ERROR);
+    }
+    !bad
+}
+
+#[inline(always)]
+fn int_to_int_64<SW: Word, DW: Word, const SIGNED: bool, const OOR: u8>(
+    src: &[SW],
+    dst: &mut [DW],
+    lo: i64,
+    hi: i64,
+) -> bool {
+    // Sources and targets fill their words (see `select`): the shift that extends a code to
+    // its value, and the truncation to the target word, are constants here.
+    let sh = 64 - SW::BITS.min(64);
+    let mut bad = false;
+    for (s, d) in src.iter().zip(dst.iter_mut()) {
+        let v = value_i64(s.to_u64(), sh, SIGNED);
+        let in_range = (v >= lo) & (v <= hi);
+        let out = if const { OOR == OOR_CLAMP } {
+            v.clamp(lo, hi)
+        } else {
+            v
+        };
+        *d = DW::from_u64(out as u64);
+        bad |= !in_range & (OOR == OOR_ERROR);
+    }
+    !bad
+}
+
+/// The value of an integer code of `32 - sh` bits held in the low bits of `w` (bits above
+/// it ignored), sign-extended when `signed`.
+#[inline(always)]
+pub(super) fn value_i32(w: u32, sh: u32, signed: bool) -> i32 {
+    let up = w << sh;
+    if signed {
+        (up as i32) >> sh
+    } else {
+        (up >> sh) as i32
+    }
+}
+
+/// [`value_i32`] in 64 bits (an unsigned 64-bit value above `i64::MAX` wraps: callers
+/// exclude `uint64` or handle it apart).
+#[inline(always)]
+pub(super) fn value_i64(w: u64, sh: u32, signed: bool) -> i64 {
+    let up = w << sh;
+    if signed {
+        (up as i64) >> sh
+    } else {
+        (up >> sh) as i64
+    }
+}
