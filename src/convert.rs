@@ -23,6 +23,7 @@ pub(crate) use blocks::{FAST_BLOCK, by_blocks};
 pub use fast::Affine;
 pub(crate) mod map;
 mod narrow;
+pub(crate) mod scale_offset;
 pub(crate) mod table;
 
 pub use crate::number::{CastOptions, OutOfRange, Status};
