@@ -16,6 +16,7 @@
 //! element. The typed functions ([`cast`], [`cast_slice`]) are thin views onto it.
 
 pub(crate) mod bit_counts;
+pub(crate) mod bitround;
 mod blocks;
 mod fast;
 pub(crate) use blocks::{FAST_BLOCK, by_blocks};

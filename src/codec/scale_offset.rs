@@ -44,7 +44,7 @@ use crate::convert::scale_offset::{
     small_int_in_place, small_int_map,
 };
 use crate::convert::{Class, Exact, exact_of, round_into, words_of, words_of_mut};
-use crate::dtype::derive::{ArithOp, arith};
+use crate::dtype::arith::{ArithOp, arith};
 use crate::dtype::layout::IntLayout;
 use crate::dtype::{ArithFault, FillValueError, Format, Real, Word, Words, WordsMut};
 use crate::error::{CodecError, ElementError, MetadataError, Rule};
