@@ -10,12 +10,12 @@
 //! user's own.
 
 // Each `#[dtype]` declaration writes the `unsafe impl Plain` of its type.
+pub(crate) mod arith;
 #[allow(unsafe_code)]
 pub(crate) mod builtin;
 pub(crate) mod complex;
 pub(crate) mod custom;
 pub(crate) mod decimal;
-pub(crate) mod derive;
 pub(crate) mod fill_value;
 pub(crate) mod id;
 pub(crate) use crate::number::{layout, storage};

@@ -200,9 +200,9 @@ pub use zquant_macros::dtype;
 pub mod __private {
     //! What generated code names, and the internals the integration tests reach. Not a
     //! public API: no stability promise.
+    pub use crate::dtype::arith::{ArithOp, float_arith, float_same, int_arith};
     pub use crate::dtype::complex::component_layout;
     pub use crate::dtype::custom::Declared;
-    pub use crate::dtype::derive::{ArithOp, float_arith, float_same, int_arith};
     pub use crate::dtype::fill_value::{
         complex_from_json, datetime_from_json, datetime_to_json, float_from_json, float_to_json,
         int_from_json, int_to_json,

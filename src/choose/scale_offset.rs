@@ -6,7 +6,7 @@
 //! (nearest-even, out-of-range is an error); decoding is `(q / scale) + offset` in the
 //! source type after `q` is cast back. Every step is monotone in `x`, so the codes of the
 //! range's two ends bound every code, and they are computed here with the codecs' own
-//! arithmetic (`dtype::derive::arith`, the conversion core): the fit is what the codec does.
+//! arithmetic (`dtype::arith::arith`, the conversion core): the fit is what the codec does.
 //!
 //! The error bound is an a-priori one (each rounding adds at most `u|r| + η`, `u` the unit
 //! roundoff, `η` half the smallest subnormal) and holds for every value of the source type
@@ -25,7 +25,7 @@ use serde_json::{Value, json};
 use super::ChooseError;
 use crate::convert::bit_counts::finite_key_range;
 use crate::convert::{CastOptions, Class, Exact, Rounding, exact_of, round_into};
-use crate::dtype::derive::{ArithOp, arith, f64_to_exact};
+use crate::dtype::arith::{ArithOp, arith, f64_to_exact};
 use crate::dtype::{DTypeId, FloatLayout, Format, IntLayout, NanEncoding, Real, Word, Words};
 
 /// The smallest and largest finite values of an array (NaN and ±Inf skipped).

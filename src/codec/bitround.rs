@@ -34,8 +34,8 @@
 use serde_json::{Map, Value};
 
 use super::{ArrayCodec, Direction, DynStage, check_words};
+use crate::convert::bitround::{float_copy, float_in_place, int_copy, int_in_place};
 use crate::convert::{words_of, words_of_mut};
-use crate::dtype::derive::{bitround_word, int_bitround};
 use crate::dtype::layout::IntLayout;
 use crate::dtype::{DType, FloatLayout, Kind, Word, Words, WordsMut};
 use crate::error::{CodecError, ElementError, MetadataError};
@@ -164,11 +164,7 @@ impl BitRoundCore {
                     || float_copy(src, dst, l, k),
                 );
             }
-            Target::Int(l) => {
-                for (s, d) in src.iter().zip(dst.iter_mut()) {
-                    *d = W::from_u64(int_bitround(&l, s.to_u64(), k));
-                }
-            }
+            Target::Int(l) => int_copy(src, dst, l, k),
         }
     }
 
@@ -184,28 +180,8 @@ impl BitRoundCore {
                     || float_in_place(data, l, k),
                 );
             }
-            Target::Int(l) => {
-                for x in data.iter_mut() {
-                    *x = W::from_u64(int_bitround(&l, x.to_u64(), k));
-                }
-            }
+            Target::Int(l) => int_in_place(data, l, k),
         }
-    }
-}
-
-/// The float kernel, its parameters passed by value (not read through a closure's captured
-/// references, which LLVM cannot prove distinct from `dst`).
-#[inline(always)]
-fn float_copy<W: Word>(src: &[W], dst: &mut [W], l: FloatLayout, k: u32) {
-    for (s, d) in src.iter().zip(dst.iter_mut()) {
-        *d = bitround_word(&l, *s, k);
-    }
-}
-
-#[inline(always)]
-fn float_in_place<W: Word>(data: &mut [W], l: FloatLayout, k: u32) {
-    for x in data.iter_mut() {
-        *x = bitround_word(&l, *x, k);
     }
 }
 

@@ -136,26 +136,24 @@ pub(crate) fn byte_table<I: crate::dtype::DType, O: crate::dtype::DType, E>(
     Some(out)
 }
 
-/// `dst[i] = table[code of src[i]]`, for inputs of one byte per element.
+/// `dst[i] = table[code of src[i]]`, for inputs of one byte per element
+/// (`convert::lookup::byte_lookup` on the words).
 fn byte_lookup<I: crate::dtype::DType, O: crate::dtype::DType>(
     table: &[O; 256],
     src: &[I],
     dst: &mut [O],
 ) {
     use crate::dtype::Word;
-    let codes = <u8 as Word>::of(Word::words(crate::arch::words(src)));
-    let words = <&[O::Word; 256]>::try_from(crate::arch::words(&table[..]));
-    match (codes, words) {
-        // An element of one word: the words' lookup, which streams a large output.
-        (Some(codes), Ok(words)) => {
-            crate::arch::lookup_bytes(words, codes, crate::arch::words_mut(dst))
-        }
-        _ => {
-            for (w, d) in crate::arch::words(src).iter().zip(dst.iter_mut()) {
-                *d = table[(w.to_u64() & 0xff) as usize];
-            }
-        }
-    }
+    // An element of one byte is one `u8` word (`Plain`'s layout), so this always holds.
+    let Some(codes) = <u8 as Word>::of(Word::words(crate::arch::words(src))) else {
+        unreachable!("byte_lookup on an input of more than one byte per element")
+    };
+    crate::convert::lookup::byte_lookup(
+        crate::arch::words(&table[..]),
+        O::WORDS,
+        codes,
+        crate::arch::words_mut(dst),
+    );
 }
 
 /// Two codecs run one after the other: `A`, then `B`, fused block by block (each block of

@@ -66,7 +66,8 @@
 //!    float type; it is the identity on integer arrays.
 //! 3. **Casts.** int->int truncates to the low bits (two's complement); int->float and
 //!    float->float round to nearest-even (overflow gives ±Inf). float->int is the C cast
-//!    NumPy's loops compile to on x86-64 (see [`float_to_int_x86`]): truncate towards zero,
+//!    NumPy's loops compile to on x86-64 (see
+//!    [`float_to_int_x86`](crate::convert::numpy::float_to_int_x86)): truncate towards zero,
 //!    and an out-of-range or NaN value gives the "integer indefinite" pattern of
 //!    `cvttsd2si`:
 //!    - `int8`, `int16`, `uint8`, `uint16`: 32-bit conversion (NaN or out of
@@ -105,7 +106,10 @@ pub use numpy::{NumpyNumber, numpy_supports};
 use serde_json::{Map, Value};
 
 use super::{ArrayCodec, DynStage, check_words};
-use crate::convert::{by_blocks, words_of, words_of_mut};
+use crate::convert::fixed_scale_offset::{
+    DecodeParams, EncodePath, Mid, decode_target, encode_source, fused_float, to_target,
+};
+use crate::convert::{words_of, words_of_mut};
 use crate::dtype::{DTypeId, Word, Words, WordsMut};
 use crate::error::{CodecError, ElementError, MetadataError};
 use crate::metadata::DataType;
@@ -134,27 +138,6 @@ fn field(field: &'static str, reason: impl Into<String>) -> MetadataError {
         field,
         reason: reason.into(),
     }
-}
-
-/// How encoding computes, decided once from the types and the Python scalar kinds.
-#[derive(Clone, Copy, Debug, PartialEq)]
-enum EncodePath {
-    /// Float `dtype`: everything in that type; `offset`/`scale` rounded to it.
-    Float { offset: f64, scale: f64 },
-    /// Integer `dtype`, `int` offset and scale: wrapping arithmetic in the type.
-    Int { offset: i128, scale: i128 },
-    /// Integer `dtype`, `int` offset, `float` scale: wrapping subtraction, then float64.
-    IntThenF64 { offset: i128, scale: f64 },
-    /// Integer `dtype`, `float` offset: float64 throughout.
-    F64 { offset: f64, scale: f64 },
-}
-
-/// How decoding computes: in `V`, the float `astype`, or float64 for an integer `astype`
-/// (`offset`/`scale` rounded to `V`).
-#[derive(Clone, Copy, Debug, PartialEq)]
-struct DecodeParams {
-    offset: f64,
-    scale: f64,
 }
 
 fn unsupported(id: DTypeId) -> MetadataError {
@@ -295,7 +278,7 @@ impl FixedScaleOffsetCore {
         let n = src.len().min(dst.len());
         if let (Words::U8(codes), true) = (src, n >= super::chain::BYTE_TABLE_MIN) {
             // One byte per element: the 256 codes decoded once, then a lookup per element
-            // (which streams a large output: `arch::lookup_bytes`). Decoding never fails
+            // (`convert::lookup`, which streams a large output). Decoding never fails
             // and is elementwise, so the table gives what decoding each element would.
             // The table's own decode (256 codes) must take the direct path below.
             const { assert!(super::chain::BYTE_TABLE_MIN > 256) };
@@ -304,7 +287,7 @@ impl FixedScaleOffsetCore {
                 ($out:ident, $w:ty) => {{
                     let mut table = [<$w>::default(); 256];
                     self.decode(Words::U8(&all), Word::words_mut(&mut table[..]));
-                    crate::arch::lookup_bytes(&table, &codes[..n], &mut $out[..n]);
+                    crate::convert::lookup::byte_lookup(&table, 1, &codes[..n], &mut $out[..n]);
                 }};
             }
             match dst {
@@ -334,167 +317,6 @@ impl FixedScaleOffsetCore {
             start = end;
         }
     }
-}
-
-/// What the first pass left in the block: float64 bits, or the integer value's bits
-/// (two's complement of the source width, zero-extended when the source is unsigned).
-#[derive(Clone, Copy)]
-enum Mid {
-    Float,
-    Int { unsigned: bool },
-}
-
-/// The float path in one pass, from the hardware float `S` to `T`: `T(rint(S(S(x - offset)
-/// * scale)))`.
-#[inline(never)]
-fn fused_float<S: NumpyNumber, T: NumpyNumber>(
-    offset: f64,
-    scale: f64,
-    src: Words<'_>,
-    dst: WordsMut<'_>,
-) {
-    let (Some(src), Some(dst)) = (<S::Word as Word>::of(src), <T::Word as Word>::of_mut(dst))
-    else {
-        return;
-    };
-    // Targets cast through `cvttsd2si` with a 32-bit destination (every integer type but
-    // `uint32` and the 64-bit ones): `m` is integral, so this is `arch::i32_or_indefinite`,
-    // then the low bits.
-    let via_i32 = matches!(T::FORMAT, crate::dtype::Format::Int(l) if l.bits < 32 || (l.bits == 32 && l.signed));
-    if via_i32 {
-        fused_loop::<S, T, true>(offset, scale, src, dst);
-    } else {
-        fused_loop::<S, T, false>(offset, scale, src, dst);
-    }
-}
-
-/// The loop of [`fused_float`]: `rint(S(S(x - offset) * scale))` into each target word
-/// (through `arch::i32_or_indefinite` when `VIA_I32`), block by block as the casts run
-/// (two streams over long inputs: `convert::by_blocks`; nothing is ever declined), with
-/// AVX2 where the CPU has it.
-#[inline(always)]
-fn fused_loop<S: NumpyNumber, T: NumpyNumber, const VIA_I32: bool>(
-    offset: f64,
-    scale: f64,
-    src: &[S::Word],
-    dst: &mut [T::Word],
-) {
-    crate::arch::vectorized(
-        #[inline(always)]
-        move || {
-            by_blocks(
-                src,
-                dst,
-                #[inline(always)]
-                |src, dst| {
-                    for (x, y) in src.iter().zip(dst.iter_mut()) {
-                        let d = S::round_f64(S::from_bits(x.to_u64()).to_f64() - offset);
-                        let m = S::round_f64(d * scale).round_ties_even();
-                        let code = if VIA_I32 {
-                            u64::from(crate::arch::i32_or_indefinite(m) as u32)
-                        } else {
-                            T::from_f64(m).to_bits()
-                        };
-                        *y = <T::Word as Word>::from_u64(code);
-                    }
-                    true
-                },
-            )
-        },
-    );
-}
-
-/// First encoding pass, on the source type `T`: the value before the cast to `astype`.
-#[inline(never)]
-fn encode_source<T: NumpyNumber>(path: EncodePath, src: Words<'_>, mid: &mut [u64]) {
-    let Some(src) = <T::Word as Word>::of(src) else {
-        return;
-    };
-    let x = |w: &T::Word| T::from_bits(w.to_u64());
-    // One loop per path, so that the match is not in the loop; compiled with AVX2 where
-    // the CPU has it (`round_ties_even` is a library call without SSE4.1). The path is
-    // moved into the closure: its scalars are then read once, not through a reference
-    // LLVM cannot tell from `mid`.
-    crate::arch::vectorized(
-        #[inline(always)]
-        move || match path {
-            EncodePath::Float { offset, scale } => {
-                for (s, m) in src.iter().zip(mid.iter_mut()) {
-                    let d = T::round_f64(x(s).to_f64() - offset);
-                    // rint of a value of T is a value of T.
-                    *m = T::round_f64(d * scale).round_ties_even().to_bits();
-                }
-            }
-            EncodePath::Int { offset, scale } => {
-                for (s, m) in src.iter().zip(mid.iter_mut()) {
-                    let d = T::from_i128(x(s).to_i128().wrapping_sub(offset));
-                    *m = T::from_i128(d.to_i128().wrapping_mul(scale)).to_i128() as u64;
-                }
-            }
-            EncodePath::IntThenF64 { offset, scale } => {
-                for (s, m) in src.iter().zip(mid.iter_mut()) {
-                    let d = T::from_i128(x(s).to_i128().wrapping_sub(offset));
-                    *m = (d.to_f64() * scale).round_ties_even().to_bits();
-                }
-            }
-            EncodePath::F64 { offset, scale } => {
-                for (s, m) in src.iter().zip(mid.iter_mut()) {
-                    *m = ((x(s).to_f64() - offset) * scale)
-                        .round_ties_even()
-                        .to_bits();
-                }
-            }
-        },
-    );
-}
-
-/// First decoding pass, on the encoded type `T`: `V(V(y / scale) + offset)` in float64
-/// bits, with `V` = `T` for a float `T`, float64 otherwise.
-#[inline(never)]
-fn decode_target<T: NumpyNumber>(p: DecodeParams, src: Words<'_>, mid: &mut [u64]) {
-    let Some(src) = <T::Word as Word>::of(src) else {
-        return;
-    };
-    let DecodeParams { offset, scale } = p;
-    crate::arch::vectorized(
-        #[inline(always)]
-        move || {
-            for (s, m) in src.iter().zip(mid.iter_mut()) {
-                // For an integer T, `round_f64` is the identity: float64 arithmetic.
-                let q = T::round_f64(T::from_bits(s.to_u64()).to_f64() / scale);
-                *m = T::round_f64(q + offset).to_bits();
-            }
-        },
-    );
-}
-
-/// Second pass, on the type `T` written: NumPy's cast of the first pass's values.
-#[inline(never)]
-fn to_target<T: NumpyNumber>(mid: Mid, src: &[u64], dst: WordsMut<'_>) {
-    let Some(dst) = <T::Word as Word>::of_mut(dst) else {
-        return;
-    };
-    let w = |v: T| <T::Word as Word>::from_u64(v.to_bits());
-    crate::arch::vectorized(
-        #[inline(always)]
-        move || match mid {
-            Mid::Float => {
-                for (m, d) in src.iter().zip(dst.iter_mut()) {
-                    *d = w(T::from_f64(f64::from_bits(*m)));
-                }
-            }
-            Mid::Int { unsigned: true } => {
-                for (m, d) in src.iter().zip(dst.iter_mut()) {
-                    *d = w(T::from_i128(*m as i128));
-                }
-            }
-            Mid::Int { unsigned: false } => {
-                for (m, d) in src.iter().zip(dst.iter_mut()) {
-                    *d = w(T::from_i128(*m as i64 as i128));
-                }
-            }
-        },
-    );
 }
 
 /// `numcodecs.fixedscaleoffset` from `S` (`dtype`) to `D` (`astype`), bit for bit as

@@ -39,8 +39,12 @@ use super::{
     ArrayCodec, Direction, DynStage, SliceFailure, check_words, element_error, element_error_at,
     element_error_words,
 };
+use crate::convert::scale_offset::{
+    HardwareFloat, checked_map, checked_map_in_place, hardware_map, hardware_map_in_place,
+    small_int_in_place, small_int_map,
+};
 use crate::convert::{Class, Exact, exact_of, round_into, words_of, words_of_mut};
-use crate::dtype::derive::{ArithOp, arith};
+use crate::dtype::arith::{ArithOp, arith};
 use crate::dtype::layout::IntLayout;
 use crate::dtype::{ArithFault, FillValueError, Format, Real, Word, Words, WordsMut};
 use crate::error::{CodecError, ElementError, MetadataError, Rule};
@@ -246,7 +250,7 @@ impl ScaleOffsetCore {
         if let Some((l, o, s)) = self.small_int::<W>() {
             if crate::arch::vectorized(
                 #[inline(always)]
-                || small_int_map(src, dst, l, o, s, dir),
+                || small_int_map(src, dst, l, o, s, dir == Direction::Encode),
             ) {
                 return Ok(());
             }
@@ -255,19 +259,7 @@ impl ScaleOffsetCore {
             Direction::Encode => self.encode_one(x),
             Direction::Decode => self.decode_one(x),
         };
-        let mut first: Option<SliceFailure> = None;
-        for (i, (s, d)) in src.iter().zip(dst.iter_mut()).enumerate() {
-            match one(s.to_u64()) {
-                Ok(v) => *d = W::from_u64(v),
-                Err(rule) => {
-                    *d = *s;
-                    if first.is_none() {
-                        first = Some(SliceFailure { index: i, rule });
-                    }
-                }
-            }
-        }
-        first.map_or(Ok(()), Err)
+        checked_map(src, dst, one).map_or(Ok(()), |(index, rule)| Err(SliceFailure { index, rule }))
     }
 
     fn in_place<W: Word>(&self, data: &mut [W], dir: Direction) -> Result<(), SliceFailure> {
@@ -275,21 +267,15 @@ impl ScaleOffsetCore {
             return Ok(());
         }
         if let Some((l, o, s)) = self.small_int::<W>() {
-            // Chunk by chunk from a copy; a chunk with a failing element is restored and
-            // redone by the generic loop, which stops at that element.
-            let mut tmp = [W::default(); SMALL_INT_CHUNK];
-            for (k, chunk) in data.chunks_mut(SMALL_INT_CHUNK).enumerate() {
-                let t = &mut tmp[..chunk.len()];
-                t.copy_from_slice(chunk);
-                if !crate::arch::vectorized(
-                    #[inline(always)]
-                    || small_int_map(t, chunk, l, o, s, dir),
-                ) {
-                    chunk.copy_from_slice(t);
-                    return self.generic_in_place(chunk, dir, k * SMALL_INT_CHUNK);
+            // A chunk with a failing element comes back restored, and is redone by the
+            // generic loop, which stops at that element.
+            return match small_int_in_place(data, l, o, s, dir == Direction::Encode) {
+                None => Ok(()),
+                Some(chunk) => {
+                    let base = chunk.start;
+                    self.generic_in_place(&mut data[chunk], dir, base)
                 }
-            }
-            return Ok(());
+            };
         }
         self.generic_in_place(data, dir, 0)
     }
@@ -302,22 +288,14 @@ impl ScaleOffsetCore {
         dir: Direction,
         base: usize,
     ) -> Result<(), SliceFailure> {
-        for (i, x) in data.iter_mut().enumerate() {
-            let r = match dir {
-                Direction::Encode => self.encode_one(x.to_u64()),
-                Direction::Decode => self.decode_one(x.to_u64()),
-            };
-            match r {
-                Ok(v) => *x = W::from_u64(v),
-                Err(rule) => {
-                    return Err(SliceFailure {
-                        index: base + i,
-                        rule,
-                    });
-                }
-            }
-        }
-        Ok(())
+        let one = |x: u64| match dir {
+            Direction::Encode => self.encode_one(x),
+            Direction::Decode => self.decode_one(x),
+        };
+        checked_map_in_place(data, one).map_err(|(i, rule)| SliceFailure {
+            index: base + i,
+            rule,
+        })
     }
 
     /// For an integer format of 8 or 16 bits filling its word: its layout, offset and scale
@@ -502,235 +480,6 @@ impl<T: Real> ScaleOffset<T> {
 
 fn in_place_error<T: Real>(dir: Direction, data: &[T], f: SliceFailure) -> ElementError {
     element_error_at(NAME, dir, f.rule, f.index, data.get(f.index).copied()).writing_type::<T>()
-}
-
-/// Chunk length of the in-place small-integer kernel.
-const SMALL_INT_CHUNK: usize = 1024;
-
-/// `scale_offset` on integers of at most 16 bits, in `i32` or 16-bit lanes, where nothing can
-/// overflow the arithmetic used (`|x|, |offset|, |scale| < 2^16`):
-///
-/// - encode: `d = x - offset` in `i32`. The product `d * scale` is in the type's range
-///   exactly when `d` is in `[dlo, dhi]` (the range divided by the scale, computed once), so
-///   the check is on `d`, and the product is then exact in `i32` (`|d * scale| < 2^16`).
-/// - decode: `q = x / scale` by multiplication with the scale's inverse modulo 2^16
-///   (after shifting out its factors of two), accepted when `q * scale == x` and `q` is in
-///   the range of quotients (see the loop). Then `q + offset`.
-///
-/// Each intermediate is range-checked as the type's own arithmetic requires. The encode is
-/// 8-lane AVX2 (`vpmulld`), the decode 16-lane (`vpmullw`). Returns whether every
-/// element succeeded (otherwise `dst` holds garbage).
-#[inline(always)]
-fn small_int_map<W: Word>(
-    src: &[W],
-    dst: &mut [W],
-    l: IntLayout,
-    o: i32,
-    s: i32,
-    dir: Direction,
-) -> bool {
-    if l.signed {
-        small_int_map_in::<W, true>(src, dst, l, o, s, dir)
-    } else {
-        small_int_map_in::<W, false>(src, dst, l, o, s, dir)
-    }
-}
-
-#[inline(always)]
-fn small_int_map_in<W: Word, const SIGNED: bool>(
-    src: &[W],
-    dst: &mut [W],
-    l: IntLayout,
-    o: i32,
-    s: i32,
-    dir: Direction,
-) -> bool {
-    // The code fills the word (see `small_int`), so the range is a constant too.
-    debug_assert!(l.bits == W::BITS && l.signed == SIGNED);
-    let bits = W::BITS.min(16);
-    let (lo, hi) = if SIGNED {
-        (-(1i32 << (bits - 1)), (1i32 << (bits - 1)) - 1)
-    } else {
-        (0, (1i32 << bits) - 1)
-    };
-    // `lo <= x <= hi` as one unsigned comparison.
-    let in_range = |x: i32| (x.wrapping_sub(lo) as u32) <= (hi - lo) as u32;
-    // The code fills the word (see `small_int`): a constant shift extends it.
-    let sh = 32 - W::BITS.min(32);
-    let value = |w: W| {
-        let up = (w.to_u64() as u32) << sh;
-        if SIGNED {
-            (up as i32) >> sh
-        } else {
-            (up >> sh) as i32
-        }
-    };
-    let mut ok = true;
-    match dir {
-        Direction::Encode => {
-            let (dlo, dhi) = factor_range(lo, hi, s);
-            if dlo > dhi {
-                return src.is_empty() || dst.is_empty();
-            }
-            let span = (dhi - dlo) as u32;
-            for (x, y) in src.iter().zip(dst.iter_mut()) {
-                let d = value(*x).wrapping_sub(o);
-                ok &= (d.wrapping_sub(dlo) as u32) <= span;
-                *y = W::from_u64(u64::from(d.wrapping_mul(s) as u32));
-            }
-        }
-        Direction::Decode => {
-            if s == 0 {
-                return src.is_empty() || dst.is_empty();
-            }
-            // The quotient by multiplication, in 16-bit lanes (16 per AVX2 vector; no
-            // conversion to `f32` and back). `s = ±2^t * d` with `d` odd, which has an
-            // inverse `inv` modulo 2^16. For `v` a multiple of `s`, `q = (v >> t) * ±inv`
-            // modulo 2^16 is `v / s` exactly. For any `v`, `q` is accepted only when
-            // (1) `q * s == v` modulo 2^16 and (2) `q` is in `[qlo, qhi]`, the integers
-            // whose product with `s` is in the type's range (`factor_range`): then `q * s`
-            // and `v` are both in that range, which spans less than 2^16, and congruent,
-            // so equal — `v / s` is exact and is `q`. A multiple of `s` passes both,
-            // except `min / -1`, whose quotient is out of the range (2).
-            let t = s.unsigned_abs().trailing_zeros();
-            let inv = inverse_mod_2_16((s.unsigned_abs() >> t) as u16);
-            let c = if s < 0 { inv.wrapping_neg() } else { inv };
-            let (qlo, qhi) = factor_range(lo, hi, s);
-            let (qlo16, qspan) = (qlo as u16, (qhi - qlo) as u16);
-            let (o16, s16) = (o as u16, s as u16);
-            for (x, y) in src.iter().zip(dst.iter_mut()) {
-                let v = value(*x) as u16;
-                let shifted = if SIGNED {
-                    ((v as i16) >> t) as u16
-                } else {
-                    v >> t
-                };
-                let q = shifted.wrapping_mul(c);
-                let exact = q.wrapping_mul(s16) == v && q.wrapping_sub(qlo16) <= qspan;
-                // `q + o` in range: for 16-bit types, no signed (unsigned) overflow, i.e.
-                // the wrapping sum equals the saturating one; 8-bit types (in 16-bit
-                // lanes, where the sum cannot overflow) compare with their bounds.
-                let (r, fits) = if SIGNED {
-                    let (q, o) = (q as i16, o16 as i16);
-                    let r = q.wrapping_add(o);
-                    let fits = if W::BITS < 16 {
-                        in_range(i32::from(r))
-                    } else {
-                        r == q.saturating_add(o)
-                    };
-                    (r as u16, fits)
-                } else {
-                    let r = q.wrapping_add(o16);
-                    let fits = if W::BITS < 16 {
-                        in_range(i32::from(r))
-                    } else {
-                        r == q.saturating_add(o16)
-                    };
-                    (r, fits)
-                };
-                ok &= exact & fits;
-                *y = W::from_u64(u64::from(r));
-            }
-        }
-    }
-    ok
-}
-
-/// The inverse of an odd `d` modulo 2^16: Newton's iteration `x <- x * (2 - d * x)`
-/// doubles the number of correct low bits, and `x = d` is right in 3 (`d * d = 1` modulo 8
-/// for every odd `d`): 3, 6, 12, 24 bits.
-fn inverse_mod_2_16(d: u16) -> u16 {
-    let mut x = d;
-    for _ in 0..3 {
-        x = x.wrapping_mul(2u16.wrapping_sub(d.wrapping_mul(x)));
-    }
-    debug_assert_eq!(d.wrapping_mul(x), 1);
-    x
-}
-
-/// The `d` in `[lo, hi]` whose product `d * s` is also in `[lo, hi]`, as an interval (empty
-/// when `lo > hi`). Exact integer division, rounded inwards.
-fn factor_range(lo: i32, hi: i32, s: i32) -> (i32, i32) {
-    let (lo, hi, s) = (i64::from(lo), i64::from(hi), i64::from(s));
-    let floor_div = |a: i64, b: i64| {
-        let q = a / b;
-        if a % b != 0 && ((a < 0) != (b < 0)) {
-            q - 1
-        } else {
-            q
-        }
-    };
-    let ceil_div = |a: i64, b: i64| -floor_div(-a, b);
-    let (a, b) = match s.cmp(&0) {
-        std::cmp::Ordering::Equal => (lo, hi),
-        std::cmp::Ordering::Greater => (ceil_div(lo, s), floor_div(hi, s)),
-        std::cmp::Ordering::Less => (ceil_div(hi, s), floor_div(lo, s)),
-    };
-    // Both bounds are within [lo, hi] after the intersection, so they fit `i32`.
-    (a.max(lo) as i32, b.min(hi) as i32)
-}
-
-/// `f32` and `f64`: the hardware operations *are* the type's own arithmetic (IEEE 754,
-/// each operation correctly rounded once, overflow to ±Inf as the catalogue's
-/// `float-overflow-inf` asks), so no element can fail. Only a NaN result differs from what
-/// the hardware leaves: the generic path canonicalizes it, and so do these kernels.
-trait HardwareFloat:
-    Copy
-    + PartialEq
-    + std::ops::Sub<Output = Self>
-    + std::ops::Mul<Output = Self>
-    + std::ops::Div<Output = Self>
-    + std::ops::Add<Output = Self>
-{
-    const CANONICAL_NAN: Self;
-    fn from_code(bits: u64) -> Self;
-    fn code(self) -> u64;
-}
-
-impl HardwareFloat for f64 {
-    const CANONICAL_NAN: Self = f64::from_bits(0x7ff8_0000_0000_0000);
-    #[inline(always)]
-    fn from_code(bits: u64) -> Self {
-        f64::from_bits(bits)
-    }
-    #[inline(always)]
-    fn code(self) -> u64 {
-        self.to_bits()
-    }
-}
-
-impl HardwareFloat for f32 {
-    const CANONICAL_NAN: Self = f32::from_bits(0x7fc0_0000);
-    #[inline(always)]
-    fn from_code(bits: u64) -> Self {
-        f32::from_bits(bits as u32)
-    }
-    #[inline(always)]
-    fn code(self) -> u64 {
-        u64::from(self.to_bits())
-    }
-}
-
-/// `dst[i] = f(src[i])` in the hardware float `F`, NaN results canonicalized.
-#[inline(always)]
-fn hardware_map<W: Word, F: HardwareFloat>(src: &[W], dst: &mut [W], f: impl Fn(F) -> F) {
-    for (x, y) in src.iter().zip(dst.iter_mut()) {
-        let v = f(F::from_code(x.to_u64()));
-        #[allow(clippy::eq_op)] // `v != v` is the NaN test, without a trait for `is_nan`.
-        let v = if v != v { F::CANONICAL_NAN } else { v };
-        *y = W::from_u64(v.code());
-    }
-}
-
-/// In-place form of [`hardware_map`].
-#[inline(always)]
-fn hardware_map_in_place<W: Word, F: HardwareFloat>(data: &mut [W], f: impl Fn(F) -> F) {
-    for y in data.iter_mut() {
-        let v = f(F::from_code(y.to_u64()));
-        #[allow(clippy::eq_op)]
-        let v = if v != v { F::CANONICAL_NAN } else { v };
-        *y = W::from_u64(v.code());
-    }
 }
 
 /// The metadata object of a `scale_offset` with these scalars (JSON already encoded).

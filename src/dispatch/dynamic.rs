@@ -680,16 +680,7 @@ fn byte_lookup(
     let k = out_type.words_per_element();
     macro_rules! lookup {
         ($t:expr, $o:expr) => {{
-            let (t, o) = ($t, $o);
-            if let (1, Ok(t)) = (k, <&[_; 256]>::try_from(t)) {
-                // A table of exactly 256 entries: a byte indexes it without a bounds check.
-                crate::arch::lookup_bytes(t, codes, o);
-            } else {
-                for (c, d) in codes.iter().zip(o.chunks_exact_mut(k)) {
-                    let i = usize::from(*c) * k;
-                    d.copy_from_slice(&t[i..i + k]);
-                }
-            }
+            crate::convert::lookup::byte_lookup($t, k, codes, $o);
             true
         }};
     }

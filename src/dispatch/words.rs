@@ -11,7 +11,7 @@
 use ndarray::{ArrayD, IxDyn};
 
 use super::{CustomArray, DynArray, Element, match_all_arms, with_any};
-use crate::dtype::derive::float_same;
+use crate::dtype::arith::float_same;
 use crate::dtype::id::Scalar;
 use crate::dtype::storage::{read_le_bits, write_le_bits};
 use crate::dtype::{DTypeId, FloatLayout, Kind, Word, WordBuf, Words};

@@ -1,0 +1,194 @@
+//! `numcodecs.fixedscaleoffset`'s element kernels: the fused one-pass float loop
+//! ([`fused_float`]) and the two passes of the general path, on the source type
+//! ([`encode_source`], [`decode_target`]) and on the type written ([`to_target`]), each
+//! generic over one or two [`NumpyNumber`]s, with the parameters they take ([`EncodePath`],
+//! [`DecodeParams`], [`Mid`]). The codec's core (`codec::fixed_scale_offset`) holds the
+//! configuration, decides the path once, and picks the kernel per call (`with_numpy!`) and
+//! runs the general path block by block. Here, and not in the codec, because every loop
+//! over elements lives in `convert/` (or its AVX2 twins in `arch/`).
+
+use super::by_blocks;
+use super::numpy::NumpyNumber;
+use crate::dtype::{Word, Words, WordsMut};
+
+/// How encoding computes, decided once from the types and the Python scalar kinds.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) enum EncodePath {
+    /// Float `dtype`: everything in that type; `offset`/`scale` rounded to it.
+    Float { offset: f64, scale: f64 },
+    /// Integer `dtype`, `int` offset and scale: wrapping arithmetic in the type.
+    Int { offset: i128, scale: i128 },
+    /// Integer `dtype`, `int` offset, `float` scale: wrapping subtraction, then float64.
+    IntThenF64 { offset: i128, scale: f64 },
+    /// Integer `dtype`, `float` offset: float64 throughout.
+    F64 { offset: f64, scale: f64 },
+}
+
+/// How decoding computes: in `V`, the float `astype`, or float64 for an integer `astype`
+/// (`offset`/`scale` rounded to `V`).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) struct DecodeParams {
+    pub(crate) offset: f64,
+    pub(crate) scale: f64,
+}
+
+/// What the first pass left in the block: float64 bits, or the integer value's bits
+/// (two's complement of the source width, zero-extended when the source is unsigned).
+#[derive(Clone, Copy)]
+pub(crate) enum Mid {
+    Float,
+    Int { unsigned: bool },
+}
+
+/// The float path in one pass, from the hardware float `S` to `T`: `T(rint(S(S(x - offset)
+/// * scale)))`.
+#[inline(never)]
+pub(crate) fn fused_float<S: NumpyNumber, T: NumpyNumber>(
+    offset: f64,
+    scale: f64,
+    src: Words<'_>,
+    dst: WordsMut<'_>,
+) {
+    let (Some(src), Some(dst)) = (<S::Word as Word>::of(src), <T::Word as Word>::of_mut(dst))
+    else {
+        return;
+    };
+    // Targets cast through `cvttsd2si` with a 32-bit destination (every integer type but
+    // `uint32` and the 64-bit ones): `m` is integral, so this is `arch::i32_or_indefinite`,
+    // then the low bits.
+    let via_i32 = matches!(T::FORMAT, crate::dtype::Format::Int(l) if l.bits < 32 || (l.bits == 32 && l.signed));
+    if via_i32 {
+        fused_loop::<S, T, true>(offset, scale, src, dst);
+    } else {
+        fused_loop::<S, T, false>(offset, scale, src, dst);
+    }
+}
+
+/// The loop of [`fused_float`]: `rint(S(S(x - offset) * scale))` into each target word
+/// (through `arch::i32_or_indefinite` when `VIA_I32`), block by block as the casts run
+/// (two streams over long inputs: `convert::by_blocks`; nothing is ever declined), with
+/// AVX2 where the CPU has it.
+#[inline(always)]
+fn fused_loop<S: NumpyNumber, T: NumpyNumber, const VIA_I32: bool>(
+    offset: f64,
+    scale: f64,
+    src: &[S::Word],
+    dst: &mut [T::Word],
+) {
+    crate::arch::vectorized(
+        #[inline(always)]
+        move || {
+            by_blocks(
+                src,
+                dst,
+                #[inline(always)]
+                |src, dst| {
+                    for (x, y) in src.iter().zip(dst.iter_mut()) {
+                        let d = S::round_f64(S::from_bits(x.to_u64()).to_f64() - offset);
+                        let m = S::round_f64(d * scale).round_ties_even();
+                        let code = if VIA_I32 {
+                            u64::from(crate::arch::i32_or_indefinite(m) as u32)
+                        } else {
+                            T::from_f64(m).to_bits()
+                        };
+                        *y = <T::Word as Word>::from_u64(code);
+                    }
+                    true
+                },
+            )
+        },
+    );
+}
+
+/// First encoding pass, on the source type `T`: the value before the cast to `astype`.
+#[inline(never)]
+pub(crate) fn encode_source<T: NumpyNumber>(path: EncodePath, src: Words<'_>, mid: &mut [u64]) {
+    let Some(src) = <T::Word as Word>::of(src) else {
+        return;
+    };
+    let x = |w: &T::Word| T::from_bits(w.to_u64());
+    // One loop per path, so that the match is not in the loop; compiled with AVX2 where
+    // the CPU has it (`round_ties_even` is a library call without SSE4.1). The path is
+    // moved into the closure: its scalars are then read once, not through a reference
+    // LLVM cannot tell from `mid`.
+    crate::arch::vectorized(
+        #[inline(always)]
+        move || match path {
+            EncodePath::Float { offset, scale } => {
+                for (s, m) in src.iter().zip(mid.iter_mut()) {
+                    let d = T::round_f64(x(s).to_f64() - offset);
+                    // rint of a value of T is a value of T.
+                    *m = T::round_f64(d * scale).round_ties_even().to_bits();
+                }
+            }
+            EncodePath::Int { offset, scale } => {
+                for (s, m) in src.iter().zip(mid.iter_mut()) {
+                    let d = T::from_i128(x(s).to_i128().wrapping_sub(offset));
+                    *m = T::from_i128(d.to_i128().wrapping_mul(scale)).to_i128() as u64;
+                }
+            }
+            EncodePath::IntThenF64 { offset, scale } => {
+                for (s, m) in src.iter().zip(mid.iter_mut()) {
+                    let d = T::from_i128(x(s).to_i128().wrapping_sub(offset));
+                    *m = (d.to_f64() * scale).round_ties_even().to_bits();
+                }
+            }
+            EncodePath::F64 { offset, scale } => {
+                for (s, m) in src.iter().zip(mid.iter_mut()) {
+                    *m = ((x(s).to_f64() - offset) * scale)
+                        .round_ties_even()
+                        .to_bits();
+                }
+            }
+        },
+    );
+}
+
+/// First decoding pass, on the encoded type `T`: `V(V(y / scale) + offset)` in float64
+/// bits, with `V` = `T` for a float `T`, float64 otherwise.
+#[inline(never)]
+pub(crate) fn decode_target<T: NumpyNumber>(p: DecodeParams, src: Words<'_>, mid: &mut [u64]) {
+    let Some(src) = <T::Word as Word>::of(src) else {
+        return;
+    };
+    let DecodeParams { offset, scale } = p;
+    crate::arch::vectorized(
+        #[inline(always)]
+        move || {
+            for (s, m) in src.iter().zip(mid.iter_mut()) {
+                // For an integer T, `round_f64` is the identity: float64 arithmetic.
+                let q = T::round_f64(T::from_bits(s.to_u64()).to_f64() / scale);
+                *m = T::round_f64(q + offset).to_bits();
+            }
+        },
+    );
+}
+
+/// Second pass, on the type `T` written: NumPy's cast of the first pass's values.
+#[inline(never)]
+pub(crate) fn to_target<T: NumpyNumber>(mid: Mid, src: &[u64], dst: WordsMut<'_>) {
+    let Some(dst) = <T::Word as Word>::of_mut(dst) else {
+        return;
+    };
+    let w = |v: T| <T::Word as Word>::from_u64(v.to_bits());
+    crate::arch::vectorized(
+        #[inline(always)]
+        move || match mid {
+            Mid::Float => {
+                for (m, d) in src.iter().zip(dst.iter_mut()) {
+                    *d = w(T::from_f64(f64::from_bits(*m)));
+                }
+            }
+            Mid::Int { unsigned: true } => {
+                for (m, d) in src.iter().zip(dst.iter_mut()) {
+                    *d = w(T::from_i128(*m as i128));
+                }
+            }
+            Mid::Int { unsigned: false } => {
+                for (m, d) in src.iter().zip(dst.iter_mut()) {
+                    *d = w(T::from_i128(*m as i64 as i128));
+                }
+            }
+        },
+    );
+}

@@ -1,0 +1,24 @@
+//! The byte lookup: `out = table[code]` for inputs of one byte per element, the 256-entry
+//! table of a chain's elementwise run (`codec::chain`'s typed `Chain`, and the run-time
+//! chain of `dispatch::dynamic`). One function for both, over the table's and output's
+//! storage words; for one-word elements it is `arch::lookup_bytes`, which streams a large
+//! output. Here because every loop over elements lives in `convert/` (or its AVX2 twins in
+//! `arch/`).
+
+use crate::dtype::Word;
+
+/// `out[i] = table[codes[i]]` for elements of `k` words: `table` holds the 256 elements'
+/// words (element `c` at `c * k .. c * k + k`), `out` `k` words per code (the shorter
+/// length). An element of one word (a table of exactly 256 words) goes through
+/// `arch::lookup_bytes`, where a byte indexes the table without a bounds check.
+#[inline(always)]
+pub(crate) fn byte_lookup<W: Word>(table: &[W], k: usize, codes: &[u8], out: &mut [W]) {
+    if let (1, Ok(t)) = (k, <&[W; 256]>::try_from(table)) {
+        crate::arch::lookup_bytes(t, codes, out);
+    } else {
+        for (c, d) in codes.iter().zip(out.chunks_exact_mut(k)) {
+            let i = usize::from(*c) * k;
+            d.copy_from_slice(&table[i..i + k]);
+        }
+    }
+}
