@@ -7,13 +7,19 @@ use crate::ast::Target;
 use crate::attr::Args;
 use crate::valid::{Desc, Float, Layout, validate};
 
-pub fn expand(args: TokenStream, item: TokenStream) -> syn::Result<TokenStream> {
+/// `record`: whether to add the type to the link-time list of declared types (not for the
+/// built-in types, which the type table lists).
+pub fn expand(args: TokenStream, item: TokenStream, record: bool) -> syn::Result<TokenStream> {
     let args: Args = syn::parse2(args)?;
     let item: syn::Item = syn::parse2(item)?;
     let span = Span::call_site();
     let target = Target::from_syn(item)?;
     let desc = validate(args, span)?;
-    let registered = register(&target);
+    let registered = if record {
+        register(&target)
+    } else {
+        TokenStream::new()
+    };
     let imp = emit(&target, &desc);
     Ok(quote!(#imp #registered))
 }

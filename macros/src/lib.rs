@@ -20,8 +20,21 @@ use proc_macro::TokenStream;
 /// Generate a zquant element type from its layout. See `zquant::dtype` for the syntax.
 #[proc_macro_attribute]
 pub fn dtype(args: TokenStream, item: TokenStream) -> TokenStream {
+    run(args, item, true)
+}
+
+/// zquant's own declarations of the built-in types: the same expansion, less the link-time
+/// record. A built-in type is found through the type table, and a record per built-in type
+/// would compile `register_dtype` 44 more times for nothing.
+#[doc(hidden)]
+#[proc_macro_attribute]
+pub fn builtin_dtype(args: TokenStream, item: TokenStream) -> TokenStream {
+    run(args, item, false)
+}
+
+fn run(args: TokenStream, item: TokenStream, record: bool) -> TokenStream {
     let item2: proc_macro2::TokenStream = item.clone().into();
-    match expand::expand(args.into(), item2.clone()) {
+    match expand::expand(args.into(), item2.clone(), record) {
         Ok(ts) => ts.into(),
         Err(e) => {
             let err = e.to_compile_error();

@@ -1,11 +1,12 @@
 //! Every data type the Zarr specs name, each declared once with the [`dtype`](macro@crate::dtype)
-//! macro, the same one users get.
+//! macro users get, in its built-in form: the same expansion, less the link-time record of
+//! declared types (the type table lists these).
 //!
 //! Layouts are copied from `data-types/*/README.md` of zarr-extensions; the doc comment of each
 //! type quotes the lines that define it.
 
-use crate::dtype;
 use crate::dtype::Complex;
+use zquant_macros::builtin_dtype as dtype;
 
 #[dtype(name = "int8", int(bits = 8, signed))]
 impl DType for i8 {}

@@ -234,8 +234,8 @@ inventory::collect!(Declared);
 /// types share is registered for neither: which one metadata means is for the program to
 /// say, by calling [`register_dtype`] for it (the other's call then returns the
 /// [`RegisterError`] naming both), and link order must not decide it. Neither is a name a
-/// built-in type holds (its `register_dtype` fails). The built-in types, declared by the
-/// same attribute, register as themselves (no record).
+/// built-in type holds (its `register_dtype` fails). The built-in types are declared by the
+/// attribute's built-in form, which writes no record: the type table lists them.
 fn register_declared() {
     static ONCE: std::sync::Once = std::sync::Once::new();
     ONCE.call_once(|| {
