@@ -30,11 +30,10 @@ pub(crate) mod numpy;
 pub(crate) mod scale_offset;
 pub(crate) mod table;
 
-pub use crate::number::{CastOptions, OutOfRange, Status};
-pub(crate) use crate::number::{exact, float, int, round};
-pub use exact::{Class, Exact};
 pub use map::KeyMap;
-pub use round::Rounding;
+
+use crate::number::exact::Exact;
+use crate::number::{CastOptions, Status, float, int};
 
 use std::sync::OnceLock;
 use std::sync::atomic::{AtomicUsize, Ordering};

@@ -147,10 +147,11 @@ pub mod zarrs;
 // Typed codecs.
 pub use codec::cast_value::{CastValueConfig, MapEntries};
 pub use codec::chain::BLOCK;
-pub use codec::fixed_scale_offset::{FixedScaleOffsetConfig, NumpyDType, NumpyNumber, PyNumber};
+pub use codec::fixed_scale_offset::{FixedScaleOffsetConfig, NumpyDType, PyNumber};
 pub use codec::{
     ArrayCodec, BitRound, CODEC_NAMES, CastValue, Chain, FixedScaleOffset, ScalarMap, ScaleOffset,
 };
+pub use convert::numpy::NumpyNumber;
 pub use number::{CastOptions, OutOfRange, Rounding, Status};
 pub use pipeline::{ArrayCodecExt, from_le_bytes, to_le_bytes};
 

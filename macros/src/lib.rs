@@ -2,8 +2,8 @@
 //!
 //! It turns a layout description into the `DType` (and `Real`) impls of one element type.
 //! The pipeline is the one of `thiserror-impl`: parse the attribute and the item into a typed
-//! description ([`attr`], [`ast`]), validate it with spans pointing at the offending key
-//! ([`valid`]), then emit code ([`expand`]). On error only `compile_error!` and the original
+//! description (`attr`, `ast`), validate it with spans pointing at the offending key
+//! (`valid`), then emit code (`expand`). On error only `compile_error!` and the original
 //! item are emitted (a struct is kept, an `impl DType for T {}` is dropped), so one mistake
 //! gives one message.
 //!

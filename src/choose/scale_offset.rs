@@ -24,9 +24,11 @@ use serde_json::{Value, json};
 
 use super::ChooseError;
 use crate::convert::bit_counts::finite_key_range;
-use crate::convert::{CastOptions, Class, Exact, Rounding, exact_of, round_into};
+use crate::convert::{exact_of, round_into};
 use crate::dtype::arith::{ArithOp, arith, f64_to_exact};
 use crate::dtype::{DTypeId, FloatLayout, Format, IntLayout, NanEncoding, Real, Word, Words};
+use crate::number::exact::{Class, Exact};
+use crate::number::{CastOptions, Rounding};
 
 /// The smallest and largest finite values of an array (NaN and ±Inf skipped).
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -420,7 +422,7 @@ impl Arith {
             exact_of(self.f, t),
             Default::default(),
         );
-        (!st.is_error()).then(|| crate::convert::int::int_value(&self.target, q))
+        (!st.is_error()).then(|| crate::number::int::int_value(&self.target, q))
     }
     /// `(cast_value(q) / s) + o`.
     fn decode(&self, q: i128, o: u64, s: u64) -> Option<f64> {

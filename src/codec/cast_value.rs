@@ -41,12 +41,10 @@ use serde_json::{Map, Value};
 
 use super::{ArrayCodec, Direction, Rule, SliceFailure, element_error, json_text};
 use crate::convert::map::canonical;
-use crate::convert::{
-    CastOptions, Caster, ElementFailure, KeyMap, OutOfRange, Status, exact_of, words_of,
-    words_of_mut,
-};
+use crate::convert::{Caster, ElementFailure, KeyMap, exact_of, words_of, words_of_mut};
 use crate::dtype::{Format, Real, Word, Words, WordsMut};
 use crate::error::{ElementError, MetadataError};
+use crate::number::{CastOptions, OutOfRange, Status};
 use config::metadata;
 use scalar_map::map_warnings;
 

@@ -101,7 +101,9 @@ mod config;
 pub(crate) mod numpy;
 
 pub use config::{FixedScaleOffsetConfig, NumpyDType, PyNumber, parse_dtype};
-pub use numpy::{NumpyNumber, numpy_supports};
+pub use numpy::numpy_supports;
+
+use crate::convert::numpy::NumpyNumber;
 
 use serde_json::{Map, Value};
 

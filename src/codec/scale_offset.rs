@@ -43,12 +43,13 @@ use crate::convert::scale_offset::{
     HardwareFloat, checked_map, checked_map_in_place, hardware_map, hardware_map_in_place,
     small_int_in_place, small_int_map,
 };
-use crate::convert::{Class, Exact, exact_of, round_into, words_of, words_of_mut};
+use crate::convert::{exact_of, round_into, words_of, words_of_mut};
 use crate::dtype::arith::{ArithOp, arith};
 use crate::dtype::layout::IntLayout;
 use crate::dtype::{ArithFault, FillValueError, Format, Real, Word, Words, WordsMut};
 use crate::error::{CodecError, ElementError, MetadataError, Rule};
 use crate::metadata::DataType;
+use crate::number::exact::{Class, Exact};
 
 /// The Zarr name.
 pub const NAME: &str = "scale_offset";
@@ -306,7 +307,7 @@ impl ScaleOffsetCore {
             // Codes that fill their word (`int8` … `uint16`), so that extending a code to
             // its value is a constant shift.
             Format::Int(l) if W::BITS <= 16 && l.bits == W::BITS && !self.no_offset => {
-                let v = |b: u64| crate::convert::int::int_value(&l, b) as i32;
+                let v = |b: u64| crate::number::int::int_value(&l, b) as i32;
                 Some((l, v(self.offset), v(self.scale)))
             }
             _ => None,

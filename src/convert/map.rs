@@ -6,9 +6,10 @@
 
 use std::collections::HashMap;
 
-use super::exact::{Class, Exact};
-use super::{CastOptions, Status, exact_of, round_into};
+use super::{exact_of, round_into};
 use crate::dtype::Format;
+use crate::number::exact::{Class, Exact};
+use crate::number::{CastOptions, Status};
 
 /// Keys (codes of the `key` format) and the codes they map to, first occurrence first.
 #[derive(Clone, Debug, PartialEq)]

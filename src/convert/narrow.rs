@@ -25,10 +25,10 @@
 //! uniform-shift kernel below.
 
 use super::blocks::by_blocks;
-use super::{OutOfRange, Rounding};
 use crate::arch::F16c;
 use crate::dtype::layout::{FLOAT16, FloatLayout};
 use crate::dtype::{Word, Words};
+use crate::number::{OutOfRange, Rounding};
 
 /// A [`Rounding`] as a `u8` const parameter of the kernels (here and in `fast/`, which
 /// uses this module: the codes live in the lower one).

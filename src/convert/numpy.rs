@@ -211,7 +211,7 @@ impl NumpyNumber for f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::convert::{CastOptions, OutOfRange, Rounding};
+    use crate::number::{CastOptions, OutOfRange, Rounding};
     use half::f16;
 
     fn reference_f16(x: f64) -> f16 {

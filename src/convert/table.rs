@@ -8,8 +8,9 @@
 //! chunks of a parallel call do not rebuild it.
 
 use super::map::KeyMap;
-use super::{CastOptions, ElementFailure, exact_of, round_into};
+use super::{ElementFailure, exact_of, round_into};
 use crate::dtype::{Format, Word, WordBuf};
+use crate::number::CastOptions;
 
 /// Every code of a source format converted to a target format: the value, and whether its
 /// status is an error.

@@ -5,9 +5,9 @@
 use serde_json::{Map, Value};
 
 use super::{NAME, field};
-use crate::convert::{CastOptions, OutOfRange, Rounding};
 use crate::error::{MetadataError, choices, unknown_key};
 use crate::metadata::DataType;
+use crate::number::{CastOptions, OutOfRange, Rounding};
 
 /// The untyped `configuration` of a `cast_value` codec, as parsed from JSON.
 #[derive(Clone, Debug, PartialEq)]

@@ -8,11 +8,12 @@ use super::config::metadata;
 use super::scalar_map::{map_pairs, map_warnings};
 use super::{CastCore, CastValueConfig, NAME};
 use crate::codec::{Direction, DynStage, check_words, element_error_words};
-use crate::convert::{CastOptions, KeyMap};
+use crate::convert::KeyMap;
 use crate::dtype::id::Scalar;
 use crate::dtype::{DTypeId, Format, Words, WordsMut};
 use crate::error::{CodecError, MetadataError};
 use crate::metadata::DataType;
+use crate::number::CastOptions;
 
 /// `cast_value` bound to run-time data types: one type for every (source, target) pair.
 #[derive(Debug)]

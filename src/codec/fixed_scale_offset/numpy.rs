@@ -1,11 +1,10 @@
 //! The eleven NumPy types, listed once in `numpy_types!`, and what is built on that list:
 //! `with_numpy!` (a `match` on a data type that binds its Rust type, how the core picks a
 //! kernel), `numpy_supports`, `from_v2_code`. Their numeric rules on x86-64 (the casts and
-//! arithmetic numcodecs relies on, [`NumpyNumber`]) are `convert/numpy.rs`, below the
-//! codecs, since the element kernels (`convert/fixed_scale_offset.rs`) are generic over
-//! them; re-exported here.
+//! arithmetic numcodecs relies on, [`NumpyNumber`](crate::convert::numpy::NumpyNumber)) are
+//! `convert/numpy.rs`, below the codecs, since the element kernels
+//! (`convert/fixed_scale_offset.rs`) are generic over them.
 
-pub use crate::convert::numpy::NumpyNumber;
 use crate::dtype::DTypeId;
 
 /// Calls `$m!` with every NumPy type as `Variant = Rust type, "v2 code"`, after the

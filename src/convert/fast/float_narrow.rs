@@ -2,8 +2,8 @@
 //! bits (`convert::narrow`), and `f64 -> f32` nearest-even by the hardware conversion.
 
 use crate::convert::blocks::by_blocks;
-use crate::convert::{OutOfRange, Rounding};
 use crate::dtype::{FloatLayout, Word};
+use crate::number::{OutOfRange, Rounding};
 
 #[inline(always)]
 pub(super) fn narrow<SW: Word, DW: Word>(

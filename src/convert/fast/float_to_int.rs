@@ -7,9 +7,9 @@ use crate::convert::blocks::by_blocks;
 use crate::convert::narrow::{
     NEAREST_AWAY, NEAREST_EVEN, TOWARDS_NEGATIVE, TOWARDS_POSITIVE, TOWARDS_ZERO,
 };
-use crate::convert::{CastOptions, OutOfRange, Rounding};
 use crate::dtype::Word;
 use crate::dtype::layout::IntLayout;
+use crate::number::{CastOptions, OutOfRange, Rounding};
 
 /// The value of a float word: `f64` for 64-bit words, `f32` (widened exactly) otherwise.
 #[inline(always)]

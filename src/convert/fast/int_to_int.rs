@@ -4,9 +4,9 @@
 
 use super::{OOR_CLAMP, OOR_ERROR, OOR_WRAP, Src};
 use crate::convert::blocks::by_blocks;
-use crate::convert::{CastOptions, OutOfRange};
 use crate::dtype::Word;
 use crate::dtype::layout::IntLayout;
+use crate::number::{CastOptions, OutOfRange};
 
 /// The integer loop `$kernel` run block by block with the out-of-range rule `$oor` as a
 /// const parameter: a range check (its comparisons and reduction) or a clamp is then only
