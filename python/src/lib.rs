@@ -346,6 +346,16 @@ impl RustChain {
     }
 }
 
+/// Check the JSON text of a `packbits` `configuration` without a data type: the Rust core's
+/// one parser (`zquant::zarr::packbits::parse_configuration`), so that `zquant.zarr.PackBits`
+/// states no rule of its own.
+#[pyfunction]
+fn check_packbits_configuration(configuration: &str) -> PyResult<()> {
+    let config = parse("configuration", configuration)?;
+    zquant::zarr::packbits::parse_configuration(Some(&config)).map_err(err)?;
+    Ok(())
+}
+
 /// The `packbits` codec bound to a data type (`zquant.zarr.PackBits` runs it). Immutable.
 #[pyclass(frozen, module = "zquant._zquant")]
 struct RustPackBits {
@@ -718,6 +728,7 @@ fn _zquant(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<RustChain>()?;
     m.add_class::<PooledBuffer>()?;
     m.add_class::<RustPackBits>()?;
+    m.add_function(wrap_pyfunction!(check_packbits_configuration, m)?)?;
     m.add_function(wrap_pyfunction!(empty, m)?)?;
     m.add_function(wrap_pyfunction!(set_buffer_pool, m)?)?;
     m.add_function(wrap_pyfunction!(buffer_pool, m)?)?;

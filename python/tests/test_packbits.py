@@ -143,6 +143,15 @@ def test_configuration_and_pickling():
         PackBits(first_bit=3, last_bit=2)
     with pytest.raises(zquant.CodecError, match="padding_encoding"):
         PackBits(padding_encoding="start_byte")  # type: ignore[arg-type]
+    # The configuration is checked by the Rust core's one parser, at construction.
+    with pytest.raises(zquant.CodecError, match="first_bit.*non-negative integer"):
+        PackBits(first_bit=True)  # type: ignore[arg-type]
+    with pytest.raises(zquant.CodecError, match="last_bit.*non-negative integer"):
+        PackBits(last_bit=-1)
+    with pytest.raises(zquant.CodecError, match="last_bit.*at most 63"):
+        PackBits(last_bit=64)
+    with pytest.raises(zquant.CodecError, match="first_bit.*not JSON"):
+        PackBits(first_bit=object())  # type: ignore[arg-type]
     with pytest.raises(zquant.CodecError, match="beyond the 8 bits of uint8"):
         PackBits(last_bit=8).encode_array(np.zeros(2, np.uint8), "uint8")
     with pytest.raises(zquant.CodecError, match="expected 3 bytes"):

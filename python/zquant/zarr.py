@@ -507,20 +507,18 @@ class PackBits(ArrayBytesCodec):
         first_bit: int | None = None,
         last_bit: int | None = None,
     ) -> None:
-        if padding_encoding not in ("none", "first_byte", "last_byte"):
-            raise CodecError(
-                f"packbits: `padding_encoding`: {padding_encoding!r} is not one of "
-                "'none', 'first_byte', 'last_byte'"
-            )
+        config: dict[str, Any] = {"padding_encoding": padding_encoding}
         for name, v in (("first_bit", first_bit), ("last_bit", last_bit)):
-            if v is not None and (isinstance(v, bool) or not isinstance(v, int) or v < 0):
-                raise CodecError(
-                    f"packbits: `{name}` must be a non-negative integer or None, got {v!r}"
-                )
-        if first_bit is not None and last_bit is not None and last_bit < first_bit:
-            raise CodecError(
-                f"packbits: `last_bit`: {last_bit} is less than first_bit {first_bit}"
-            )
+            if v is not None:
+                config[name] = v
+        for name, v in config.items():
+            try:
+                _dtypes.dumps(v)
+            except (TypeError, ValueError) as e:
+                raise CodecError(f"packbits: `{name}`: {v!r} is not JSON ({e})") from e
+        # Every rule (the padding names, the bit indices, last_bit >= first_bit) is the Rust
+        # core's, stated once in zquant::zarr::packbits::parse_configuration.
+        _zquant.check_packbits_configuration(_dtypes.dumps(config))
         object.__setattr__(self, "padding_encoding", padding_encoding)
         object.__setattr__(self, "first_bit", first_bit)
         object.__setattr__(self, "last_bit", last_bit)

@@ -261,7 +261,10 @@ pub fn parse_configuration(config: Option<&Value>) -> Result<Parsed, MetadataErr
             _ => {
                 return Err(field(
                     "padding_encoding",
-                    crate::error::choices(s, &["none", "first_byte", "last_byte"]),
+                    format!(
+                        "unknown padding encoding {s:?}: {}",
+                        crate::error::choices(s, &["none", "first_byte", "last_byte"])
+                    ),
                 ));
             }
         },

@@ -371,6 +371,10 @@ fn configuration_errors_name_the_field_and_the_fix() {
     assert!(reason.contains("\"first_byte\""), "{reason}");
     let (_, _, reason) = bad(DTypeId::UInt8, json!({"padding_encoding": "last-byte"}));
     assert!(reason.contains("did you mean \"last_byte\""), "{reason}");
+    assert!(
+        reason.contains("unknown padding encoding \"last-byte\""),
+        "{reason}"
+    );
     let (_, field, _) = bad(DTypeId::UInt8, json!({"first_bit": -1}));
     assert_eq!(field, "first_bit");
     let (_, field, _) = bad(DTypeId::UInt8, json!({"last_bit": 2.0}));
