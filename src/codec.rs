@@ -30,9 +30,10 @@ pub use registry::CODEC_NAMES;
 use serde_json::Value;
 
 use crate::dtype::id::Scalar;
-use crate::dtype::{DType, DTypeId, Words, WordsMut};
+use crate::dtype::{DType, DTypeId};
 use crate::error::{CodecError, ElementError, MetadataError, Rule};
 use crate::metadata::DataType;
+use crate::number::storage::{Words, WordsMut};
 
 /// The first failing element of a slice kernel.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -271,13 +272,13 @@ pub trait DynStage: Send + Sync + std::fmt::Debug {
 /// value) laid out as the one-element slice `encode_words` takes, so that the fill value
 /// goes through the same code as the data.
 pub(crate) struct ScalarBuf {
-    buf: crate::dtype::WordBuf,
+    buf: crate::number::storage::WordBuf,
 }
 
 impl ScalarBuf {
     pub(crate) fn new(id: DTypeId) -> Self {
         ScalarBuf {
-            buf: crate::dtype::WordBuf::zeroed(id.word_bits(), id.words_per_element()),
+            buf: crate::number::storage::WordBuf::zeroed(id.word_bits(), id.words_per_element()),
         }
     }
     pub(crate) fn set(&mut self, x: Scalar) {

@@ -38,7 +38,9 @@ use crate::number::{CastOptions, Status, float, int};
 use std::sync::OnceLock;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use crate::dtype::{Format, Real, Word, WordBuf, Words, WordsMut};
+use crate::dtype::Real;
+use crate::number::layout::Format;
+use crate::number::storage::{Word, WordBuf, Words, WordsMut};
 use table::CodeTable;
 
 /// Convert one element, returning the result and its [`Status`].
@@ -337,7 +339,7 @@ impl Caster {
         &self,
         src: &[SW],
         dst: &mut [DW],
-        l: crate::dtype::IntLayout,
+        l: crate::number::layout::IntLayout,
         code: u64,
     ) -> Result<(), ElementFailure> {
         let n = src.len().min(dst.len());
@@ -400,13 +402,13 @@ impl Caster {
 
 /// The typed view of a slice as its storage words.
 #[inline(always)]
-pub(crate) fn words_of<T: crate::dtype::Plain>(s: &[T]) -> Words<'_> {
+pub(crate) fn words_of<T: crate::number::storage::Plain>(s: &[T]) -> Words<'_> {
     <T::Word as Word>::words(crate::arch::words(s))
 }
 
 /// The typed view of a mutable slice as its storage words.
 #[inline(always)]
-pub(crate) fn words_of_mut<T: crate::dtype::Plain>(s: &mut [T]) -> WordsMut<'_> {
+pub(crate) fn words_of_mut<T: crate::number::storage::Plain>(s: &mut [T]) -> WordsMut<'_> {
     <T::Word as Word>::words_mut(crate::arch::words_mut(s))
 }
 

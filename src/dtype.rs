@@ -18,7 +18,6 @@ pub(crate) mod custom;
 pub(crate) mod decimal;
 pub(crate) mod fill_value;
 pub(crate) mod id;
-pub(crate) use crate::number::{layout, storage};
 
 use std::fmt::Debug;
 
@@ -27,8 +26,10 @@ pub use complex::Complex;
 pub use custom::{CustomDType, RegisterError, register_dtype, registered_dtypes};
 pub use fill_value::FillValueError;
 pub use id::{DTypeId, UnknownDType};
-pub use layout::{FloatLayout, Format, IntLayout, NanEncoding};
-pub use storage::{Plain, Storage, Word, WordBuf, Words, WordsMut};
+// The public path of `number`'s layouts and storage words (`number` is private); inside the
+// crate they are named from `number`, their owner.
+pub use crate::number::layout::{FloatLayout, Format, IntLayout, NanEncoding};
+pub use crate::number::storage::{Plain, Storage, Word, WordBuf, Words, WordsMut};
 
 /// `n` elements whose storage words are all zero, in fresh memory that nothing has written:
 /// `calloc`'d and, on Linux, from 4 MiB on, advised to be backed by transparent huge pages

@@ -22,7 +22,9 @@ use super::ChooseError;
 use crate::convert::bit_counts::{
     PlaneCounts, SliceWord, block_pattern, count_plane_pairs, transpose_groups,
 };
-use crate::dtype::{DTypeId, FloatLayout, Format, NanEncoding, Real, Word, Words};
+use crate::dtype::{DTypeId, Real};
+use crate::number::layout::{FloatLayout, Format, NanEncoding};
+use crate::number::storage::{Word, Words};
 
 /// How to compute [`BitInformation`]. `InformationOptions::default()` is BitInformation.jl's
 /// and xbitinfo's default: the last axis, confidence 0.99, insignificant information set to
@@ -1542,7 +1544,7 @@ mod tests {
 
     #[test]
     fn signed_exponent_matches_the_docstring() {
-        let l = crate::dtype::layout::FLOAT32;
+        let l = crate::number::layout::FLOAT32;
         // 10f0: "0 10000010 0100…" -> "0 00000011 0100…"
         assert_eq!(signed_exponent(&l, 10f32.to_bits() as u64), 0x01a0_0000);
         // xbitinfo's doctest: 0.03125 -> 0b0_10000101_000…

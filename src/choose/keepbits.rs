@@ -3,7 +3,8 @@
 
 use super::{BitInformation, ChooseError};
 use crate::codec::bitround;
-use crate::dtype::{FloatLayout, Kind};
+use crate::dtype::Kind;
+use crate::number::layout::FloatLayout;
 
 impl BitInformation {
     /// The mantissa bits to keep for `level` (in `[0, 1]`) of the real information, as

@@ -26,8 +26,10 @@ use super::ChooseError;
 use crate::convert::bit_counts::finite_key_range;
 use crate::convert::{exact_of, round_into};
 use crate::dtype::arith::{ArithOp, arith, f64_to_exact};
-use crate::dtype::{DTypeId, FloatLayout, Format, IntLayout, NanEncoding, Real, Word, Words};
+use crate::dtype::{DTypeId, Real};
 use crate::number::exact::{Class, Exact};
+use crate::number::layout::{FloatLayout, Format, IntLayout, NanEncoding};
+use crate::number::storage::{Word, Words};
 use crate::number::{CastOptions, Rounding};
 
 /// The smallest and largest finite values of an array (NaN and ±Inf skipped).

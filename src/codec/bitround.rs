@@ -36,10 +36,12 @@ use serde_json::{Map, Value};
 use super::{ArrayCodec, Direction, DynStage, check_words};
 use crate::convert::bitround::{float_copy, float_in_place, int_copy, int_in_place};
 use crate::convert::{words_of, words_of_mut};
-use crate::dtype::layout::IntLayout;
-use crate::dtype::{DType, FloatLayout, Kind, Word, Words, WordsMut};
+use crate::dtype::{DType, Kind};
 use crate::error::{CodecError, ElementError, MetadataError};
 use crate::metadata::DataType;
+use crate::number::layout::FloatLayout;
+use crate::number::layout::IntLayout;
+use crate::number::storage::{Word, Words, WordsMut};
 
 /// The Zarr name.
 pub const NAME: &str = "bitround";

@@ -10,8 +10,8 @@ use serde_json::Value;
 
 use super::{ArrayCodec, Direction, Fusion};
 use crate::convert::{words_of, words_of_mut};
-use crate::dtype::{Words, WordsMut};
 use crate::error::{ElementError, MetadataError};
+use crate::number::storage::{Words, WordsMut};
 
 /// Elements per block in fused chains: 4096 elements of at most 16 bytes stay in L1/L2.
 pub const BLOCK: usize = 4096;
@@ -129,7 +129,7 @@ pub(crate) fn byte_table<I: crate::dtype::DType, O: crate::dtype::DType, E>(
     }
     let mut codes = [I::default(); 256];
     for (i, w) in crate::arch::words_mut(&mut codes).iter_mut().enumerate() {
-        *w = crate::dtype::Word::from_u64(i as u64);
+        *w = crate::number::storage::Word::from_u64(i as u64);
     }
     let mut out = Box::new([O::default(); 256]);
     run(&codes, &mut out[..]).ok()?;
@@ -143,7 +143,7 @@ fn byte_lookup<I: crate::dtype::DType, O: crate::dtype::DType>(
     src: &[I],
     dst: &mut [O],
 ) {
-    use crate::dtype::Word;
+    use crate::number::storage::Word;
     // An element of one byte is one `u8` word (`Plain`'s layout), so this always holds.
     let Some(codes) = <u8 as Word>::of(Word::words(crate::arch::words(src))) else {
         unreachable!("byte_lookup on an input of more than one byte per element")

@@ -112,9 +112,10 @@ use crate::convert::fixed_scale_offset::{
     DecodeParams, EncodePath, Mid, decode_target, encode_source, fused_float, to_target,
 };
 use crate::convert::{words_of, words_of_mut};
-use crate::dtype::{DTypeId, Word, Words, WordsMut};
+use crate::dtype::DTypeId;
 use crate::error::{CodecError, ElementError, MetadataError};
 use crate::metadata::DataType;
+use crate::number::storage::{Word, Words, WordsMut};
 use numpy::with_numpy;
 
 /// The Zarr v3 name.

@@ -45,11 +45,13 @@ use crate::convert::scale_offset::{
 };
 use crate::convert::{exact_of, round_into, words_of, words_of_mut};
 use crate::dtype::arith::{ArithOp, arith};
-use crate::dtype::layout::IntLayout;
-use crate::dtype::{ArithFault, FillValueError, Format, Real, Word, Words, WordsMut};
+use crate::dtype::{ArithFault, FillValueError, Real};
 use crate::error::{CodecError, ElementError, MetadataError, Rule};
 use crate::metadata::DataType;
 use crate::number::exact::{Class, Exact};
+use crate::number::layout::Format;
+use crate::number::layout::IntLayout;
+use crate::number::storage::{Word, Words, WordsMut};
 
 /// The Zarr name.
 pub const NAME: &str = "scale_offset";

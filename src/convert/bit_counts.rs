@@ -14,7 +14,7 @@
 
 use num_traits::PrimInt;
 
-use crate::dtype::Word;
+use crate::number::storage::Word;
 
 /// A storage word that can be bit-sliced: the four widths, each with its AVX2 twin.
 pub(crate) trait SliceWord: Word + Copy {
@@ -735,7 +735,7 @@ mod tests {
 
     #[test]
     fn finite_key_range_skips_non_finite_codes() {
-        let l = crate::dtype::layout::FLOAT32;
+        let l = crate::number::layout::FLOAT32;
         let mut xs = vec![
             3.0f32,
             f32::NAN,

@@ -5,11 +5,11 @@
 //! codec, because every loop over elements lives in `convert/` (or its AVX2 twins in
 //! `arch/`).
 
-use crate::dtype::Word;
-use crate::dtype::layout::{FloatLayout, IntLayout};
 use crate::number::Rounding;
 use crate::number::int::int_value;
+use crate::number::layout::{FloatLayout, IntLayout};
 use crate::number::round::shift_round;
+use crate::number::storage::Word;
 
 /// numcodecs' `BitRound` on a float code held in a storage word of any width, except that a
 /// NaN is returned unchanged:

@@ -39,8 +39,9 @@ mod widen;
 
 pub use float_to_int::Affine;
 
-use crate::dtype::layout::IntLayout;
-use crate::dtype::{FloatLayout, Format, Word};
+use crate::number::layout::IntLayout;
+use crate::number::layout::{FloatLayout, Format};
+use crate::number::storage::Word;
 use crate::number::{CastOptions, OutOfRange, Rounding};
 use float_narrow::{f64_to_f32_blocks, narrow};
 use float_to_int::{affine_f32, affine_f64, as_f64, float_to_int, float_to_narrow_int};

@@ -9,7 +9,7 @@
 
 use super::by_blocks;
 use super::numpy::NumpyNumber;
-use crate::dtype::{Word, Words, WordsMut};
+use crate::number::storage::{Word, Words, WordsMut};
 
 /// How encoding computes, decided once from the types and the Python scalar kinds.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -56,7 +56,7 @@ pub(crate) fn fused_float<S: NumpyNumber, T: NumpyNumber>(
     // Targets cast through `cvttsd2si` with a 32-bit destination (every integer type but
     // `uint32` and the 64-bit ones): `m` is integral, so this is `arch::i32_or_indefinite`,
     // then the low bits.
-    let via_i32 = matches!(T::FORMAT, crate::dtype::Format::Int(l) if l.bits < 32 || (l.bits == 32 && l.signed));
+    let via_i32 = matches!(T::FORMAT, crate::number::layout::Format::Int(l) if l.bits < 32 || (l.bits == 32 && l.signed));
     if via_i32 {
         fused_loop::<S, T, true>(offset, scale, src, dst);
     } else {

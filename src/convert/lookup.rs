@@ -5,7 +5,7 @@
 //! output. Here because every loop over elements lives in `convert/` (or its AVX2 twins in
 //! `arch/`).
 
-use crate::dtype::Word;
+use crate::number::storage::Word;
 
 /// `out[i] = table[codes[i]]` for elements of `k` words: `table` holds the 256 elements'
 /// words (element `c` at `c * k .. c * k + k`), `out` `k` words per code (the shorter

@@ -7,8 +7,8 @@
 use std::collections::HashMap;
 
 use super::{exact_of, round_into};
-use crate::dtype::Format;
 use crate::number::exact::{Class, Exact};
+use crate::number::layout::Format;
 use crate::number::{CastOptions, Status};
 
 /// Keys (codes of the `key` format) and the codes they map to, first occurrence first.
@@ -164,12 +164,12 @@ impl KeyMap {
     /// Whether any element of `s` is a key: [`KeyMap::is_key_bits`] over a slice, with the
     /// layout's tests hoisted out of the loop.
     #[inline]
-    pub fn any_key<W: crate::dtype::Word>(&self, s: &[W]) -> bool {
+    pub fn any_key<W: crate::number::storage::Word>(&self, s: &[W]) -> bool {
         let mask = self.key.mask();
         let has = |b: u64| self.code_value(b).is_some();
         match (self.nan, self.key) {
             (None, _) => s.iter().fold(false, |h, x| h | has(x.to_u64() & mask)),
-            (Some(_), Format::Float(l)) if l.nan == crate::dtype::NanEncoding::Ieee => {
+            (Some(_), Format::Float(l)) if l.nan == crate::number::layout::NanEncoding::Ieee => {
                 let mag = l.magnitude_mask();
                 let inf = l.inf_bits().unwrap_or(mag);
                 s.iter().fold(false, |h, x| {
@@ -183,11 +183,11 @@ impl KeyMap {
 
     /// `src` with every key replaced by code 0, into `dst`.
     #[inline]
-    pub fn stand_in<W: crate::dtype::Word>(&self, src: &[W], dst: &mut [W]) {
+    pub fn stand_in<W: crate::number::storage::Word>(&self, src: &[W], dst: &mut [W]) {
         let mask = self.key.mask();
         let has = |b: u64| self.code_value(b).is_some();
         match (self.nan, self.key) {
-            (Some(_), Format::Float(l)) if l.nan == crate::dtype::NanEncoding::Ieee => {
+            (Some(_), Format::Float(l)) if l.nan == crate::number::layout::NanEncoding::Ieee => {
                 let mag = l.magnitude_mask();
                 let inf = l.inf_bits().unwrap_or(mag);
                 for (x, y) in src.iter().zip(dst.iter_mut()) {
@@ -214,7 +214,7 @@ impl KeyMap {
     /// Write the mapped value over every element of `src` that is a key:
     /// [`KeyMap::lookup_bits`] over a slice, with the layout's tests hoisted.
     #[inline]
-    pub fn write_keys<SW: crate::dtype::Word, DW: crate::dtype::Word>(
+    pub fn write_keys<SW: crate::number::storage::Word, DW: crate::number::storage::Word>(
         &self,
         src: &[SW],
         dst: &mut [DW],
@@ -222,7 +222,7 @@ impl KeyMap {
         let mask = self.key.mask();
         let code = |b: u64| self.code_value(b);
         match (self.nan, self.key) {
-            (Some(v), Format::Float(l)) if l.nan == crate::dtype::NanEncoding::Ieee => {
+            (Some(v), Format::Float(l)) if l.nan == crate::number::layout::NanEncoding::Ieee => {
                 let mag = l.magnitude_mask();
                 let inf = l.inf_bits().unwrap_or(mag);
                 for (x, y) in src.iter().zip(dst.iter_mut()) {

@@ -26,8 +26,8 @@
 
 use super::blocks::by_blocks;
 use crate::arch::F16c;
-use crate::dtype::layout::{FLOAT16, FloatLayout};
-use crate::dtype::{Word, Words};
+use crate::number::layout::{FLOAT16, FloatLayout};
+use crate::number::storage::{Word, Words};
 use crate::number::{OutOfRange, Rounding};
 
 /// A [`Rounding`] as a `u8` const parameter of the kernels (here and in `fast/`, which

@@ -7,8 +7,8 @@
 //! codec, because every loop over elements lives in `convert/` (or its AVX2 twins in
 //! `arch/`).
 
-use crate::dtype::Word;
-use crate::dtype::layout::IntLayout;
+use crate::number::layout::IntLayout;
+use crate::number::storage::Word;
 
 /// Chunk length of the in-place small-integer kernel.
 pub(crate) const SMALL_INT_CHUNK: usize = 1024;

@@ -9,8 +9,9 @@
 
 use super::map::KeyMap;
 use super::{ElementFailure, exact_of, round_into};
-use crate::dtype::{Format, Word, WordBuf};
 use crate::number::CastOptions;
+use crate::number::layout::Format;
+use crate::number::storage::{Word, WordBuf};
 
 /// Every code of a source format converted to a target format: the value, and whether its
 /// status is an error.

@@ -4,7 +4,8 @@
 use super::dynamic::DynArray;
 use crate::dispatch::match_all_arms;
 use crate::dtype::custom::CustomDType;
-use crate::dtype::{DType, DTypeId, RegisterError, WordBuf, Words, WordsMut, register_dtype};
+use crate::dtype::{DType, DTypeId, RegisterError, register_dtype};
+use crate::number::storage::{WordBuf, Words, WordsMut};
 use ndarray::{ArrayD, IxDyn};
 
 /// An array of a declared type registered with [`crate::register_dtype`], held as its

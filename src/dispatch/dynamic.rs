@@ -16,9 +16,10 @@ use crate::codec::json_text;
 use crate::codec::{Direction, DynStage};
 use crate::dispatch::{self, CustomArray, match_all_arms, words};
 use crate::dtype::id::Scalar;
-use crate::dtype::{DType, DTypeId, WordBuf, Words, WordsMut};
+use crate::dtype::{DType, DTypeId};
 use crate::error::{CodecError, MetadataError};
 use crate::metadata::{CodecObject, DataType};
+use crate::number::storage::{WordBuf, Words, WordsMut};
 
 macro_rules! define_dyn_array {
     (() $($kind:ident $v:ident = $t:ty,)*) => {

@@ -13,9 +13,11 @@ use ndarray::{ArrayD, IxDyn};
 use super::{CustomArray, DynArray, Element, match_all_arms, with_any};
 use crate::dtype::arith::float_same;
 use crate::dtype::id::Scalar;
-use crate::dtype::storage::{read_le_bits, write_le_bits};
-use crate::dtype::{DTypeId, FloatLayout, Kind, Word, WordBuf, Words};
+use crate::dtype::{DTypeId, Kind};
 use crate::error::CodecError;
+use crate::number::layout::FloatLayout;
+use crate::number::storage::{Word, WordBuf, Words};
+use crate::number::storage::{read_le_bits, write_le_bits};
 
 /// `$f::<W>($args)`, wrapped in a [`WordBuf`], with `W` the word type of the given width
 /// in bits.
@@ -80,8 +82,11 @@ pub(crate) fn ne_words(id: DTypeId, bytes: &[u8]) -> Option<Words<'_>> {
 
 /// [`ne_words`], for writing.
 #[cfg(feature = "zarrs")]
-pub(crate) fn ne_words_mut(id: DTypeId, bytes: &mut [u8]) -> Option<crate::dtype::WordsMut<'_>> {
-    use crate::dtype::WordsMut;
+pub(crate) fn ne_words_mut(
+    id: DTypeId,
+    bytes: &mut [u8],
+) -> Option<crate::number::storage::WordsMut<'_>> {
+    use crate::number::storage::WordsMut;
     if code_mask(id) != width_mask(id.word_bits()) {
         return None;
     }

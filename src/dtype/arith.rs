@@ -10,9 +10,9 @@
 //! `convert/bitround.rs`).
 
 use super::ArithFault;
-use super::layout::{FloatLayout, Format, IntLayout};
 use crate::number::float::{decode_float, round_to_float};
 use crate::number::int::int_value;
+use crate::number::layout::{FloatLayout, Format, IntLayout};
 use crate::number::{OutOfRange, Rounding, Status};
 
 /// The four arithmetic operations `scale_offset` uses.
@@ -99,7 +99,7 @@ pub fn arith(f: Format, a: u64, b: u64, op: ArithOp) -> Result<u64, ArithFault> 
 /// The exact value of an `f64`.
 #[inline(always)]
 pub fn f64_to_exact(x: f64) -> crate::number::exact::Exact {
-    decode_float(&super::layout::FLOAT64, x.to_bits())
+    decode_float(&crate::number::layout::FLOAT64, x.to_bits())
 }
 
 /// Conformance equality of two float codes: equal bits, or both NaN.

@@ -22,10 +22,10 @@ use serde_json::Value;
 use thiserror::Error;
 
 use super::decimal::number_to_exact;
-use super::layout::{FloatLayout, IntLayout};
 use super::{DType, Real};
 use crate::number::exact::{Class, Exact};
 use crate::number::int::int_value;
+use crate::number::layout::{FloatLayout, IntLayout};
 use crate::number::{CastOptions, OutOfRange, Rounding};
 
 /// A JSON scalar that is not a valid fill-value encoding for a data type.

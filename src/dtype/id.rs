@@ -122,7 +122,7 @@ macro_rules! define_id {
             /// Width of the storage words an element is made of (8, 16, 32 or 64).
             pub fn word_bits(self) -> u32 {
                 match self {
-                    $(DTypeId::$v => <<$t as $crate::dtype::Plain>::Word as $crate::dtype::Word>::BITS,)*
+                    $(DTypeId::$v => <<$t as $crate::number::storage::Plain>::Word as $crate::number::storage::Word>::BITS,)*
                     DTypeId::Custom(c) => c.word_bits(),
                 }
             }
@@ -130,7 +130,7 @@ macro_rules! define_id {
             /// Storage words per element (2 for complex types, 1 otherwise).
             pub fn words_per_element(self) -> usize {
                 match self {
-                    $(DTypeId::$v => <$t as $crate::dtype::Plain>::WORDS,)*
+                    $(DTypeId::$v => <$t as $crate::number::storage::Plain>::WORDS,)*
                     DTypeId::Custom(c) => c.words_per_element(),
                 }
             }
@@ -176,7 +176,7 @@ fn scalar_of<T: crate::dtype::DType>(x: T) -> Scalar {
         .iter_mut()
         .zip(crate::arch::words(std::slice::from_ref(&x)))
     {
-        *o = crate::dtype::Word::to_u64(*w);
+        *o = crate::number::storage::Word::to_u64(*w);
     }
     out
 }
@@ -188,7 +188,7 @@ pub(crate) fn element_of<T: crate::dtype::DType>(x: Scalar) -> T {
         .iter_mut()
         .zip(x)
     {
-        *w = crate::dtype::Word::from_u64(o);
+        *w = crate::number::storage::Word::from_u64(o);
     }
     e
 }
@@ -205,7 +205,7 @@ impl DTypeId {
     }
 
     /// The format of a real type (`None` for complex and time types).
-    pub fn format(self) -> Option<crate::dtype::Format> {
+    pub fn format(self) -> Option<crate::number::layout::Format> {
         self.kind().format()
     }
 }

@@ -12,10 +12,11 @@ use super::ZarrError;
 use super::metadata::{ArrayMetadata, MemoryOrder};
 use super::packbits::PackBits;
 use crate::dispatch::{DynArray, DynChain, words_from_le, words_to_le};
+use crate::dtype::DTypeId;
 use crate::dtype::id::Scalar;
-use crate::dtype::{DTypeId, Word, WordBuf, Words};
 use crate::error::CodecError;
 use crate::metadata::CodecObject;
+use crate::number::storage::{Word, WordBuf, Words};
 
 /// The byte order of the `bytes` codec.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -44,8 +44,9 @@
 
 use serde_json::{Map, Value};
 
-use crate::dtype::{DTypeId, Kind, Word, WordBuf, Words, WordsMut};
+use crate::dtype::{DTypeId, Kind};
 use crate::error::{MetadataError, unknown_key};
+use crate::number::storage::{Word, WordBuf, Words, WordsMut};
 
 /// The Zarr name.
 pub const NAME: &str = "packbits";
@@ -720,7 +721,7 @@ fn unpack<W: Word>(src: &[u8], p: Plan, out: &mut [W]) {
     if p.f == 0 && p.b == p.n && p.b == W::BITS {
         let size = (W::BITS / 8) as usize;
         for (w, i) in out.iter_mut().zip(src.chunks_exact(size)) {
-            *w = W::from_u64(crate::dtype::storage::read_le_bits(i, size));
+            *w = W::from_u64(crate::number::storage::read_le_bits(i, size));
         }
         return;
     }
@@ -789,7 +790,7 @@ fn unpack_bytes(src: &[u8], p: Plan, out: &mut [u8]) -> usize {
 fn load_at(s: &[u8], i: usize) -> u64 {
     match s.get(i..i + 8) {
         Some(w) => load8(w),
-        None => crate::dtype::storage::read_le_bits(s.get(i..).unwrap_or(&[]), 8),
+        None => crate::number::storage::read_le_bits(s.get(i..).unwrap_or(&[]), 8),
     }
 }
 

@@ -7,9 +7,10 @@ use serde_json::Value;
 use super::{NAME, field};
 use crate::codec::json_text;
 use crate::convert::KeyMap;
-use crate::dtype::{Format, Real};
+use crate::dtype::Real;
 use crate::error::MetadataError;
 use crate::number::exact::Exact;
+use crate::number::layout::Format;
 use crate::number::{CastOptions, OutOfRange};
 
 /// One direction of a scalar map: keys matched by value, first occurrence wins.

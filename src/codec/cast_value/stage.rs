@@ -9,11 +9,13 @@ use super::scalar_map::{map_pairs, map_warnings};
 use super::{CastCore, CastValueConfig, NAME};
 use crate::codec::{Direction, DynStage, check_words, element_error_words};
 use crate::convert::KeyMap;
+use crate::dtype::DTypeId;
 use crate::dtype::id::Scalar;
-use crate::dtype::{DTypeId, Format, Words, WordsMut};
 use crate::error::{CodecError, MetadataError};
 use crate::metadata::DataType;
 use crate::number::CastOptions;
+use crate::number::layout::Format;
+use crate::number::storage::{Words, WordsMut};
 
 /// `cast_value` bound to run-time data types: one type for every (source, target) pair.
 #[derive(Debug)]

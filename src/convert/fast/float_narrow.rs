@@ -2,7 +2,8 @@
 //! bits (`convert::narrow`), and `f64 -> f32` nearest-even by the hardware conversion.
 
 use crate::convert::blocks::by_blocks;
-use crate::dtype::{FloatLayout, Word};
+use crate::number::layout::FloatLayout;
+use crate::number::storage::Word;
 use crate::number::{OutOfRange, Rounding};
 
 #[inline(always)]

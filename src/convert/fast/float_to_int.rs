@@ -7,8 +7,8 @@ use crate::convert::blocks::by_blocks;
 use crate::convert::narrow::{
     NEAREST_AWAY, NEAREST_EVEN, TOWARDS_NEGATIVE, TOWARDS_POSITIVE, TOWARDS_ZERO,
 };
-use crate::dtype::Word;
-use crate::dtype::layout::IntLayout;
+use crate::number::layout::IntLayout;
+use crate::number::storage::Word;
 use crate::number::{CastOptions, OutOfRange, Rounding};
 
 /// The value of a float word: `f64` for 64-bit words, `f32` (widened exactly) otherwise.

@@ -2,8 +2,8 @@
 //! where the values fit.
 
 use super::int_to_int::{value_i32, value_i64};
-use crate::dtype::Word;
-use crate::dtype::layout::IntLayout;
+use crate::number::layout::IntLayout;
+use crate::number::storage::Word;
 
 /// Integer to `f32`/`f64` (by target word width), nearest-even: Rust's integer-to-float
 /// `as` rounds once, to nearest-even. One loop per case (not a `match` per element, which

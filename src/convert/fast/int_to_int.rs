@@ -4,8 +4,8 @@
 
 use super::{OOR_CLAMP, OOR_ERROR, OOR_WRAP, Src};
 use crate::convert::blocks::by_blocks;
-use crate::dtype::Word;
-use crate::dtype::layout::IntLayout;
+use crate::number::layout::IntLayout;
+use crate::number::storage::Word;
 use crate::number::{CastOptions, OutOfRange};
 
 /// The integer loop `$kernel` run block by block with the out-of-range rule `$oor` as a

@@ -5,13 +5,14 @@
 
 use super::{Dst, Src};
 use crate::convert::blocks::by_blocks;
-use crate::dtype::{FloatLayout, Word, Words};
+use crate::number::layout::FloatLayout;
+use crate::number::storage::{Word, Words};
 
 /// Whether [`widen`] is exact for sources of layout `l`: IEEE-like (signed, subnormals,
 /// ±Inf, IEEE NaNs), every value of it an `f32` (its exponent range and precision within
 /// `f32`'s, subnormals included), and not `f32`/`f64` themselves.
 pub(super) fn widens(l: FloatLayout) -> bool {
-    use crate::dtype::NanEncoding;
+    use crate::number::layout::NanEncoding;
     let max_exp = (1i32 << l.exponent_bits) - 1 - l.bias;
     let min_exp = 1 - l.bias - l.mantissa_bits as i32;
     // IEEE (±Inf, NaNs on the all-ones exponent), or OCP's `fn` formats (no Inf, NaN only
@@ -42,7 +43,7 @@ macro_rules! small_src {
                     return 0;
                 }
                 // float16 to `f32` by F16C (`vcvtph2ps`) where the CPU has it.
-                let hw = if l == crate::dtype::layout::FLOAT16 {
+                let hw = if l == crate::number::layout::FLOAT16 {
                     crate::arch::F16c::detect()
                 } else {
                     None
@@ -174,7 +175,8 @@ fn by_blocks_streamed<SW: Word, DW: Word>(
 
 #[cfg(test)]
 mod tests {
-    use crate::dtype::{DTypeId, Format};
+    use crate::dtype::DTypeId;
+    use crate::number::layout::Format;
 
     /// `arch::widen_bytes_to_f32` (AVX2, plain and streamed stores) writes what the
     /// portable `widen` writes, and declines the same blocks, for every code of every

@@ -19,8 +19,8 @@
 //! Measured by callgrind (instructions per element, docs/performance.md, "Third pass"):
 //! from 3.6-3.8 to 1.6 (bfloat16) and 2.1 (float8/float4).
 
-use crate::dtype::Word;
-use crate::dtype::layout::{BFLOAT16, FloatLayout};
+use crate::number::layout::{BFLOAT16, FloatLayout};
+use crate::number::storage::Word;
 
 const SM: u32 = 23;
 const MAG_MASK: u32 = 0x7fff_ffff;
