@@ -1,9 +1,9 @@
-//! The byte lookup: `out = table[code]` for inputs of one byte per element, the 256-entry
-//! table of a chain's elementwise run (`codec::chain`'s typed `Chain`, and the run-time
-//! chain of `dispatch::dynamic`). One function for both, over the table's and output's
-//! storage words; for one-word elements it is `arch::lookup_bytes`, which streams a large
-//! output. Here because every loop over elements lives in `convert/` (or its AVX2 twins in
-//! `arch/`).
+//! The byte lookup: `out = table[code]` for inputs of one byte per element, over a
+//! 256-entry table: a chain's elementwise run (`codec::chain`'s typed `Chain`, the run-time
+//! chain of `dispatch::dynamic`), `CodeTable` and fixedscaleoffset's decode. One function
+//! for all, over the table's and output's storage words; for one-word elements it is
+//! `arch::lookup_bytes`, which streams a large output. Here because every loop over
+//! elements lives in `convert/` (or its AVX2 twins in `arch/`).
 
 use crate::number::storage::Word;
 

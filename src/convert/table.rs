@@ -102,7 +102,7 @@ impl CodeTable {
             <&[DW; 256]>::try_from(values),
         ) {
             // A one-byte source: the words' lookup, which streams a large output.
-            (Some(codes), Ok(table)) => crate::arch::lookup_bytes(table, codes, dst),
+            (Some(codes), Ok(table)) => super::lookup::byte_lookup(table, 1, codes, dst),
             _ => {
                 for (s, d) in src.iter().zip(dst.iter_mut()) {
                     *d = values[(s.to_u64() & mask) as usize];
