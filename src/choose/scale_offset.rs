@@ -23,6 +23,7 @@ use ndarray::{ArrayBase, Data, Dimension};
 use serde_json::{Value, json};
 
 use super::ChooseError;
+use crate::codec::{cast_value, scale_offset};
 use crate::convert::bit_counts::finite_key_range;
 use crate::convert::{exact_of, round_into};
 use crate::dtype::arith::{ArithOp, arith, f64_to_exact};
@@ -374,8 +375,8 @@ impl ScaleOffsetChoice {
             cast["scalar_map"] = json!({"encode": [["NaN", c]], "decode": [[c, "NaN"]]});
         }
         json!([
-            {"name": "scale_offset", "configuration": {"offset": self.offset_json(), "scale": self.scale_json()}},
-            {"name": "cast_value", "configuration": cast},
+            {"name": scale_offset::NAME, "configuration": {"offset": self.offset_json(), "scale": self.scale_json()}},
+            {"name": cast_value::NAME, "configuration": cast},
         ])
     }
 }

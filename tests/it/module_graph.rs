@@ -3,6 +3,9 @@
 //! docs/ARCHITECTURE.md gives. A new upward import fails here, naming the file and line.
 //! Comments are skipped (doc links are no dependency), and so is a file's `#[cfg(test)]`
 //! module, which ends it.
+//!
+//! The same reading checks the codec registry's promise: each codec name (and alias) is
+//! written once in `src/`, in its codec module; everything else derives from the table.
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -175,6 +178,45 @@ fn every_module_uses_only_the_layers_below_it() {
         assert!(
             seen.contains(&(*f, *t)),
             "{f} -> {t} ({why}) no longer occurs: drop it from KNOWN"
+        );
+    }
+}
+
+/// Where the literal `"name"` is written in `src/`'s code (comments and `#[cfg(test)]`
+/// modules skipped), as `"file:line"`.
+fn literals_of(src: &Path, name: &str) -> Vec<String> {
+    let quoted = format!("\"{name}\"");
+    let mut files = Vec::new();
+    rust_files(src, &mut files);
+    files.sort();
+    let mut out = Vec::new();
+    for file in &files {
+        let text = std::fs::read_to_string(file).expect("read a source file");
+        for (n, line) in text.lines().enumerate() {
+            if line.trim_start().starts_with("#[cfg(test)]") {
+                break;
+            }
+            if code(line).contains(&quoted) {
+                out.push(format!(
+                    "{}:{}",
+                    file.strip_prefix(src).unwrap().display(),
+                    n + 1
+                ));
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn each_codec_name_is_written_once() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    for name in zquant::CODEC_NAMES {
+        let at = literals_of(&src, name);
+        assert!(
+            at.len() == 1 && at[0].starts_with("codec/"),
+            "codec name {name:?} is written at {at:?}: write it once, in its codec module's \
+             NAME/ALIAS, and name that constant elsewhere"
         );
     }
 }
