@@ -121,32 +121,50 @@ fn code(line: &str) -> &str {
     }
 }
 
-/// Every edge against the order: `(from, to, "file:line")`.
-fn upward_edges(src: &Path) -> Vec<(String, String, String)> {
+/// The code of every line the checks read, in file order: `(file, "file:line", code)`. A
+/// file's unit tests (its last item, from `#[cfg(test)]`) may use any layer and write any
+/// literal, so they end the file here.
+fn code_lines(src: &Path) -> Vec<(PathBuf, String, String)> {
     let mut files = Vec::new();
     rust_files(src, &mut files);
     files.sort();
     let mut out = Vec::new();
-    for file in &files {
-        let Some(from) = owner(src, file) else {
+    for file in files {
+        let text = std::fs::read_to_string(&file).expect("read a source file");
+        let rel = file
+            .strip_prefix(src)
+            .expect("under src/")
+            .display()
+            .to_string();
+        for (n, line) in text.lines().enumerate() {
+            if line.trim_start().starts_with("#[cfg(test)]") {
+                break;
+            }
+            out.push((
+                file.clone(),
+                format!("{rel}:{}", n + 1),
+                code(line).to_string(),
+            ));
+        }
+    }
+    out
+}
+
+/// Every edge against the order: `(from, to, "file:line")`.
+fn upward_edges(src: &Path) -> Vec<(String, String, String)> {
+    let mut out = Vec::new();
+    for (file, at, code) in code_lines(src) {
+        let Some(from) = owner(src, &file) else {
             continue;
         };
         let from_rank = rank(&from)
             .unwrap_or_else(|| panic!("module {from} is not in ORDER: place it in its layer"));
-        let text = std::fs::read_to_string(file).expect("read a source file");
-        for (n, line) in text.lines().enumerate() {
-            // A file's unit tests (its last item) may use any layer.
-            if line.trim_start().starts_with("#[cfg(test)]") {
-                break;
-            }
-            for to in named_modules(code(line)) {
-                // Items of the crate root (`crate::__zquant_dtype_table!`, re-exports) are
-                // not a module of the graph.
-                let Some(to_rank) = rank(&to) else { continue };
-                if to != from && to_rank >= from_rank {
-                    let at = format!("{}:{}", file.strip_prefix(src).unwrap().display(), n + 1);
-                    out.push((from.clone(), to, at));
-                }
+        for to in named_modules(&code) {
+            // Items of the crate root (`crate::__zquant_dtype_table!`, re-exports) are
+            // not a module of the graph.
+            let Some(to_rank) = rank(&to) else { continue };
+            if to != from && to_rank >= from_rank {
+                out.push((from.clone(), to, at.clone()));
             }
         }
     }
@@ -182,37 +200,16 @@ fn every_module_uses_only_the_layers_below_it() {
     }
 }
 
-/// Where the literal `"name"` is written in `src/`'s code (comments and `#[cfg(test)]`
-/// modules skipped), as `"file:line"`.
-fn literals_of(src: &Path, name: &str) -> Vec<String> {
-    let quoted = format!("\"{name}\"");
-    let mut files = Vec::new();
-    rust_files(src, &mut files);
-    files.sort();
-    let mut out = Vec::new();
-    for file in &files {
-        let text = std::fs::read_to_string(file).expect("read a source file");
-        for (n, line) in text.lines().enumerate() {
-            if line.trim_start().starts_with("#[cfg(test)]") {
-                break;
-            }
-            if code(line).contains(&quoted) {
-                out.push(format!(
-                    "{}:{}",
-                    file.strip_prefix(src).unwrap().display(),
-                    n + 1
-                ));
-            }
-        }
-    }
-    out
-}
-
 #[test]
 fn each_codec_name_is_written_once() {
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let lines = code_lines(&Path::new(env!("CARGO_MANIFEST_DIR")).join("src"));
     for name in zquant::CODEC_NAMES {
-        let at = literals_of(&src, name);
+        let quoted = format!("\"{name}\"");
+        let at: Vec<_> = lines
+            .iter()
+            .filter(|(_, _, code)| code.contains(&quoted))
+            .map(|(_, at, _)| at.as_str())
+            .collect();
         assert!(
             at.len() == 1 && at[0].starts_with("codec/"),
             "codec name {name:?} is written at {at:?}: write it once, in its codec module's \
