@@ -593,10 +593,57 @@ impl Fit {
         let Some(o) = a.code(o_val, Rounding::NearestEven) else {
             return Step::Next;
         };
+        let meets = |c: &ScaleOffsetChoice| bound.is_none_or(|b| c.max_abs_error <= b);
+        if let Some(c) = self
+            .snapped(o, s)
+            .filter_map(|o| self.choice(o, s))
+            .find(|c| meets(c))
+        {
+            return Step::Fits(Box::new(c));
+        }
+        // A range holding 0 must decode it exactly: no unsnapped offset then.
+        if self.range.min <= 0.0 && self.range.max >= 0.0 {
+            return Step::Next;
+        }
         match self.choice(o, s) {
-            Some(c) if bound.is_none_or(|b| c.max_abs_error <= b) => Step::Fits(Box::new(c)),
+            Some(c) if meets(&c) => Step::Fits(Box::new(c)),
             _ => Step::Next,
         }
+    }
+
+    /// The offset moved (by at most half a code) onto the grid of `0`: `o = -(q0 / s)` in
+    /// the source type's arithmetic for the integer `q0` nearest `-o * s`, so that decoding
+    /// `q0` gives `q0 / s + o = 0` exactly and `0` (and `-0`) encodes to `q0`. Without it,
+    /// the zeros of a field (dry cells) decode as tiny nonzero values and the fill value
+    /// `0` does not survive the chain. The candidates are the nearest `q0` and a few
+    /// neighbours, each kept only when the codec's own arithmetic confirms both.
+    fn snapped(&self, o: u64, s: u64) -> impl Iterator<Item = u64> + '_ {
+        let a = &self.a;
+        let p = a.l.mantissa_bits as i32 + 1;
+        let near = (-a.value(o) * a.value(s)).round();
+        let zero = a.code(0.0, Rounding::NearestEven);
+        // `(0 - o) * s` must be `q0` itself, not only round to it: the fill value `0` has
+        // to survive `cast_value` exactly. A neighbour of the nearest `q0` often does when
+        // the nearest does not.
+        [0.0, 1.0, -1.0, 2.0, -2.0, 3.0, -3.0]
+            .into_iter()
+            .filter_map(move |d| {
+                // In steps of the source type's spacing at `q0`: beyond `2^p` only some
+                // integers are values of it.
+                let q0 = near
+                    + d * (near.abs().log2().floor() - f64::from(p - 1))
+                        .exp2()
+                        .max(1.0);
+                if !q0.is_finite() {
+                    return None;
+                }
+                let zero = zero?;
+                let v = a.value(a.op(a.code(q0, Rounding::NearestEven)?, s, ArithOp::Div)?);
+                let snapped = a.code(-v, Rounding::NearestEven)?;
+                let t = a.op(a.op(zero, snapped, ArithOp::Sub)?, s, ArithOp::Mul)?;
+                let q = a.encode(zero, snapped, s)?;
+                (a.value(t) == q0 && a.decode(q, snapped, s)? == 0.0).then_some(snapped)
+            })
     }
 
     /// The configuration `(o, s)` with its guarantee, when both ends encode within the
