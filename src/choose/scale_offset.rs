@@ -89,6 +89,23 @@ impl FiniteRange {
 }
 
 impl FiniteRange {
+    /// The range of both pieces: the statistics of an array larger than memory, merged
+    /// chunk by chunk.
+    ///
+    /// ```
+    /// use zquant::choose::FiniteRange;
+    /// let a = FiniteRange { min: -1.5, max: 3.0 };
+    /// let b = FiniteRange { min: 0.0, max: 7.25 };
+    /// assert_eq!(a.merge(b), FiniteRange { min: -1.5, max: 7.25 });
+    /// ```
+    #[must_use]
+    pub fn merge(self, other: FiniteRange) -> FiniteRange {
+        FiniteRange {
+            min: self.min.min(other.min),
+            max: self.max.max(other.max),
+        }
+    }
+
     /// [`FiniteRange::of`] over the native-endian storage words of elements of the real
     /// type `id` (one word each, any order): for callers that hold the elements as words,
     /// such as the Python binding over a NumPy buffer. `None` when no element is finite.
@@ -853,4 +870,72 @@ pub fn fit_scale_offset(
         }
     }
     Ok(best)
+}
+
+/// The smallest-scale fit whose codes lie in `0..=hi` of an unsigned integer `target`
+/// (`hi` at most the target's largest code; the codes above `hi` stay free for a
+/// `scalar_map`), with its guarantee at most `max_abs_error`: the planner's integer
+/// candidate, which picks the code width itself. The offset is snapped onto the grid of 0
+/// as every fit's is. `Err` with the best bound of these codes when none meets it.
+pub(crate) fn fit_in_codes(
+    source: DTypeId,
+    target: DTypeId,
+    range: FiniteRange,
+    max_abs_error: f64,
+    hi: i128,
+) -> Result<ScaleOffsetChoice, ChooseError> {
+    if !(max_abs_error > 0.0 && max_abs_error.is_finite()) {
+        return Err(ChooseError::Bound(max_abs_error));
+    }
+    let mut fit = Fit::new(source, target, range, FitOptions::default())?;
+    fit.lo = 0;
+    fit.hi = hi.min(fit.hi);
+    if fit.min_c == fit.max_c {
+        return fit.single();
+    }
+    let lo_f = 0.0f64;
+    let hi_f = (fit.hi as f64).min(fit.max_finite);
+    let ideal = (hi_f - lo_f) / (range.max - range.min);
+    let start = 0.5 / max_abs_error;
+    if start <= ideal {
+        // From the bound's own scale up: one cell of width `1 / s` errs by `1 / (2s)` and
+        // a little rounding, so the first few tries above `start` meet it.
+        let factors = (0..=24)
+            .map(|k| 1.0 + (-(52 - 2 * k) as f64).exp2())
+            .chain((1..=60).map(|k| 1.0 + f64::from(k) / 64.0));
+        for f in factors {
+            let s = start * f;
+            if s > ideal {
+                break;
+            }
+            if let Step::Fits(c) = fit.at_scale(s, Some(max_abs_error)) {
+                return Ok(*c);
+            }
+        }
+    }
+    // The best these codes give, for the error.
+    let factors = std::iter::once(1.0)
+        .chain((1..=52).rev().map(|k| 1.0 - (-(k as f64)).exp2()))
+        .chain((2..=64).map(|k| (-(k as f64)).exp2()));
+    let mut best = f64::INFINITY;
+    for f in factors {
+        match fit.at_scale(ideal * f, Some(f64::INFINITY)) {
+            Step::Fits(c) => {
+                best = c.max_abs_error;
+                if c.max_abs_error <= max_abs_error {
+                    return Ok(*c);
+                }
+                break;
+            }
+            Step::Next => {}
+            Step::Stop => break,
+        }
+    }
+    Err(ChooseError::BoundNotMet {
+        requested: max_abs_error,
+        best,
+        target: target.name(),
+        min: range.min,
+        max: range.max,
+    })
 }
