@@ -19,7 +19,7 @@ use crate::zarr::PackBits;
 
 /// `numcodecs.bitround`: the name plain zarr-python reads (through numcodecs), where the
 /// v3 name `bitround` is not.
-const NUMCODECS_BITROUND: &str = "numcodecs.bitround";
+const NUMCODECS_BITROUND: &str = bitround::ALIAS;
 
 /// The narrower float types `cast_value` may store, widest first.
 const SMALL_FLOATS: [&str; 8] = [
@@ -197,14 +197,20 @@ fn bitround_spec(c: &Ctx) -> Spec {
             pow2(binade(&c.l, c.max_abs()) - k as i32 - 1)
         }
     };
-    let name = |k: u32| format!("numcodecs.bitround k={k}");
+    let name = |k: u32| format!("{NUMCODECS_BITROUND} k={k}");
+    // The largest magnitude must not round up past the largest finite value (to
+    // infinity): more bits then.
+    let max_finite = exact_of(Format::Float(c.l), c.l.max_finite_bits()).to_f64();
+    let overflows = |k: u32| {
+        let q = pow2(binade(&c.l, c.max_abs()) - k as i32);
+        (c.max_abs() / q).round_ties_even() * q > max_finite
+    };
     let k = if c.rel {
         (1..m).find(|&k| bound_at(k) <= c.bound)
     } else {
-        keepbits_for_absolute_error(c.id.kind(), c.max_abs(), c.bound)
-            .ok()
-            .filter(|&k| k < m)
+        keepbits_for_absolute_error(c.id.kind(), c.max_abs(), c.bound).ok()
     };
+    let k = k.and_then(|k| (k..m).find(|&k| !overflows(k)));
     match k {
         Some(k) => Spec::new(
             name(k),
@@ -213,7 +219,7 @@ fn bitround_spec(c: &Ctx) -> Spec {
             c.readers(true, true),
         ),
         None => Spec::out(
-            "numcodecs.bitround".into(),
+            NUMCODECS_BITROUND.into(),
             Some(bound_at(m - 1)),
             format!(
                 "keeps every mantissa bit for this bound (keepbits {} gives {:.3e})",
@@ -237,7 +243,9 @@ fn code_type(w: u32) -> DTypeId {
 fn int_specs(c: &Ctx) -> Vec<Spec> {
     let name = |w: u32, packed: bool| {
         format!(
-            "scale_offset+cast_value uint{w}{}",
+            "{}+{} uint{w}{}",
+            scale_offset::NAME,
+            cast_value::NAME,
             if packed { "+packbits" } else { "" }
         )
     };
@@ -334,7 +342,7 @@ fn int_specs(c: &Ctx) -> Vec<Spec> {
         _ => None,
     };
     vec![Spec::out(
-        "scale_offset+cast_value".into(),
+        format!("{}+{}", scale_offset::NAME, cast_value::NAME),
         best,
         match last_err {
             Some(e) => format!("no code width up to 32 bits: {e}"),
@@ -356,7 +364,7 @@ fn small_float_specs(c: &Ctx) -> Vec<Spec> {
         if lt.bits() >= c.l.bits() || !lt.signed || !lt.subnormals {
             continue;
         }
-        let label = format!("cast_value {name}");
+        let label = format!("{} {name}", cast_value::NAME);
         if c.nan() && !lt.has_nan() {
             out.push(Spec::out(label, None, format!("{name} has no NaN")));
             continue;
@@ -406,7 +414,7 @@ fn small_float_specs(c: &Ctx) -> Vec<Spec> {
 /// `k` significant bits, so that `0 - offset` survives `bitround` and 0 decodes exactly)
 /// then `numcodecs.bitround`: the residuals' binade, not the values', sets the error.
 fn offset_bitround_spec(c: &Ctx) -> Spec {
-    let label = "scale_offset+numcodecs.bitround".to_string();
+    let label = format!("{}+{NUMCODECS_BITROUND}", scale_offset::NAME);
     if c.rel {
         return Spec::out(
             label,
@@ -446,7 +454,7 @@ fn offset_bitround_spec(c: &Ctx) -> Spec {
     let (o, bound) = at(k);
     let o_json = c.id.value_to_json([c.bits_of(o), 0]);
     Spec::new(
-        format!("scale_offset+numcodecs.bitround k={k}"),
+        format!("{label} k={k}"),
         vec![
             json!({"name": scale_offset::NAME, "configuration": {"offset": o_json, "scale": 1}}),
             bitround_filter(k),
