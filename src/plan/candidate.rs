@@ -260,13 +260,16 @@ fn int_specs(c: &Ctx) -> Vec<Spec> {
     let span = range.max - range.min;
     let range = if c.headroom > 0.0 && span > 0.0 {
         let max_finite = exact_of(Format::Float(c.l), c.l.max_finite_bits()).to_f64();
+        // Clamped before rounding: a value beyond the type's range does not round to one.
         FiniteRange {
-            min: c
-                .value_of(range.min - c.headroom * span, Rounding::TowardsNegative)
-                .max(-max_finite),
-            max: c
-                .value_of(range.max + c.headroom * span, Rounding::TowardsPositive)
-                .min(max_finite),
+            min: c.value_of(
+                (range.min - c.headroom * span).max(-max_finite),
+                Rounding::TowardsNegative,
+            ),
+            max: c.value_of(
+                (range.max + c.headroom * span).min(max_finite),
+                Rounding::TowardsPositive,
+            ),
         }
     } else {
         range
@@ -678,7 +681,9 @@ pub(super) fn run(
     let xs_extremes = values(id, extremes.as_words());
     let dtype = json!(id.name());
     let mut candidates = Vec::with_capacity(specs.len());
-    for s in &specs {
+    // A candidate that fails when run has no bound to offer in the error.
+    let mut failed = vec![false; specs.len()];
+    for (si, s) in specs.iter().enumerate() {
         let mut row = Candidate {
             name: s.name.clone(),
             filters: s.filters.clone(),
@@ -730,6 +735,7 @@ pub(super) fn run(
         match measured {
             Ok(b) => row.sample_bytes = Some(b),
             Err(e) => {
+                failed[si] = true;
                 row.ruled_out
                     .get_or_insert(format!("fails its guarantee when run: {e}"));
             }
@@ -758,7 +764,9 @@ pub(super) fn run(
         let (smallest, who) = specs
             .iter()
             .zip(&candidates)
-            .filter(|(s, _)| s.lossy)
+            .zip(&failed)
+            .filter(|((s, _), failed)| s.lossy && !**failed)
+            .map(|(sc, _)| sc)
             .filter_map(|(s, c)| s.best.map(|b| (b, c.name.clone())))
             .min_by(|a, b| a.0.total_cmp(&b.0))
             .unwrap_or((0.0, "none".into()));
