@@ -333,3 +333,52 @@ fn impossible_targets_name_the_smallest_bound() {
         Err(ChooseError::Bound(_))
     ));
 }
+
+/// With headroom, values beyond the planned range (an archive that grows warmer) still
+/// encode within the bound; without it, the integer chain refuses them with an error, never
+/// silently.
+#[test]
+fn headroom_leaves_room_for_data_to_come() {
+    let xs = field(0, 10.0, 280.0, 0.0, 5, 32 * 32);
+    let (lo, hi) = xs
+        .iter()
+        .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), &x| {
+            (a.min(x as f32 as f64), b.max(x as f32 as f64))
+        });
+    let warmer = [hi + 0.09 * (hi - lo), lo - 0.09 * (hi - lo)];
+    for (headroom, fits) in [(0.1, true), (0.0, false)] {
+        let opts = PlanOptions {
+            headroom,
+            ..PlanOptions::default()
+        };
+        let (p, _) = plan_of(
+            DTypeId::Float32,
+            &xs,
+            32,
+            &json!("NaN"),
+            Target::MaxAbsError(0.01),
+            &opts,
+        )
+        .unwrap();
+        let c = p
+            .candidates
+            .iter()
+            .find(|c| c.name.ends_with("uint16"))
+            .unwrap();
+        let chain = DynChain::from_metadata(&json!("float32"), &json!("NaN"), &c.filters).unwrap();
+        let w = words_of(DTypeId::Float32, &warmer);
+        let mut enc = WordBuf::zeroed(16, 2);
+        let r = chain.encode_words(w.as_words(), &[2], enc.as_words_mut());
+        assert_eq!(r.is_ok(), fits, "headroom {headroom}: {r:?}");
+        if fits {
+            let mut dec = WordBuf::zeroed(32, 2);
+            chain
+                .decode_words(enc.as_words(), &[2], dec.as_words_mut())
+                .unwrap();
+            let ys = values_of(DTypeId::Float32, dec.as_words());
+            for (x, y) in values_of(DTypeId::Float32, w.as_words()).iter().zip(&ys) {
+                assert!((x - y).abs() <= c.bound.unwrap(), "{x} -> {y}");
+            }
+        }
+    }
+}
