@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -566,6 +566,7 @@ def plan_dataset(
     readers: str = "zarr-python",
     axis: int = -1,
     sample_elements: int = SAMPLE_ELEMENTS,
+    progress: Callable[[Iterable[str]], Iterable[str]] | None = None,
 ) -> DatasetPlan:
     """A :func:`plan` for each data variable of the xarray Dataset ``ds``.
 
@@ -575,7 +576,8 @@ def plan_dataset(
     A variable no target names, or not of a float type, is stored losslessly (the
     compressors alone). ``plan_dataset(ds, ...).encoding`` goes straight into
     ``ds.to_zarr(store, zarr_format=3, encoding=...)``; ``.annotate(ds)`` adds the CF
-    attributes of BitRound quantization.
+    attributes of BitRound quantization. ``progress`` wraps the iteration over the
+    variable names (``tqdm``, for example).
 
     Raises ``zquant.CodecError`` when no target is given, a variable gets two, a name is
     not a data variable, a named variable is not of a float type, or a target cannot be
@@ -602,7 +604,7 @@ def plan_dataset(
     comps = _compressors(compressors)
     plans: dict[str, Plan] = {}
     lossless: list[str] = []
-    for name in names:
+    for name in progress(names) if progress is not None else names:
         var = ds[name]
         is_float = np.dtype(var.dtype).kind == "f" or _is_narrow_float(var.dtype)
         own = {k: own[name] for k, (own, _) in specs.items() if name in own}

@@ -351,6 +351,16 @@ class Plan:
         return float(b) if b is not None else math.nan
 
     @property
+    def bound_kind(self) -> str:
+        """What :attr:`bound` bounds: ``"max_abs_error"`` (``|x' - x| <= bound``) or
+        ``"max_rel_error"`` (``|x' - x| <= bound * |x|``, for relative and information
+        targets)."""
+        kind = self._raw.get("bound_kind")
+        if kind in ("max_abs_error", "max_rel_error"):
+            return str(kind)
+        return "max_abs_error" if "max_abs_error" in self._target else "max_rel_error"
+
+    @property
     def target(self) -> dict[str, float]:
         """The target asked for: ``{"max_abs_error": x}``, ``{"max_rel_error": r}`` or
         ``{"information": level}``."""
