@@ -93,18 +93,25 @@ def plot_plans(
         left.set_title(f"{name} ({plan.data_type})")
         usable = [c for c in plan.candidates if c.bound is not None and c.sample_bytes]
         for c in usable:
+            if c.bound <= 0:
+                # Lossless: no bound to place on a log axis; the line to beat.
+                right.axhline(c.sample_bytes, color="tab:gray", linestyle=":", label=c.name)
+                continue
             right.scatter(
-                max(c.bound, np.finfo(np.float64).tiny),
+                c.bound,
                 c.sample_bytes,
                 marker="o",
                 s=60 if c.winner else 30,
                 facecolors="tab:red" if c.winner else "none",
                 edgecolors="tab:red" if c.winner else "tab:blue",
             )
-            right.annotate(c.name, (max(c.bound, 1e-300), c.sample_bytes), fontsize="x-small",
+            right.annotate(c.name, (c.bound, c.sample_bytes), fontsize="x-small",
                            xytext=(4, 2), textcoords="offset points")
-        if usable and any(c.bound > 0 for c in usable):
+        if any(c.bound > 0 for c in usable):
             right.set_xscale("log")
+        right.set_ylim(bottom=0)
+        if any(c.bound <= 0 for c in usable):
+            right.legend(loc="lower right", fontsize="small")
         (kind, value), = plan.target.items()
         right.set_title(f"{kind} {value:g}: bound {plan.bound:.3g}")
         right.set_xlabel("guaranteed bound")

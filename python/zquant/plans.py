@@ -129,6 +129,22 @@ def describe_chain(filters: Sequence[dict[str, Any]], serializer: dict[str, Any]
     return " -> ".join(parts) if parts else "bytes (lossless)"
 
 
+def describe_codecs(codecs: Sequence[dict[str, Any]]) -> str:
+    """A whole chain as it stands in an array's metadata (filters, serializer, compressors)
+    as one line: the default ``bytes`` serializer left out, compressors after ``|``."""
+    names = [c.get("name") for c in codecs]
+    serializer_at = next(
+        (i for i, c in enumerate(codecs) if c.get("name") in ("bytes", "packbits")), None
+    )
+    if serializer_at is None:
+        return " -> ".join(describe_codec(c) for c in codecs)
+    filters = list(codecs[:serializer_at])
+    serializer = codecs[serializer_at]
+    line = describe_chain(filters, None if names[serializer_at] == "bytes" else serializer)
+    compressors = [describe_codec(c) for c in codecs[serializer_at + 1 :]]
+    return line + (" | " + " -> ".join(compressors) if compressors else "")
+
+
 @dataclass(frozen=True)
 class Candidate:
     """One chain the planner weighed.
