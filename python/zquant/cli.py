@@ -278,7 +278,7 @@ def _quantize(args: argparse.Namespace) -> int:
                          "pip install 'zquant[cli]'") from None
     from . import choose
 
-    targets = {
+    targets: dict[str, Any] = {
         "max_abs_error": _assignments(args.max_abs_error, "--max-abs-error"),
         "max_rel_error": _assignments(args.max_rel_error, "--max-rel-error"),
         "inflevel": _assignments(args.inflevel, "--inflevel"),
@@ -329,18 +329,21 @@ def _quantize(args: argparse.Namespace) -> int:
             t1 = time.perf_counter()
             if hasattr(var.data, "dask"):
                 _write(client, var.data, group[name], f"write {name}")
-            p = plans.get(name)
-            kind = "exact" if p is None else p.bound_kind
-            bound = 0.0 if p is None else p.bound
-            fill = math.nan if p is None else p.fill_value
+            planned = plans.get(name)
+            kind = "exact" if planned is None else planned.bound_kind
+            bound = 0.0 if planned is None else planned.bound
+            fill = math.nan if planned is None else planned.fill_value
             src_data = var.data if hasattr(var.data, "dask") else _as_dask(var)
             check = _verify(client, src_data, back[name].data, kind, bound, fill,
                             f"check {name}")
             seconds = plan_seconds.get(name, 0.0) + time.perf_counter() - t1
+            array = group[name]
+            assert isinstance(array, zarr.Array)
             before = int(var.size * var.dtype.itemsize)
-            after = int(group[name].nbytes_stored())
+            after = int(array.nbytes_stored())
+            codecs: Any = array.metadata.to_dict()["codecs"]
             variables[name] = {
-                "codecs": list(group[name].metadata.to_dict()["codecs"]),
+                "codecs": list(codecs),
                 "bound": bound,
                 "max_abs_error": check.max_abs_error,
                 "bytes_before": before,

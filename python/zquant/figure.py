@@ -91,26 +91,30 @@ def plot_plans(
             left.text(0.5, 0.5, "no bit information", ha="center", va="center")
             left.set_axis_off()
         left.set_title(f"{name} ({plan.data_type})")
-        usable = [c for c in plan.candidates if c.bound is not None and c.sample_bytes]
-        for c in usable:
-            if c.bound <= 0:
+        usable = [
+            (c, c.bound, c.sample_bytes)
+            for c in plan.candidates
+            if c.bound is not None and c.sample_bytes
+        ]
+        for c, bound, size in usable:
+            if bound <= 0:
                 # Lossless: no bound to place on a log axis; the line to beat.
-                right.axhline(c.sample_bytes, color="tab:gray", linestyle=":", label=c.name)
+                right.axhline(size, color="tab:gray", linestyle=":", label=c.name)
                 continue
             right.scatter(
-                c.bound,
-                c.sample_bytes,
+                bound,
+                size,
                 marker="o",
                 s=60 if c.winner else 30,
                 facecolors="tab:red" if c.winner else "none",
                 edgecolors="tab:red" if c.winner else "tab:blue",
             )
-            right.annotate(c.name, (c.bound, c.sample_bytes), fontsize="x-small",
+            right.annotate(c.name, (bound, size), fontsize="x-small",
                            xytext=(4, 2), textcoords="offset points")
-        if any(c.bound > 0 for c in usable):
+        if any(bound > 0 for _, bound, _ in usable):
             right.set_xscale("log")
         right.set_ylim(bottom=0)
-        if any(c.bound <= 0 for c in usable):
+        if any(bound <= 0 for _, bound, _ in usable):
             right.legend(loc="lower right", fontsize="small")
         (kind, value), = plan.target.items()
         right.set_title(f"{kind} {value:g}: bound {plan.bound:.3g}")
