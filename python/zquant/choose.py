@@ -260,7 +260,7 @@ def _size_of(compressors: Sequence[Any], dtype: np.dtype[Any]) -> Callable[[byte
     evolved = [c.evolve_from_array_spec(spec) for c in compressors]
 
     def size(data: bytes) -> int:
-        buf: Any = prototype.buffer.from_bytes(bytes(data))
+        buf: Any = prototype.buffer.from_bytes(data if isinstance(data, bytes) else bytes(data))
         for c in evolved:
             encode_sync = getattr(c, "_encode_sync", None)
             out = encode_sync(buf, spec) if encode_sync else sync(c._encode_single(buf, spec))

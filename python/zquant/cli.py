@@ -114,23 +114,30 @@ def _client(scheduler: str | None, workers: int) -> Iterator[Any]:
     """A dask distributed client: on ``scheduler``, or on a local cluster of ``workers``
     single-threaded processes. zarr resolves zquant's codec names to zquant's classes on
     every worker (``zquant.use``)."""
-    import zquant
+    import zarr
     from distributed import Client, LocalCluster
 
+    import zquant
+
+    first = zarr.config.get("codecs.scale_offset", None) != "zquant.zarr.ScaleOffset"
     zquant.use()  # before the workers start: they inherit its environment
-    if scheduler:
-        with Client(scheduler) as client:
+    try:
+        if scheduler:
+            with Client(scheduler) as client:
+                client.run(zquant.use)
+                yield client
+            return
+        with (
+            LocalCluster(
+                n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None
+            ) as cluster,
+            Client(cluster) as client,
+        ):
             client.run(zquant.use)
             yield client
-        return
-    with (
-        LocalCluster(
-            n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None
-        ) as cluster,
-        Client(cluster) as client,
-    ):
-        client.run(zquant.use)
-        yield client
+    finally:
+        if first:
+            zquant.unuse()  # the caller's process as it was (the command may run in-process)
 
 
 def _run_blocks(
