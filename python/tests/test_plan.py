@@ -19,9 +19,13 @@ from hypothesis import strategies as st
 
 import zquant
 import zquant.choose as choose
+from zquant import _zquant
 from zquant.plans import Candidates, DatasetPlan, Plan
 
 zarr = pytest.importorskip("zarr")
+needs_planner = pytest.mark.skipif(
+    not hasattr(_zquant, "plan"), reason="the extension has no planner (zquant::plan binding)"
+)
 
 PROPERTY = settings(
     max_examples=40,
@@ -131,6 +135,7 @@ def assert_within(x: np.ndarray, back: np.ndarray, kind: str, bound: float) -> N
 
 # -- properties ---------------------------------------------------------------------------
 
+@needs_planner
 @PROPERTY
 @given(data=st.data(), x=fields(), readers=st.sampled_from(["zarr-python", "any"]))
 def test_plan_meets_its_bound_when_run_by_zarr(data: st.DataObject, x: np.ndarray,
@@ -155,6 +160,7 @@ def test_plan_meets_its_bound_when_run_by_zarr(data: st.DataObject, x: np.ndarra
         np.testing.assert_array_equal(write_and_read(x, p, builtins=True), back)
 
 
+@needs_planner
 @PROPERTY
 @given(x=fields())
 def test_information_target_plans_within_its_bound(x: np.ndarray) -> None:
@@ -168,6 +174,7 @@ def test_information_target_plans_within_its_bound(x: np.ndarray) -> None:
     assert_within(x, back, p.bound_kind, p.bound)
 
 
+@needs_planner
 def test_dask_statistics_equal_the_whole_arrays() -> None:
     """Chunk-parallel statistics (with the bit pairs across chunk edges) merge to the
     whole array's, for every axis."""
@@ -184,6 +191,7 @@ def test_dask_statistics_equal_the_whole_arrays() -> None:
             assert parts == whole, (axis, target)
 
 
+@needs_planner
 def test_dask_chunks_are_read_once() -> None:
     """Statistics and the sample come from one read of each chunk."""
     import threading
@@ -209,6 +217,7 @@ def test_dask_chunks_are_read_once() -> None:
     assert_within(a.compute(), back, "max_abs_error", p.bound)
 
 
+@needs_planner
 def test_xarray_dataarray_and_encoding(tmp_path) -> None:
     xr = pytest.importorskip("xarray")
     rng = np.random.default_rng(5)
@@ -228,6 +237,7 @@ def test_xarray_dataarray_and_encoding(tmp_path) -> None:
     assert list(meta) == p.codecs
 
 
+@needs_planner
 def test_plan_dataset_encoding_goes_into_to_zarr(tmp_path) -> None:
     xr = pytest.importorskip("xarray")
     da = pytest.importorskip("dask.array")

@@ -15,7 +15,12 @@ xr = pytest.importorskip("xarray")
 pytest.importorskip("distributed")
 zarr = pytest.importorskip("zarr")
 
+from zquant import _zquant  # noqa: E402
 from zquant.cli import main  # noqa: E402
+
+needs_planner = pytest.mark.skipif(
+    not hasattr(_zquant, "plan"), reason="the extension has no planner (zquant::plan binding)"
+)
 
 KEYS = {"codecs", "bound", "max_abs_error", "bytes_before", "bytes_after", "ratio", "seconds"}
 
@@ -45,6 +50,7 @@ def source(tmp_path_factory):
     return ds, str(path)
 
 
+@needs_planner
 def test_quantize_end_to_end(source, tmp_path, capsys):
     ds, src = source
     dst = str(tmp_path / "dst.zarr")
@@ -100,6 +106,7 @@ def test_quantize_end_to_end(source, tmp_path, capsys):
             assert back[back[name].attrs["quantization"]].attrs["algorithm"] == "bitround"
 
 
+@needs_planner
 def test_dry_run_writes_nothing(source, tmp_path, capsys):
     _, src = source
     dst = tmp_path / "dry.zarr"
