@@ -184,11 +184,7 @@ def fit_scale_offset(
 #: a set of chunks spread over the array holding at most this many elements.
 SAMPLE_ELEMENTS = 1 << 20
 _READERS = ("zarr-python", "any")
-_TARGET_KEYS = {
-    "max_abs_error": "max_abs_error",
-    "max_rel_error": "max_rel_error",
-    "inflevel": "information",
-}
+_TARGET_KEYS = ("max_abs_error", "max_rel_error", "inflevel")
 
 
 def _target(max_abs_error: Any, max_rel_error: Any, inflevel: Any) -> dict[str, float]:
@@ -222,7 +218,7 @@ def _target(max_abs_error: Any, max_rel_error: Any, inflevel: Any) -> dict[str, 
         raise _zquant.CodecError(
             f"plan: inflevel is the fraction of the real information kept, in (0, 1]; got {value!r}"
         )
-    return {_TARGET_KEYS[kind]: x}
+    return {kind: x}
 
 
 def _compressors(compressors: Any) -> list[Any]:
@@ -446,6 +442,7 @@ def plan(
     axis: int = -1,
     fill_value: Any = None,
     sample_elements: int = SAMPLE_ELEMENTS,
+    lossless_fallback: bool = False,
 ) -> Plan:
     """The chain that stores ``a`` smallest while every element stays within the target,
     weighed among bitround, scale_offset + cast_value to the narrowest integer (packed
@@ -476,10 +473,13 @@ def plan(
         The array's fill value (NaN, zarr and xarray's default for floats, if ``None``).
     sample_elements
         The most elements the candidates are encoded and compressed on.
+    lossless_fallback
+        When no lossy chain meets the target, plan the lossless baseline instead of
+        raising.
 
     Raises ``zquant.CodecError`` for no target or two, a bound that is not positive and
-    finite, a Dataset (use :func:`plan_dataset`), or a target no candidate meets (with the
-    smallest bound any can give).
+    finite, a Dataset (use :func:`plan_dataset`), or a target no lossy chain meets (with
+    the smallest bound any gives) unless ``lossless_fallback``.
     """
     if hasattr(a, "data_vars"):
         raise _zquant.CodecError(
@@ -508,7 +508,7 @@ def plan(
     name = _dtypes.data_type_name(_dtypes.from_numpy(data.dtype))
     ax = _resolve_axis(axis, max(1, data.ndim))
     comps = _compressors(compressors)
-    information = "information" in target
+    information = "inflevel" in target
     if _is_dask(data):
         stats, samples = _dask_inputs(data, name, ax, information, budget)
     else:
@@ -517,7 +517,12 @@ def plan(
             array = array.reshape(1)
         stats, samples = _numpy_inputs(array, name, ax, information, budget, hint)
     fill = _dtypes.fill_json(math.nan if fill_value is None else fill_value)
-    options = {"headroom": float(headroom), "readers": readers, "sample_elements": budget}
+    options = {
+        "headroom": float(headroom),
+        "readers": readers,
+        "sample_elements": budget,
+        "lossless_fallback": bool(lossless_fallback),
+    }
     planned = _zquant.plan(
         name,
         stats,
@@ -566,6 +571,7 @@ def plan_dataset(
     readers: str = "zarr-python",
     axis: int = -1,
     sample_elements: int = SAMPLE_ELEMENTS,
+    lossless_fallback: bool = False,
     progress: Callable[[Iterable[str]], Iterable[str]] | None = None,
 ) -> DatasetPlan:
     """A :func:`plan` for each data variable of the xarray Dataset ``ds``.
@@ -636,6 +642,7 @@ def plan_dataset(
                 readers=readers,
                 axis=axis,
                 sample_elements=sample_elements,
+                lossless_fallback=lossless_fallback,
                 **own,
             )
         except _zquant.CodecError as e:

@@ -23,6 +23,7 @@ def plan(
     axis: int = -1,
     fill_value: Any = None,
     sample_elements: int = ...,
+    lossless_fallback: bool = False,
 ) -> Plan: ...
 def plan_dataset(
     ds: Any,
@@ -35,5 +36,6 @@ def plan_dataset(
     readers: str = "zarr-python",
     axis: int = -1,
     sample_elements: int = ...,
+    lossless_fallback: bool = False,
     progress: Callable[[Iterable[str]], Iterable[str]] | None = None,
 ) -> DatasetPlan: ...

@@ -97,6 +97,9 @@ def _parser() -> argparse.ArgumentParser:
                    help="only chains plain zarr-python reads (default), or any zquant writes")
     q.add_argument("--headroom", type=float, default=0.0,
                    help="fraction of each range kept free above and below for data to come")
+    q.add_argument("--lossless-fallback", action="store_true",
+                   help="store a variable losslessly when no lossy chain meets its target "
+                        "(default: stop with the smallest bound any chain gives)")
     q.add_argument("--scheduler", metavar="ADDRESS",
                    help="a dask scheduler to run on (default: a local cluster)")
     q.add_argument("--workers", type=int, default=2,
@@ -250,14 +253,18 @@ def _information(plans: Any, ds: Any) -> dict[str, Any]:
 
     out = {}
     for name, p in plans.items():
-        stats = p.stats or {}
-        if "bit_counts" in stats and "bit_pairs" in stats:
+        counts = (p.stats or {}).get("counts")
+        if counts:
             import numpy as np
 
-            counts = np.asarray(stats["bit_counts"], dtype=np.uint64)
-            axis = int(stats.get("axis", ds[name].ndim - 1))
+            def row(key: str) -> Any:
+                v = np.zeros(64, dtype=np.uint64)
+                v[: len(counts[key])] = counts[key]
+                return v
+
+            packed = np.concatenate([row("a"), row("b"), row("both")])
             out[name] = _zquant.bit_information(
-                p.data_type, axis, int(stats["bit_pairs"]), counts, 0.99
+                p.data_type, int(counts["axis"]), int(counts["pairs"]), packed, 0.99
             )
         else:
             try:
@@ -304,7 +311,8 @@ def _quantize(args: argparse.Namespace) -> int:
 
         t0 = time.perf_counter()
         plans = choose.plan_dataset(
-            ds, headroom=args.headroom, readers=args.readers, progress=timed, **targets
+            ds, headroom=args.headroom, readers=args.readers,
+            lossless_fallback=args.lossless_fallback, progress=timed, **targets
         )
         plan_seconds = _plan_seconds(started, time.perf_counter())
         for name, p in plans.items():

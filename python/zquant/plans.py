@@ -284,7 +284,7 @@ class Plan:
         The bytes->bytes codec objects the sizes were measured with.
     bound
         The error the chain guarantees on every finite element, of the target's kind
-        (absolute for ``max_abs_error``, relative for ``max_rel_error``).
+        (relative for ``max_rel_error``, else absolute: :attr:`bound_kind`).
     candidates
         Every chain weighed: a :class:`Candidates` table.
     encoding
@@ -368,18 +368,23 @@ class Plan:
 
     @property
     def bound_kind(self) -> str:
-        """What :attr:`bound` bounds: ``"max_abs_error"`` (``|x' - x| <= bound``) or
-        ``"max_rel_error"`` (``|x' - x| <= bound * |x|``, for relative and information
-        targets)."""
-        kind = self._raw.get("bound_kind")
-        if kind in ("max_abs_error", "max_rel_error"):
-            return str(kind)
-        return "max_abs_error" if "max_abs_error" in self._target else "max_rel_error"
+        """What :attr:`bound` bounds: ``"max_rel_error"`` (``|x' - x| <= bound * |x|``)
+        for a relative target, else ``"max_abs_error"`` (``|x' - x| <= bound``; an
+        information target is planned as the absolute bound bitround at its keepbits
+        guarantees)."""
+        return "max_rel_error" if "max_rel_error" in self._target else "max_abs_error"
+
+    @property
+    def abs_bound(self) -> float | None:
+        """The absolute error the winner guarantees, whatever the target's kind (``None``
+        when the planner does not say)."""
+        b = self._raw.get("abs_bound")
+        return None if b is None else float(b)
 
     @property
     def target(self) -> dict[str, float]:
-        """The target asked for: ``{"max_abs_error": x}``, ``{"max_rel_error": r}`` or
-        ``{"information": level}``."""
+        """The target asked for: ``{"max_abs_error": e}``, ``{"max_rel_error": r}`` or
+        ``{"inflevel": level}``."""
         return dict(self._target)
 
     @property
