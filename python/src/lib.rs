@@ -21,6 +21,7 @@ use pyo3::prelude::*;
 use serde_json::Value;
 use zquant::choose::{self, BitCounts, FitOptions, InformationOptions};
 use zquant::dtype::{Words, WordsMut};
+use zquant::plan::{PlanOptions, PlanStats, Target};
 use zquant::zarr::PackBits;
 use zquant::{DTypeId, DynChain};
 
@@ -703,6 +704,99 @@ fn fit_scale_offset(
     Ok((fit.codecs().to_string(), fit.max_abs_error))
 }
 
+/// The planner's statistics of one chunk (words of a signed float type, `shape` in C
+/// order), as JSON text; with `information`, also the bit pairs along `axis`. With
+/// `pairs_only`, the bit pairs alone (no elements): the pairs across a chunk edge, counted
+/// from the two slices either side of it, which merged into the chunks' statistics make
+/// the counts the whole array's.
+#[pyfunction]
+#[pyo3(signature = (data_type, words, shape, axis, information, pairs_only=false))]
+fn plan_stats(
+    py: Python<'_>,
+    data_type: &str,
+    words: &Bound<'_, PyAny>,
+    shape: Vec<usize>,
+    axis: usize,
+    information: bool,
+    pairs_only: bool,
+) -> PyResult<String> {
+    let id = dtype_id(data_type)?;
+    let words = InWords::new(words)?;
+    let w = words.words()?;
+    let axis = (information || pairs_only).then_some(axis);
+    let stats = py
+        .detach(|| PlanStats::of_words(id, w, &shape, axis))
+        .map_err(err)?;
+    let stats = if pairs_only {
+        PlanStats {
+            counts: stats.counts,
+            ..PlanStats::empty(id)
+        }
+    } else {
+        stats
+    };
+    Ok(stats.to_json().to_string())
+}
+
+/// Two chunks' statistics (JSON texts) merged.
+#[pyfunction]
+fn plan_stats_merge(a: &str, b: &str) -> PyResult<String> {
+    let mut a = PlanStats::from_json(&parse("statistics", a)?).map_err(err)?;
+    a.merge(&PlanStats::from_json(&parse("statistics", b)?).map_err(err)?)
+        .map_err(err)?;
+    Ok(a.to_json().to_string())
+}
+
+/// The plan (`Plan::to_json` as text) for an array of `data_type` with `fill_value`
+/// (Zarr JSON text), its statistics (JSON text), a sample of its chunks (`(words, shape)`
+/// pairs), `target` and `options` (JSON texts). `size(bytes) -> int` is the stored size of
+/// one serialized chunk; the GIL is held while planning, as it calls back into Python. An
+/// exception in `size` stops nothing at once: it is raised when planning returns.
+#[pyfunction]
+#[allow(clippy::too_many_arguments)]
+fn plan(
+    py: Python<'_>,
+    data_type: &str,
+    stats: &str,
+    samples: Vec<(Bound<'_, PyAny>, Vec<usize>)>,
+    fill_value: &str,
+    target: &str,
+    options: &str,
+    size: Bound<'_, PyAny>,
+) -> PyResult<String> {
+    let id = dtype_id(data_type)?;
+    let stats = PlanStats::from_json(&parse("statistics", stats)?).map_err(err)?;
+    let target = Target::from_json(&parse("target", target)?).map_err(err)?;
+    let options = PlanOptions::from_json(&parse("options", options)?).map_err(err)?;
+    let fill = parse("fill value", fill_value)?;
+    let held = samples
+        .iter()
+        .map(|(w, shape)| Ok((InWords::new(w)?, shape.as_slice())))
+        .collect::<PyResult<Vec<_>>>()?;
+    let views = held
+        .iter()
+        .map(|(w, shape)| Ok((w.words()?, *shape)))
+        .collect::<PyResult<Vec<_>>>()?;
+    let mut failed: Option<PyErr> = None;
+    let mut measure = |bytes: &[u8]| -> usize {
+        if failed.is_some() {
+            return usize::MAX;
+        }
+        let result = size
+            .call1((pyo3::types::PyBytes::new(py, bytes),))
+            .and_then(|n| n.extract::<usize>());
+        result.unwrap_or_else(|e| {
+            failed = Some(e);
+            usize::MAX
+        })
+    };
+    let planned = zquant::plan::plan(id, &fill, &stats, &views, target, &options, &mut measure);
+    if let Some(e) = failed {
+        return Err(e);
+    }
+    Ok(planned.map_err(err)?.to_json().to_string())
+}
+
 /// Facts about a data type by its Zarr name: `(size in bytes, word bits, words per
 /// element, is real)`.
 #[pyfunction]
@@ -737,6 +831,9 @@ fn _zquant(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(keepbits, m)?)?;
     m.add_function(wrap_pyfunction!(finite_range, m)?)?;
     m.add_function(wrap_pyfunction!(fit_scale_offset, m)?)?;
+    m.add_function(wrap_pyfunction!(plan_stats, m)?)?;
+    m.add_function(wrap_pyfunction!(plan_stats_merge, m)?)?;
+    m.add_function(wrap_pyfunction!(plan, m)?)?;
     m.add_function(wrap_pyfunction!(dtype_info, m)?)?;
     m.add_function(wrap_pyfunction!(dtype_names, m)?)?;
     Ok(())

@@ -233,8 +233,8 @@ def test_xarray_dataarray_and_encoding(tmp_path) -> None:
                           "codecs.cast_value": "zquant.zarr.CastValue"}):
         back = xr.open_zarr(tmp_path / "t.zarr", zarr_format=3).t.values
     assert_within(t, back, "max_abs_error", p.bound)
-    meta = zarr.open_array(tmp_path / "t.zarr" / "t").metadata.to_dict()["codecs"]
-    assert list(meta) == p.codecs
+    meta = json.loads((tmp_path / "t.zarr" / "t" / "zarr.json").read_text())
+    assert meta["codecs"] == p.codecs
 
 
 @needs_planner
@@ -345,7 +345,8 @@ def test_plan_forms() -> None:
     assert p.codecs[-1]["name"] == "zstd" and p.codecs[-2]["name"] == "bytes"
     assert isinstance(p.candidates, Candidates) and len(p.candidates) == 3
     text = repr(p.candidates)
-    assert "numcodecs.bitround(keepbits=9)" in text and "read by zquant only" in text
+    assert "bitround" in text and "read by zquant only" in text
+    assert "numcodecs.bitround(keepbits=9)" in p.candidates.to_markdown()
     html = p._repr_html_()
     assert html.count("<tr") == 4 and 'font-weight:bold' in html
     assert "| * | bitround |" in p.candidates.to_markdown()

@@ -527,7 +527,7 @@ def plan(
         name,
         stats,
         samples,
-        fill,
+        _dtypes.dumps(fill),
         json.dumps(target),
         json.dumps(options),
         _size_of(comps, data.dtype),

@@ -183,7 +183,10 @@ class Candidate:
 
     @property
     def chain(self) -> str:
-        """The filters and serializer as one line."""
+        """The filters and serializer as one line (empty for a candidate ruled out before
+        it had codecs)."""
+        if self.ruled_out and not self.filters and self.serializer is None:
+            return ""
         return describe_chain(self.filters, self.serializer)
 
     def to_json(self) -> dict[str, Any]:
@@ -201,6 +204,9 @@ class Candidate:
 
 
 _COLUMNS = ("", "candidate", "chain", "bound", "sample bytes", "ratio", "readers", "ruled out")
+# The text table leaves out the chain's parameters (the name says the chain); the HTML
+# and Markdown tables have room for them.
+_TEXT_COLUMNS = (0, 1, 3, 4, 5, 6, 7)
 
 
 def _cells(c: Candidate) -> tuple[str, ...]:
@@ -242,8 +248,11 @@ class Candidates(Sequence[Candidate]):
 
     def to_text(self) -> str:
         """The table in aligned columns."""
-        rows = [_COLUMNS, *(_cells(c) for c in self._rows)]
-        widths = [max(len(r[i]) for r in rows) for i in range(len(_COLUMNS))]
+        rows = [
+            tuple(r[i] for i in _TEXT_COLUMNS)
+            for r in [_COLUMNS, *(_cells(c) for c in self._rows)]
+        ]
+        widths = [max(len(r[i]) for r in rows) for i in range(len(_TEXT_COLUMNS))]
         lines = ["  ".join(cell.ljust(w) for cell, w in zip(r, widths, strict=True)).rstrip()
                  for r in rows]
         return "\n".join(lines)
@@ -425,14 +434,14 @@ class Plan:
     @property
     def codecs(self) -> list[dict[str, Any]]:
         """The whole chain as it will stand in the array's metadata: filters, serializer
-        (``bytes`` by default) and compressors, as Zarr v3 JSON."""
-        serializer = self.winner.serializer or {
-            "name": "bytes",
-            "configuration": {"endian": "little"},
-        }
+        (``bytes`` by default) and compressors, as Zarr v3 JSON (the codec objects' own
+        ``to_dict()``, which leave out defaults the planner's JSON may spell out)."""
+        serializer = self.serializer
         return [
-            *self.winner.filters,
-            serializer,
+            *(codec_json(f) for f in self.filters),
+            codec_json(serializer)
+            if serializer is not None
+            else {"name": "bytes", "configuration": {"endian": "little"}},
             *(codec_json(c) for c in self._compressors),
         ]
 
