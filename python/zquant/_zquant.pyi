@@ -1,5 +1,7 @@
 """Type stubs of the extension module ``zquant._zquant`` (the thin PyO3 layer)."""
 
+from collections.abc import Callable
+
 import numpy as np
 import numpy.typing as npt
 
@@ -78,6 +80,27 @@ def finite_range(data_type: str, words: npt.NDArray[np.unsignedinteger]) -> tupl
 def fit_scale_offset(
     source: str, target: str, lo: float, hi: float, max_abs_error: float, nan_sentinel: bool
 ) -> tuple[str, float]: ...
+def plan_stats(
+    data_type: str,
+    words: npt.NDArray[np.unsignedinteger],
+    shape: list[int],
+    axis: int,
+    information: bool,
+    pairs_only: bool = False,
+) -> str:
+    """The planner's statistics of one chunk (JSON text); ``pairs_only``: its bit pairs alone."""
+def plan_stats_merge(a: str, b: str) -> str:
+    """Two statistics (JSON texts) merged."""
+def plan(
+    data_type: str,
+    stats: str,
+    samples: list[tuple[npt.NDArray[np.unsignedinteger], list[int]]],
+    fill_value: str,
+    target: str,
+    options: str,
+    size: Callable[[bytes], int],
+) -> str:
+    """The plan's JSON text (zquant::plan::Plan::to_json)."""
 def check_packbits_configuration(configuration: str) -> None:
     """Raise ``CodecError`` unless the JSON text is a valid ``packbits`` configuration."""
 def dtype_info(name: str) -> tuple[int, int, int, bool]: ...
