@@ -28,7 +28,7 @@ needs_planner = pytest.mark.skipif(
 )
 
 PROPERTY = settings(
-    max_examples=40,
+    max_examples=30,
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
 )
@@ -155,6 +155,8 @@ def test_plan_meets_its_bound_when_run_by_zarr(data: st.DataObject, x: np.ndarra
         assert "zarr-python" in p.readers, p.candidates
     back = write_and_read(x, p)
     assert_within(x, back, kind, p.bound)
+    # What users test for stays exact: zeros read back as zeros.
+    assert np.all(back[x == 0] == 0), back[x == 0]
     if "zarr-python" in p.readers:
         # Plain zarr-python, with its own classes, reads the same values.
         np.testing.assert_array_equal(write_and_read(x, p, builtins=True), back)
@@ -185,7 +187,7 @@ def test_dask_statistics_equal_the_whole_arrays() -> None:
     x[7, :3] = 0
     d = da.from_array(x, chunks=((10, 0, 20), (5, 0, 1, 17, 0, 24)))
     for axis in (0, 1):
-        for target in ({"inflevel": 0.99}, {"max_abs_error": 0.01}):
+        for target in ({"inflevel": 0.99}, {"max_abs_error": 0.5}):
             whole = choose.plan(x, axis=axis, **target).stats
             parts = choose.plan(d, axis=axis, **target).stats
             assert parts == whole, (axis, target)
