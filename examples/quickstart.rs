@@ -17,6 +17,12 @@
 //!
 //! For each: the codec JSON, then one table row with the largest absolute error after
 //! decoding (NaNs must come back as NaNs), the bytes before and after, and the encoded fill.
+//!
+//! Then (e) the planner (`zquant::plan`) on the dataset's three fields (the temperature,
+//! a precipitation field with exact zeros, a relative humidity in [0, 1]), each at a stated
+//! absolute error: the table of every candidate chain (its guarantee, the zstd bytes of a
+//! sample of chunks, its readers or why it is ruled out), the winner's codecs, and the
+//! winner run over the whole field with its maximum error measured.
 
 use std::error::Error;
 
@@ -268,5 +274,104 @@ fn main() -> Result<(), Box<dyn Error>> {
     println!("    to_metadata() equals (a)'s.");
     println!("(b) keeps the size: bitround zeroes 16 of 23 mantissa bits for a later compressor.");
     println!("(c) e4m3 keeps 3 mantissa bits: |anomaly| in [16, 32) K is stored in steps of 2 K.");
+
+    planner_demo(&field)
+}
+
+/// (e): plan each field of the dataset at a bound, print the table and the winner, and
+/// check the winner on every element.
+fn planner_demo(temperature: &Array2<f64>) -> Result<(), Box<dyn Error>> {
+    use zquant::dtype::{WordBuf, Words};
+    use zquant::plan::{PlanOptions, PlanStats, Target, plan};
+
+    // Derived fields on the same grid: rain where a wave pattern is positive (else exactly
+    // 0 mm), and relative humidity in [0, 1].
+    let mut rng = SplitMix64(SEED ^ 1);
+    let precipitation = Array2::from_shape_fn((ROWS, COLS), |(i, j)| {
+        let w = ((i as f64) / 23.0).sin() * ((j as f64) / 41.0).cos() - 0.3;
+        if w > 0.0 {
+            (40.0 * w * w + 0.2 * rng.uniform()) as f32
+        } else {
+            0.0
+        }
+    });
+    let humidity = Array2::from_shape_fn((ROWS, COLS), |(i, j)| {
+        (0.6 + 0.35 * ((i as f64) / 50.0 + (j as f64) / 80.0).sin() + 0.05 * rng.normal())
+            .clamp(0.0, 1.0) as f32
+    });
+    let t32 = temperature.mapv(|x| x as f32);
+    let fields: [(&str, &Array2<f32>, f64); 3] = [
+        ("temperature (K)", &t32, 0.01),
+        ("precipitation (mm)", &precipitation, 0.05),
+        ("relative humidity", &humidity, 0.001),
+    ];
+    let zstd_len = |b: &[u8]| zstd::bulk::compress(b, 3).map_or(b.len(), |c| c.len());
+    println!();
+    println!(
+        "(e) the planner, float32 fields, fill value NaN, chunks of 64 x {COLS}, zstd level 3:"
+    );
+    for (name, a, bound) in fields {
+        let words: Vec<u32> = a.iter().map(|x| x.to_bits()).collect();
+        let stats = PlanStats::of_words(
+            zquant::DTypeId::Float32,
+            Words::U32(&words),
+            &[ROWS, COLS],
+            None,
+        )?;
+        // A sample of every other chunk of 64 rows.
+        let chunk = 64 * COLS;
+        let shape = [64, COLS];
+        let samples: Vec<(Words<'_>, &[usize])> = words
+            .chunks(chunk)
+            .step_by(2)
+            .map(|c| (Words::U32(c), &shape[..]))
+            .collect();
+        let p = plan(
+            zquant::DTypeId::Float32,
+            &json!("NaN"),
+            &stats,
+            &samples,
+            Target::MaxAbsError(bound),
+            &PlanOptions::default(),
+            &mut |b: &[u8]| zstd_len(b),
+        )?;
+        println!();
+        println!("{name}, max_abs_error {bound}:");
+        print!("{}", p.table());
+        let w = p.winner();
+        println!("winner: {}", serde_json::to_string(&w.codecs())?);
+        // The winner over the whole field, through the run-time chain (and packbits).
+        let chain = DynChain::from_metadata(&json!("float32"), &json!("NaN"), &w.filters)?;
+        let to = chain.encoded_data_type().id;
+        let n = words.len();
+        let mut enc = WordBuf::zeroed(to.word_bits(), n);
+        chain.encode_words(Words::U32(&words), &[n], enc.as_words_mut())?;
+        let enc = match &w.serializer {
+            Some(s) => {
+                let pb = zquant::zarr::PackBits::new(to, s.get("configuration"))?;
+                pb.decode(&pb.encode(enc.as_words())?, n)?
+            }
+            None => enc,
+        };
+        let mut dec = vec![0u32; n];
+        chain.decode_words(enc.as_words(), &[n], zquant::dtype::WordsMut::U32(&mut dec))?;
+        let mut worst = 0.0f64;
+        for (&x, &y) in words.iter().zip(&dec) {
+            let (x, y) = (f32::from_bits(x), f32::from_bits(y));
+            if x.is_nan() != y.is_nan() || (x == 0.0 && y != 0.0) {
+                return Err(format!("{name}: {x} decodes as {y}").into());
+            }
+            if !x.is_nan() {
+                worst = worst.max((f64::from(y) - f64::from(x)).abs());
+            }
+        }
+        if worst > p.bound() {
+            return Err(format!("{name}: error {worst} above the guarantee {}", p.bound()).into());
+        }
+        println!(
+            "guaranteed {:.3e}, measured on all {n} elements {worst:.3e}; zeros stay 0, NaN stays NaN",
+            p.bound()
+        );
+    }
     Ok(())
 }

@@ -21,7 +21,7 @@ use pyo3::prelude::*;
 use serde_json::Value;
 use zquant::choose::{self, BitCounts, FitOptions, InformationOptions};
 use zquant::dtype::{Words, WordsMut};
-use zquant::plan::{PlanOptions, PlanStats, Target};
+use zquant::plan as planner;
 use zquant::zarr::PackBits;
 use zquant::{DTypeId, DynChain};
 
@@ -704,13 +704,13 @@ fn fit_scale_offset(
     Ok((fit.codecs().to_string(), fit.max_abs_error))
 }
 
-/// The planner's statistics of one chunk (words of a signed float type, `shape` in C
-/// order), as JSON text; with `information`, also the bit pairs along `axis`. With
-/// `pairs_only`, the bit pairs alone (no elements): the pairs across a chunk edge, counted
+/// The planner's statistics of one chunk of a float array (`words` of `data_type`, `shape`
+/// in C order) as JSON text; `information`: also count bit pairs along `axis`. With
+/// `pairs_only`, the bit pairs alone (no elements counted): the pairs across a chunk edge,
 /// from the two slices either side of it, which merged into the chunks' statistics make
 /// the counts the whole array's.
 #[pyfunction]
-#[pyo3(signature = (data_type, words, shape, axis, information, pairs_only=false))]
+#[pyo3(signature = (data_type, words, shape, axis, information=false, pairs_only=false))]
 fn plan_stats(
     py: Python<'_>,
     data_type: &str,
@@ -725,12 +725,12 @@ fn plan_stats(
     let w = words.words()?;
     let axis = (information || pairs_only).then_some(axis);
     let stats = py
-        .detach(|| PlanStats::of_words(id, w, &shape, axis))
+        .detach(|| planner::PlanStats::of_words(id, w, &shape, axis))
         .map_err(err)?;
     let stats = if pairs_only {
-        PlanStats {
+        planner::PlanStats {
             counts: stats.counts,
-            ..PlanStats::empty(id)
+            ..planner::PlanStats::empty(id)
         }
     } else {
         stats
@@ -738,63 +738,92 @@ fn plan_stats(
     Ok(stats.to_json().to_string())
 }
 
-/// Two chunks' statistics (JSON texts) merged.
+/// Two pieces' planner statistics (JSON text) merged.
 #[pyfunction]
 fn plan_stats_merge(a: &str, b: &str) -> PyResult<String> {
-    let mut a = PlanStats::from_json(&parse("statistics", a)?).map_err(err)?;
-    a.merge(&PlanStats::from_json(&parse("statistics", b)?).map_err(err)?)
-        .map_err(err)?;
-    Ok(a.to_json().to_string())
+    let mut x = planner::PlanStats::from_json(&parse("statistics", a)?).map_err(err)?;
+    let y = planner::PlanStats::from_json(&parse("statistics", b)?).map_err(err)?;
+    x.merge(&y).map_err(err)?;
+    Ok(x.to_json().to_string())
 }
 
-/// The plan (`Plan::to_json` as text) for an array of `data_type` with `fill_value`
-/// (Zarr JSON text), its statistics (JSON text), a sample of its chunks (`(words, shape)`
-/// pairs), `target` and `options` (JSON texts). `size(bytes) -> int` is the stored size of
-/// one serialized chunk; the GIL is held while planning, as it calls back into Python. An
-/// exception in `size` stops nothing at once: it is raised when planning returns.
+/// A Python fill value as Zarr JSON: numbers as numbers, NaN and infinities by name, a
+/// string as given (the data type's own encodings, such as `"0x7fc00000"`).
+fn fill_json(v: &Bound<'_, PyAny>) -> PyResult<Value> {
+    if v.is_none() {
+        return Ok(Value::from(0));
+    }
+    if let Ok(s) = v.extract::<String>() {
+        return Ok(Value::String(s));
+    }
+    if let Ok(b) = v.extract::<bool>() {
+        return Ok(Value::from(u8::from(b)));
+    }
+    if let Ok(i) = v.extract::<i64>() {
+        return Ok(Value::from(i));
+    }
+    let x: f64 = v
+        .extract()
+        .map_err(|_| err(format!("fill value {v} is not a number or a string")))?;
+    Ok(if x.is_nan() {
+        Value::from("NaN")
+    } else if x.is_infinite() {
+        Value::from(if x > 0.0 { "Infinity" } else { "-Infinity" })
+    } else {
+        Value::from(x)
+    })
+}
+
+/// Plan the chain for an array of `data_type` (see `zquant::plan::plan`): `stats` from
+/// `plan_stats`/`plan_stats_merge`, `samples` a few chunks as `(words, shape)`, `target` and
+/// `options` JSON text, `size` the compressed size of a serialized chunk's bytes. Returns
+/// the plan's JSON text.
 #[pyfunction]
 #[allow(clippy::too_many_arguments)]
 fn plan(
-    py: Python<'_>,
     data_type: &str,
     stats: &str,
     samples: Vec<(Bound<'_, PyAny>, Vec<usize>)>,
-    fill_value: &str,
+    fill_value: &Bound<'_, PyAny>,
     target: &str,
     options: &str,
-    size: Bound<'_, PyAny>,
+    size: &Bound<'_, PyAny>,
 ) -> PyResult<String> {
     let id = dtype_id(data_type)?;
-    let stats = PlanStats::from_json(&parse("statistics", stats)?).map_err(err)?;
-    let target = Target::from_json(&parse("target", target)?).map_err(err)?;
-    let options = PlanOptions::from_json(&parse("options", options)?).map_err(err)?;
-    let fill = parse("fill value", fill_value)?;
-    let held = samples
+    let stats = planner::PlanStats::from_json(&parse("statistics", stats)?).map_err(err)?;
+    let target = planner::Target::from_json(&parse("target", target)?).map_err(err)?;
+    let options = planner::PlanOptions::from_json(&parse("options", options)?).map_err(err)?;
+    let fill = fill_json(fill_value)?;
+    let held: Vec<(InWords<'_>, Vec<usize>)> = samples
         .iter()
-        .map(|(w, shape)| Ok((InWords::new(w)?, shape.as_slice())))
-        .collect::<PyResult<Vec<_>>>()?;
-    let views = held
+        .map(|(w, shape)| Ok((InWords::new(w)?, shape.clone())))
+        .collect::<PyResult<_>>()?;
+    let words: Vec<(Words<'_>, &[usize])> = held
         .iter()
-        .map(|(w, shape)| Ok((w.words()?, *shape)))
-        .collect::<PyResult<Vec<_>>>()?;
-    let mut failed: Option<PyErr> = None;
+        .map(|(w, shape)| Ok((w.words()?, shape.as_slice())))
+        .collect::<PyResult<_>>()?;
+    let py = size.py();
+    let mut failure: Option<PyErr> = None;
     let mut measure = |bytes: &[u8]| -> usize {
-        if failed.is_some() {
-            return usize::MAX;
+        if failure.is_some() {
+            return 0;
         }
-        let result = size
+        match size
             .call1((pyo3::types::PyBytes::new(py, bytes),))
-            .and_then(|n| n.extract::<usize>());
-        result.unwrap_or_else(|e| {
-            failed = Some(e);
-            usize::MAX
-        })
+            .and_then(|r| r.extract::<usize>())
+        {
+            Ok(n) => n,
+            Err(e) => {
+                failure = Some(e);
+                0
+            }
+        }
     };
-    let planned = zquant::plan::plan(id, &fill, &stats, &views, target, &options, &mut measure);
-    if let Some(e) = failed {
+    let result = planner::plan(id, &fill, &stats, &words, target, &options, &mut measure);
+    if let Some(e) = failure {
         return Err(e);
     }
-    Ok(planned.map_err(err)?.to_json().to_string())
+    Ok(result.map_err(err)?.to_json().to_string())
 }
 
 /// Facts about a data type by its Zarr name: `(size in bytes, word bits, words per

@@ -80,28 +80,29 @@ def finite_range(data_type: str, words: npt.NDArray[np.unsignedinteger]) -> tupl
 def fit_scale_offset(
     source: str, target: str, lo: float, hi: float, max_abs_error: float, nan_sentinel: bool
 ) -> tuple[str, float]: ...
+def check_packbits_configuration(configuration: str) -> None:
+    """Raise ``CodecError`` unless the JSON text is a valid ``packbits`` configuration."""
 def plan_stats(
     data_type: str,
     words: npt.NDArray[np.unsignedinteger],
     shape: list[int],
     axis: int,
-    information: bool,
+    information: bool = False,
     pairs_only: bool = False,
 ) -> str:
-    """The planner's statistics of one chunk (JSON text); ``pairs_only``: its bit pairs alone."""
+    """The planner's statistics of one chunk (JSON text); bit counts along ``axis`` when
+    ``information``; ``pairs_only``: the bit pairs alone (a slab across a chunk edge)."""
 def plan_stats_merge(a: str, b: str) -> str:
-    """Two statistics (JSON texts) merged."""
+    """Two pieces' planner statistics (JSON text) merged."""
 def plan(
     data_type: str,
     stats: str,
     samples: list[tuple[npt.NDArray[np.unsignedinteger], list[int]]],
-    fill_value: str,
+    fill_value: object,
     target: str,
     options: str,
     size: Callable[[bytes], int],
 ) -> str:
-    """The plan's JSON text (zquant::plan::Plan::to_json)."""
-def check_packbits_configuration(configuration: str) -> None:
-    """Raise ``CodecError`` unless the JSON text is a valid ``packbits`` configuration."""
+    """The plan's JSON text: ``{"winner", "bound", "target", "abs_bound", "candidates"}``."""
 def dtype_info(name: str) -> tuple[int, int, int, bool]: ...
 def dtype_names() -> list[str]: ...

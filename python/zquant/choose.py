@@ -527,7 +527,7 @@ def plan(
         name,
         stats,
         samples,
-        _dtypes.dumps(fill),
+        fill,
         json.dumps(target),
         json.dumps(options),
         _size_of(comps, data.dtype),
