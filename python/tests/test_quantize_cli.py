@@ -27,27 +27,10 @@ KEYS = {"codecs", "bound", "max_abs_error", "bytes_before", "bytes_after", "rati
 
 @pytest.fixture(scope="module")
 def source(tmp_path_factory):
-    rng = np.random.default_rng(11)
-    shape = (4, 24, 36)
-    y = np.linspace(0, 3, shape[1])[None, :, None]
-    x = np.linspace(0, 6, shape[2])[None, None, :]
-    t2m = (280 + 15 * np.sin(y) * np.cos(x) + 0.3 * rng.standard_normal(shape))
-    tp = np.where(rng.random(shape) < 0.6, 0.0, rng.exponential(2.0, shape))
-    sst = 290 + 5 * np.cos(y + x) + 0.01 * rng.standard_normal(shape)
-    sst[:, :8] = np.nan
-    ds = xr.Dataset(
-        {
-            "t2m": (("time", "lat", "lon"), t2m.astype(np.float32)),
-            "tp": (("time", "lat", "lon"), tp.astype(np.float32)),
-            "sst": (("time", "lat", "lon"), sst.astype(np.float64)),
-            "land": (("lat", "lon"), (rng.random(shape[1:]) < 0.3).astype(np.int8)),
-        },
-        coords={"time": np.arange(shape[0]), "lat": np.linspace(-60, 60, shape[1]),
-                "lon": np.linspace(0, 350, shape[2])},
-    )
+    from small_dataset import write
+
     path = tmp_path_factory.mktemp("src") / "src.zarr"
-    ds.chunk({"time": 2, "lat": 12, "lon": 18}).to_zarr(path, zarr_format=3, mode="w")
-    return ds, str(path)
+    return write(str(path)), str(path)
 
 
 @needs_planner
@@ -92,6 +75,7 @@ def test_quantize_end_to_end(source, tmp_path, capsys):
         a = ds[name].values.astype(np.float64)
         b = back[name].values.astype(np.float64)
         np.testing.assert_array_equal(np.isnan(a), np.isnan(b))
+        assert np.all(b[a == 0] == 0), f"{name}: zeros must read back as zeros"
         ok = ~np.isnan(a)
         err = np.abs(b[ok] - a[ok])
         assert err.max() == v["max_abs_error"]
