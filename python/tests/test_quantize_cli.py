@@ -94,7 +94,8 @@ def test_quantize_end_to_end(source, tmp_path, capsys):
 def test_dry_run_writes_nothing(source, tmp_path, capsys):
     _, src = source
     dst = tmp_path / "dry.zarr"
-    assert main(["quantize", src, str(dst), "--max-abs-error", "0.5", "--dry-run"]) == 0
+    assert main(["quantize", src, str(dst), "--max-abs-error", "0.5", "--chunks", "lat=24",
+                 "--dry-run"]) == 0
     out = capsys.readouterr().out
     assert "t2m:" in out and "nothing written" in out
     assert list(tmp_path.iterdir()) == []
@@ -102,6 +103,7 @@ def test_dry_run_writes_nothing(source, tmp_path, capsys):
 
 @pytest.mark.parametrize("args, match", [
     (["--max-abs-error", "t2m=x"], "VAR=NUMBER"),
+    (["--max-abs-error", "0.1", "--chunks", "lat"], "DIM=N"),
     (["--max-abs-error", "t2m=0.1", "--max-abs-error", "t2m=0.2"], "twice"),
     ([], "give a target"),
 ])

@@ -72,6 +72,17 @@ def _assignments(values: Sequence[str] | None, flag: str) -> dict[str, float] | 
     return per if per else every
 
 
+def _chunks(values: Sequence[str]) -> dict[str, int]:
+    """``--chunks DIM=N`` (repeatable) as ``{DIM: N}``."""
+    out = {}
+    for text in values:
+        dim, sep, n = text.partition("=")
+        if not sep or not n.isdigit() or int(n) < 1:
+            raise CodecError(f"--chunks {text!r}: expected DIM=N, N a positive integer")
+        out[dim] = int(n)
+    return out
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="zquant", description="zquant: Zarr's lossy codecs, planned and checked."
@@ -93,6 +104,9 @@ def _parser() -> argparse.ArgumentParser:
                    help="pointwise |x' - x| <= R |x| for VAR")
     q.add_argument("--inflevel", action="append", metavar="VAR=L",
                    help="keep the fraction L of VAR's real information (xbitinfo's rule)")
+    q.add_argument("--chunks", action="append", metavar="DIM=N",
+                   help="rechunk SRC along DIM (repeat per dimension; default: SRC's own "
+                        "chunks, which are DST's)")
     q.add_argument("--readers", choices=("zarr-python", "any"), default="zarr-python",
                    help="only chains plain zarr-python reads (default), or any zquant writes")
     q.add_argument("--headroom", type=float, default=0.0,
@@ -301,6 +315,8 @@ def _quantize(args: argparse.Namespace) -> int:
         raise CodecError("give a target: --max-abs-error VAR=E, --max-rel-error VAR=R or "
                          "--inflevel VAR=L")
     ds = xr.open_dataset(args.src, chunks={})
+    if args.chunks:
+        ds = ds.chunk(_chunks(args.chunks))
     with _client(args.scheduler, args.workers) as client:
         started: dict[str, float] = {}
 
