@@ -376,3 +376,26 @@ def test_cf_attributes_for_bitround() -> None:
     assert info["algorithm"] == "bitround" and "version" in info["implementation"]
     assert "quantization" not in out.q.attrs and not ds.t.attrs  # ds itself unchanged
     assert DatasetPlan({"q": make_plan(2)}).annotate(ds) is ds
+
+
+@needs_planner
+def test_packbits_wins_without_a_compressor_and_reads_back() -> None:
+    """With no compressor the stored bytes are the codes' own: 12-bit codes packed beat
+    uint16, for readers that have packbits; plain zarr-python's plan never packs."""
+    x = np.linspace(-20, 20, 3000)
+    anyone = choose.plan(x, max_abs_error=0.005, readers="any", compressors=[])
+    assert anyone.compressors == []
+    assert anyone.serializer is not None and anyone.serializer.to_dict()["name"] == "packbits"
+    assert "zarr-python" not in anyone.readers
+    assert_within(x, write_and_read(x, anyone), "max_abs_error", anyone.bound)
+    plain = choose.plan(x, max_abs_error=0.005, compressors=[])
+    assert plain.serializer is None and "zarr-python" in plain.readers
+    assert plain.winner.sample_bytes >= anyone.winner.sample_bytes
+
+
+@needs_planner
+def test_headroom_keeps_the_bound_for_data_beyond_todays_range() -> None:
+    today = np.linspace(0, 10, 500)
+    p = choose.plan(today, max_abs_error=0.01, headroom=0.5)
+    later = np.linspace(-4.5, 14.5, 500)  # within half the range below and above
+    assert_within(later, write_and_read(later, p), "max_abs_error", p.bound)
