@@ -374,7 +374,14 @@ def test_cf_attributes_for_bitround() -> None:
     assert out.quantization_info.shape == ()
     info = out.quantization_info.attrs
     assert info["algorithm"] == "bitround" and "version" in info["implementation"]
+    assert info["implementation"].startswith("numcodecs version")
     assert "quantization" not in out.q.attrs and not ds.t.attrs  # ds itself unchanged
+    zquant.use()
+    try:
+        info = plans.annotate(ds).quantization_info.attrs
+        assert info["implementation"] == f"zquant version {zquant.__version__} (numcodecs.bitround)"
+    finally:
+        zquant.unuse()
     assert DatasetPlan({"q": make_plan(2)}).annotate(ds) is ds
 
 

@@ -484,21 +484,27 @@ class Plan:
         return {"quantization": container, "quantization_nsb": k}
 
     def cf_implementation(self) -> str:
-        """The CF ``implementation`` text of whatever runs the winner's bitround: zquant for
-        ``bitround``, numcodecs for ``numcodecs.bitround`` (zarr-python's wrapper)."""
+        """The CF ``implementation`` text of whatever runs the winner's bitround in this
+        process: zquant for ``bitround``, and for ``numcodecs.bitround`` (zarr-python's
+        wrapper, which looks the codec up in numcodecs' registry) zquant after
+        :func:`zquant.use`, numcodecs otherwise."""
         from . import __version__
 
         f = self.winner.filters
         if f and f[0].get("name") == "numcodecs.bitround":
             try:
                 import numcodecs
-
-                return (
-                    f"numcodecs version {numcodecs.__version__} "
-                    f"(numcodecs.bitround, planned by zquant {__version__})"
-                )
+                import numcodecs.registry
             except ImportError:
                 pass
+            else:
+                runner = numcodecs.registry.codec_registry.get("bitround")
+                if not getattr(runner, "__module__", "").startswith("zquant"):
+                    return (
+                        f"numcodecs version {numcodecs.__version__} "
+                        f"(numcodecs.bitround, planned by zquant {__version__})"
+                    )
+                return f"zquant version {__version__} (numcodecs.bitround)"
         return f"zquant version {__version__}"
 
     # -- forms ----------------------------------------------------------------------------
