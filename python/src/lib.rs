@@ -705,9 +705,12 @@ fn fit_scale_offset(
 }
 
 /// The planner's statistics of one chunk of a float array (`words` of `data_type`, `shape`
-/// in C order) as JSON text; `information`: also count bit pairs along `axis`.
+/// in C order) as JSON text; `information`: also count bit pairs along `axis`. With
+/// `pairs_only`, the bit pairs alone (no elements counted): the pairs across a chunk edge,
+/// from the two slices either side of it, which merged into the chunks' statistics make
+/// the counts the whole array's.
 #[pyfunction]
-#[pyo3(signature = (data_type, words, shape, axis, information=false))]
+#[pyo3(signature = (data_type, words, shape, axis, information=false, pairs_only=false))]
 fn plan_stats(
     py: Python<'_>,
     data_type: &str,
@@ -715,14 +718,23 @@ fn plan_stats(
     shape: Vec<usize>,
     axis: usize,
     information: bool,
+    pairs_only: bool,
 ) -> PyResult<String> {
     let id = dtype_id(data_type)?;
     let words = InWords::new(words)?;
     let w = words.words()?;
-    let axis = information.then_some(axis);
+    let axis = (information || pairs_only).then_some(axis);
     let stats = py
         .detach(|| planner::PlanStats::of_words(id, w, &shape, axis))
         .map_err(err)?;
+    let stats = if pairs_only {
+        planner::PlanStats {
+            counts: stats.counts,
+            ..planner::PlanStats::empty(id)
+        }
+    } else {
+        stats
+    };
     Ok(stats.to_json().to_string())
 }
 

@@ -88,9 +88,10 @@ def plan_stats(
     shape: list[int],
     axis: int,
     information: bool = False,
+    pairs_only: bool = False,
 ) -> str:
     """The planner's statistics of one chunk (JSON text); bit counts along ``axis`` when
-    ``information``."""
+    ``information``; ``pairs_only``: the bit pairs alone (a slab across a chunk edge)."""
 def plan_stats_merge(a: str, b: str) -> str:
     """Two pieces' planner statistics (JSON text) merged."""
 def plan(
