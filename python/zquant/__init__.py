@@ -324,20 +324,25 @@ def _env_key(name: str) -> str:
 def use(*, environment: bool = True) -> None:
     """Make zarr-python and numcodecs run zquant's codecs from now on.
 
-    - zarr-python: ``scale_offset``, ``cast_value`` and ``bitround`` resolve to
-      :mod:`zquant.zarr`'s classes. This sets zarr's configuration
-      ``codecs.<name> = "zquant.zarr.<Class>"`` (``zarr.config.set``), the documented way to
-      pick between several registered implementations of one name, so lookups do not warn.
+    - zarr-python: ``scale_offset``, ``cast_value``, ``bitround`` and ``packbits`` resolve
+      to :mod:`zquant.zarr`'s classes. ``scale_offset`` and ``cast_value``, which
+      zarr-python implements too, are registered now (zquant has no entry points for them,
+      so that merely installing zquant changes nothing); then zarr's configuration
+      ``codecs.<name> = "zquant.zarr.<Class>"`` is set (``zarr.config.set``), the documented
+      way to pick between several implementations of one name, so lookups do not warn.
     - numcodecs: the ids ``fixedscaleoffset`` and ``bitround`` are registered to
       :mod:`zquant.numcodecs`'s classes (``numcodecs.registry.register_codec``). zarr's v3
       ``numcodecs.fixedscaleoffset``/``numcodecs.bitround`` wrappers and Zarr v2 filters
       then run on zquant.
-    - With ``environment=True`` (the default), the zarr settings are also put in
-      ``os.environ`` as ``ZARR_CODECS__SCALE_OFFSET=zquant.zarr.ScaleOffset`` (and so on),
-      which zarr reads at import: processes started afterwards (dask workers of a
-      ``LocalCluster``, ``multiprocessing``) make the same choice for zarr. numcodecs has no
-      environment configuration; call ``zquant.use()`` on workers for it (for example
-      ``client.run(zquant.use)``).
+    - With ``environment=True`` (the default), the settings for the names zquant's entry
+      points provide (``bitround``, ``packbits``) are also put in ``os.environ``
+      (``ZARR_CODECS__BITROUND=zquant.zarr.BitRound``), which zarr reads at import. Not
+      for ``scale_offset`` and ``cast_value``: zquant registers those in ``use()`` only,
+      and a process that names an unregistered class in its configuration fails on every
+      lookup. Processes started afterwards (dask workers of a ``LocalCluster``,
+      ``multiprocessing``) call ``zquant.use()`` themselves, for example
+      ``client.run(zquant.use)``; until then they run zarr-python's own ``scale_offset``
+      and ``cast_value`` (the same bytes, other error messages) and numcodecs' classes.
 
     Undo with :func:`unuse`, which restores what was there before.
     """
@@ -358,7 +363,7 @@ def use(*, environment: bool = True) -> None:
             saved["registered"].append(name)
     for name, path in _ZARR_NAMES.items():
         saved["zarr"][name] = zarr.config.get(f"codecs.{name}", None)
-        if environment:
+        if environment and name not in _REGISTERED_BY_USE:
             saved["env"][name] = os.environ.get(_env_key(name))
             os.environ[_env_key(name)] = path
     zarr.config.set({f"codecs.{name}": path for name, path in _ZARR_NAMES.items()})
