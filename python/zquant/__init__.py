@@ -358,7 +358,7 @@ def use(*, environment: bool = True) -> None:
 
     for name in _REGISTERED_BY_USE:
         cls = getattr(zq_zarr, _ZARR_NAMES[name].rsplit(".", 1)[1])
-        if _ZARR_NAMES[name] not in zarr.registry._codec_registries.get(name, {}):
+        if _ZARR_NAMES[name] not in zarr.registry._codec_registries.get(name, ()):
             zarr.registry.register_codec(name, cls)
             saved["registered"].append(name)
     for name, path in _ZARR_NAMES.items():
@@ -400,7 +400,9 @@ def unuse() -> None:
             zarr.config.set({f"codecs.{name}": before})
     for name in _saved["registered"]:
         # zarr has no unregister: its registry is a dict per name, keyed by class path.
-        zarr.registry._codec_registries.get(name, {}).pop(_ZARR_NAMES[name], None)
+        registered = zarr.registry._codec_registries.get(name)
+        if registered is not None:
+            registered.pop(_ZARR_NAMES[name], None)
     for name, before in _saved["env"].items():
         if before is None:
             os.environ.pop(_env_key(name), None)

@@ -15,6 +15,7 @@ cached. The GIL is released while zquant encodes or decodes.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -140,6 +141,20 @@ class _Bound:
             return None
 
 
+_ELEMENT = re.compile(r" at element (\[[0-9, ]*\]|[0-9]+)")
+
+
+def _run(chain: Chain, chunk: Any, encode: bool) -> Any:
+    """Encode or decode one chunk. zarr does not tell a codec which chunk it runs, so an
+    element error names the element "of a chunk of shape S"."""
+    try:
+        return chain.encode(chunk) if encode else chain.decode(chunk)
+    except CodecError as e:
+        shape = tuple(np.shape(chunk))
+        msg = _ELEMENT.sub(lambda m: f"{m.group(0)} of a chunk of shape {shape}", str(e), 1)
+        raise CodecError(msg) from None
+
+
 class _Pending(NDBuffer):
     """A chunk whose zquant codecs have not run yet: the input array, the first codec's
     bound chain (in encoding order) and the codecs after it, the direction, and the chunk
@@ -185,7 +200,7 @@ class _Pending(NDBuffer):
         if value is None:
             chain = d["_zq_bound"].chain_with(d["_zq_rest"])
             src = d["_zq_src"]
-            value = chain.encode(src) if d["_zq_encode"] else chain.decode(src)
+            value = _run(chain, src, d["_zq_encode"])
             d["_zq_value"] = value
             d["_zq_src"] = None
         return value
@@ -300,7 +315,7 @@ class _ZquantCodec(ArrayArrayCodec):
                         d["_zq_src"], d["_zq_bound"], (*d["_zq_rest"], self), True, out
                     )
                 return _Pending._make(chunk_array.as_ndarray_like(), bound, (), True, out)
-        out_array = bound.chain.encode(chunk_array.as_ndarray_like())
+        out_array = _run(bound.chain, chunk_array.as_ndarray_like(), True)
         return chunk_spec.prototype.nd_buffer.from_ndarray_like(out_array)
 
     def _decode_sync(self, chunk_array: NDBuffer, chunk_spec: ArraySpec) -> NDBuffer:
@@ -314,7 +329,7 @@ class _ZquantCodec(ArrayArrayCodec):
                     rest = (d["_zq_bound"].codec, *d["_zq_rest"])
                     return _Pending._make(d["_zq_src"], bound, rest, False, spec)
             return _Pending._make(chunk_array.as_ndarray_like(), bound, (), False, spec)
-        out_array = bound.chain.decode(chunk_array.as_ndarray_like())
+        out_array = _run(bound.chain, chunk_array.as_ndarray_like(), False)
         return chunk_spec.prototype.nd_buffer.from_ndarray_like(out_array)
 
     async def _encode_single(
