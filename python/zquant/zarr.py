@@ -2,11 +2,11 @@
 (array->array), and ``PackBits`` (array->bytes).
 
 They are ``ArrayArrayCodec``s whose constructor arguments and ``to_dict()``/``from_dict()``
-JSON follow the codec specs, as zarr-python's built-ins do; they are registered through the
-``zarr.codecs`` entry points under ``scale_offset``, ``cast_value`` and ``bitround``.
-zarr-python picks between implementations of one name by its ``codecs.<name>``
-configuration: :func:`zquant.use` sets it to these classes. They can also be passed
-directly, for example ``filters=[ScaleOffset(...), CastValue(...)]``.
+JSON follow the codec specs, as zarr-python's built-ins do. ``bitround`` and ``packbits``,
+which zarr-python lacks, are registered through the ``zarr.codecs`` entry points;
+``scale_offset`` and ``cast_value`` only by :func:`zquant.use`, which also sets zarr's
+``codecs.<name>`` configuration to these classes. They can also be passed directly, for
+example ``filters=[ScaleOffset(...), CastValue(...)]``.
 
 Each object is plain data (its configuration): it pickles and ships to dask workers. The
 zquant chain it runs is built once per process for each (data type, fill value) it sees and
