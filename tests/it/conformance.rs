@@ -13,7 +13,8 @@ use zquant::conformance::{Outcome, Report, run_case, run_dir};
 /// `numcodecs.bitround` is defined by numcodecs ("See numcodecs' documentation"), whose
 /// `BitRound` takes `keepbits >= 0`; the vector applies `bitround`'s README ("Must be at
 /// least 1") to the alias.
-const DEPARTURES: &[(&str, &str)] = &[("bitround/invalid/alias-keepbits-zero", "numcodecs==0.17.1")];
+const DEPARTURES: &[(&str, &str)] =
+    &[("bitround/invalid/alias-keepbits-zero", "numcodecs==0.17.1")];
 
 #[test]
 fn all_public_conformance_vectors_pass() {
@@ -69,7 +70,10 @@ fn departures_follow_their_oracle() {
             .iter()
             .find(|c| c["id"] == *id)
             .unwrap_or_else(|| panic!("{id}: no such vector"));
-        assert!(matches!(run_case(case), Outcome::Fail(_)), "{id} passes: remove the departure");
+        assert!(
+            matches!(run_case(case), Outcome::Fail(_)),
+            "{id} passes: remove the departure"
+        );
         let result = case["disagreements"]
             .as_array()
             .and_then(|d| d.iter().find(|r| r["oracle"] == *oracle))
@@ -80,6 +84,10 @@ fn departures_follow_their_oracle() {
         obj.remove("error");
         obj.insert("encoded".into(), result["encoded"].clone());
         obj.insert("decoded".into(), result["decoded"].clone());
-        assert_eq!(run_case(&by_oracle), Outcome::Pass, "{id} with {oracle}'s result");
+        assert_eq!(
+            run_case(&by_oracle),
+            Outcome::Pass,
+            "{id} with {oracle}'s result"
+        );
     }
 }

@@ -170,7 +170,11 @@ fn clamp_onto_a_scalar_map_key_is_a_warning() {
 #[test]
 fn keepbits_zero_depends_on_the_name() {
     let zero = |name: &str, dt: &str| {
-        chain(dt, json!([{"name": name, "configuration": {"keepbits": 0}}])).map(drop)
+        chain(
+            dt,
+            json!([{"name": name, "configuration": {"keepbits": 0}}]),
+        )
+        .map(drop)
     };
     let e = zero("bitround", "float32").unwrap_err().to_string();
     assert!(e.contains("must be an integer >= 1, got 0"), "{e}");
@@ -189,9 +193,17 @@ fn keepbits_zero_depends_on_the_name() {
 #[test]
 fn cast_value_targets_are_checked_before_the_source_is_known() {
     let check = |c: Value| zquant::check_configuration("cast_value", Some(&c));
-    let e = check(json!({"data_type": "complex64"})).unwrap_err().to_string();
-    assert!(e.contains("cast_value only targets integer and floating-point types"), "{e}");
+    let e = check(json!({"data_type": "complex64"}))
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("cast_value only targets integer and floating-point types"),
+        "{e}"
+    );
     let e = check(json!({"data_type": "float32", "out_of_range": "wrap"})).unwrap_err();
-    assert!(e.to_string().contains("wrap requires an integral target"), "{e}");
+    assert!(
+        e.to_string().contains("wrap requires an integral target"),
+        "{e}"
+    );
     check(json!({"data_type": "uint8", "out_of_range": "wrap"})).unwrap();
 }
