@@ -24,7 +24,7 @@ import zquant
 import zquant.numcodecs as zn
 from zquant.zarr import BitRound, CastValue, ScaleOffset
 
-IMPLS = {
+IMPLS: dict[str, tuple[Any, Any]] = {
     "zquant": (ScaleOffset, CastValue),
     "zarr": (ZarrScaleOffset, ZarrCastValue),
 }
