@@ -243,7 +243,8 @@ def test_v2_bitround_keepbits_zero_after_use() -> None:
     zquant.use()
     try:
         z = zarr.open_array(store, mode="r+")
-        assert type(z.metadata.filters[0]) is zn.BitRound
+        filters = getattr(z.metadata, "filters", None)  # a v2 array's
+        assert filters is not None and type(filters[0]) is zn.BitRound
         z[:] = a
         np.testing.assert_array_equal(z[...], want)
     finally:
@@ -267,7 +268,7 @@ def test_submodules_load_lazily() -> None:
     )
     assert out.split("\n")[:3] == ["False False", "True", "ScaleOffset BitRound"]
     with pytest.raises(AttributeError):
-        zquant.no_such_module  # noqa: B018
+        getattr(zquant, "no_such_module")  # noqa: B009
 
 
 def test_installing_zquant_leaves_zarr_as_it_was() -> None:
