@@ -52,8 +52,10 @@ impl std::fmt::Display for Rule {
 ///
 /// ```text
 /// cast_value encode: value out of range of uint8 [0, 255] (no out_of_range rule) at element
-/// [1, 0] (C-order index 2): value 300.0; fix: add "out_of_range": "clamp" (or "wrap") to
-/// cast_value's configuration, or choose a wider data_type
+/// [1, 0] (C-order index 2): value 300.0; fix: choose a wider data_type (or refit scale and
+/// offset to the data), or add "out_of_range": "clamp" (or "wrap") to cast_value's
+/// configuration, which stores such values with an unbounded error (clamped to the range's
+/// ends, or wrapped)
 /// ```
 ///
 /// ```
@@ -168,9 +170,12 @@ impl ElementError {
     fn hint(&self) -> Option<String> {
         let t = self.target_name();
         Some(match self.rule {
+            // Clamping makes the error unbounded for exactly the values that need the fix:
+            // the hint says so, for data that has outgrown a range chosen for a bound.
             Rule::OutOfRange => format!(
-                "add \"out_of_range\": \"clamp\" (or \"wrap\") to {}'s configuration, or choose \
-                 a wider data_type",
+                "choose a wider data_type (or refit scale and offset to the data), or add \
+                 \"out_of_range\": \"clamp\" (or \"wrap\") to {}'s configuration, which stores \
+                 such values with an unbounded error (clamped to the range's ends, or wrapped)",
                 self.codec
             ),
             Rule::NanUnrepresentable => format!(

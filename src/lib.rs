@@ -169,6 +169,7 @@ pub use dtype::{DType, DTypeId, Kind, Real, register_dtype};
 pub use number::exact::{Class, Exact};
 
 // Errors.
+pub use codec::registry::check_configuration;
 pub use error::{CodecError, ElementError, MetadataError, Rule};
 
 /// Generate [`DType`] (and [`Real`] for integers and floats) from a layout description.

@@ -183,7 +183,7 @@ impl ZquantCodec {
     ) -> Result<Self, PluginCreateError> {
         let (entry, _) = registry::find(name)
             .ok_or_else(|| plugin_err(format!("{name:?} is not a zquant codec")))?;
-        (entry.check)(configuration.as_ref()).map_err(plugin_err)?;
+        (entry.check)(name, configuration.as_ref()).map_err(plugin_err)?;
         Ok(ZquantCodec {
             name,
             configuration,

@@ -37,6 +37,26 @@ fn err(e: impl std::fmt::Display) -> PyErr {
     CodecError::new_err(e.to_string())
 }
 
+pyo3::create_exception!(
+    _zquant,
+    FillValueError,
+    CodecError,
+    "The array's fill value is invalid for its data type or cannot be carried through a codec \
+     (the codecs' configuration itself is valid)."
+);
+
+/// A metadata error as `FillValueError` when it is the array's fill value's, else
+/// `CodecError`: zarr's sharding codec checks inner codecs with the data type's default
+/// fill value, and the Python layer tolerates exactly that error there.
+fn metadata_err(e: zquant::MetadataError) -> PyErr {
+    match e {
+        zquant::MetadataError::FillValue(_) | zquant::MetadataError::FillValueTransform { .. } => {
+            FillValueError::new_err(e.to_string())
+        }
+        other => err(other),
+    }
+}
+
 fn parse(what: &str, text: &str) -> PyResult<Value> {
     serde_json::from_str(text).map_err(|e| err(format!("{what} is not valid JSON: {e}")))
 }
@@ -224,7 +244,7 @@ impl RustChain {
             Value::Array(v) => v,
             other => return Err(err(format!("codecs must be a JSON list, got {other}"))),
         };
-        let chain = DynChain::from_metadata(&dt, &fill, &codecs).map_err(err)?;
+        let chain = DynChain::from_metadata(&dt, &fill, &codecs).map_err(metadata_err)?;
         Ok(RustChain { chain })
     }
 
@@ -345,6 +365,14 @@ impl RustChain {
         py.detach(|| chain.decode_words(src, &shape, dst))
             .map_err(err)
     }
+}
+
+/// Check a codec's configuration where it does not depend on the data type (the rules of
+/// `zquant::check_configuration`): what the Python classes refuse at construction.
+#[pyfunction]
+fn check_configuration(name: &str, configuration: &str) -> PyResult<()> {
+    let config = parse("configuration", configuration)?;
+    zquant::check_configuration(name, Some(&config)).map_err(err)
 }
 
 /// Check the JSON text of a `packbits` `configuration` without a data type: the Rust core's
@@ -848,6 +876,8 @@ fn dtype_names() -> Vec<&'static str> {
 #[pymodule]
 fn _zquant(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("CodecError", m.py().get_type::<CodecError>())?;
+    m.add("FillValueError", m.py().get_type::<FillValueError>())?;
+    m.add_function(wrap_pyfunction!(check_configuration, m)?)?;
     m.add_class::<RustChain>()?;
     m.add_class::<PooledBuffer>()?;
     m.add_class::<RustPackBits>()?;

@@ -82,11 +82,20 @@ def test_v2_filters_and_v3_wrappers_run_on_zquant_after_use():
     assert asyncio.run(chunks(stores[0][0])) == asyncio.run(chunks(stores[1][0]))
 
 
-def test_keepbits_zero_is_refused():
-    """numcodecs accepts keepbits=0 (rounding to a power of two); zquant's bitround takes
-    1..mantissa bits (docs/spec-readings.md): a listed difference, raised, not hidden."""
-    with pytest.raises(zquant.CodecError, match="keepbits"):
-        zn.BitRound(keepbits=0).encode(np.ones(4, np.float32))
+def test_keepbits_zero_as_numcodecs():
+    """numcodecs' BitRound takes keepbits=0 (each value rounds to a power of two, ties to
+    even), and so does zquant's under numcodecs' names (`keepbits-zero` in
+    docs/spec-readings.md); the v3 name `bitround` refuses it at construction."""
+    import numcodecs.bitround
+
+    for dt in (np.float16, np.float32, np.float64):
+        a = np.array([0, 1, 1.4, 1.5, 1.6, 3, -3, 6, 1e-3, -0.0, np.inf], dt)
+        want = numcodecs.bitround.BitRound(keepbits=0).encode(a.copy())
+        got = zn.BitRound(keepbits=0).encode(a.copy())
+        np.testing.assert_array_equal(got, want)
+    with pytest.raises(zquant.CodecError, match="numcodecs.bitround"):
+        zquant.zarr.BitRound(keepbits=0)
+    zquant.Chain("float32", [{"name": "numcodecs.bitround", "configuration": {"keepbits": 0}}])
 
 
 def test_errors():

@@ -85,11 +85,13 @@ def test_stores_are_byte_identical_to_zarr_builtins(config):
     assert mine["codecs"][:2] == zarr.open_array(theirs).metadata.to_dict()["codecs"][:2]
     # Each reads the other's store.
     a_theirs = zarr.open_array(theirs)[...]
-    with zarr.config.set({"codecs.scale_offset": "zquant.zarr.ScaleOffset",
-                          "codecs.cast_value": "zquant.zarr.CastValue"}):
+    zquant.use()
+    try:
         z = zarr.open_array(theirs)
         assert isinstance(z.metadata.codecs[0], ScaleOffset)
         np.testing.assert_array_equal(z[...], a_theirs)
+    finally:
+        zquant.unuse()
     np.testing.assert_array_equal(zarr.open_array(ours)[...], a_theirs)
 
 
@@ -173,15 +175,21 @@ def test_entry_points_and_use():
                                          "dtype": "<f8"})) is zn.FixedScaleOffset
         assert type(numcodecs.get_codec({"id": "bitround", "keepbits": 3})) is zn.BitRound
         import os
-        assert os.environ["ZARR_CODECS__SCALE_OFFSET"] == "zquant.zarr.ScaleOffset"
+        assert os.environ["ZARR_CODECS__BITROUND"] == "zquant.zarr.BitRound"
+        # Registered by use() only: an environment setting would fail in a fresh process.
+        assert "ZARR_CODECS__SCALE_OFFSET" not in os.environ
     finally:
         zquant.unuse()
     import os
 
     import numcodecs
-    assert "ZARR_CODECS__SCALE_OFFSET" not in os.environ
+    assert "ZARR_CODECS__BITROUND" not in os.environ
     assert type(numcodecs.get_codec({"id": "bitround", "keepbits": 3})) is numcodecs.BitRound
     assert zarr.config.get("codecs.scale_offset", None) is None
+    # unuse() takes zquant's classes out of zarr's registry: zarr's own is the only one.
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert get_codec_class("scale_offset") is ZarrScaleOffset
 
 
 def test_errors_are_codec_errors():

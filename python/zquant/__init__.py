@@ -9,7 +9,8 @@ with ``encode``/``decode`` over NumPy arrays of any layout. Around it:
 - :mod:`zquant.choose`: keepbits and scale/offset from the data (NumPy, xarray, dask);
 - :func:`use`: make zarr-python and numcodecs resolve those names to zquant's classes.
 
-Errors are :class:`CodecError` (a ``ValueError``) with zquant's message.
+Errors are :class:`CodecError` (a ``ValueError``) with zquant's message;
+:class:`FillValueError`, a ``CodecError``, when the array's fill value is what fails.
 """
 
 from __future__ import annotations
@@ -23,13 +24,30 @@ import numpy as np
 
 from . import _dtypes
 from . import _zquant
-from ._zquant import CodecError, RustChain, empty
+from ._zquant import CodecError, FillValueError, RustChain, empty
 
 # A direction's plan: source dtype, destination dtype, their word dtypes, the Rust call,
 # the source's Zarr data type JSON, whether it encodes.
 _Plan = tuple[Any, Any, Any, Any, Any, Any, bool]
 
-__all__ = ["Chain", "CodecError", "encode", "set_buffer_pool", "unuse", "use"]
+__all__ = ["Chain", "CodecError", "FillValueError", "encode", "set_buffer_pool", "unuse", "use"]
+
+# The submodules load on first use (PEP 562): ``import zquant`` imports neither zarr nor
+# numcodecs nor xarray, and ``zquant.choose.keepbits(a)`` works without importing
+# ``zquant.choose`` first.
+_SUBMODULES = ("choose", "dtypes", "numcodecs", "zarr")
+
+
+def __getattr__(name: str) -> Any:
+    if name in _SUBMODULES:
+        import importlib
+
+        return importlib.import_module(f".{name}", __name__)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_SUBMODULES})
 
 __version__ = "0.2.0"
 
@@ -292,6 +310,9 @@ _ZARR_NAMES = {
     "bitround": "zquant.zarr.BitRound",
     "packbits": "zquant.zarr.PackBits",
 }
+# The names zarr-python implements itself: zquant registers them in use(), not through
+# entry points (pyproject.toml), so that installing zquant leaves plain zarr as it was.
+_REGISTERED_BY_USE = ("scale_offset", "cast_value")
 _NUMCODECS_IDS = ("fixedscaleoffset", "bitround")
 _saved: dict[str, Any] | None = None
 
@@ -303,30 +324,46 @@ def _env_key(name: str) -> str:
 def use(*, environment: bool = True) -> None:
     """Make zarr-python and numcodecs run zquant's codecs from now on.
 
-    - zarr-python: ``scale_offset``, ``cast_value`` and ``bitround`` resolve to
-      :mod:`zquant.zarr`'s classes. This sets zarr's configuration
-      ``codecs.<name> = "zquant.zarr.<Class>"`` (``zarr.config.set``), the documented way to
-      pick between several registered implementations of one name, so lookups do not warn.
+    - zarr-python: ``scale_offset``, ``cast_value``, ``bitround`` and ``packbits`` resolve
+      to :mod:`zquant.zarr`'s classes. ``scale_offset`` and ``cast_value``, which
+      zarr-python implements too, are registered now (zquant has no entry points for them,
+      so that merely installing zquant changes nothing); then zarr's configuration
+      ``codecs.<name> = "zquant.zarr.<Class>"`` is set (``zarr.config.set``), the documented
+      way to pick between several implementations of one name, so lookups do not warn.
     - numcodecs: the ids ``fixedscaleoffset`` and ``bitround`` are registered to
       :mod:`zquant.numcodecs`'s classes (``numcodecs.registry.register_codec``). zarr's v3
       ``numcodecs.fixedscaleoffset``/``numcodecs.bitround`` wrappers and Zarr v2 filters
       then run on zquant.
-    - With ``environment=True`` (the default), the zarr settings are also put in
-      ``os.environ`` as ``ZARR_CODECS__SCALE_OFFSET=zquant.zarr.ScaleOffset`` (and so on),
-      which zarr reads at import: processes started afterwards (dask workers of a
-      ``LocalCluster``, ``multiprocessing``) make the same choice for zarr. numcodecs has no
-      environment configuration; call ``zquant.use()`` on workers for it (for example
-      ``client.run(zquant.use)``).
+    - With ``environment=True`` (the default), the settings for the names zquant's entry
+      points provide (``bitround``, ``packbits``) are also put in ``os.environ``
+      (``ZARR_CODECS__BITROUND=zquant.zarr.BitRound``), which zarr reads at import. Not
+      for ``scale_offset`` and ``cast_value``: zquant registers those in ``use()`` only,
+      and a process that names an unregistered class in its configuration fails on every
+      lookup. Processes started afterwards (dask workers of a ``LocalCluster``,
+      ``multiprocessing``) call ``zquant.use()`` themselves, for example
+      ``client.run(zquant.use)``; until then they run zarr-python's own ``scale_offset``
+      and ``cast_value`` (the same bytes, other error messages) and numcodecs' classes.
 
     Undo with :func:`unuse`, which restores what was there before.
     """
     global _saved
     import zarr
+    import zarr.registry
 
-    saved: dict[str, Any] = {"zarr": {}, "env": {}, "numcodecs": {}}
+    saved: dict[str, Any] = {"zarr": {}, "env": {}, "numcodecs": {}, "registered": []}
+    # scale_offset and cast_value have no zquant entry point (zarr-python has its own, and
+    # two implementations of a name make zarr warn and pick either): they are registered
+    # here, and unuse() takes them out again.
+    from . import zarr as zq_zarr
+
+    for name in _REGISTERED_BY_USE:
+        cls = getattr(zq_zarr, _ZARR_NAMES[name].rsplit(".", 1)[1])
+        if _ZARR_NAMES[name] not in zarr.registry._codec_registries.get(name, ()):
+            zarr.registry.register_codec(name, cls)
+            saved["registered"].append(name)
     for name, path in _ZARR_NAMES.items():
         saved["zarr"][name] = zarr.config.get(f"codecs.{name}", None)
-        if environment:
+        if environment and name not in _REGISTERED_BY_USE:
             saved["env"][name] = os.environ.get(_env_key(name))
             os.environ[_env_key(name)] = path
     zarr.config.set({f"codecs.{name}": path for name, path in _ZARR_NAMES.items()})
@@ -352,6 +389,7 @@ def unuse() -> None:
     if _saved is None:
         return
     import zarr
+    import zarr.registry
 
     for name, before in _saved["zarr"].items():
         if before is None:
@@ -360,6 +398,11 @@ def unuse() -> None:
             zarr.config.set({"codecs": codecs})
         else:
             zarr.config.set({f"codecs.{name}": before})
+    for name in _saved["registered"]:
+        # zarr has no unregister: its registry is a dict per name, keyed by class path.
+        registered = zarr.registry._codec_registries.get(name)
+        if registered is not None:
+            registered.pop(_ZARR_NAMES[name], None)
     for name, before in _saved["env"].items():
         if before is None:
             os.environ.pop(_env_key(name), None)

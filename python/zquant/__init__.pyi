@@ -3,7 +3,12 @@ from typing import Any
 
 import numpy as np
 
+from . import choose as choose
+from . import dtypes as dtypes
+from . import numcodecs as numcodecs
+from . import zarr as zarr
 from ._zquant import CodecError as CodecError
+from ._zquant import FillValueError as FillValueError
 
 __version__: str
 

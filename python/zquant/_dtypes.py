@@ -133,7 +133,11 @@ def parse_data_type(data_type: Any) -> JSON:
     try:
         return from_numpy(data_type)
     except TypeError as e:
-        raise _zquant.CodecError(f"not a data type: {data_type!r}") from e
+        raise _zquant.CodecError(
+            f"data type {data_type!r} is not one zquant's codecs take (fixed-size integer, "
+            "floating-point, complex and time types: a Zarr v3 name, its JSON, a NumPy "
+            "dtype or a zarr-python ZDType)"
+        ) from e
 
 
 def word_dtype(data_type: JSON) -> np.dtype[Any]:

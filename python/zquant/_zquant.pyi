@@ -8,6 +8,10 @@ import numpy.typing as npt
 class CodecError(ValueError):
     """A codec, metadata or input error from zquant, with zquant's message."""
 
+class FillValueError(CodecError):
+    """The array's fill value is invalid for its data type or cannot be carried through a
+    codec (the codecs' configuration itself is valid)."""
+
 class RustChain:
     """A zquant ``DynChain`` built from JSON texts; immutable, shared between threads."""
 
@@ -80,6 +84,10 @@ def finite_range(data_type: str, words: npt.NDArray[np.unsignedinteger]) -> tupl
 def fit_scale_offset(
     source: str, target: str, lo: float, hi: float, max_abs_error: float, nan_sentinel: bool
 ) -> tuple[str, float]: ...
+def check_configuration(name: str, configuration: str) -> None:
+    """Raise ``CodecError`` unless the JSON text is a valid configuration of codec ``name``
+    as far as it does not depend on the data type."""
+
 def check_packbits_configuration(configuration: str) -> None:
     """Raise ``CodecError`` unless the JSON text is a valid ``packbits`` configuration."""
 def plan_stats(

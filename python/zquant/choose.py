@@ -37,7 +37,16 @@ __all__ = [
 
 
 def _data(a: Any) -> Any:
-    """The array behind an xarray object, else ``a``."""
+    """The array behind an xarray object, else ``a``. An xarray ``Dataset`` holds several
+    arrays: the caller picks one."""
+    data_vars = getattr(a, "data_vars", None)
+    if data_vars is not None and hasattr(a, "dims"):
+        names = list(data_vars)
+        example = f"ds[{names[0]!r}]" if names else 'ds["name"]'
+        raise _zquant.CodecError(
+            f"expected an array or an xarray DataArray, got a Dataset (variables {names}): "
+            f"pass a variable, for example {example}"
+        )
     data = getattr(a, "data", None)
     if data is not None and hasattr(a, "dims") and hasattr(a, "coords"):
         return data

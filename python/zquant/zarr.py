@@ -2,11 +2,11 @@
 (array->array), and ``PackBits`` (array->bytes).
 
 They are ``ArrayArrayCodec``s whose constructor arguments and ``to_dict()``/``from_dict()``
-JSON follow the codec specs, as zarr-python's built-ins do; they are registered through the
-``zarr.codecs`` entry points under ``scale_offset``, ``cast_value`` and ``bitround``.
-zarr-python picks between implementations of one name by its ``codecs.<name>``
-configuration: :func:`zquant.use` sets it to these classes. They can also be passed
-directly, for example ``filters=[ScaleOffset(...), CastValue(...)]``.
+JSON follow the codec specs, as zarr-python's built-ins do. ``bitround`` and ``packbits``,
+which zarr-python lacks, are registered through the ``zarr.codecs`` entry points;
+``scale_offset`` and ``cast_value`` only by :func:`zquant.use`, which also sets zarr's
+``codecs.<name>`` configuration to these classes. They can also be passed directly, for
+example ``filters=[ScaleOffset(...), CastValue(...)]``.
 
 Each object is plain data (its configuration): it pickles and ships to dask workers. The
 zquant chain it runs is built once per process for each (data type, fill value) it sees and
@@ -15,6 +15,7 @@ cached. The GIL is released while zquant encodes or decodes.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -24,6 +25,7 @@ from zarr.core.buffer.cpu import NDBuffer
 from zarr.core.dtype import get_data_type_from_json
 
 from . import Chain, CodecError, _dtypes, _zquant
+from ._zquant import FillValueError
 from . import dtypes as _narrow_dtypes
 
 if TYPE_CHECKING:
@@ -53,6 +55,14 @@ def _parse_named(data: dict[str, Any], name: str) -> dict[str, Any]:
     if not isinstance(config, dict):
         raise CodecError(f"{name}: configuration must be an object, got {config!r}")
     return dict(config)
+
+
+def _check_supported(codec: str, takes: str, dtype: Any) -> None:
+    """Refuse a zarr data type zquant has no such type for (``string``, ``bytes``,
+    structured types), naming the codec: it is a data type, one the codec does not take."""
+    json = dtype.to_json(zarr_format=3) if hasattr(dtype, "to_json") else dtype
+    if isinstance(json, str) and json not in _zquant.dtype_names():
+        raise CodecError(f"{codec}: data type {json!r} is not supported: {codec} takes {takes}")
 
 
 def _fill_key(fill: Any) -> Any:
@@ -131,6 +141,20 @@ class _Bound:
             return None
 
 
+_ELEMENT = re.compile(r" at element (\[[0-9, ]*\]|[0-9]+)")
+
+
+def _run(chain: Chain, chunk: Any, encode: bool) -> Any:
+    """Encode or decode one chunk. zarr does not tell a codec which chunk it runs, so an
+    element error names the element "of a chunk of shape S"."""
+    try:
+        return chain.encode(chunk) if encode else chain.decode(chunk)
+    except CodecError as e:
+        shape = tuple(np.shape(chunk))
+        msg = _ELEMENT.sub(lambda m: f"{m.group(0)} of a chunk of shape {shape}", str(e), 1)
+        raise CodecError(msg) from None
+
+
 class _Pending(NDBuffer):
     """A chunk whose zquant codecs have not run yet: the input array, the first codec's
     bound chain (in encoding order) and the codecs after it, the direction, and the chunk
@@ -176,7 +200,7 @@ class _Pending(NDBuffer):
         if value is None:
             chain = d["_zq_bound"].chain_with(d["_zq_rest"])
             src = d["_zq_src"]
-            value = chain.encode(src) if d["_zq_encode"] else chain.decode(src)
+            value = _run(chain, src, d["_zq_encode"])
             d["_zq_value"] = value
             d["_zq_src"] = None
         return value
@@ -190,6 +214,8 @@ class _ZquantCodec(ArrayArrayCodec):
     """What the three codecs share: zquant's chain for a chunk spec, and the calls."""
 
     is_fixed_size = True
+    # The data types the codec takes, for the message on one zquant does not know.
+    _takes = "fixed-size integer and floating-point data types"
 
     # The per-process cache of bound chains is not part of the codec's data: it is left
     # out of pickles and equality (the dataclass fields are the configuration).
@@ -225,22 +251,50 @@ class _ZquantCodec(ArrayArrayCodec):
     def _chain_for(self, chunk_spec: ArraySpec) -> Chain:
         return self._bound(chunk_spec).chain
 
+    def validate(self, *, shape: Any, dtype: Any, chunk_grid: Any) -> None:
+        """Bind the configuration to the array's data type: every rule that depends on it
+        (``scale``/``offset`` and ``scalar_map`` entries in the data type, supported types,
+        bit widths) fails here, before zarr writes metadata. The fill value is checked by
+        :meth:`evolve_from_array_spec`, which zarr calls with it."""
+        _check_supported(self._codec_name(), self._takes, dtype)
+        try:
+            Chain(
+                dtype.to_json(zarr_format=3),
+                [self.to_dict()],
+                dtype.to_json_scalar(dtype.default_scalar(), zarr_format=3),
+            )
+        except FillValueError:
+            pass
+
+    def evolve_from_array_spec(self, array_spec: ArraySpec) -> Self:
+        """Bind to the chunk spec zarr builds the array with, its fill value included: a
+        fill value this codec cannot encode (NaN into an integer without a ``scalar_map``,
+        300 into ``uint8`` without ``out_of_range``) raises :class:`zquant.CodecError`
+        before anything is written, as the cast_value spec asks ("SHOULD validate ... at
+        metadata construction time"). zarr threads the encoded spec to the next codec, so
+        the fill value is checked through the whole chain."""
+        _check_supported(self._codec_name(), self._takes, array_spec.dtype)
+        self._bound(array_spec)
+        return self
+
     def resolve_metadata(self, chunk_spec: ArraySpec) -> ArraySpec:
         """The encoded chunk spec: zquant's encoded data type and fill value.
 
-        A fill value the codec rejects (zarr's sharding codec validates its inner codecs
-        with the data type's default scalar, not the array's fill value) gives the encoded
-        type's default scalar here, as a representation; encoding and decoding bind the
-        codec with the fill value they are given and fail with the codec's message.
+        One case is not an error: zarr's sharding codec checks its inner codecs with the
+        data type's default scalar, not the array's fill value (which
+        :meth:`evolve_from_array_spec` has checked). A fill value the codecs cannot carry
+        (:class:`zquant.FillValueError`, never a configuration error) then gives the encoded
+        type's default scalar, as a representation.
         """
         try:
             dtype, fill = self._bound(chunk_spec).resolved()
-        except CodecError as e:
-            if "fill value" not in str(e):
-                raise
+        except FillValueError:
             dtype = self._encoded_zdtype(chunk_spec.dtype)
             fill = dtype.default_scalar()
         return replace(chunk_spec, dtype=dtype, fill_value=fill)
+
+    def _codec_name(self) -> str:
+        return str(self.to_dict()["name"])
 
     def _encoded_zdtype(self, dtype: Any) -> Any:
         """The encoded ZDType, without a fill value: the same for all but cast_value."""
@@ -261,7 +315,7 @@ class _ZquantCodec(ArrayArrayCodec):
                         d["_zq_src"], d["_zq_bound"], (*d["_zq_rest"], self), True, out
                     )
                 return _Pending._make(chunk_array.as_ndarray_like(), bound, (), True, out)
-        out_array = bound.chain.encode(chunk_array.as_ndarray_like())
+        out_array = _run(bound.chain, chunk_array.as_ndarray_like(), True)
         return chunk_spec.prototype.nd_buffer.from_ndarray_like(out_array)
 
     def _decode_sync(self, chunk_array: NDBuffer, chunk_spec: ArraySpec) -> NDBuffer:
@@ -275,7 +329,7 @@ class _ZquantCodec(ArrayArrayCodec):
                     rest = (d["_zq_bound"].codec, *d["_zq_rest"])
                     return _Pending._make(d["_zq_src"], bound, rest, False, spec)
             return _Pending._make(chunk_array.as_ndarray_like(), bound, (), False, spec)
-        out_array = bound.chain.decode(chunk_array.as_ndarray_like())
+        out_array = _run(bound.chain, chunk_array.as_ndarray_like(), False)
         return chunk_spec.prototype.nd_buffer.from_ndarray_like(out_array)
 
     async def _encode_single(
@@ -287,6 +341,8 @@ class _ZquantCodec(ArrayArrayCodec):
         return self._decode_sync(chunk_array, chunk_spec)
 
     def compute_encoded_size(self, input_byte_length: int, chunk_spec: ArraySpec) -> int:
+        """The encoded size of ``input_byte_length`` bytes of the chunk's elements."""
+        _check_supported(self._codec_name(), self._takes, chunk_spec.dtype)
         chain = self._chain_for(chunk_spec)
         size_in = _dtypes._zquant.dtype_info(_dtypes.data_type_name(chain.data_type))[0]
         size_out = _dtypes._zquant.dtype_info(
@@ -304,8 +360,10 @@ class ScaleOffset(_ZquantCodec):
     Parameters
     ----------
     offset, scale
-        Numbers, or strings (the exact JSON text, for example ``"0.1"`` or ``"NaN"``), in
-        the array data type's fill-value encoding. Defaults 0 and 1.
+        Numbers, or the strings of the array data type's fill-value encoding (``"NaN"``,
+        ``"Infinity"``, ``"-Infinity"``, hex codes such as ``"0x7fc00000"``). Decimal
+        strings such as ``"0.1"`` are not that encoding and are refused when the codec is
+        bound to the array. Defaults 0 and 1.
     """
 
     offset: int | float | str
@@ -317,6 +375,17 @@ class ScaleOffset(_ZquantCodec):
                 raise TypeError(f"scale_offset {name} must be a number or string, got {v!r}")
         object.__setattr__(self, "offset", _dtypes.fill_json(offset))
         object.__setattr__(self, "scale", _dtypes.fill_json(scale))
+
+    def compute_encoded_size(
+        self,
+        input_byte_length: int,
+        chunk_spec: ArraySpec | None = None,
+        *,
+        _chunk_spec: ArraySpec | None = None,
+    ) -> int:
+        """``input_byte_length``: scale_offset keeps the data type. ``_chunk_spec`` is the
+        name zarr-python's own ``ScaleOffset`` gives the (unused) spec."""
+        return input_byte_length
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Self:
@@ -389,10 +458,23 @@ class CastValue(_ZquantCodec):
         out_of_range: OutOfRange | None = None,
         scalar_map: Any = None,
     ) -> None:
+        if isinstance(data_type, str) and data_type not in _zquant.dtype_names():
+            _check_supported("cast_value", self._takes, data_type)
         object.__setattr__(self, "data_type", _dtypes.parse_data_type(data_type))
         object.__setattr__(self, "rounding", rounding)
         object.__setattr__(self, "out_of_range", out_of_range)
         object.__setattr__(self, "scalar_map", _scalar_map_json(scalar_map))
+        # The rules that do not depend on the source type (the target's kind, rounding and
+        # out_of_range names, wrap into a float, the scalar_map's shape) are the Rust core's.
+        _zquant.check_configuration(
+            "cast_value", _dtypes.dumps(self.to_dict()["configuration"])
+        )
+
+    @property
+    def dtype(self) -> Any:
+        """The encoded data type as a zarr-python ``ZDType`` (zarr-python's ``CastValue``
+        attribute); :attr:`data_type` is its Zarr JSON."""
+        return get_data_type_from_json(self.data_type, zarr_format=3)
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Self:
@@ -413,7 +495,10 @@ class CastValue(_ZquantCodec):
         if self.out_of_range is not None:
             config["out_of_range"] = self.out_of_range
         if self.scalar_map is not None:
-            config["scalar_map"] = self.scalar_map
+            # Pairs as tuples, as zarr-python's CastValue writes them (the same JSON).
+            config["scalar_map"] = {
+                d: [(k, v) for k, v in pairs] for d, pairs in self.scalar_map.items()
+            }
         return {"name": "cast_value", "configuration": config}
 
     def __hash__(self) -> int:
@@ -431,15 +516,26 @@ class BitRound(_ZquantCodec):
     Parameters
     ----------
     keepbits
-        The mantissa bits to keep, at least 1 and at most the type's.
+        The mantissa bits to keep, at least 1 (the ``bitround`` README; 0 is
+        ``numcodecs.bitround``'s) and at most the type's.
     """
 
     keepbits: int
+    _takes = "fixed-size integer, floating-point, complex and time data types"
 
     def __init__(self, *, keepbits: int) -> None:
         if isinstance(keepbits, bool) or not isinstance(keepbits, int):
             raise TypeError(f"bitround keepbits must be an int, got {keepbits!r}")
+        # The rule (at least 1 under this name) is the Rust core's; so is the check against
+        # the data type's mantissa width, when the codec is bound to an array.
+        _zquant.check_configuration("bitround", _dtypes.dumps({"keepbits": keepbits}))
         object.__setattr__(self, "keepbits", keepbits)
+
+    def compute_encoded_size(
+        self, input_byte_length: int, chunk_spec: ArraySpec | None = None
+    ) -> int:
+        """``input_byte_length``: bitround keeps the data type."""
+        return input_byte_length
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Self:

@@ -28,8 +28,12 @@
 //! sign, taking the truncated value when rounding up would leave the type's range (catalogue
 //! `int-bitround-signed`; it reproduces the spec's `sample_data` byte for byte). Complex
 //! types round each component; `numpy.datetime64`/`numpy.timedelta64` round as int64 (NaT,
-//! `i64::MIN`, stays NaT). Decoding is the identity. `keepbits` must be at least 1 (catalogue
-//! `keepbits-zero`) and, for floats, at most the mantissa width (`keepbits-too-large`).
+//! `i64::MIN`, stays NaT). Decoding is the identity. For floats `keepbits` is at most the
+//! mantissa width (`keepbits-too-large`). Its minimum depends on the name (catalogue
+//! `keepbits-zero`): `bitround`'s README says "Must be at least 1"; `numcodecs.bitround` and
+//! the v2 filter are defined by numcodecs, whose `BitRound` takes `keepbits >= 0` (a float
+//! rounded to a power of two, the mantissa's 0 bits kept). Integers keep at least 1 bit
+//! under either name (numcodecs' `BitRound` has no integers).
 
 use serde_json::{Map, Value};
 
@@ -58,13 +62,26 @@ pub(crate) const ENTRY: super::registry::CodecEntry = super::registry::CodecEntr
         v3_name: ALIAS,
         type_keys: &[],
     }),
-    check: |config| parse_keepbits(config).map(drop),
+    check: |name, config| parse_keepbits(config, name).map(drop),
     bind: |name, dt, config| {
         // Configuration errors are reported before data type errors.
-        parse_keepbits(config)?;
+        parse_keepbits(config, name)?;
         Ok(Box::new(BitRoundStage::new(dt, config, name == ALIAS)?))
     },
 };
+
+/// The least `keepbits` under the name `name` (`keepbits-zero` in docs/spec-readings.md).
+fn min_keepbits(name: &str) -> u64 {
+    if name == ALIAS { 0 } else { 1 }
+}
+
+/// `keepbits: 0` under the name `bitround`.
+fn keepbits_zero() -> MetadataError {
+    field(
+        "must be an integer >= 1, got 0 (bitround's README: \"Must be at least 1\"; \
+         numcodecs' BitRound, the codec numcodecs.bitround, takes 0)",
+    )
+}
 
 /// The data types the spec lists for bitround: "float16, float32, float64, bfloat16,
 /// complex_float16/32/64, complex_bfloat16, complex64, complex128, int8…int64, uint8…uint64,
@@ -92,11 +109,12 @@ enum Target {
 }
 
 impl BitRoundCore {
-    /// `keepbits` on elements of `kind`.
+    /// `keepbits` on elements of `kind` (`keepbits` 0 is for floats: the minimum a codec
+    /// name allows is checked where the name is known).
     ///
     /// # Errors
-    /// `keepbits` of 0, above a float's mantissa width, or a kind bitround does not
-    /// support; `name` is the data type's, for the message.
+    /// `keepbits` above a float's mantissa width, 0 for an integer, or a kind bitround does
+    /// not support; `name` is the data type's, for the message.
     pub fn new(kind: Kind, keepbits: u64, name: &str) -> Result<Self, MetadataError> {
         if !supports(kind) {
             return Err(MetadataError::UnsupportedDataType {
@@ -104,9 +122,6 @@ impl BitRoundCore {
                 dtype: name.into(),
                 reason: "bitround supports float16/32/64, bfloat16, their complex types, int8..uint64 and numpy datetime/timedelta",
             });
-        }
-        if keepbits == 0 {
-            return Err(field("must be an integer >= 1, got 0"));
         }
         let target = match kind {
             Kind::Float(l) | Kind::Complex(l) => {
@@ -117,6 +132,12 @@ impl BitRoundCore {
                     )));
                 }
                 Target::Float(l)
+            }
+            _ if keepbits == 0 => {
+                return Err(field(format!(
+                    "must be at least 1 for {name}: an integer keeps at least its most \
+                     significant bit (0 is numcodecs.bitround's for floats only)"
+                )));
             }
             Kind::Int(l) => Target::Int(l),
             Kind::DateTime | Kind::TimeDelta => Target::Int(IntLayout {
@@ -217,12 +238,13 @@ fn field(reason: impl Into<String>) -> MetadataError {
     }
 }
 
-/// Parse and check `keepbits` from a `configuration` object (data-type independent part).
+/// Parse and check `keepbits` from a `configuration` object (data-type independent part),
+/// for the codec named `name` (`bitround` or `numcodecs.bitround`).
 ///
 /// # Errors
 /// A missing or non-object configuration, unknown keys, a keepbits that is not an integer
-/// of at least 1.
-pub fn parse_keepbits(config: Option<&Value>) -> Result<u64, MetadataError> {
+/// of at least 1 (`bitround`) or 0 (`numcodecs.bitround`).
+pub fn parse_keepbits(config: Option<&Value>, name: &str) -> Result<u64, MetadataError> {
     let Some(Value::Object(map)) = config else {
         return Err(MetadataError::Field {
             codec: NAME,
@@ -238,23 +260,50 @@ pub fn parse_keepbits(config: Option<&Value>) -> Result<u64, MetadataError> {
         });
     }
     let v = map.get("keepbits").ok_or_else(|| field("missing"))?;
+    let min = min_keepbits(name);
     match v.as_u64() {
-        Some(k) if k >= 1 && !v.to_string().contains(['.', 'e', 'E']) => Ok(k),
-        _ => Err(field(format!("must be an integer >= 1, got {v}"))),
+        Some(k) if k >= min && !v.to_string().contains(['.', 'e', 'E']) => Ok(k),
+        Some(0) => Err(keepbits_zero()),
+        _ => Err(field(format!("must be an integer >= {min}, got {v}"))),
     }
 }
 
 impl<T: DType> BitRound<T> {
-    /// A codec keeping `keepbits` bits.
+    /// A codec keeping `keepbits` bits, named `bitround`.
     ///
     /// # Errors
     /// `keepbits` of 0, above a float's mantissa width, or a data type bitround does not
     /// support.
     pub fn new(keepbits: u64) -> Result<Self, MetadataError> {
+        Self::named(keepbits, false)
+    }
+
+    /// A codec keeping `keepbits` bits, named `numcodecs.bitround`, numcodecs' rule:
+    /// `keepbits` 0 is allowed for floats (each value rounds to a power of two).
+    ///
+    /// ```
+    /// use zquant::{ArrayCodecExt, BitRound};
+    /// let codec = BitRound::<f32>::new_numcodecs(0)?;
+    /// // 3 = 1.5 * 2^1 is a tie: to the even exponent, 2 (as numcodecs).
+    /// assert_eq!(codec.encode(&ndarray::array![1.4f32, 1.6, -3.0])?, ndarray::array![1.0f32, 2.0, -2.0]);
+    /// assert!(BitRound::<f32>::new(0).is_err());
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    ///
+    /// # Errors
+    /// As [`BitRound::new`], except that 0 is refused only for integers.
+    pub fn new_numcodecs(keepbits: u64) -> Result<Self, MetadataError> {
+        Self::named(keepbits, true)
+    }
+
+    fn named(keepbits: u64, alias: bool) -> Result<Self, MetadataError> {
+        if keepbits == 0 && !alias {
+            return Err(keepbits_zero());
+        }
         Ok(BitRound {
             core: BitRoundCore::new(T::KIND, keepbits, T::NAME)?,
             configured: keepbits,
-            alias: false,
+            alias,
             _t: std::marker::PhantomData,
         })
     }
@@ -272,9 +321,8 @@ impl<T: DType> BitRound<T> {
     /// # Errors
     /// See the `keepbits` rules and [`BitRound::new`].
     pub fn from_configuration(config: Option<&Value>, alias: bool) -> Result<Self, MetadataError> {
-        let mut c = Self::new(parse_keepbits(config)?)?;
-        c.alias = alias;
-        Ok(c)
+        let name = if alias { ALIAS } else { NAME };
+        Self::named(parse_keepbits(config, name)?, alias)
     }
 
     /// The number of bits kept.
@@ -363,7 +411,7 @@ impl BitRoundStage {
     /// # Errors
     /// See [`parse_keepbits`] and [`BitRound::new`].
     pub fn new(dt: &DataType, config: Option<&Value>, alias: bool) -> Result<Self, MetadataError> {
-        let keepbits = parse_keepbits(config)?;
+        let keepbits = parse_keepbits(config, if alias { ALIAS } else { NAME })?;
         Ok(BitRoundStage {
             core: BitRoundCore::new(dt.id.kind(), keepbits, dt.id.name())?,
             data_type: dt.clone(),

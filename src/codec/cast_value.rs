@@ -58,7 +58,9 @@ pub(crate) const ENTRY: super::registry::CodecEntry = super::registry::CodecEntr
     name: NAME,
     aliases: &[],
     v2: None,
-    check: |config| CastValueConfig::from_configuration(config).map(drop),
+    // The target is in the configuration: a target that is not a real type, or `wrap` into
+    // a float, is refused before the source type is known.
+    check: |_, config| stage::check_target(&CastValueConfig::from_configuration(config)?),
     bind: |_, dt, config| {
         let cfg = CastValueConfig::from_configuration(config)?;
         Ok(Box::new(CastValueStage::new(dt, &cfg)?))
@@ -97,6 +99,17 @@ pub struct CastCore {
     decode: Caster,
 }
 
+/// `wrap` is for integral targets only.
+fn check_wrap(rule: OutOfRange, dst: Format, target_name: &str) -> Result<(), MetadataError> {
+    if rule == OutOfRange::Wrap && !matches!(dst, Format::Int(_)) {
+        return Err(field(
+            "out_of_range",
+            format!("wrap requires an integral target, not {target_name}"),
+        ));
+    }
+    Ok(())
+}
+
 impl CastCore {
     /// `src` (in words of `src_word` bits) to `dst` (in words of `dst_word` bits) under
     /// `opts`, with the scalar map's two directions.
@@ -111,12 +124,7 @@ impl CastCore {
         decode_map: KeyMap,
         target_name: &str,
     ) -> Result<Self, MetadataError> {
-        if opts.out_of_range == OutOfRange::Wrap && !matches!(dst, Format::Int(_)) {
-            return Err(field(
-                "out_of_range",
-                format!("wrap requires an integral target, not {target_name}"),
-            ));
-        }
+        check_wrap(opts.out_of_range, dst, target_name)?;
         Ok(CastCore {
             encode: Caster::new(src, src_word, dst, dst_word, opts, encode_map),
             decode: Caster::new(dst, dst_word, src, src_word, opts, decode_map),

@@ -131,7 +131,7 @@ pub(crate) const ENTRY: super::registry::CodecEntry = super::registry::CodecEntr
         v3_name: NAME,
         type_keys: &["dtype", "astype"],
     }),
-    check: |config| FixedScaleOffsetConfig::from_configuration(config).map(drop),
+    check: |_, config| FixedScaleOffsetConfig::from_configuration(config).map(drop),
     bind: |_, dt, config| Ok(Box::new(FixedScaleOffsetStage::new(dt, config)?)),
 };
 

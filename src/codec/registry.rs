@@ -24,10 +24,10 @@ pub(crate) struct CodecEntry {
     pub aliases: &'static [&'static str],
     /// The Zarr v2 filter this codec reads, if any.
     pub v2: Option<V2Filter>,
-    /// Check the configuration where it does not depend on the data type (what zarrs'
-    /// adapter checks when it creates the codec).
-    #[cfg_attr(not(feature = "zarrs"), allow(dead_code))]
-    pub check: fn(Option<&Value>) -> Result<(), MetadataError>,
+    /// Check the configuration, for the name it was named by (its name or an alias), where
+    /// it does not depend on the data type: what [`check_configuration`] (the Python
+    /// classes' constructors) and zarrs' adapter check when a codec object is created.
+    pub check: fn(&'static str, Option<&Value>) -> Result<(), MetadataError>,
     /// Bind the codec, named `name` (its name or an alias), to the data type it receives.
     pub bind: Bind,
 }
@@ -123,6 +123,25 @@ pub(crate) fn find(name: &str) -> Option<(&'static CodecEntry, &'static str)> {
             .find(|n| **n == name)
             .map(|n| (*e, *n))
     })
+}
+
+/// Check a codec's `configuration` as far as it does not depend on the data type: what can
+/// be refused when a codec object is built, before any array exists. Binding to a data
+/// type ([`DynChain::from_metadata`](crate::DynChain::from_metadata)) checks the rest.
+///
+/// ```
+/// use serde_json::json;
+/// // bitround's README: keepbits "Must be at least 1"; numcodecs' BitRound takes 0.
+/// assert!(zquant::check_configuration("bitround", Some(&json!({"keepbits": 0}))).is_err());
+/// assert!(zquant::check_configuration("numcodecs.bitround", Some(&json!({"keepbits": 0}))).is_ok());
+/// assert!(zquant::check_configuration("cast_value", Some(&json!({"data_type": "uint8", "rounding": "up"}))).is_err());
+/// ```
+///
+/// # Errors
+/// An unknown codec name, or a configuration the codec refuses whatever the data type.
+pub fn check_configuration(name: &str, configuration: Option<&Value>) -> Result<(), MetadataError> {
+    let (entry, name) = find(name).ok_or_else(|| MetadataError::UnknownCodec(name.into()))?;
+    (entry.check)(name, configuration)
 }
 
 /// The Zarr v2 filter whose `id` is `id`.

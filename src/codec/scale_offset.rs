@@ -63,7 +63,7 @@ pub(crate) const ENTRY: super::registry::CodecEntry = super::registry::CodecEntr
     v2: None,
     // `offset` and `scale` are parsed as values of the data type: nothing is checked
     // before it is known.
-    check: |_| Ok(()),
+    check: |_, _| Ok(()),
     bind: |_, dt, config| Ok(Box::new(ScaleOffsetStage::new(dt, config)?)),
 };
 

@@ -40,8 +40,9 @@ fn out_of_range_in_a_chain_over_a_3d_array() {
         encode_error(&c, &input),
         "cast_value encode: value out of range of uint16 [0, 65535] (no out_of_range rule) \
          at element [0, 8, 2] (C-order index 82): value 72685.0 at this codec, 7268.5 in the \
-         array; fix: add \"out_of_range\": \"clamp\" (or \"wrap\") to cast_value's \
-         configuration, or choose a wider data_type"
+         array; fix: choose a wider data_type (or refit scale and offset to the data), or add \
+         \"out_of_range\": \"clamp\" (or \"wrap\") to cast_value's configuration, which \
+         stores such values with an unbounded error (clamped to the range's ends, or wrapped)"
     );
 }
 
@@ -72,8 +73,10 @@ fn typed_codecs_report_the_same_way() {
     assert_eq!(
         e.to_string(),
         "cast_value encode: value out of range of int8 [-128, 127] (no out_of_range rule) at \
-         element [0, 1] (C-order index 1): value -200.0; fix: add \"out_of_range\": \"clamp\" \
-         (or \"wrap\") to cast_value's configuration, or choose a wider data_type"
+         element [0, 1] (C-order index 1): value -200.0; fix: choose a wider data_type (or \
+         refit scale and offset to the data), or add \"out_of_range\": \"clamp\" (or \"wrap\") \
+         to cast_value's configuration, which stores such values with an unbounded error \
+         (clamped to the range's ends, or wrapped)"
     );
 }
 
@@ -162,4 +165,45 @@ fn clamp_onto_a_scalar_map_key_is_a_warning() {
     let wrapped: CastValue<f32, u8> = CastValue::new(wrap, ScalarMap::nan_as(0)).unwrap();
     assert_eq!(wrapped.warnings().len(), 1);
     assert!(wrapped.warnings()[0].contains("\"wrap\" can write any uint8 code, including 0"));
+}
+
+#[test]
+fn keepbits_zero_depends_on_the_name() {
+    let zero = |name: &str, dt: &str| {
+        chain(
+            dt,
+            json!([{"name": name, "configuration": {"keepbits": 0}}]),
+        )
+        .map(drop)
+    };
+    let e = zero("bitround", "float32").unwrap_err().to_string();
+    assert!(e.contains("must be an integer >= 1, got 0"), "{e}");
+    assert!(e.contains("numcodecs.bitround"), "{e}");
+    zero("numcodecs.bitround", "float32").unwrap();
+    zero("numcodecs.bitround", "float16").unwrap();
+    let e = zero("numcodecs.bitround", "int16").unwrap_err().to_string();
+    assert!(e.contains("must be at least 1 for int16"), "{e}");
+    // Construction (the data type not yet known) and binding agree.
+    let check = |name, k| zquant::check_configuration(name, Some(&json!({"keepbits": k})));
+    assert!(check("bitround", 0).is_err());
+    check("numcodecs.bitround", 0).unwrap();
+    check("bitround", 1).unwrap();
+}
+
+#[test]
+fn cast_value_targets_are_checked_before_the_source_is_known() {
+    let check = |c: Value| zquant::check_configuration("cast_value", Some(&c));
+    let e = check(json!({"data_type": "complex64"}))
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("cast_value only targets integer and floating-point types"),
+        "{e}"
+    );
+    let e = check(json!({"data_type": "float32", "out_of_range": "wrap"})).unwrap_err();
+    assert!(
+        e.to_string().contains("wrap requires an integral target"),
+        "{e}"
+    );
+    check(json!({"data_type": "uint8", "out_of_range": "wrap"})).unwrap();
 }

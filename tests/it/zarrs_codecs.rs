@@ -57,6 +57,23 @@ fn zquant_codecs_shadow_zarrs_own() {
         serde_json::from_value(json!({"name": "bitround", "configuration": {"keepbits": 0}}))
             .unwrap();
     assert!(Codec::from_metadata(&bad).is_err());
+    // keepbits 0 is numcodecs' rule under numcodecs' names (`keepbits-zero`): the v3 alias
+    // and the v2 filter build, and round floats to powers of two.
+    let alias: MetadataV3 = serde_json::from_value(
+        json!({"name": "numcodecs.bitround", "configuration": {"keepbits": 0}}),
+    )
+    .unwrap();
+    assert!(Codec::from_metadata(&alias).is_ok());
+    let v2: MetadataV2 = serde_json::from_value(json!({"id": "bitround", "keepbits": 0})).unwrap();
+    assert!(Codec::from_metadata(&v2).is_ok());
+    let meta = zarr_json(
+        json!([{"name": "numcodecs.bitround", "configuration": {"keepbits": 0}}, bytes_le()]),
+        json!(0.0),
+        [1, 4],
+        [1, 4],
+    );
+    let (_, bytes) = write_read(&meta, &[1.4, 1.6, -3.0, 0.3]);
+    assert_eq!(bytes, le(&[1.0, 2.0, -2.0, 0.25]));
 }
 
 fn zarr_json(codecs: Value, fill: Value, shape: [u64; 2], chunks: [u64; 2]) -> Value {

@@ -42,6 +42,13 @@ fn real_format(dt: &DataType, role: &'static str) -> Result<(Format, u32), Metad
     }
 }
 
+/// What `cast_value` refuses whatever its source type: a target that is not an integer or
+/// floating-point type, and `wrap` into a float target.
+pub(super) fn check_target(config: &CastValueConfig) -> Result<(), MetadataError> {
+    let (dst, _) = real_format(&config.data_type, "target")?;
+    super::check_wrap(config.out_of_range, dst, config.data_type.id.name())
+}
+
 impl CastValueStage {
     /// Bind `config` to the array data type `input`.
     ///
