@@ -5,7 +5,8 @@ The core is :class:`Chain`: a list of codec JSON objects bound to a data type an
 with ``encode``/``decode`` over NumPy arrays of any layout. Around it:
 
 - :mod:`zquant.zarr`: zarr-python 3 codecs (``ScaleOffset``, ``CastValue``, ``BitRound``);
-- :mod:`zquant.numcodecs`: numcodecs codecs (``FixedScaleOffset``, ``BitRound``);
+- :mod:`zquant.numcodecs`: numcodecs codecs (``FixedScaleOffset``, ``BitRound``, ``Quantize``,
+  ``AsType``);
 - :mod:`zquant.choose`: keepbits and scale/offset from the data (NumPy, xarray, dask);
 - :func:`use`: make zarr-python and numcodecs resolve those names to zquant's classes.
 
@@ -292,7 +293,7 @@ _ZARR_NAMES = {
     "bitround": "zquant.zarr.BitRound",
     "packbits": "zquant.zarr.PackBits",
 }
-_NUMCODECS_IDS = ("fixedscaleoffset", "bitround")
+_NUMCODECS_IDS = ("fixedscaleoffset", "bitround", "quantize", "astype")
 _saved: dict[str, Any] | None = None
 
 
@@ -307,10 +308,10 @@ def use(*, environment: bool = True) -> None:
       :mod:`zquant.zarr`'s classes. This sets zarr's configuration
       ``codecs.<name> = "zquant.zarr.<Class>"`` (``zarr.config.set``), the documented way to
       pick between several registered implementations of one name, so lookups do not warn.
-    - numcodecs: the ids ``fixedscaleoffset`` and ``bitround`` are registered to
-      :mod:`zquant.numcodecs`'s classes (``numcodecs.registry.register_codec``). zarr's v3
-      ``numcodecs.fixedscaleoffset``/``numcodecs.bitround`` wrappers and Zarr v2 filters
-      then run on zquant.
+    - numcodecs: the ids ``fixedscaleoffset``, ``bitround``, ``quantize`` and ``astype`` are
+      registered to :mod:`zquant.numcodecs`'s classes (``numcodecs.registry.register_codec``).
+      zarr's v3 ``numcodecs.fixedscaleoffset``/``numcodecs.bitround``/``numcodecs.quantize``/
+      ``numcodecs.astype`` wrappers and Zarr v2 filters then run on zquant.
     - With ``environment=True`` (the default), the zarr settings are also put in
       ``os.environ`` as ``ZARR_CODECS__SCALE_OFFSET=zquant.zarr.ScaleOffset`` (and so on),
       which zarr reads at import: processes started afterwards (dask workers of a
@@ -339,6 +340,8 @@ def use(*, environment: bool = True) -> None:
             saved["numcodecs"][codec_id] = registry.codec_registry.get(codec_id)
         registry.register_codec(zq_numcodecs.FixedScaleOffset, "fixedscaleoffset")
         registry.register_codec(zq_numcodecs.BitRound, "bitround")
+        registry.register_codec(zq_numcodecs.Quantize, "quantize")
+        registry.register_codec(zq_numcodecs.AsType, "astype")
     except ImportError:
         pass
     if _saved is None:
