@@ -1056,20 +1056,28 @@ fn builders(threads: usize) -> Vec<Builder> {
     );
 
     // --- numcodecs.quantize and numcodecs.astype (typed): one kernel per type pair ------
-    add(&mut b, "numcodecs.quantize/f8->f4/encode/typed", |name, u| {
-        let c = Quantize::<f64, f32>::new(3).map_err(|e| e.to_string())?;
-        let src = data::scaled(u, -20.0, 20.0);
-        Ok(map_case(name, src, move |s: &[f64], d: &mut [f32]| {
-            c.encode_slice(s, d).expect("never fails")
-        }))
-    });
-    add(&mut b, "numcodecs.quantize/f4->f4/encode/typed", |name, u| {
-        let c = Quantize::<f32, f32>::new(3).map_err(|e| e.to_string())?;
-        let src = data::scaled_f32(u, -20.0, 20.0);
-        Ok(map_case(name, src, move |s: &[f32], d: &mut [f32]| {
-            c.encode_slice(s, d).expect("never fails")
-        }))
-    });
+    add(
+        &mut b,
+        "numcodecs.quantize/f8->f4/encode/typed",
+        |name, u| {
+            let c = Quantize::<f64, f32>::new(3).map_err(|e| e.to_string())?;
+            let src = data::scaled(u, -20.0, 20.0);
+            Ok(map_case(name, src, move |s: &[f64], d: &mut [f32]| {
+                c.encode_slice(s, d).expect("never fails")
+            }))
+        },
+    );
+    add(
+        &mut b,
+        "numcodecs.quantize/f4->f4/encode/typed",
+        |name, u| {
+            let c = Quantize::<f32, f32>::new(3).map_err(|e| e.to_string())?;
+            let src = data::scaled_f32(u, -20.0, 20.0);
+            Ok(map_case(name, src, move |s: &[f32], d: &mut [f32]| {
+                c.encode_slice(s, d).expect("never fails")
+            }))
+        },
+    );
     add(&mut b, "numcodecs.astype/f8->f4/encode/typed", |name, u| {
         let c = AsType::<f64, f32>::new().map_err(|e| e.to_string())?;
         let src = data::scaled(u, -20.0, 20.0);

@@ -319,7 +319,10 @@ fn v2_quantize_astype_open_through_zarrs() {
         .map(|b| f64::from_le_bytes(b.try_into().unwrap()))
         .collect();
     // digits 1: multiples of 1/16 (numcodecs: `around(16 x) / 16`).
-    let want: Vec<f64> = data.iter().map(|x| (x * 16.0).round_ties_even() / 16.0).collect();
+    let want: Vec<f64> = data
+        .iter()
+        .map(|x| (x * 16.0).round_ties_even() / 16.0)
+        .collect();
     assert_eq!(got, want);
 }
 
