@@ -184,3 +184,29 @@ fn big_endian_configurations_through_zarr_v2() {
     }
     assert_eq!(n, 6);
 }
+
+/// NaN into and out of float16 keeps NumPy's bits (signaling stays signaling), as NumPy 2.5.5
+/// gives them on x86-64 with both its loops: `0x7c01 -> f32 0x7f802000`, `-> f64
+/// 0x7ff0040000000000`; `f32 0x7f800001 -> f16 0x7c01`; `f64 0x7ff4000000000000 -> f16
+/// 0x7d00`; the same type copies the bits.
+#[test]
+fn float16_nans_keep_numpys_bits() {
+    use zquant::{ArrayCodec, AsType};
+    let h = half::f16::from_bits(0x7c01);
+    let c = AsType::<half::f16, f32>::new().unwrap();
+    assert_eq!(c.encode_one(h).to_bits(), 0x7f80_2000);
+    assert_eq!(c.decode_one(f32::from_bits(0x7f80_0001)).to_bits(), 0x7c01);
+    assert_eq!(c.decode_one(f32::from_bits(0xff80_2000)).to_bits(), 0xfc01);
+    let d = AsType::<half::f16, f64>::new().unwrap();
+    assert_eq!(d.encode_one(h).to_bits(), 0x7ff0_0400_0000_0000);
+    assert_eq!(
+        d.decode_one(f64::from_bits(0x7ff4_0000_0000_0000))
+            .to_bits(),
+        0x7d00
+    );
+    let same = AsType::<half::f16, half::f16>::new().unwrap();
+    assert_eq!(same.encode_one(h).to_bits(), 0x7c01);
+    let mut out = [0f32; 1];
+    c.encode_slice(&[h], &mut out).unwrap();
+    assert_eq!(out[0].to_bits(), 0x7f80_2000);
+}

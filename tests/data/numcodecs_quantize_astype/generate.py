@@ -38,7 +38,10 @@ def float_inputs(dt, seed):
     # A NaN with a payload and the sign bit: NumPy keeps payloads through its arithmetic.
     nan = np.array([np.nan], dtype=dt).view(f"<u{dt.itemsize}")
     nan |= np.array([1 | (1 << (dt.itemsize * 8 - 1))], dtype=nan.dtype)
-    a = np.concatenate([a, nan.view(dt)])
+    # A signaling NaN (significand 1), either sign: NumPy's float16 casts keep it signaling.
+    snan = np.array([1, 1 | (1 << (dt.itemsize * 8 - 1))], dtype=nan.dtype)
+    snan |= np.array(np.inf, dtype=dt).view(nan.dtype)
+    a = np.concatenate([a, nan.view(dt), snan.view(dt)])
     wide = rng.standard_normal(40) * 10.0 ** rng.integers(-6, 5, size=40)
     ties = (np.arange(-20, 20) + 0.5) * 2.0 ** rng.integers(-12, 3, size=40)
     scale = min(float(info.max), 1e30)
