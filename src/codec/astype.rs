@@ -35,7 +35,10 @@
 //! ### The casts (NumPy 2 on x86-64; what every pair of the eleven types does)
 //! - int -> int: the low bits (two's complement): `300 -> uint8 44`, `-1 -> uint16 65535`.
 //! - int -> float, float -> float: nearest-even; overflow gives ±Inf (`70000 -> float16
-//!   inf`); NaN keeps its sign and payload (quieted).
+//!   inf`). A NaN keeps its sign and the top of its payload: quieted between float32 and
+//!   float64 (the hardware conversion), never quieted into or out of float16 (NumPy's bit
+//!   formulas: `float32 0x7f800001 -> float16 0x7c01`, `float16 0x7c01 -> float32
+//!   0x7f802000`); a cast to the same type copies the bits.
 //! - float -> int: truncation towards zero; NaN and out-of-range values give what the C cast
 //!   NumPy's scalar loop compiles to gives on x86-64 (`cvttsd2si`'s "integer indefinite"
 //!   pattern, see [`float_to_int_x86`](crate::convert::numpy::float_to_int_x86)): NaN ->
