@@ -39,7 +39,7 @@ use serde_json::{Value, json};
 use zquant::CastValueConfig;
 use zquant::dtype::{Float4E2M1Fn, Float8E4M3, Float8E5M2, Plain, zeroed_vec};
 use zquant::{ArrayCodec, BitRound, CastOptions, CastValue, DynArray, DynChain, Real, ScaleOffset};
-use zquant::{FixedScaleOffset, FixedScaleOffsetConfig};
+use zquant::{AsType, FixedScaleOffset, FixedScaleOffsetConfig, Quantize};
 
 #[path = "../benches/common/data.rs"]
 mod data;
@@ -1054,6 +1054,53 @@ fn builders(threads: usize) -> Vec<Builder> {
             dyn_into_case(name, chain, Dir::Decode, dyn_parts(src, threads, dyn_u8), 8)
         },
     );
+
+    // --- numcodecs.quantize and numcodecs.astype (typed): one kernel per type pair ------
+    add(
+        &mut b,
+        "numcodecs.quantize/f8->f4/encode/typed",
+        |name, u| {
+            let c = Quantize::<f64, f32>::new(3).map_err(|e| e.to_string())?;
+            let src = data::scaled(u, -20.0, 20.0);
+            Ok(map_case(name, src, move |s: &[f64], d: &mut [f32]| {
+                c.encode_slice(s, d).expect("never fails")
+            }))
+        },
+    );
+    add(
+        &mut b,
+        "numcodecs.quantize/f4->f4/encode/typed",
+        |name, u| {
+            let c = Quantize::<f32, f32>::new(3).map_err(|e| e.to_string())?;
+            let src = data::scaled_f32(u, -20.0, 20.0);
+            Ok(map_case(name, src, move |s: &[f32], d: &mut [f32]| {
+                c.encode_slice(s, d).expect("never fails")
+            }))
+        },
+    );
+    add(&mut b, "numcodecs.astype/f8->f4/encode/typed", |name, u| {
+        let c = AsType::<f64, f32>::new().map_err(|e| e.to_string())?;
+        let src = data::scaled(u, -20.0, 20.0);
+        Ok(map_case(name, src, move |s: &[f64], d: &mut [f32]| {
+            c.encode_slice(s, d).expect("never fails")
+        }))
+    });
+    add(&mut b, "numcodecs.astype/f8->i2/encode/typed", |name, u| {
+        let c = AsType::<f64, i16>::new().map_err(|e| e.to_string())?;
+        let src = data::scaled(u, -20000.0, 20000.0);
+        Ok(map_case(name, src, move |s: &[f64], d: &mut [i16]| {
+            c.encode_slice(s, d).expect("never fails")
+        }))
+    });
+    add(&mut b, "numcodecs.astype/f8->i2/decode/typed", |name, u| {
+        let c = AsType::<f64, i16>::new().map_err(|e| e.to_string())?;
+        let x = data::scaled(u, -20000.0, 20000.0);
+        let mut src = vec![0i16; x.len()];
+        c.encode_slice(&x, &mut src).map_err(|e| e.to_string())?;
+        Ok(map_case(name, src, move |s: &[i16], d: &mut [f64]| {
+            c.decode_slice(s, d).expect("never fails")
+        }))
+    });
 
     b
 }

@@ -12,17 +12,21 @@
 //! A kernel never builds a `Result` per element: it writes every output, remembers the
 //! first failing index, and only then builds one [`ElementError`].
 
+pub(crate) mod astype;
 pub(crate) mod bitround;
 pub(crate) mod cast_value;
 pub(crate) mod chain;
 pub(crate) mod fixed_scale_offset;
+pub(crate) mod quantize;
 pub(crate) mod registry;
 pub(crate) mod scale_offset;
 
+pub use astype::AsType;
 pub use bitround::BitRound;
 pub use cast_value::{CastValue, ScalarMap};
 pub use chain::Chain;
 pub use fixed_scale_offset::FixedScaleOffset;
+pub use quantize::Quantize;
 pub use scale_offset::ScaleOffset;
 
 pub use registry::CODEC_NAMES;
@@ -193,7 +197,8 @@ pub(crate) fn same_length(
 ///
 /// Data passes as storage words ([`Words`]); an element of a complex type is two words.
 /// One implementation per codec, whatever the data types (`CastValueStage`,
-/// `ScaleOffsetStage`, `BitRoundStage`, `FixedScaleOffsetStage`).
+/// `ScaleOffsetStage`, `BitRoundStage`, `FixedScaleOffsetStage`, `QuantizeStage`,
+/// `AsTypeStage`).
 pub trait DynStage: Send + Sync + std::fmt::Debug {
     /// Codec name.
     fn name(&self) -> &'static str;

@@ -74,7 +74,8 @@
 //!
 //! Every codec has `new(...)` from typed values, `from_configuration(Option<&Value>)` from
 //! the `configuration` member of its codec object, and `to_metadata()` for the codec object;
-//! codecs with a parsed configuration type ([`CastValueConfig`], [`FixedScaleOffsetConfig`])
+//! codecs with a parsed configuration type ([`CastValueConfig`], [`FixedScaleOffsetConfig`],
+//! [`QuantizeConfig`], [`AsTypeConfig`])
 //! also have `from_config(&config)`, and the configuration types implement serde's
 //! `Serialize`/`Deserialize` in the Zarr JSON shape.
 //!
@@ -85,7 +86,8 @@
 //! **Typed codecs** (element types checked by the compiler): [`ScaleOffset`], [`CastValue`]
 //! (with [`ScalarMap`], [`MapEntries`], [`CastValueConfig`]), [`BitRound`],
 //! [`FixedScaleOffset`] (with [`FixedScaleOffsetConfig`], [`PyNumber`], [`NumpyNumber`],
-//! [`NumpyDType`]); the traits [`ArrayCodec`] (slices, [`ArrayCodec::then`]) and
+//! [`NumpyDType`]), [`Quantize`] (with [`QuantizeConfig`]), [`AsType`] (with
+//! [`AsTypeConfig`]); the traits [`ArrayCodec`] (slices, [`ArrayCodec::then`]) and
 //! [`ArrayCodecExt`] (`ndarray` arrays), [`Chain`]; the options [`CastOptions`],
 //! [`Rounding`], [`OutOfRange`], [`Status`]; [`CODEC_NAMES`], [`BLOCK`]; typed arrays as bytes,
 //! [`to_le_bytes`]/[`from_le_bytes`].
@@ -146,11 +148,14 @@ pub mod zarrs;
 // user names is re-exported here, grouped as in the crate docs' "# API" section.
 
 // Typed codecs.
+pub use codec::astype::AsTypeConfig;
 pub use codec::cast_value::{CastValueConfig, MapEntries};
 pub use codec::chain::BLOCK;
 pub use codec::fixed_scale_offset::{FixedScaleOffsetConfig, NumpyDType, PyNumber};
+pub use codec::quantize::QuantizeConfig;
 pub use codec::{
-    ArrayCodec, BitRound, CODEC_NAMES, CastValue, Chain, FixedScaleOffset, ScalarMap, ScaleOffset,
+    ArrayCodec, AsType, BitRound, CODEC_NAMES, CastValue, Chain, FixedScaleOffset, Quantize,
+    ScalarMap, ScaleOffset,
 };
 pub use convert::numpy::NumpyNumber;
 pub use number::{CastOptions, OutOfRange, Rounding, Status};

@@ -2,9 +2,9 @@
 //! whole stores read and written with compressors, sharding, v2 arrays and any zarrs store.
 //!
 //! [`register`] adds one run-time codec plugin to zarrs' registries for the Zarr v3 names
-//! `scale_offset`, `cast_value`, `bitround`, `numcodecs.bitround` and
-//! `numcodecs.fixedscaleoffset`, and one for the Zarr v2 filter ids `fixedscaleoffset` and
-//! `bitround`. zarrs consults its run-time registry before its compiled-in plugins
+//! `scale_offset`, `cast_value`, `bitround`, `numcodecs.bitround`,
+//! `numcodecs.fixedscaleoffset`, `numcodecs.quantize` and `numcodecs.astype`, and one for
+//! the Zarr v2 filter ids `fixedscaleoffset`, `bitround`, `quantize` and `astype`. zarrs consults its run-time registry before its compiled-in plugins
 //! (`zarrs_codec::Codec::from_metadata`), so once registered, zquant's codecs are the ones
 //! used for these names, also where zarrs has its own (`numcodecs.fixedscaleoffset`, whose
 //! `scale`/`offset` zarrs keeps as `f32`, and `numcodecs.bitround` with zarrs' `bitround`
@@ -131,14 +131,13 @@ fn create_v3(meta: &MetadataV3) -> Result<Codec, PluginCreateError> {
 }
 
 fn create_v2(meta: &MetadataV2) -> Result<Codec, PluginCreateError> {
-    let (_, name) = V2_IDS
-        .iter()
-        .find(|(id, _)| *id == meta.id())
+    let filter = registry::v2_filter(meta.id())
         .ok_or_else(|| plugin_err(format!("{:?} is not a zquant filter", meta.id())))?;
+    let name = &filter.v3_name;
     let mut config = Map::from(meta.configuration().clone());
     config.remove("id");
-    // A v2 filter's `dtype`/`astype` carry a byte order; in v3 terms the values are native.
-    for key in ["dtype", "astype"] {
+    // A v2 filter's data types carry a byte order; in v3 terms the values are native.
+    for &key in filter.type_keys {
         if let Some(Value::String(s)) = config.get(key) {
             if let Some(rest) = s.strip_prefix('>') {
                 let native = format!("<{rest}");

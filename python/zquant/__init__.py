@@ -5,7 +5,8 @@ The core is :class:`Chain`: a list of codec JSON objects bound to a data type an
 with ``encode``/``decode`` over NumPy arrays of any layout. Around it:
 
 - :mod:`zquant.zarr`: zarr-python 3 codecs (``ScaleOffset``, ``CastValue``, ``BitRound``);
-- :mod:`zquant.numcodecs`: numcodecs codecs (``FixedScaleOffset``, ``BitRound``);
+- :mod:`zquant.numcodecs`: numcodecs codecs (``FixedScaleOffset``, ``BitRound``, ``Quantize``,
+  ``AsType``);
 - :mod:`zquant.choose`: keepbits and scale/offset from the data (NumPy, xarray, dask);
 - :func:`use`: make zarr-python and numcodecs resolve those names to zquant's classes.
 
@@ -313,7 +314,7 @@ _ZARR_NAMES = {
 # The names zarr-python implements itself: zquant registers them in use(), not through
 # entry points (pyproject.toml), so that installing zquant leaves plain zarr as it was.
 _REGISTERED_BY_USE = ("scale_offset", "cast_value")
-_NUMCODECS_IDS = ("fixedscaleoffset", "bitround")
+_NUMCODECS_IDS = ("fixedscaleoffset", "bitround", "quantize", "astype")
 _saved: dict[str, Any] | None = None
 
 
@@ -330,10 +331,9 @@ def use(*, environment: bool = True) -> None:
       so that merely installing zquant changes nothing); then zarr's configuration
       ``codecs.<name> = "zquant.zarr.<Class>"`` is set (``zarr.config.set``), the documented
       way to pick between several implementations of one name, so lookups do not warn.
-    - numcodecs: the ids ``fixedscaleoffset`` and ``bitround`` are registered to
-      :mod:`zquant.numcodecs`'s classes (``numcodecs.registry.register_codec``). zarr's v3
-      ``numcodecs.fixedscaleoffset``/``numcodecs.bitround`` wrappers and Zarr v2 filters
-      then run on zquant.
+    - numcodecs: the ids ``fixedscaleoffset``, ``bitround``, ``quantize`` and ``astype`` are
+      registered to :mod:`zquant.numcodecs`'s classes (``numcodecs.registry.register_codec``).
+      zarr's v3 ``numcodecs.*`` wrappers of those ids and Zarr v2 filters then run on zquant.
     - With ``environment=True`` (the default), the settings for the names zquant's entry
       points provide (``bitround``, ``packbits``) are also put in ``os.environ``
       (``ZARR_CODECS__BITROUND=zquant.zarr.BitRound``), which zarr reads at import. Not
@@ -376,6 +376,8 @@ def use(*, environment: bool = True) -> None:
             saved["numcodecs"][codec_id] = registry.codec_registry.get(codec_id)
         registry.register_codec(zq_numcodecs.FixedScaleOffset, "fixedscaleoffset")
         registry.register_codec(zq_numcodecs.BitRound, "bitround")
+        registry.register_codec(zq_numcodecs.Quantize, "quantize")
+        registry.register_codec(zq_numcodecs.AsType, "astype")
     except ImportError:
         pass
     if _saved is None:

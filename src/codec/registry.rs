@@ -12,7 +12,7 @@
 
 use serde_json::Value;
 
-use super::{DynStage, bitround, cast_value, fixed_scale_offset, scale_offset};
+use super::{DynStage, astype, bitround, cast_value, fixed_scale_offset, quantize, scale_offset};
 use crate::error::MetadataError;
 use crate::metadata::{CodecObject, DataType};
 
@@ -53,6 +53,8 @@ pub(crate) const CODECS: &[&CodecEntry] = &[
     &cast_value::ENTRY,
     &bitround::ENTRY,
     &fixed_scale_offset::ENTRY,
+    &quantize::ENTRY,
+    &astype::ENTRY,
 ];
 
 const fn name_count() -> usize {
@@ -171,7 +173,9 @@ mod tests {
     /// The registry's names are the codec modules' own names, in the registry's order.
     #[test]
     fn codec_names_are_the_codecs_names() {
-        use crate::codec::{bitround, cast_value, fixed_scale_offset, scale_offset};
+        use crate::codec::{
+            astype, bitround, cast_value, fixed_scale_offset, quantize, scale_offset,
+        };
         assert_eq!(
             super::CODEC_NAMES,
             [
@@ -179,7 +183,9 @@ mod tests {
                 cast_value::NAME,
                 bitround::NAME,
                 bitround::ALIAS,
-                fixed_scale_offset::NAME
+                fixed_scale_offset::NAME,
+                quantize::NAME,
+                astype::NAME
             ]
         );
     }

@@ -120,6 +120,26 @@ def v3_cases():
     yield "fso_f8_i2_blosc_big", finite, fso, BIG, BLOSC, None, 0.0
 
 
+def quantize_astype_cases():
+    """numcodecs.quantize and numcodecs.astype in v3 arrays (zarr-python's numcodecs
+    wrappers), with and without compressors, sharded, big-endian."""
+    f8 = data("<f8", -20.0, 20.0, seed=5)
+    f4 = data("<f4", -20.0, 20.0, seed=6)
+    q = lambda d, dt: [{"name": "numcodecs.quantize", "configuration": {"digits": d, "dtype": dt}}]
+    yield "quantize_f8", f8, q(3, "<f8"), LITTLE, [], None, "NaN"
+    yield "quantize_f8_zstd", f8, q(-1, "<f8"), LITTLE, ZSTD, None, 0.0
+    yield "quantize_f4_blosc_big", f4, q(2, "<f4"), BIG, BLOSC, None, -0.0
+    yield "quantize_f4_sharded", f4, q(5, "<f4"), LITTLE, ZSTD, SHARDS, "NaN"
+    at = lambda enc, dec: [{"name": "numcodecs.astype",
+                            "configuration": {"encode_dtype": enc, "decode_dtype": dec}}]
+    yield "astype_f8_f4", f8, at("<f4", "<f8"), LITTLE, [], None, "NaN"
+    yield "astype_f8_f2_gzip_big", data("<f8", -600.0, 600.0, seed=7), at("<f2", "<f8"), BIG, GZIP, None, 1.5
+    # NaN and +-Inf into int16 (NumPy's C cast: 0 and -32768 after the low bits).
+    yield "astype_f8_i2_zstd", f8, at("<i2", "<f8"), LITTLE, ZSTD, None, 0.0
+    i4 = np.random.default_rng(8).integers(-300, 300, size=SHAPE).astype("<i4")
+    yield "astype_i4_u1_sharded", i4, at("|u1", "<i4"), LITTLE, BLOSC, SHARDS, 0.0
+    yield "astype_i4_f2", i4, at("<f2", "<i4"), LITTLE, [], None, 0.0
+
 def spec_example_cases():
     """The three examples of the scale_offset spec (shared/specs/codecs/scale_offset), their
     array->array codecs verbatim, on data in the ranges the spec gives. The spec writes the
@@ -243,6 +263,17 @@ def v2_cases():
     yield "v2_fso_bz2", "<f8", finite, [fso], numcodecs.BZ2(level=9), "C"
     yield "v2_bitround_zlib_F", "<f4", data("<f4", -20.0, 20.0, seed=4), [numcodecs.BitRound(keepbits=9)], numcodecs.Zlib(level=5), "F"
 
+    # numcodecs' Quantize and AsType as v2 filters.
+    f8 = data("<f8", -20.0, 20.0, seed=9)
+    quant = numcodecs.Quantize(digits=2, dtype="<f8")
+    yield "v2_quantize", "<f8", f8, [quant], None, "C"
+    yield "v2_quantize_f4_zstd", "<f8", f8, [numcodecs.Quantize(digits=3, dtype="<f8", astype="<f4")], numcodecs.Zstd(level=3), "C"
+    yield "v2_quantize_big_blosc_F", ">f8", f8, [numcodecs.Quantize(digits=1, dtype=">f8")], numcodecs.Blosc(cname="lz4", clevel=5), "F"
+    yield "v2_astype_f8_f4", "<f8", f8, [numcodecs.AsType(encode_dtype="<f4", decode_dtype="<f8")], None, "C"
+    yield "v2_astype_f8_i2_zlib", "<f8", f8, [numcodecs.AsType(encode_dtype="<i2", decode_dtype="<f8")], numcodecs.Zlib(level=1), "C"
+    yield "v2_astype_big", ">f4", data("<f4", -20.0, 20.0, seed=10), [numcodecs.AsType(encode_dtype=">i2", decode_dtype=">f4")], None, "C"
+    yield "v2_quantize_astype", "<f8", f8, [quant, numcodecs.AsType(encode_dtype="<f4", decode_dtype="<f8")], numcodecs.Zstd(level=1), "C"
+
 
 NARROW = ["bfloat16", "float8_e3m4", "float8_e4m3", "float8_e4m3b11fnuz", "float8_e4m3fnuz",
           "float8_e5m2", "float8_e5m2fnuz", "float8_e8m0fnu", "float6_e2m3fn", "float6_e3m2fn",
@@ -340,8 +371,8 @@ def main(out):
     out = Path(out)
     shutil.rmtree(out, ignore_errors=True)
     out.mkdir(parents=True)
-    cases = [*v3_cases(), *spec_example_cases(), *nan_code_0_cases(), *codec_cases(),
-             *narrow_cases(), *zquant_cases()]
+    cases = [*v3_cases(), *quantize_astype_cases(), *spec_example_cases(), *nan_code_0_cases(),
+             *codec_cases(), *narrow_cases(), *zquant_cases()]
     for name, source, filters, serializer, compressors, shards, fill in cases:
         case_dir = out / name
         case_dir.mkdir()

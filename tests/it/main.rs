@@ -28,6 +28,7 @@ mod messages;
 mod metadata;
 mod module_graph;
 mod narrow_f32_sweep;
+mod numcodecs_quantize_astype;
 mod packbits;
 #[cfg(feature = "rayon")]
 mod parallel;

@@ -118,8 +118,8 @@ fn unknown_members_and_codecs_are_named_as_such() {
     assert_eq!(
         e.to_string(),
         "unknown codec \"scale-offset\": expected one of \"scale_offset\", \"cast_value\", \
-         \"bitround\", \"numcodecs.bitround\", \"numcodecs.fixedscaleoffset\"; did you mean \
-         \"scale_offset\"?"
+         \"bitround\", \"numcodecs.bitround\", \"numcodecs.fixedscaleoffset\", \
+         \"numcodecs.quantize\", \"numcodecs.astype\"; did you mean \"scale_offset\"?"
     );
     let e = chain(
         "float32",

@@ -1232,7 +1232,9 @@ fn codec_names_are_the_codecs_names() {
             "cast_value",
             "bitround",
             "numcodecs.bitround",
-            "numcodecs.fixedscaleoffset"
+            "numcodecs.fixedscaleoffset",
+            "numcodecs.quantize",
+            "numcodecs.astype"
         ]
     );
 }

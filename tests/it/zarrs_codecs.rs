@@ -22,6 +22,12 @@ fn codec_json(name: &str) -> Value {
         "bitround" | "numcodecs.bitround" => {
             json!({"name": name, "configuration": {"keepbits": 3}})
         }
+        "numcodecs.quantize" => {
+            json!({"name": name, "configuration": {"digits": 2, "dtype": "<f8"}})
+        }
+        "numcodecs.astype" => {
+            json!({"name": name, "configuration": {"encode_dtype": "<f4", "decode_dtype": "<f8"}})
+        }
         _ => {
             json!({"name": name, "configuration": {"offset": 0.1, "scale": 10, "dtype": "<f8", "astype": "<i2"}})
         }
@@ -44,6 +50,8 @@ fn zquant_codecs_shadow_zarrs_own() {
     for (id, _) in V2_IDS {
         let meta: MetadataV2 = serde_json::from_value(match id {
             "bitround" => json!({"id": id, "keepbits": 3}),
+            "quantize" => json!({"id": id, "digits": 2, "dtype": ">f8", "astype": ">f4"}),
+            "astype" => json!({"id": id, "encode_dtype": ">i2", "decode_dtype": ">f8"}),
             _ => json!({"id": id, "offset": 0.1, "scale": 10, "dtype": ">f8", "astype": "<i2"}),
         })
         .unwrap();
@@ -281,6 +289,58 @@ fn v2_arrays_open_with_exact_filters() {
         f64::from_le_bytes(back[..8].try_into().unwrap()),
         0.123456789012
     );
+}
+
+/// A v2 array with numcodecs' `quantize` and `astype` filters (zarrs has neither), in
+/// big-endian, chunk bytes written by numcodecs' arithmetic as zquant reproduces it.
+#[test]
+fn v2_quantize_astype_open_through_zarrs() {
+    register();
+    let store = Arc::new(MemoryStore::new());
+    let zarray = json!({
+        "zarr_format": 2, "shape": [3, 4], "chunks": [2, 4], "dtype": ">f8", "order": "C",
+        "compressor": null, "fill_value": 0.0, "dimension_separator": ".",
+        "filters": [{"id": "quantize", "digits": 1, "dtype": ">f8", "astype": ">f8"},
+                    {"id": "astype", "encode_dtype": ">f4", "decode_dtype": ">f8"}],
+    });
+    store
+        .set(
+            &StoreKey::new(".zarray").unwrap(),
+            serde_json::to_vec(&zarray).unwrap().into(),
+        )
+        .unwrap();
+    let data: Vec<f64> = (0..12).map(|i| i as f64 / 3.0 - 1.0).collect();
+    let meta = ArrayMetadata::from_json(&zarray).unwrap();
+    let chunks = ChunkCodec::new(&meta).unwrap();
+    for ci in 0..2u64 {
+        let (origin, shape) = chunks.region(&[ci, 0]).unwrap();
+        let start = origin[0] as usize * 4;
+        let region = DynArray::from_le_bytes(
+            DTypeId::Float64,
+            &shape,
+            &le(&data[start..start + shape[0] * 4]),
+        )
+        .unwrap();
+        let bytes = chunks.encode_chunk(&[ci, 0], &region).unwrap();
+        // A whole 2 x 4 chunk (the edge one too) of float32 codes, 4 bytes each.
+        assert_eq!(bytes.len(), 2 * 4 * 4);
+        store
+            .set(&StoreKey::new(format!("{ci}.0")).unwrap(), bytes.into())
+            .unwrap();
+    }
+    let array = open_array(store, "/").unwrap();
+    let back: ArrayBytes = array.retrieve_array_subset(&array.subset_all()).unwrap();
+    let back = back.into_fixed().unwrap();
+    let got: Vec<f64> = back
+        .chunks(8)
+        .map(|b| f64::from_le_bytes(b.try_into().unwrap()))
+        .collect();
+    // digits 1: multiples of 1/16 (numcodecs: `around(16 x) / 16`).
+    let want: Vec<f64> = data
+        .iter()
+        .map(|x| (x * 16.0).round_ties_even() / 16.0)
+        .collect();
+    assert_eq!(got, want);
 }
 
 #[test]

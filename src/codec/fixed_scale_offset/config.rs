@@ -114,10 +114,25 @@ pub fn parse_dtype(s: &str) -> Result<DTypeId, String> {
 
 impl NumpyDType {
     fn from_json(name: &'static str, v: &Value) -> Result<Self, MetadataError> {
-        let Value::String(s) = v else {
-            return Err(field(name, format!("must be a data type string, got {v}")));
+        Self::parse(super::NAME, name, v)
+    }
+
+    /// The member `key` of codec `codec`'s configuration: a data type string (see
+    /// [`parse_dtype`]); the error names the codec and the key.
+    pub(crate) fn parse(
+        codec: &'static str,
+        key: &'static str,
+        v: &Value,
+    ) -> Result<Self, MetadataError> {
+        let err = |reason: String| MetadataError::Field {
+            codec,
+            field: key,
+            reason,
         };
-        let id = parse_dtype(s).map_err(|e| field(name, e))?;
+        let Value::String(s) = v else {
+            return Err(err(format!("must be a data type string, got {v}")));
+        };
+        let id = parse_dtype(s).map_err(err)?;
         Ok(NumpyDType {
             id,
             text: s.clone(),

@@ -1,0 +1,356 @@
+//! The `numcodecs.quantize` array->array codec: numcodecs' `Quantize`, rounding floats to a
+//! number of decimal digits (to a multiple of a power of two), reproduced byte for byte
+//! (NumPy 2 on x86-64).
+//!
+//! ### Specification
+//! - zarr-extensions' `numcodecs.*` codec definitions (draft, an open pull request):
+//!   `digits` (an integer, required), `dtype` (required), `astype` (optional).
+//! - The operational definition: `numcodecs.Quantize` (numcodecs 0.17.1),
+//!   <https://numcodecs.readthedocs.io/en/stable/filter/quantize.html>.
+//!
+//! ### Codec `name` aliases
+//! - Zarr v3: `numcodecs.quantize` (zarr-python's `zarr.codecs.numcodecs.Quantize`); the
+//!   Zarr v2 `id` is `quantize`.
+//!
+//! ### Codec `configuration` example
+//! ```
+//! use serde_json::json;
+//! use zquant::{ArrayCodec, Quantize};
+//! // {"name": "numcodecs.quantize", "configuration": {"digits": 1, "dtype": "<f8"}}
+//! let codec = Quantize::<f64, f64>::from_configuration(Some(&json!({"digits": 1, "dtype": "<f8"})))?;
+//! assert_eq!(codec.encode_one(1.0 / 3.0), 0.3125); // a multiple of 1/16
+//! assert_eq!(codec.to_metadata()["name"], "numcodecs.quantize");
+//! # Ok::<(), zquant::MetadataError>(())
+//! ```
+//!
+//! `digits` is a JSON integer from `-308` to `307` ([`QuantizeConfig::DIGITS`]: the range
+//! where numcodecs can compute its scale; the draft schema's minimum is `-1`, but numcodecs
+//! writes any of these, and reading a store needs none of them). `dtype` (required, the data
+//! type the codec receives) and `astype` (default `dtype`) are Zarr v2 data type strings
+//! (`"<f8"`; a Zarr v2 filter's byte order is dropped when the array is read: the values are
+//! native) or plain Zarr v3 names, of `float16`, `float32` or `float64`, as numcodecs
+//! requires. Unknown keys are errors.
+//!
+//! ### Algorithm (numcodecs 0.17.1, NumPy 2)
+//! ```text
+//! Encoding                                         Decoding
+//! bits  = ceil(log2(10.0 ** -exp)), exp the        O = cast(I, dtype)
+//!         floored log10(10.0 ** -digits)
+//! scale = 2.0 ** bits
+//! O = cast(around(scale * I) / scale, astype)
+//! ```
+//! - `scale` is a Python float, so (NEP 50) it is first rounded to `dtype` (`2^17` is `inf`
+//!   in float16, `2^-25` is `0`), and `scale * I`, `around` (`rint`: half to even) and the
+//!   division are each done, and rounded, in `dtype`. NaN keeps its payload; `-0.0` and
+//!   small negatives give `-0.0`; an infinite scale gives NaN for zeros and `±inf` for
+//!   others, a zero scale NaN for everything.
+//! - The casts are NumPy's float casts: nearest-even, ±Inf on overflow.
+//!
+//! Nothing fails on values. The fill value is encoded like any element (numcodecs encodes
+//! whatever chunk it is given; zarr-python keeps the array's fill value as it is).
+
+mod config;
+mod kernel;
+
+pub use config::QuantizeConfig;
+
+use serde_json::{Map, Value};
+
+use super::fixed_scale_offset::NumpyDType;
+use super::{ArrayCodec, DynStage, astype, check_words};
+use crate::convert::numpy::NumpyNumber;
+use crate::convert::{words_of, words_of_mut};
+use crate::dtype::DTypeId;
+use crate::error::{CodecError, ElementError, MetadataError};
+use crate::metadata::DataType;
+use crate::number::storage::{Words, WordsMut};
+
+/// The Zarr v3 name.
+pub const NAME: &str = "numcodecs.quantize";
+
+/// This codec in the registry.
+pub(crate) const ENTRY: super::registry::CodecEntry = super::registry::CodecEntry {
+    name: NAME,
+    aliases: &[],
+    v2: Some(super::registry::V2Filter {
+        // numcodecs' `Quantize` filter.
+        id: "quantize",
+        v3_name: NAME,
+        type_keys: &["dtype", "astype"],
+    }),
+    check: |config| QuantizeConfig::from_configuration(config).map(drop),
+    bind: |_, dt, config| Ok(Box::new(QuantizeStage::new(dt, config)?)),
+};
+
+fn field(field: &'static str, reason: impl Into<String>) -> MetadataError {
+    MetadataError::Field {
+        codec: NAME,
+        field,
+        reason: reason.into(),
+    }
+}
+
+/// `numcodecs.quantize` between two float types, untyped: what [`Quantize`] and
+/// [`QuantizeStage`] both run.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct QuantizeCore {
+    decoded: DTypeId,
+    encoded: DTypeId,
+    /// numcodecs' scale, rounded to `decoded`.
+    scale: f64,
+}
+
+impl QuantizeCore {
+    /// From a parsed configuration (whose types are float types).
+    pub fn new(config: &QuantizeConfig) -> Self {
+        let decoded = config.dtype.id;
+        let scale = config.scale();
+        let scale = match decoded {
+            DTypeId::Float16 => <half::f16 as NumpyNumber>::round_f64(scale),
+            DTypeId::Float32 => <f32 as NumpyNumber>::round_f64(scale),
+            _ => scale,
+        };
+        QuantizeCore {
+            decoded,
+            encoded: config.astype_id(),
+            scale,
+        }
+    }
+
+    /// Encode `src` (words of `dtype`) into `dst` (words of `astype`), the shorter length.
+    pub fn encode(&self, src: Words<'_>, dst: WordsMut<'_>) {
+        kernel::quantize_words(self.decoded, self.encoded, self.scale, src, dst);
+    }
+
+    /// Decode `src` (words of `astype`) into `dst` (words of `dtype`): the cast.
+    pub fn decode(&self, src: Words<'_>, dst: WordsMut<'_>) {
+        astype::kernel::cast_words(self.encoded, self.decoded, src, dst);
+    }
+}
+
+fn metadata(c: &QuantizeConfig) -> Value {
+    let mut obj = Map::new();
+    obj.insert("name".into(), Value::from(NAME));
+    obj.insert("configuration".into(), c.to_configuration());
+    Value::Object(obj)
+}
+
+/// `numcodecs.quantize` from the float type `S` (`dtype`) to the float type `D` (`astype`).
+///
+/// ```
+/// use zquant::{ArrayCodecExt, Quantize};
+///
+/// let codec = Quantize::<f64, f32>::new(2)?; // multiples of 2^-7
+/// let encoded = codec.encode(&ndarray::array![0.111, -0.0, f64::INFINITY])?;
+/// assert_eq!(encoded, ndarray::array![0.109375f32, -0.0, f32::INFINITY]);
+/// assert_eq!(codec.decode(&encoded)?, ndarray::array![0.109375, 0.0, f64::INFINITY]);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[derive(Clone, Debug, PartialEq)]
+pub struct Quantize<S: NumpyNumber, D: NumpyNumber> {
+    config: QuantizeConfig,
+    core: QuantizeCore,
+    _t: std::marker::PhantomData<fn(S) -> D>,
+}
+
+impl<S: NumpyNumber, D: NumpyNumber> Quantize<S, D> {
+    /// The codec for `digits`, its types written as Zarr v2 strings (`"<f8"`).
+    ///
+    /// # Errors
+    /// `digits` outside [`QuantizeConfig::DIGITS`]; `S` or `D` is not a float type.
+    pub fn new(digits: i32) -> Result<Self, MetadataError> {
+        let id = |name: &str| name.parse::<DTypeId>().ok();
+        let (Some(s), Some(d)) = (id(S::NAME), id(D::NAME)) else {
+            return Err(field("dtype", "not a built-in data type"));
+        };
+        let mut config = serde_json::json!({"digits": digits, "dtype": NumpyDType::v2(s).text});
+        if s != d {
+            config["astype"] = Value::from(NumpyDType::v2(d).text);
+        }
+        Self::from_configuration(Some(&config))
+    }
+
+    /// Parse and bind the `configuration` member.
+    ///
+    /// # Errors
+    /// See [`QuantizeConfig::from_configuration`] and [`Self::from_config`].
+    pub fn from_configuration(config: Option<&Value>) -> Result<Self, MetadataError> {
+        Self::from_config(&QuantizeConfig::from_configuration(config)?)
+    }
+
+    /// Bind a parsed configuration to the types `S -> D`.
+    ///
+    /// # Errors
+    /// `dtype` is not `S` or `astype` not `D`.
+    pub fn from_config(config: &QuantizeConfig) -> Result<Self, MetadataError> {
+        for (key, id, want) in [
+            ("dtype", config.dtype.id, S::NAME),
+            ("astype", config.astype_id(), D::NAME),
+        ] {
+            if id.name() != want {
+                return Err(field(
+                    key,
+                    format!(
+                        "configured {}, but the codec is typed for {want}",
+                        id.name()
+                    ),
+                ));
+            }
+        }
+        Ok(Quantize {
+            config: config.clone(),
+            core: QuantizeCore::new(config),
+            _t: std::marker::PhantomData,
+        })
+    }
+
+    /// The configuration.
+    pub fn config(&self) -> &QuantizeConfig {
+        &self.config
+    }
+
+    /// Encode one element.
+    pub fn encode_one(&self, x: S) -> D {
+        let mut out = [D::default()];
+        self.core
+            .encode(words_of(std::slice::from_ref(&x)), words_of_mut(&mut out));
+        out[0]
+    }
+
+    /// Decode one element.
+    pub fn decode_one(&self, y: D) -> S {
+        let mut out = [S::default()];
+        self.core
+            .decode(words_of(std::slice::from_ref(&y)), words_of_mut(&mut out));
+        out[0]
+    }
+}
+
+impl<S: NumpyNumber, D: NumpyNumber> ArrayCodec for Quantize<S, D> {
+    type In = S;
+    type Out = D;
+
+    fn name(&self) -> &'static str {
+        NAME
+    }
+
+    fn encode_slice(&self, src: &[S], dst: &mut [D]) -> Result<(), ElementError> {
+        super::same_length(NAME, super::Direction::Encode, src.len(), dst.len())?;
+        self.core.encode(words_of(src), words_of_mut(dst));
+        Ok(())
+    }
+
+    fn decode_slice(&self, src: &[D], dst: &mut [S]) -> Result<(), ElementError> {
+        super::same_length(NAME, super::Direction::Decode, src.len(), dst.len())?;
+        self.core.decode(words_of(src), words_of_mut(dst));
+        Ok(())
+    }
+
+    fn to_metadata(&self) -> Value {
+        metadata(&self.config)
+    }
+}
+
+/// `numcodecs.quantize` bound to run-time data types.
+#[derive(Debug)]
+pub struct QuantizeStage {
+    config: QuantizeConfig,
+    core: QuantizeCore,
+    input: DataType,
+    output: DataType,
+}
+
+impl QuantizeStage {
+    /// Bind a `configuration` to the array data type `dt`.
+    ///
+    /// # Errors
+    /// Invalid configuration; a `dtype` other than `dt`.
+    pub fn new(dt: &DataType, config: Option<&Value>) -> Result<Self, MetadataError> {
+        let cfg = QuantizeConfig::from_configuration(config)?;
+        if cfg.dtype.id != dt.id {
+            return Err(field(
+                "dtype",
+                format!(
+                    "{:?} is {}, but the array data type is {}",
+                    cfg.dtype.text,
+                    cfg.dtype.id.name(),
+                    dt.id.name()
+                ),
+            ));
+        }
+        Ok(QuantizeStage {
+            core: QuantizeCore::new(&cfg),
+            output: DataType::new(cfg.astype_id()),
+            config: cfg,
+            input: dt.clone(),
+        })
+    }
+}
+
+impl DynStage for QuantizeStage {
+    fn name(&self) -> &'static str {
+        NAME
+    }
+    fn input(&self) -> &DataType {
+        &self.input
+    }
+    fn output(&self) -> &DataType {
+        &self.output
+    }
+    fn encode_words(&self, src: Words<'_>, dst: WordsMut<'_>) -> Result<(), CodecError> {
+        check_words(&self.input, &self.output, &src, &dst)?;
+        self.core.encode(src, dst);
+        Ok(())
+    }
+    fn decode_words(&self, src: Words<'_>, dst: WordsMut<'_>) -> Result<(), CodecError> {
+        check_words(&self.output, &self.input, &src, &dst)?;
+        self.core.decode(src, dst);
+        Ok(())
+    }
+    fn to_metadata(&self) -> Value {
+        metadata(&self.config)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `bits` is the smallest `b` with `2^b >= 10^digits`, exactly, where integers hold it.
+    #[test]
+    fn scale_is_the_next_power_of_two() {
+        for digits in -38..=38i32 {
+            let cfg = QuantizeConfig::from_configuration(Some(
+                &serde_json::json!({"digits": digits, "dtype": "<f8"}),
+            ))
+            .unwrap();
+            let bits = cfg.scale().log2() as i32;
+            let p = 10u128.pow(digits.unsigned_abs());
+            let two = |b: i32| 1u128 << b.unsigned_abs();
+            if digits >= 0 {
+                assert!(
+                    two(bits) >= p && (bits == 0 || two(bits - 1) < p),
+                    "{digits}"
+                );
+            } else {
+                // 2^bits >= 10^-k  <=>  2^-bits <= 10^k.
+                assert!(two(-bits) <= p && two(-bits + 1) > p, "{digits}");
+            }
+        }
+    }
+
+    #[test]
+    fn errors_name_the_key() {
+        let cfg = |v| {
+            QuantizeConfig::from_configuration(Some(&v))
+                .unwrap_err()
+                .to_string()
+        };
+        assert!(cfg(serde_json::json!({"dtype": "<f8"})).contains("`digits`"));
+        assert!(cfg(serde_json::json!({"digits": 2.0, "dtype": "<f8"})).contains("`digits`"));
+        assert!(cfg(serde_json::json!({"digits": 308, "dtype": "<f8"})).contains("`digits`"));
+        assert!(cfg(serde_json::json!({"digits": 1, "dtype": "<i4"})).contains("`dtype`"));
+        let e = cfg(serde_json::json!({"digits": 1, "dtype": "<f4", "astype": "|u1"}));
+        assert!(e.contains("`astype`"), "{e}");
+    }
+}
