@@ -1044,3 +1044,66 @@ fn quantize_failure_writes_no_metadata() {
     assert!(err.to_string().contains("uint32"), "{err}");
     assert!(stored_json(&store, "zarr.json").is_none());
 }
+
+/// The stores tests/interop/rust_writes.py has plain zarr-python open: written through the
+/// chunk API on `create_array` (short forms given, sharding, crc32c) and through
+/// `quantize` (3-D), each with the values it must read (`expected.bin`, float64) and the
+/// bound (`case.json`). Run by tests/interop/run.sh (`ZQUANT_INTEROP_DIR` names the
+/// directory).
+#[test]
+#[ignore = "writes stores for tests/interop/run.sh"]
+fn interop_written_stores() {
+    use zarrs::filesystem::FilesystemStore;
+    use zquant::zarrs::{QuantizeOptions, Target, quantize};
+    let dir = std::path::PathBuf::from(std::env::var("ZQUANT_INTEROP_DIR").unwrap()).join("rust");
+    let _ = std::fs::remove_dir_all(&dir);
+    let case = |name: &str, shape: &[u64], values: &[f64], bound: f64| {
+        let d = dir.join(name);
+        let bytes: Vec<u8> = values.iter().flat_map(|v| v.to_le_bytes()).collect();
+        std::fs::write(d.join("expected.bin"), bytes).unwrap();
+        let meta = json!({"shape": shape, "bound": bound});
+        std::fs::write(d.join("case.json"), meta.to_string()).unwrap();
+    };
+
+    // The chunk API on an array create_array made from short forms.
+    let mut codecs = so_u16();
+    codecs.push(
+        json!({"name": "sharding_indexed", "configuration": {"chunk_shape": [4, 5],
+        "codecs": ["bytes", {"name": "zstd", "configuration": {"level": 1, "checksum": false}}],
+        "index_codecs": ["bytes", "crc32c"]}}),
+    );
+    let store_dir = dir.join("chunk_api").join("store");
+    std::fs::create_dir_all(&store_dir).unwrap();
+    let store = Arc::new(FilesystemStore::new(&store_dir).unwrap());
+    let array = zquant::zarrs::create_array(
+        store,
+        "/",
+        short_form_meta(&[8, 10], &[8, 10], Value::Array(codecs)),
+    )
+    .unwrap();
+    let values: Vec<f64> = (0..80)
+        .map(|i| {
+            if i % 11 == 0 {
+                f64::NAN
+            } else {
+                10.0 + i as f64 * 0.37
+            }
+        })
+        .collect();
+    array.store_chunk(&[0, 0], values.clone()).unwrap();
+    case("chunk_api", &[8, 10], &values, 0.005);
+
+    // The one call, 3-D.
+    let (source, values) = source_array(&[6, 10, 15], &[4, 5, 8], false, json!(0.0));
+    let store_dir = dir.join("quantize_3d").join("store");
+    std::fs::create_dir_all(&store_dir).unwrap();
+    let store = Arc::new(FilesystemStore::new(&store_dir).unwrap());
+    quantize(
+        &source,
+        store,
+        "/",
+        &QuantizeOptions::new(Target::MaxAbsError(0.01)),
+    )
+    .unwrap();
+    case("quantize_3d", &[6, 10, 15], &values, 0.01);
+}
