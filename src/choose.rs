@@ -36,7 +36,9 @@ mod scale_offset;
 pub use information::{
     BitCounts, BitInformation, InformationOptions, free_entropy, signed_exponent,
 };
-pub use keepbits::keepbits_for_relative_error;
+pub(crate) use keepbits::binade;
+pub use keepbits::{keepbits_for_absolute_error, keepbits_for_relative_error};
+pub(crate) use scale_offset::fit_in_codes;
 pub use scale_offset::{
     FiniteRange, FitOptions, Guarantee, ScaleChoice, ScaleOffsetChoice, best_scale_offset,
     fit_scale_offset,
@@ -92,6 +94,21 @@ pub enum ChooseError {
     /// No positive scale of the source type maps the range into the target's codes.
     #[error("scale_offset fit: no positive scale maps the range into the codes of {0}")]
     NoFit(&'static str),
+    /// No lossy chain meets the target on this data.
+    #[error(
+        "plan: no lossy chain meets {requested} on this data; the smallest bound any candidate gives is {smallest} ({candidate}): ask for a bound at least that large, or allow the lossless fallback"
+    )]
+    Unreachable {
+        /// The target asked for, as written (`max_abs_error 1e-9`).
+        requested: String,
+        /// The smallest bound any lossy candidate guarantees (in the target's unit).
+        smallest: f64,
+        /// The candidate that gives it.
+        candidate: String,
+    },
+    /// A planning input that is not valid: a target, options or statistics.
+    #[error("plan: {0}")]
+    Plan(String),
     /// The target has too few codes for the bound.
     #[error(
         "scale_offset fit: max_abs_error {requested} cannot be met in {target} over [{min}, {max}]: the best this target guarantees is {best}; use a wider integer type or a larger bound"

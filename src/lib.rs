@@ -137,6 +137,7 @@ pub(crate) mod number;
 #[cfg(feature = "rayon")]
 pub mod parallel;
 pub(crate) mod pipeline;
+pub mod plan;
 pub mod zarr;
 #[cfg(feature = "zarrs")]
 pub mod zarrs;

@@ -1,5 +1,7 @@
 """Type stubs of the extension module ``zquant._zquant`` (the thin PyO3 layer)."""
 
+from collections.abc import Callable
+
 import numpy as np
 import numpy.typing as npt
 
@@ -80,5 +82,26 @@ def fit_scale_offset(
 ) -> tuple[str, float]: ...
 def check_packbits_configuration(configuration: str) -> None:
     """Raise ``CodecError`` unless the JSON text is a valid ``packbits`` configuration."""
+def plan_stats(
+    data_type: str,
+    words: npt.NDArray[np.unsignedinteger],
+    shape: list[int],
+    axis: int,
+    information: bool = False,
+) -> str:
+    """The planner's statistics of one chunk (JSON text); bit counts along ``axis`` when
+    ``information``."""
+def plan_stats_merge(a: str, b: str) -> str:
+    """Two pieces' planner statistics (JSON text) merged."""
+def plan(
+    data_type: str,
+    stats: str,
+    samples: list[tuple[npt.NDArray[np.unsignedinteger], list[int]]],
+    fill_value: object,
+    target: str,
+    options: str,
+    size: Callable[[bytes], int],
+) -> str:
+    """The plan's JSON text: ``{"winner", "bound", "target", "abs_bound", "candidates"}``."""
 def dtype_info(name: str) -> tuple[int, int, int, bool]: ...
 def dtype_names() -> list[str]: ...

@@ -119,3 +119,67 @@ pub fn keepbits_for_relative_error(
         .find(|&k| (-(k as i32 + 1) as f64).exp2() <= max_relative_error)
         .unwrap_or(l.mantissa_bits))
 }
+
+/// The fewest `keepbits` whose `bitround` error is at most `max_abs_error` for every value
+/// of magnitude at most `max_abs` (the data's largest finite magnitude), for a data type
+/// `bitround` rounds as a float.
+///
+/// Rounding half to even to `k` mantissa bits moves a value of the binade `2^e` by at most
+/// `2^(e-k-1)`; every value up to `max_abs` lies in a binade at most `E = ⌊log2 max_abs⌋`
+/// (subnormals in the smallest normal binade's spacing), so `k` is the smallest with
+/// `2^(E-k-1) <= max_abs_error`, at least 1 and at most the mantissa width (the identity).
+/// A value within half a unit of the largest finite value rounds up to infinity: a caller
+/// runs the codec on `max_abs` to rule that out (the planner does).
+///
+/// ```
+/// use zquant::choose::keepbits_for_absolute_error;
+/// use zquant::DTypeId;
+/// // 320 K is in the binade 2^8: 2^(8-k-1) <= 0.05 first at k = 12 (2^-5 = 0.03125).
+/// assert_eq!(keepbits_for_absolute_error(DTypeId::Float32.kind(), 320.0, 0.05)?, 12);
+/// // Below any rounding the mantissa stays whole.
+/// assert_eq!(keepbits_for_absolute_error(DTypeId::Float32.kind(), 320.0, 1e-9)?, 23);
+/// # Ok::<(), zquant::choose::ChooseError>(())
+/// ```
+///
+/// # Errors
+/// [`ChooseError::Bound`] for a bound that is not positive and finite, or a `max_abs`
+/// that is not finite; [`ChooseError::NotAFloat`] for a kind `bitround` does not round as
+/// a float.
+pub fn keepbits_for_absolute_error(
+    kind: Kind,
+    max_abs: f64,
+    max_abs_error: f64,
+) -> Result<u32, ChooseError> {
+    let l: FloatLayout = match kind {
+        Kind::Float(l) | Kind::Complex(l) if bitround::supports(kind) => l,
+        _ => {
+            return Err(ChooseError::NotAFloat(
+                "bitround rounds float16, bfloat16, float32, float64 and their complex types",
+            ));
+        }
+    };
+    if !(max_abs_error > 0.0 && max_abs_error.is_finite()) {
+        return Err(ChooseError::Bound(max_abs_error));
+    }
+    if !max_abs.is_finite() {
+        return Err(ChooseError::Bound(max_abs));
+    }
+    let e = binade(&l, max_abs);
+    Ok((1..l.mantissa_bits)
+        .find(|&k| f64::from(e - k as i32 - 1).exp2() <= max_abs_error)
+        .unwrap_or(l.mantissa_bits))
+}
+
+/// The exponent `e` of the binade `[2^e, 2^(e+1))` holding `|x|`, at least the layout's
+/// smallest normal exponent (subnormals are spaced as that binade).
+pub(crate) fn binade(l: &FloatLayout, x: f64) -> i32 {
+    let x = x.abs();
+    let e = if x > 0.0 && x.is_finite() {
+        x.log2().floor() as i32
+    } else {
+        i32::MIN / 2
+    };
+    // `log2` of a value just below a power of two may round up to it.
+    let e = if f64::from(e).exp2() > x { e - 1 } else { e };
+    e.max(l.min_normal_exponent())
+}

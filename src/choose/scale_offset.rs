@@ -89,6 +89,23 @@ impl FiniteRange {
 }
 
 impl FiniteRange {
+    /// The range of both pieces: the statistics of an array larger than memory, merged
+    /// chunk by chunk.
+    ///
+    /// ```
+    /// use zquant::choose::FiniteRange;
+    /// let a = FiniteRange { min: -1.5, max: 3.0 };
+    /// let b = FiniteRange { min: 0.0, max: 7.25 };
+    /// assert_eq!(a.merge(b), FiniteRange { min: -1.5, max: 7.25 });
+    /// ```
+    #[must_use]
+    pub fn merge(self, other: FiniteRange) -> FiniteRange {
+        FiniteRange {
+            min: self.min.min(other.min),
+            max: self.max.max(other.max),
+        }
+    }
+
     /// [`FiniteRange::of`] over the native-endian storage words of elements of the real
     /// type `id` (one word each, any order): for callers that hold the elements as words,
     /// such as the Python binding over a NumPy buffer. `None` when no element is finite.
@@ -593,10 +610,57 @@ impl Fit {
         let Some(o) = a.code(o_val, Rounding::NearestEven) else {
             return Step::Next;
         };
+        let meets = |c: &ScaleOffsetChoice| bound.is_none_or(|b| c.max_abs_error <= b);
+        if let Some(c) = self
+            .snapped(o, s)
+            .filter_map(|o| self.choice(o, s))
+            .find(|c| meets(c))
+        {
+            return Step::Fits(Box::new(c));
+        }
+        // A range holding 0 must decode it exactly: no unsnapped offset then.
+        if self.range.min <= 0.0 && self.range.max >= 0.0 {
+            return Step::Next;
+        }
         match self.choice(o, s) {
-            Some(c) if bound.is_none_or(|b| c.max_abs_error <= b) => Step::Fits(Box::new(c)),
+            Some(c) if meets(&c) => Step::Fits(Box::new(c)),
             _ => Step::Next,
         }
+    }
+
+    /// The offset moved (by at most half a code) onto the grid of `0`: `o = -(q0 / s)` in
+    /// the source type's arithmetic for the integer `q0` nearest `-o * s`, so that decoding
+    /// `q0` gives `q0 / s + o = 0` exactly and `0` (and `-0`) encodes to `q0`. Without it,
+    /// the zeros of a field (dry cells) decode as tiny nonzero values and the fill value
+    /// `0` does not survive the chain. The candidates are the nearest `q0` and a few
+    /// neighbours, each kept only when the codec's own arithmetic confirms both.
+    fn snapped(&self, o: u64, s: u64) -> impl Iterator<Item = u64> + '_ {
+        let a = &self.a;
+        let p = a.l.mantissa_bits as i32 + 1;
+        let near = (-a.value(o) * a.value(s)).round();
+        let zero = a.code(0.0, Rounding::NearestEven);
+        // `(0 - o) * s` must be `q0` itself, not only round to it: the fill value `0` has
+        // to survive `cast_value` exactly. A neighbour of the nearest `q0` often does when
+        // the nearest does not.
+        [0.0, 1.0, -1.0, 2.0, -2.0, 3.0, -3.0]
+            .into_iter()
+            .filter_map(move |d| {
+                // In steps of the source type's spacing at `q0`: beyond `2^p` only some
+                // integers are values of it.
+                let q0 = near
+                    + d * (near.abs().log2().floor() - f64::from(p - 1))
+                        .exp2()
+                        .max(1.0);
+                if !q0.is_finite() {
+                    return None;
+                }
+                let zero = zero?;
+                let v = a.value(a.op(a.code(q0, Rounding::NearestEven)?, s, ArithOp::Div)?);
+                let snapped = a.code(-v, Rounding::NearestEven)?;
+                let t = a.op(a.op(zero, snapped, ArithOp::Sub)?, s, ArithOp::Mul)?;
+                let q = a.encode(zero, snapped, s)?;
+                (a.value(t) == q0 && a.decode(q, snapped, s)? == 0.0).then_some(snapped)
+            })
     }
 
     /// The configuration `(o, s)` with its guarantee, when both ends encode within the
@@ -806,4 +870,72 @@ pub fn fit_scale_offset(
         }
     }
     Ok(best)
+}
+
+/// The smallest-scale fit whose codes lie in `0..=hi` of an unsigned integer `target`
+/// (`hi` at most the target's largest code; the codes above `hi` stay free for a
+/// `scalar_map`), with its guarantee at most `max_abs_error`: the planner's integer
+/// candidate, which picks the code width itself. The offset is snapped onto the grid of 0
+/// as every fit's is. `Err` with the best bound of these codes when none meets it.
+pub(crate) fn fit_in_codes(
+    source: DTypeId,
+    target: DTypeId,
+    range: FiniteRange,
+    max_abs_error: f64,
+    hi: i128,
+) -> Result<ScaleOffsetChoice, ChooseError> {
+    if !(max_abs_error > 0.0 && max_abs_error.is_finite()) {
+        return Err(ChooseError::Bound(max_abs_error));
+    }
+    let mut fit = Fit::new(source, target, range, FitOptions::default())?;
+    fit.lo = 0;
+    fit.hi = hi.min(fit.hi);
+    if fit.min_c == fit.max_c {
+        return fit.single();
+    }
+    let lo_f = 0.0f64;
+    let hi_f = (fit.hi as f64).min(fit.max_finite);
+    let ideal = (hi_f - lo_f) / (range.max - range.min);
+    let start = 0.5 / max_abs_error;
+    if start <= ideal {
+        // From the bound's own scale up: one cell of width `1 / s` errs by `1 / (2s)` and
+        // a little rounding, so the first few tries above `start` meet it.
+        let factors = (0..=24)
+            .map(|k| 1.0 + (-(52 - 2 * k) as f64).exp2())
+            .chain((1..=60).map(|k| 1.0 + f64::from(k) / 64.0));
+        for f in factors {
+            let s = start * f;
+            if s > ideal {
+                break;
+            }
+            if let Step::Fits(c) = fit.at_scale(s, Some(max_abs_error)) {
+                return Ok(*c);
+            }
+        }
+    }
+    // The best these codes give, for the error.
+    let factors = std::iter::once(1.0)
+        .chain((1..=52).rev().map(|k| 1.0 - (-(k as f64)).exp2()))
+        .chain((2..=64).map(|k| (-(k as f64)).exp2()));
+    let mut best = f64::INFINITY;
+    for f in factors {
+        match fit.at_scale(ideal * f, Some(f64::INFINITY)) {
+            Step::Fits(c) => {
+                best = c.max_abs_error;
+                if c.max_abs_error <= max_abs_error {
+                    return Ok(*c);
+                }
+                break;
+            }
+            Step::Next => {}
+            Step::Stop => break,
+        }
+    }
+    Err(ChooseError::BoundNotMet {
+        requested: max_abs_error,
+        best,
+        target: target.name(),
+        min: range.min,
+        max: range.max,
+    })
 }

@@ -1374,3 +1374,45 @@ fn bit_counts_json_round_trips_and_checks() {
         .to_string();
     assert!(e.contains("inconsistent"), "{e}");
 }
+
+/// Precipitation-like ranges that start at 0: zero must decode as exactly 0 (dry cells stay
+/// `== 0` and `>= 0`), with the largest and the smallest scale alike.
+#[test]
+fn a_fit_decodes_zero_exactly() {
+    use zquant::choose::ScaleChoice;
+    for source in [DTypeId::Float32, DTypeId::Float64] {
+        for (min, max, bound) in [(0.0, 50.0, 0.1), (0.0, 61.75, 0.05), (-3.25, 12.875, 0.01)] {
+            for target in [DTypeId::UInt16, DTypeId::Int16, DTypeId::UInt32] {
+                for scale in [ScaleChoice::Smallest, ScaleChoice::Largest] {
+                    let opts = FitOptions {
+                        scale,
+                        ..Default::default()
+                    };
+                    let range = FiniteRange { min, max };
+                    let c = fit_scale_offset(source, target, range, bound, opts).unwrap();
+                    let codecs = c.codecs();
+                    let chain = DynChain::from_metadata(
+                        &json!(source.name()),
+                        &json!(0.0),
+                        codecs.as_array().unwrap(),
+                    )
+                    .unwrap();
+                    let x = [0.0, -0.0, min, max];
+                    let dec = as_f64(
+                        &chain
+                            .decode(&chain.encode(&dyn_array(source, &x)).unwrap())
+                            .unwrap(),
+                    );
+                    assert!(
+                        dec[0] == 0.0 && dec[1] == 0.0,
+                        "{source:?}->{target:?} {scale:?} over [{min}, {max}]: 0 decodes as {:?} ({codecs})",
+                        &dec[..2]
+                    );
+                    if min >= 0.0 {
+                        assert!(dec.iter().all(|&y| y >= 0.0), "{dec:?} ({codecs})");
+                    }
+                }
+            }
+        }
+    }
+}

@@ -31,6 +31,7 @@ mod narrow_f32_sweep;
 mod packbits;
 #[cfg(feature = "rayon")]
 mod parallel;
+mod plan;
 mod robustness;
 mod small_float_tables;
 mod smoke;

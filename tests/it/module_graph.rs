@@ -26,6 +26,7 @@ const ORDER: &[&str] = &[
     "dispatch",
     "conformance",
     "zarr",
+    "plan",
     "zarrs",
 ];
 

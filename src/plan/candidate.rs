@@ -1,0 +1,773 @@
+//! The candidates: parameters and guarantees from the statistics, then each chain run on
+//! the extremes and the sample, measured, checked, ranked.
+
+use serde_json::{Value, json};
+
+use super::{Candidate, Plan, PlanOptions, PlanStats, Readers, Target, reader};
+use crate::choose::{
+    ChooseError, FiniteRange, InformationOptions, binade, fit_in_codes, keepbits_for_absolute_error,
+};
+use crate::codec::{bitround, cast_value, scale_offset};
+use crate::convert::{exact_of, round_into};
+use crate::dispatch::{DynChain, words_to_le};
+use crate::dtype::DTypeId;
+use crate::dtype::arith::f64_to_exact;
+use crate::number::layout::{FloatLayout, Format};
+use crate::number::storage::{WordBuf, Words};
+use crate::number::{CastOptions, Rounding};
+use crate::zarr::PackBits;
+
+/// `numcodecs.bitround`: the name plain zarr-python reads (through numcodecs), where the
+/// v3 name `bitround` is not.
+const NUMCODECS_BITROUND: &str = "numcodecs.bitround";
+
+/// The narrower float types `cast_value` may store, widest first.
+const SMALL_FLOATS: [&str; 8] = [
+    "float16",
+    "bfloat16",
+    "float8_e3m4",
+    "float8_e4m3",
+    "float8_e4m3fnuz",
+    "float8_e4m3b11fnuz",
+    "float8_e5m2",
+    "float8_e5m2fnuz",
+];
+
+/// A candidate before it runs.
+struct Spec {
+    name: String,
+    filters: Vec<Value>,
+    packbits: Option<PackBits>,
+    /// The guarantee, in the target's unit.
+    bound: Option<f64>,
+    /// The smallest bound this family gives, for [`ChooseError::Unreachable`].
+    best: Option<f64>,
+    readers: Vec<&'static str>,
+    ruled_out: Option<String>,
+    lossy: bool,
+}
+
+impl Spec {
+    fn new(name: String, filters: Vec<Value>, bound: f64, readers: Vec<&'static str>) -> Spec {
+        Spec {
+            name,
+            filters,
+            packbits: None,
+            bound: Some(bound),
+            best: Some(bound),
+            readers,
+            ruled_out: None,
+            lossy: true,
+        }
+    }
+
+    fn out(name: String, best: Option<f64>, why: String) -> Spec {
+        Spec {
+            name,
+            filters: Vec::new(),
+            packbits: None,
+            bound: None,
+            best,
+            readers: Vec::new(),
+            ruled_out: Some(why),
+            lossy: true,
+        }
+    }
+}
+
+/// What every candidate reads: the source layout, the bound, the statistics.
+struct Ctx<'a> {
+    id: DTypeId,
+    l: FloatLayout,
+    stats: &'a PlanStats,
+    /// The bound: absolute, or relative when `rel`.
+    bound: f64,
+    rel: bool,
+    /// The fill value, as a value.
+    fill: f64,
+    headroom: f64,
+}
+
+impl Ctx<'_> {
+    fn nan(&self) -> bool {
+        self.stats.nan > 0 || self.fill.is_nan()
+    }
+    fn pos_inf(&self) -> bool {
+        self.stats.pos_inf > 0 || self.fill == f64::INFINITY
+    }
+    fn neg_inf(&self) -> bool {
+        self.stats.neg_inf > 0 || self.fill == f64::NEG_INFINITY
+    }
+    /// The finite range with the fill value.
+    fn range(&self) -> Option<FiniteRange> {
+        let fill = self.fill.is_finite().then_some(FiniteRange {
+            min: self.fill,
+            max: self.fill,
+        });
+        match (self.stats.range, fill) {
+            (Some(a), Some(b)) => Some(a.merge(b)),
+            (a, b) => a.or(b),
+        }
+    }
+    fn max_abs(&self) -> f64 {
+        self.range().map_or(0.0, |r| r.min.abs().max(r.max.abs()))
+    }
+    /// `v` rounded into the source type by `rounding`, as an `f64`.
+    fn value_of(&self, v: f64, rounding: Rounding) -> f64 {
+        let f = Format::Float(self.l);
+        let (c, _) = round_into(
+            f,
+            f64_to_exact(v),
+            CastOptions {
+                rounding,
+                ..Default::default()
+            },
+        );
+        exact_of(f, c).to_f64()
+    }
+    fn bits_of(&self, v: f64) -> u64 {
+        round_into(
+            Format::Float(self.l),
+            f64_to_exact(v),
+            CastOptions::default(),
+        )
+        .0
+    }
+    /// A bound in the target's unit from an absolute one (relative: over the smallest
+    /// nonzero magnitude, one `f64` ulp up for the division's rounding).
+    fn in_unit(&self, abs: f64) -> f64 {
+        if !self.rel {
+            return abs;
+        }
+        match self.stats.min_nonzero_abs {
+            Some(m) if abs > 0.0 => next_up(abs / m),
+            _ => 0.0,
+        }
+    }
+    /// Whether zarr-python has the source type (else the reader preference is moot).
+    fn zarr_python_type(&self) -> bool {
+        matches!(
+            self.id,
+            DTypeId::Float16 | DTypeId::Float32 | DTypeId::Float64
+        )
+    }
+    fn readers(&self, zarr_python: bool, numcodecs: bool) -> Vec<&'static str> {
+        let mut v = Vec::new();
+        if zarr_python && self.zarr_python_type() {
+            v.push(reader::ZARR_PYTHON);
+        }
+        if numcodecs && self.zarr_python_type() {
+            v.push(reader::NUMCODECS);
+        }
+        v.extend([reader::ZARRS, reader::ZQUANT]);
+        v
+    }
+}
+
+fn next_up(x: f64) -> f64 {
+    if x.is_finite() && x >= 0.0 {
+        f64::from_bits(x.to_bits() + 1)
+    } else {
+        x
+    }
+}
+
+fn pow2(e: i32) -> f64 {
+    f64::from(e).exp2()
+}
+
+fn bitround_filter(k: u32) -> Value {
+    json!({"name": NUMCODECS_BITROUND, "configuration": {"keepbits": k}})
+}
+
+/// `numcodecs.bitround` with the fewest keepbits that meet the bound.
+fn bitround_spec(c: &Ctx) -> Spec {
+    let m = c.l.mantissa_bits;
+    let emin = c.l.min_normal_exponent();
+    let bound_at = |k: u32| -> f64 {
+        if c.rel {
+            match c.stats.min_nonzero_abs {
+                Some(nz) if nz < pow2(emin) => {
+                    pow2(-(k as i32) - 1).max(next_up(pow2(emin - k as i32 - 1) / nz))
+                }
+                Some(_) => pow2(-(k as i32) - 1),
+                None => 0.0,
+            }
+        } else {
+            pow2(binade(&c.l, c.max_abs()) - k as i32 - 1)
+        }
+    };
+    let name = |k: u32| format!("numcodecs.bitround k={k}");
+    let k = if c.rel {
+        (1..m).find(|&k| bound_at(k) <= c.bound)
+    } else {
+        keepbits_for_absolute_error(c.id.kind(), c.max_abs(), c.bound)
+            .ok()
+            .filter(|&k| k < m)
+    };
+    match k {
+        Some(k) => Spec::new(
+            name(k),
+            vec![bitround_filter(k)],
+            bound_at(k),
+            c.readers(true, true),
+        ),
+        None => Spec::out(
+            "numcodecs.bitround".into(),
+            Some(bound_at(m - 1)),
+            format!(
+                "keeps every mantissa bit for this bound (keepbits {} gives {:.3e})",
+                m - 1,
+                bound_at(m - 1)
+            ),
+        ),
+    }
+}
+
+/// The unsigned type holding `w`-bit codes.
+fn code_type(w: u32) -> DTypeId {
+    match w {
+        0..=8 => DTypeId::UInt8,
+        9..=16 => DTypeId::UInt16,
+        _ => DTypeId::UInt32,
+    }
+}
+
+/// `scale_offset` + `cast_value` to `w`-bit codes; `packed`: the codes packed to `w` bits.
+fn int_specs(c: &Ctx) -> Vec<Spec> {
+    let name = |w: u32, packed: bool| {
+        format!(
+            "scale_offset+cast_value uint{w}{}",
+            if packed { "+packbits" } else { "" }
+        )
+    };
+    let reserved: Vec<(&str, bool)> = vec![
+        ("NaN", c.nan()),
+        ("Infinity", c.pos_inf()),
+        ("-Infinity", c.neg_inf()),
+    ];
+    let reserved: Vec<&str> = reserved.into_iter().filter(|r| r.1).map(|r| r.0).collect();
+    let n_res = reserved.len() as i128;
+    let range = c.range().unwrap_or(FiniteRange { min: 0.0, max: 0.0 });
+    let span = range.max - range.min;
+    let range = if c.headroom > 0.0 && span > 0.0 {
+        let max_finite = exact_of(Format::Float(c.l), c.l.max_finite_bits()).to_f64();
+        FiniteRange {
+            min: c
+                .value_of(range.min - c.headroom * span, Rounding::TowardsNegative)
+                .max(-max_finite),
+            max: c
+                .value_of(range.max + c.headroom * span, Rounding::TowardsPositive)
+                .min(max_finite),
+        }
+    } else {
+        range
+    };
+    let abs = if c.rel {
+        match c.stats.min_nonzero_abs {
+            Some(nz) => c.bound * nz,
+            None => 1.0,
+        }
+    } else {
+        c.bound
+    };
+    // The code count the bound needs, about `span / (2 bound)`: the first width to try.
+    let est = ((range.max - range.min) / (2.0 * abs)).ceil() + 1.0 + n_res as f64;
+    let w0 = if est.is_finite() && est >= 1.0 {
+        (est.log2().ceil() as u32).clamp(1, 32)
+    } else {
+        32
+    };
+    let mut last_err = None;
+    for w in w0.saturating_sub(1).max(1)..=32 {
+        let hi = (1i128 << w) - 1 - n_res;
+        if hi < 0 {
+            continue;
+        }
+        let target = code_type(w);
+        let fit = match fit_in_codes(c.id, target, range, abs, hi) {
+            Ok(fit) => fit,
+            Err(e) => {
+                last_err = Some(e);
+                continue;
+            }
+        };
+        let mut cast = json!({"data_type": target.name(), "rounding": "nearest-even"});
+        if n_res > 0 {
+            let codes: Vec<(Value, i128)> = reserved
+                .iter()
+                .enumerate()
+                .map(|(i, r)| (Value::from(*r), (1i128 << w) - 1 - i as i128))
+                .collect();
+            cast["scalar_map"] = json!({
+                "encode": codes.iter().map(|(k, q)| json!([k, *q as i64])).collect::<Vec<_>>(),
+                "decode": codes.iter().map(|(k, q)| json!([*q as i64, k])).collect::<Vec<_>>(),
+            });
+        }
+        let filters = vec![
+            json!({"name": scale_offset::NAME, "configuration": {
+                "offset": fit.offset_json(), "scale": fit.scale_json()}}),
+            json!({"name": cast_value::NAME, "configuration": cast}),
+        ];
+        let bound = c.in_unit(fit.max_abs_error);
+        let mut out = vec![Spec::new(
+            name(target.word_bits().max(8), false),
+            filters.clone(),
+            bound,
+            c.readers(true, false),
+        )];
+        if !matches!(w, 8 | 16 | 32) {
+            let cfg = json!({"padding_encoding": "first_byte", "first_bit": 0, "last_bit": w - 1});
+            match PackBits::new(target, Some(&cfg)) {
+                Ok(pb) => {
+                    let mut s = Spec::new(name(w, true), filters, bound, c.readers(false, false));
+                    s.packbits = Some(pb);
+                    out.push(s);
+                }
+                Err(e) => out.push(Spec::out(name(w, true), None, e.to_string())),
+            }
+        }
+        return out;
+    }
+    let best = match &last_err {
+        Some(ChooseError::BoundNotMet { best, .. }) => Some(c.in_unit(*best)),
+        _ => None,
+    };
+    vec![Spec::out(
+        "scale_offset+cast_value".into(),
+        best,
+        match last_err {
+            Some(e) => format!("no code width up to 32 bits: {e}"),
+            None => "no code width up to 32 bits".into(),
+        },
+    )]
+}
+
+/// `cast_value` to each narrower float type.
+fn small_float_specs(c: &Ctx) -> Vec<Spec> {
+    let mut out = Vec::new();
+    for name in SMALL_FLOATS {
+        let Ok(t) = name.parse::<DTypeId>() else {
+            continue;
+        };
+        let Some(Format::Float(lt)) = t.format() else {
+            continue;
+        };
+        if lt.bits() >= c.l.bits() || !lt.signed || !lt.subnormals {
+            continue;
+        }
+        let label = format!("cast_value {name}");
+        if c.nan() && !lt.has_nan() {
+            out.push(Spec::out(label, None, format!("{name} has no NaN")));
+            continue;
+        }
+        if (c.pos_inf() || c.neg_inf()) && !lt.inf {
+            out.push(Spec::out(label, None, format!("{name} has no infinity")));
+            continue;
+        }
+        let max_finite = exact_of(Format::Float(lt), lt.max_finite_bits()).to_f64();
+        let mt = lt.mantissa_bits as i32;
+        let emin = lt.min_normal_exponent();
+        if c.max_abs() > max_finite {
+            out.push(Spec::out(
+                label,
+                None,
+                format!(
+                    "|x| up to {} exceeds {name}'s largest {max_finite}",
+                    c.max_abs()
+                ),
+            ));
+            continue;
+        }
+        let bound = if c.rel {
+            match c.stats.min_nonzero_abs {
+                Some(nz) if nz < pow2(emin) => pow2(-mt - 1)
+                    .max(next_up(pow2(emin - mt - 1) / nz))
+                    .min(1.0),
+                Some(_) => pow2(-mt - 1),
+                None => 0.0,
+            }
+        } else {
+            pow2(binade(&lt, c.max_abs()) - mt - 1)
+        };
+        let readers = c.readers(t == DTypeId::Float16, false);
+        out.push(Spec::new(
+            label,
+            vec![json!({"name": cast_value::NAME, "configuration": {
+                "data_type": name, "rounding": "nearest-even"}})],
+            bound,
+            readers,
+        ));
+    }
+    out
+}
+
+/// A float `scale_offset` (scale 1, the offset near the middle of the range with at most
+/// `k` significant bits, so that `0 - offset` survives `bitround` and 0 decodes exactly)
+/// then `numcodecs.bitround`: the residuals' binade, not the values', sets the error.
+fn offset_bitround_spec(c: &Ctx) -> Spec {
+    let label = "scale_offset+numcodecs.bitround".to_string();
+    if c.rel {
+        return Spec::out(
+            label,
+            None,
+            "an offset turns relative precision into absolute: not for a relative bound".into(),
+        );
+    }
+    let Some(range) = c.range() else {
+        return Spec::out(label, None, "no finite values".into());
+    };
+    let m = c.l.mantissa_bits;
+    let at = |k: u32| -> (f64, f64) {
+        let mid = range.min / 2.0 + range.max / 2.0;
+        let o = if mid == 0.0 {
+            0.0
+        } else {
+            let g = pow2(binade(&c.l, mid) - k as i32 + 1);
+            c.value_of((mid / g).round() * g, Rounding::NearestEven)
+        };
+        let a = (range.max - o).abs().max((range.min - o).abs());
+        let ea = binade(&c.l, a);
+        let (e1, e2) = (pow2(ea - m as i32 - 1), pow2(ea - k as i32 - 1));
+        let y = c.max_abs() + pow2(ea - k as i32) + pow2(ea - m as i32);
+        let e3 = pow2(binade(&c.l, y) - m as i32 - 1);
+        (o, next_up(e1 + e2 + e3))
+    };
+    let Some(k) = (1..m).find(|&k| at(k).1 <= c.bound) else {
+        return Spec::out(
+            label,
+            Some(at(m - 1).1),
+            format!(
+                "keeps every mantissa bit for this bound (gives {:.3e} at best)",
+                at(m - 1).1
+            ),
+        );
+    };
+    let (o, bound) = at(k);
+    let o_json = c.id.value_to_json([c.bits_of(o), 0]);
+    Spec::new(
+        format!("scale_offset+numcodecs.bitround k={k}"),
+        vec![
+            json!({"name": scale_offset::NAME, "configuration": {"offset": o_json, "scale": 1}}),
+            bitround_filter(k),
+        ],
+        bound,
+        c.readers(true, false),
+    )
+}
+
+/// The values of elements of `id` held as words.
+fn values(id: DTypeId, w: Words<'_>) -> Vec<f64> {
+    match (id, w) {
+        (DTypeId::Float64, Words::U64(w)) => w.iter().map(|&b| f64::from_bits(b)).collect(),
+        (DTypeId::Float32, Words::U32(w)) => {
+            w.iter().map(|&b| f64::from(f32::from_bits(b))).collect()
+        }
+        (DTypeId::Float16, Words::U16(w)) => w
+            .iter()
+            .map(|&b| half::f16::from_bits(b).to_f64())
+            .collect(),
+        (DTypeId::BFloat16, Words::U16(w)) => w
+            .iter()
+            .map(|&b| half::bf16::from_bits(b).to_f64())
+            .collect(),
+        (_, w) => {
+            let f = id.format().expect("a real type");
+            (0..w.len())
+                .map(|i| exact_of(f, w.get(i).unwrap_or(0)).to_f64())
+                .collect()
+        }
+    }
+}
+
+/// Encode, serialize, deserialize, decode: the stored bytes and the decoded words.
+fn round_trip(
+    chain: &DynChain,
+    packbits: Option<&PackBits>,
+    words: Words<'_>,
+    shape: &[usize],
+) -> Result<(Vec<u8>, WordBuf), String> {
+    let n = words.len();
+    let (from, to) = (chain.data_type().id, chain.encoded_data_type().id);
+    let mut enc = WordBuf::zeroed(to.word_bits(), n * to.words_per_element());
+    chain
+        .encode_words(words, shape, enc.as_words_mut())
+        .map_err(|e| e.to_string())?;
+    let (bytes, enc) = match packbits {
+        Some(pb) => {
+            let bytes = pb.encode(enc.as_words()).map_err(|e| e.to_string())?;
+            let back = pb.decode(&bytes, n).map_err(|e| e.to_string())?;
+            (bytes, back)
+        }
+        None => (words_to_le(to, enc.as_words()), enc),
+    };
+    let mut dec = WordBuf::zeroed(from.word_bits(), n * from.words_per_element());
+    chain
+        .decode_words(enc.as_words(), shape, dec.as_words_mut())
+        .map_err(|e| e.to_string())?;
+    Ok((bytes, dec))
+}
+
+/// Every element within the guarantee, NaN kept, infinities and zeros exact.
+fn check(xs: &[f64], ys: &[f64], bound: f64, rel: bool) -> Result<(), String> {
+    for (&x, &y) in xs.iter().zip(ys) {
+        let ok = if x.is_nan() {
+            y.is_nan()
+        } else if x.is_infinite() || x == 0.0 {
+            y == x
+        } else {
+            let err = (y - x).abs();
+            err <= if rel { bound * x.abs() } else { bound }
+        };
+        if !ok {
+            return Err(format!(
+                "{x} decodes as {y}, outside the guarantee {bound:e}{}",
+                if rel { " (relative)" } else { "" }
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// The statistics' extremes (and NaN, infinities, zero, the smallest nonzero magnitude),
+/// as words of the source type: where a guarantee could break first.
+fn extremes(c: &Ctx) -> WordBuf {
+    let mut v = Vec::new();
+    if let Some(r) = c.stats.range {
+        v.extend([r.min, r.max]);
+    }
+    if c.stats.zeros > 0 {
+        v.extend([0.0, -0.0]);
+    }
+    if let (Some(nz), Some(r)) = (c.stats.min_nonzero_abs, c.stats.range) {
+        if r.max >= nz {
+            v.push(nz);
+        }
+        if r.min <= -nz {
+            v.push(-nz);
+        }
+    }
+    if c.stats.nan > 0 {
+        v.push(f64::NAN);
+    }
+    if c.stats.pos_inf > 0 {
+        v.push(f64::INFINITY);
+    }
+    if c.stats.neg_inf > 0 {
+        v.push(f64::NEG_INFINITY);
+    }
+    let mut w = WordBuf::zeroed(c.id.word_bits(), v.len());
+    {
+        let mut m = w.as_words_mut();
+        for (i, x) in v.iter().enumerate() {
+            m.set(i, c.bits_of(*x));
+        }
+    }
+    w
+}
+
+pub(super) fn run(
+    id: DTypeId,
+    fill_value: &Value,
+    stats: &PlanStats,
+    samples: &[(Words<'_>, &[usize])],
+    target: Target,
+    options: &PlanOptions,
+    size: &mut dyn FnMut(&[u8]) -> usize,
+) -> Result<Plan, ChooseError> {
+    target.check()?;
+    let l = match id.format() {
+        Some(Format::Float(l)) if l.signed && l.subnormals => l,
+        _ => return Err(ChooseError::SourceNotFloat(id.name())),
+    };
+    if stats.dtype != id {
+        return Err(ChooseError::Plan(format!(
+            "statistics of {} for an array of {id}",
+            stats.dtype
+        )));
+    }
+    for (w, shape) in samples {
+        let n: Option<usize> = shape.iter().try_fold(1usize, |a, &d| a.checked_mul(d));
+        if w.bits() != id.word_bits() || n != Some(w.len()) {
+            return Err(ChooseError::Plan(format!(
+                "a sample of {} {}-bit words is not shape {shape:?} of {id}",
+                w.len(),
+                w.bits()
+            )));
+        }
+    }
+    let fill = crate::DynArray::fill_value(id, fill_value)
+        .ok()
+        .and_then(|a| a.first_scalar())
+        .map(|s| exact_of(Format::Float(l), s[0]).to_f64())
+        .ok_or_else(|| {
+            ChooseError::Plan(format!("fill value {fill_value} is not a value of {id}"))
+        })?;
+    let max_abs = stats.max_abs();
+    // An information level becomes the absolute bound bitround guarantees at its keepbits.
+    let (bound, rel, abs_bound) = match target {
+        Target::MaxAbsError(b) => (b, false, None),
+        Target::MaxRelError(r) => (r, true, None),
+        Target::Information(level) => {
+            let counts = stats.counts.as_ref().ok_or_else(|| {
+                ChooseError::Plan(
+                    "an information target needs bit counts: compute the statistics with an \
+                     axis"
+                        .into(),
+                )
+            })?;
+            let k = counts
+                .information(&InformationOptions::default())?
+                .keepbits(level)?;
+            let b = if k >= l.mantissa_bits {
+                0.0
+            } else {
+                pow2(binade(&l, max_abs) - k as i32 - 1)
+            };
+            (b, false, Some(b))
+        }
+    };
+    let ctx = Ctx {
+        id,
+        l,
+        stats,
+        bound,
+        rel,
+        fill,
+        headroom: options.headroom,
+    };
+    let mut specs = Vec::new();
+    if bound > 0.0 {
+        if bitround::supports(id.kind()) {
+            specs.push(bitround_spec(&ctx));
+        }
+        specs.extend(int_specs(&ctx));
+        specs.extend(small_float_specs(&ctx));
+        if bitround::supports(id.kind()) {
+            specs.push(offset_bitround_spec(&ctx));
+        }
+    }
+    specs.push(Spec {
+        name: "lossless".into(),
+        filters: Vec::new(),
+        packbits: None,
+        bound: Some(0.0),
+        best: Some(0.0),
+        readers: ctx.readers(true, true),
+        ruled_out: None,
+        lossy: false,
+    });
+    for s in &mut specs {
+        if s.ruled_out.is_none() && s.bound.is_some_and(|b| b > bound) {
+            s.ruled_out = Some(format!(
+                "guarantees {:.3e} > {bound:e}",
+                s.bound.unwrap_or(0.0)
+            ));
+        }
+    }
+
+    let extremes = extremes(&ctx);
+    let xs_extremes = values(id, extremes.as_words());
+    let dtype = json!(id.name());
+    let mut candidates = Vec::with_capacity(specs.len());
+    for s in &specs {
+        let mut row = Candidate {
+            name: s.name.clone(),
+            filters: s.filters.clone(),
+            serializer: s.packbits.map(|p| p.to_metadata()),
+            bound: s.bound,
+            sample_bytes: None,
+            ratio: None,
+            readers: s.readers.clone(),
+            ruled_out: s.ruled_out.clone(),
+        };
+        // Ruled out already (by its bound): not worth a run.
+        if row.ruled_out.is_some() && s.lossy {
+            candidates.push(row);
+            continue;
+        }
+        let g = s.bound.unwrap_or(0.0);
+        let chain = match DynChain::from_metadata(&dtype, fill_value, &s.filters) {
+            Ok(chain) => chain,
+            Err(e) => {
+                row.ruled_out
+                    .get_or_insert(format!("the chain refuses it: {e}"));
+                candidates.push(row);
+                continue;
+            }
+        };
+        let mut run_one = |words: Words<'_>, shape: &[usize]| -> Result<u64, String> {
+            let (bytes, dec) = round_trip(&chain, s.packbits.as_ref(), words, shape)?;
+            check(&values(id, words), &values(id, dec.as_words()), g, rel)?;
+            Ok(size(&bytes) as u64)
+        };
+        let n_ext = xs_extremes.len();
+        let ext = if n_ext > 0 {
+            run_one(extremes.as_words(), &[n_ext]).map(|_| ())
+        } else {
+            Ok(())
+        };
+        let measured = ext.and_then(|()| {
+            let mut total = 0u64;
+            let mut seen = 0usize;
+            for (w, shape) in samples {
+                if seen > 0 && seen + w.len() > options.sample_elements {
+                    break;
+                }
+                seen += w.len();
+                total += run_one(*w, shape)?;
+            }
+            Ok(total)
+        });
+        match measured {
+            Ok(b) => row.sample_bytes = Some(b),
+            Err(e) => {
+                row.ruled_out
+                    .get_or_insert(format!("fails its guarantee when run: {e}"));
+            }
+        }
+        if options.readers == Readers::ZarrPython
+            && ctx.zarr_python_type()
+            && !row.readers.contains(&reader::ZARR_PYTHON)
+        {
+            row.ruled_out.get_or_insert(
+                "plain zarr-python cannot open it (readers \"any\" allows it)".into(),
+            );
+        }
+        candidates.push(row);
+    }
+    let base = candidates.last().and_then(|c| c.sample_bytes);
+    for c in &mut candidates {
+        if let (Some(b), Some(x)) = (base, c.sample_bytes) {
+            c.ratio = Some(b as f64 / (x as f64).max(1.0));
+        }
+    }
+    let feasible = |i: &usize| candidates[*i].ruled_out.is_none();
+    let lossy_ok = (0..candidates.len())
+        .filter(feasible)
+        .any(|i| specs[i].lossy);
+    if !lossy_ok && bound > 0.0 && !options.lossless_fallback {
+        let (smallest, who) = specs
+            .iter()
+            .zip(&candidates)
+            .filter(|(s, _)| s.lossy)
+            .filter_map(|(s, c)| s.best.map(|b| (b, c.name.clone())))
+            .min_by(|a, b| a.0.total_cmp(&b.0))
+            .unwrap_or((0.0, "none".into()));
+        return Err(ChooseError::Unreachable {
+            requested: target.describe(),
+            smallest,
+            candidate: who,
+        });
+    }
+    let winner = (0..candidates.len())
+        .filter(feasible)
+        .min_by_key(|&i| (candidates[i].sample_bytes.unwrap_or(u64::MAX), i))
+        .unwrap_or(candidates.len() - 1);
+    Ok(Plan {
+        target,
+        abs_bound,
+        candidates,
+        winner,
+    })
+}
