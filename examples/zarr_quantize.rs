@@ -58,7 +58,7 @@ fn options(args: &[String]) -> Result<QuantizeOptions, String> {
     let mut o = QuantizeOptions::new(
         target.ok_or("give one of --max-abs-error, --max-rel-error, --inflevel")?,
     );
-    o.headroom = headroom;
+    o.plan.headroom = headroom;
     Ok(o)
 }
 

@@ -1,84 +1,49 @@
 //! One call from a zarrs float array to a smaller one within a stated bound: statistics
-//! merged chunk by chunk, a chain chosen from them, the new array written chunk by chunk
+//! merged chunk by chunk, a chain chosen from them by the planner (`crate::plan`), the new array written chunk by chunk
 //! (on rayon's pool with the feature `rayon`), every chunk read back and compared, and the
 //! metadata written last.
 
+use std::borrow::Cow;
 use std::sync::Arc;
 
 use serde_json::{Value, json};
-use zarrs::array::{Array, ArrayBytes};
+use zarrs::array::{Array, ArrayBytes, Codec, CodecOptions};
 use zarrs::storage::{ReadableStorageTraits, ReadableWritableStorageTraits};
 
 use super::{dtype_id, prepare_array, store_metadata};
-use crate::choose::{
-    BitCounts, BitInformation, ChooseError, FiniteRange, FitOptions, InformationOptions,
-    ScaleChoice, ScaleOffsetChoice, fit_scale_offset, keepbits_for_relative_error,
-};
-use crate::codec::bitround;
+use crate::choose::ChooseError;
 use crate::dispatch::DynArray;
 use crate::dispatch::words::ne_words;
-use crate::dtype::DTypeId;
-
-/// What [`quantize`] keeps of the data.
-///
-/// ```
-/// use zquant::zarrs::Target;
-/// let t = Target::MaxAbsError(0.01);
-/// assert_eq!(t, Target::MaxAbsError(0.01));
-/// ```
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub enum Target {
-    /// Every finite element within this distance of its value: `|x' - x| <= e`.
-    MaxAbsError(f64),
-    /// Every finite element within this fraction of its magnitude: `|x' - x| <= r |x|`.
-    MaxRelError(f64),
-    /// This fraction of the data's real bit information kept (0.99 is xbitinfo's usual
-    /// level), along the last axis.
-    Information(f64),
-}
-
-/// Which readers the chain must open in.
-///
-/// ```
-/// assert_eq!(zquant::zarrs::Readers::default(), zquant::zarrs::Readers::ZarrPython);
-/// ```
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub enum Readers {
-    /// Chains zarr-python 3.4.2 opens with its built-in codecs and the `cast_value` of
-    /// cast-value(-rs): `scale_offset`, `cast_value` to an integer type, `numcodecs.bitround`.
-    #[default]
-    ZarrPython,
-    /// Any chain zquant writes (today the same chains: the choice is the planner's to widen).
-    Any,
-}
+use crate::dtype::{DTypeId, Words};
+use crate::plan::{PlanOptions, PlanStats, plan};
+pub use crate::plan::{Readers, Target};
 
 /// Options of [`quantize`].
 ///
 /// ```
 /// use zquant::zarrs::{QuantizeOptions, Target};
-/// let o = QuantizeOptions::new(Target::MaxAbsError(0.01));
-/// assert_eq!(o.headroom, 0.0);
+/// let mut o = QuantizeOptions::new(Target::MaxAbsError(0.01));
+/// o.plan.headroom = 0.1; // room for later values 10% of the span beyond the data's
+/// assert_eq!(o.plan.readers, zquant::plan::Readers::ZarrPython);
 /// ```
 #[derive(Clone, Debug, PartialEq)]
 pub struct QuantizeOptions {
     /// The bound or information level.
     pub target: Target,
-    /// The readers the chain must open in.
-    pub readers: Readers,
-    /// The fraction of the data's finite span kept free below and above it, for later
-    /// writes of values outside the data's range (absolute bounds only).
-    pub headroom: f64,
-    /// The bytes->bytes codecs after `bytes` (default: zstd level 5).
+    /// The planner's options: readers (default: chains plain zarr-python 3.4.2 opens with
+    /// its built-in codecs and cast-value), headroom, sample size.
+    pub plan: PlanOptions,
+    /// The bytes->bytes codecs after the serializer (default: zstd level 5); the planner
+    /// compares candidates by their sample chunks' size through them.
     pub compressors: Vec<Value>,
 }
 
 impl QuantizeOptions {
-    /// The options for `target`: zarr-python's readers, no headroom, zstd.
+    /// The options for `target`: the planner's defaults, zstd.
     pub fn new(target: Target) -> Self {
         QuantizeOptions {
             target,
-            readers: Readers::default(),
-            headroom: 0.0,
+            plan: PlanOptions::default(),
             compressors: vec![
                 json!({"name": "zstd", "configuration": {"level": 5, "checksum": false}}),
             ],
@@ -89,10 +54,14 @@ impl QuantizeOptions {
 /// What [`quantize`] did.
 #[derive(Clone, Debug, PartialEq)]
 pub struct QuantizeReport {
-    /// The array->array codecs chosen, as in `zarr.json`.
+    /// The planner's name for the chain.
+    pub name: String,
+    /// The codecs chosen (filters and serializer, without the compressors), as in
+    /// `zarr.json`.
     pub chain: Vec<Value>,
-    /// The bound the chain guarantees for every finite element in the range planned for
-    /// (`None` for an information level).
+    /// The bound the chain guarantees for every finite element in the range planned for:
+    /// absolute, relative for [`Target::MaxRelError`], the absolute bound an information
+    /// level was planned as.
     pub bound: Option<f64>,
     /// The largest `|x' - x|` over the finite elements, measured on the written array.
     pub max_abs_error: f64,
@@ -151,35 +120,9 @@ fn chunk_err(chunk: &[u64]) -> impl Fn(String) -> QuantizeError + '_ {
     }
 }
 
-/// Statistics of the source, merged chunk by chunk.
-#[derive(Clone, Debug, Default)]
-struct Stats {
-    range: Option<FiniteRange>,
-    nan: u64,
-    inf: u64,
-    counts: Option<BitCounts>,
-}
-
-impl Stats {
-    fn merge(mut self, other: Stats) -> Result<Stats, ChooseError> {
-        self.range = match (self.range, other.range) {
-            (Some(a), Some(b)) => Some(FiniteRange {
-                min: a.min.min(b.min),
-                max: a.max.max(b.max),
-            }),
-            (a, b) => a.or(b),
-        };
-        self.nan += other.nan;
-        self.inf += other.inf;
-        self.counts = match (self.counts, other.counts) {
-            (Some(mut a), Some(b)) => {
-                a.merge(&b)?;
-                Some(a)
-            }
-            (a, b) => a.or(b),
-        };
-        Ok(self)
-    }
+/// A chunk's elements as words of `id`.
+fn words_of<'a>(id: DTypeId, chunk: &[u64], raw: &'a [u8]) -> Result<Words<'a>, QuantizeError> {
+    ne_words(id, raw).ok_or_else(|| chunk_err(chunk)("chunk bytes not aligned".into()))
 }
 
 /// A chunk's elements as `f64` (float32 and float64 chunks, native-endian bytes).
@@ -246,158 +189,48 @@ fn coordinates(origin: &[u64], shape: &[u64], mut i: u64) -> Vec<u64> {
     c
 }
 
-/// A chosen chain: the array->array codecs and the bound they guarantee.
-struct Chosen {
-    chain: Vec<Value>,
-    bound: Option<f64>,
-}
-
-/// The seam where a planner chooses the chain from the merged statistics: today the
-/// narrowest unsigned integer type whose `scale_offset` + `cast_value` fit meets an
-/// absolute bound (the smallest scale that meets it: the fewest codes), `numcodecs.bitround`
-/// for a relative bound or an information level.
-fn choose(
-    id: DTypeId,
-    fill: f64,
-    stats: &Stats,
-    options: &QuantizeOptions,
-) -> Result<Chosen, QuantizeError> {
-    match options.target {
-        Target::MaxAbsError(e) => {
-            if stats.inf > 0 {
-                return Err(QuantizeError::Source(format!(
-                    "{} infinite elements: an absolute bound is met by scale_offset + \
-                     cast_value to an integer type, which has no code for them; use \
-                     --max-rel-error or --inflevel",
-                    stats.inf
-                )));
+/// The stored size of one serialized chunk through `compressors` (what the planner
+/// compares candidates by).
+fn compressed_size(compressors: &[Value]) -> Result<impl Fn(&[u8]) -> usize, QuantizeError> {
+    let codecs = compressors
+        .iter()
+        .map(|c| {
+            let meta: zarrs::metadata::v3::MetadataV3 = serde_json::from_value(c.clone())
+                .map_err(|e| QuantizeError::Create(format!("compressor {c}: {e}")))?;
+            match Codec::from_metadata(&meta) {
+                Ok(Codec::BytesToBytes(codec)) => Ok(codec),
+                Ok(_) => Err(QuantizeError::Create(format!(
+                    "compressor {c}: not a bytes->bytes codec"
+                ))),
+                Err(e) => Err(QuantizeError::Create(format!("compressor {c}: {e}"))),
             }
-            // The fill value is encoded too (zarrs pads edge chunks with it, and an
-            // array's fill must survive cast_value's round trip): it joins the range.
-            let mut range = stats.range.unwrap_or(FiniteRange { min: 0.0, max: 0.0 });
-            if fill.is_finite() {
-                range.min = range.min.min(fill);
-                range.max = range.max.max(fill);
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok(move |bytes: &[u8]| {
+        let mut data: Cow<'_, [u8]> = Cow::Borrowed(bytes);
+        for codec in &codecs {
+            match codec.encode(data.clone(), &CodecOptions::default()) {
+                Ok(out) => data = Cow::Owned(out.into_owned()),
+                Err(_) => return bytes.len(),
             }
-            if !(options.headroom >= 0.0 && options.headroom.is_finite()) {
-                return Err(QuantizeError::Source(format!(
-                    "headroom must be a finite fraction >= 0, got {}",
-                    options.headroom
-                )));
-            }
-            let pad = (range.max - range.min) * options.headroom;
-            range.min -= pad;
-            range.max += pad;
-            let fit = FitOptions {
-                nan_sentinel: stats.nan > 0 || fill.is_nan(),
-                scale: ScaleChoice::Smallest,
-            };
-            let mut last = None;
-            for target in [DTypeId::UInt8, DTypeId::UInt16, DTypeId::UInt32] {
-                match fit_scale_offset(id, target, range, e, fit) {
-                    Ok(c) => {
-                        let mut chain = match c.codecs() {
-                            Value::Array(v) => v,
-                            v => vec![v],
-                        };
-                        if fill.is_finite() && !map_fill(id, fill, &c, &mut chain) {
-                            last = Some(ChooseError::NoFit(target.name()));
-                            continue;
-                        }
-                        return Ok(Chosen {
-                            chain,
-                            bound: Some(c.max_abs_error),
-                        });
-                    }
-                    Err(err) => last = Some(err),
-                }
-            }
-            Err(last.map_or_else(
-                || QuantizeError::Source("no integer type".into()),
-                QuantizeError::Choose,
-            ))
         }
-        Target::MaxRelError(r) => {
-            let keepbits = keepbits_for_relative_error(id.kind(), r)?;
-            Ok(Chosen {
-                chain: vec![bitround_codec(keepbits)],
-                bound: Some(r),
-            })
-        }
-        Target::Information(level) => {
-            let counts = stats.counts.as_ref().ok_or_else(|| {
-                QuantizeError::Source("no chunk to measure information on".into())
-            })?;
-            let info = BitInformation::from_counts(counts, &InformationOptions::default())?;
-            let keepbits = info.keepbits(level)?.max(1);
-            Ok(Chosen {
-                chain: vec![bitround_codec(keepbits)],
-                bound: None,
-            })
-        }
-    }
-}
-
-/// Make a finite fill value survive `cast_value`'s round trip (the spec's rule for the
-/// fill value each codec receives): `scale_offset` sends it to `(fill - offset) * scale`
-/// in the source type's arithmetic, rarely an integer. When it is not, a code outside the
-/// data's codes (and not the NaN code) stands for exactly that value, both ways, in
-/// `cast_value`'s `scalar_map`: elements equal to the fill value take it too and decode to
-/// within a rounding of the fill value. `false` when the target has no free code.
-fn map_fill(id: DTypeId, fill: f64, c: &ScaleOffsetChoice, chain: &mut [Value]) -> bool {
-    let scaled = match id {
-        DTypeId::Float32 => f64::from((fill as f32 - c.offset as f32) * c.scale as f32),
-        _ => (fill - c.offset) * c.scale,
-    };
-    let bits = c.target.size() as u32 * 8;
-    let (lo, hi) = (0i128, (1i128 << bits) - 1);
-    if scaled.fract() == 0.0 && (lo as f64..=hi as f64).contains(&scaled) {
-        return true;
-    }
-    let taken = |k: i128| (c.codes.0..=c.codes.1).contains(&k) || c.nan_code == Some(k);
-    let Some(code) = [c.codes.1 + 1, c.codes.1 + 2, c.codes.0 - 1]
-        .into_iter()
-        .find(|&k| (lo..=hi).contains(&k) && !taken(k))
-    else {
-        return false;
-    };
-    let Some(cast) = chain.get_mut(1).and_then(|c| c.get_mut("configuration")) else {
-        return false;
-    };
-    let map = cast.as_object_mut().map(|m| {
-        m.entry("scalar_map")
-            .or_insert_with(|| json!({"encode": [], "decode": []}))
-    });
-    let Some(map) = map else { return false };
-    let code = Value::from(code as i64);
-    for (key, pair) in [
-        ("encode", json!([scaled, code])),
-        ("decode", json!([code, scaled])),
-    ] {
-        match map.get_mut(key).and_then(Value::as_array_mut) {
-            Some(list) => list.push(pair),
-            None => map[key] = json!([pair]),
-        }
-    }
-    true
-}
-
-fn bitround_codec(keepbits: u32) -> Value {
-    json!({"name": bitround::ALIAS, "configuration": {"keepbits": keepbits}})
+        data.len()
+    })
 }
 
 /// Quantize the float32 or float64 array `source` (any dimensionality; a v2 or v3 array,
 /// opened with [`open_array`](super::open_array)) into a new array at `path` of `dest`,
 /// within `options.target`, and return what was done.
 ///
-/// 1. **Plan**: one read of the source, chunk by chunk, merges the statistics the target
-///    needs (finite range, NaN and infinity counts, bit counts along the last axis): the
-///    array never has to fit in memory. The chain is chosen from them: for an absolute
-///    bound `scale_offset` + `cast_value` to the narrowest of uint8/uint16/uint32 that meets
-///    it (NaN as the type's largest code), for a relative bound or an information level
-///    `numcodecs.bitround` — chains plain zarr-python 3.4.2 opens.
+/// 1. **Plan**: one read of the source, chunk by chunk, merges the planner's statistics
+///    ([`PlanStats`]: finite range, NaN and infinity counts, bit counts along the last axis
+///    for an information level): the array never has to fit in memory. The planner
+///    ([`plan`](crate::plan::plan)) then encodes a few chunks spread over the array with
+///    each candidate chain, measures them through `options.compressors`, and takes the
+///    smallest that meets the target and suits `options.plan.readers` (by default chains
+///    plain zarr-python 3.4.2 opens: `scale_offset` + `cast_value`, `numcodecs.bitround`).
 /// 2. **Write**: the new array has the source's shape, chunk shape, data type, fill value,
-///    dimension names and attributes, and the codecs `[chain…, bytes, compressors…]`; it is
+///    dimension names and attributes, and the codecs `[chain…, compressors…]`; it is
 ///    checked as [`create_array`](super::create_array) checks, then each chunk is read from
 ///    the source and written.
 /// 3. **Verify**: each chunk is read back from the new array and compared with the source's,
@@ -460,14 +293,11 @@ where
         .ok()
         .and_then(|a| a.first_to_json())
         .ok_or_else(|| QuantizeError::Source("unreadable fill value".into()))?;
-    let fill = values(id, source.fill_value().as_ne_bytes())
-        .first()
-        .copied()
-        .unwrap_or(0.0);
     let chunks = all_chunks(source.chunk_grid_shape());
-    let info = matches!(options.target, Target::Information(_));
+    let axis = matches!(options.target, Target::Information(_)).then(|| ndim.saturating_sub(1));
+    let shape: Vec<usize> = chunk_shape.iter().map(|&d| d as usize).collect();
 
-    // 1. Statistics, chunk by chunk.
+    // 1. Statistics, chunk by chunk (each chunk read, reduced, dropped).
     let read = |c: &[u64]| -> Result<Vec<u8>, QuantizeError> {
         let bytes: ArrayBytes = source
             .retrieve_chunk(c)
@@ -479,40 +309,50 @@ where
     };
     let per_chunk = each_chunk(&chunks, |c| {
         let raw = read(c)?;
-        let words =
-            ne_words(id, &raw).ok_or_else(|| chunk_err(c)("chunk bytes not aligned".into()))?;
-        let range = FiniteRange::of_words(id, words).map_err(|e| chunk_err(c)(e.to_string()))?;
-        let (mut nan, mut inf) = (0, 0);
-        for v in values(id, &raw) {
-            nan += u64::from(v.is_nan());
-            inf += u64::from(v.is_infinite());
-        }
-        let counts = if info {
-            let shape: Vec<usize> = chunk_shape.iter().map(|&d| d as usize).collect();
-            let opts = InformationOptions {
-                masked_bits: fill.is_finite().then(|| match id {
-                    DTypeId::Float32 => u64::from((fill as f32).to_bits()),
-                    _ => fill.to_bits(),
-                }),
-                ..InformationOptions::default()
-            };
-            Some(BitCounts::of_words(id, words, &shape, &opts)?)
-        } else {
-            None
-        };
-        Ok(Stats {
-            range,
-            nan,
-            inf,
-            counts,
-        })
+        let words = words_of(id, c, &raw)?;
+        Ok(PlanStats::of_words(id, words, &shape, axis)?)
     })?;
-    let stats = per_chunk
-        .into_iter()
-        .try_fold(Stats::default(), Stats::merge)?;
+    let mut stats = PlanStats::empty(id);
+    for s in &per_chunk {
+        stats.merge(s)?;
+    }
 
-    // 2. The chain, and the new array (checked, its metadata not written yet).
-    let chosen = choose(id, fill, &stats, options)?;
+    // 2. The plan, from those statistics and a few chunks spread over the array.
+    let per_sample = shape.iter().product::<usize>().max(1);
+    let n_samples = options
+        .plan
+        .sample_elements
+        .div_ceil(per_sample)
+        .clamp(1, chunks.len().max(1));
+    let sample_raw = (0..n_samples.min(chunks.len()))
+        .map(|i| read(&chunks[i * chunks.len() / n_samples]))
+        .collect::<Result<Vec<_>, _>>()?;
+    let samples = sample_raw
+        .iter()
+        .map(|raw| Ok((words_of(id, &[], raw)?, shape.as_slice())))
+        .collect::<Result<Vec<_>, QuantizeError>>()?;
+    let size = compressed_size(&options.compressors)?;
+    let plan = plan(
+        id,
+        &fill_json,
+        &stats,
+        &samples,
+        options.target,
+        &options.plan,
+        &mut |b: &[u8]| size(b),
+    )?;
+    drop(samples);
+    drop(sample_raw);
+    let winner = plan.winner();
+    let chain = winner.codecs();
+    // What every element is checked against: the target's unit (relative for a relative
+    // bound), the planned absolute bound for an information level.
+    let bound = match options.target {
+        Target::Information(_) => plan.abs_bound,
+        _ => winner.bound,
+    };
+
+    // 3. The new array (checked, its metadata not written yet).
     if dest
         .get(&super::key(path, "zarr.json").map_err(|e| QuantizeError::Create(e.to_string()))?)
         .map_err(|e| QuantizeError::Create(e.to_string()))?
@@ -526,8 +366,7 @@ where
             "an array is already at {path:?} of the destination; quantize writes a new one"
         )));
     }
-    let mut codecs = chosen.chain.clone();
-    codecs.push(json!({"name": "bytes", "configuration": {"endian": "little"}}));
+    let mut codecs = chain.clone();
     codecs.extend(options.compressors.iter().cloned());
     let mut meta = json!({
         "zarr_format": 3, "node_type": "array", "shape": source.shape(),
@@ -547,8 +386,7 @@ where
     let target = prepare_array(dest.clone(), path, meta)
         .map_err(|e| QuantizeError::Create(e.to_string()))?;
 
-    // 3. Write and verify, chunk by chunk; 4. the metadata last.
-    let bound = chosen.bound;
+    // 4. Write and verify, chunk by chunk; 5. the metadata last.
     let measured = each_chunk(&chunks, |c| {
         let raw = read(c)?;
         target
@@ -573,9 +411,8 @@ where
                     rel = rel.max(err / a.abs());
                 }
                 match options.target {
-                    Target::MaxAbsError(_) => bound.is_none_or(|e| err <= e),
                     Target::MaxRelError(r) => err <= r * a.abs(),
-                    Target::Information(_) => b.is_finite(),
+                    _ => bound.is_none_or(|e| err <= e),
                 }
             } else {
                 (a.is_nan() && b.is_nan()) || a == b
@@ -614,8 +451,9 @@ where
         bytes += d;
     }
     Ok(QuantizeReport {
-        chain: chosen.chain,
-        bound: chosen.bound,
+        name: winner.name.clone(),
+        chain,
+        bound,
         max_abs_error,
         max_rel_error,
         elements,
