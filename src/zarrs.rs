@@ -321,7 +321,21 @@ impl ZquantCodec {
         let located = |e: CodecError| {
             // The chunk's own shape, so that an element error gives its position in the
             // chunk (zarrs does not tell an array->array codec where the chunk is).
-            other(format!("{e} (position within a chunk of shape {dims:?})"))
+            // zarrs runs each codec alone: after scale_offset, cast_value sees the scaled
+            // value, and widening or clamping would not keep a bound the parameters were
+            // fitted for.
+            let fitted = match &e {
+                CodecError::Element(el) if el.rule == crate::error::Rule::OutOfRange && encode => {
+                    "; if the chain's scale_offset parameters were fitted to data \
+                     (zquant::choose, zquant::plan), the element is outside the range they were \
+                     fitted for (this is its value after scale_offset): refit over the data, or \
+                     plan with headroom, which keeps the bound (clamping would not)"
+                }
+                _ => "",
+            };
+            other(format!(
+                "{e} (position within a chunk of shape {dims:?}){fitted}"
+            ))
         };
         // bitround works on zarrs' buffer itself: its decode hands the buffer back as it
         // is (borrowed or owned), its encode rounds in place (copying the buffer first only

@@ -12,9 +12,10 @@ use zarrs::storage::{ReadableStorageTraits, ReadableWritableStorageTraits};
 
 use super::{dtype_id, prepare_array, store_metadata};
 use crate::choose::ChooseError;
-use crate::dispatch::DynArray;
 use crate::dispatch::words::ne_words;
+use crate::dispatch::{DynArray, DynChain};
 use crate::dtype::{DTypeId, Words};
+use crate::error::CodecError;
 use crate::plan::{PlanOptions, PlanStats, plan};
 pub use crate::plan::{Readers, Target};
 
@@ -352,6 +353,8 @@ where
         _ => winner.bound,
     };
 
+    let filters = winner.filters.clone();
+
     // 3. The new array (checked, its metadata not written yet).
     if dest
         .get(&super::key(path, "zarr.json").map_err(|e| QuantizeError::Create(e.to_string()))?)
@@ -392,10 +395,14 @@ where
         target
             .store_chunk(c, ArrayBytes::new_flen(raw.clone()))
             .map_err(|e| {
-                let origin = source.chunk_origin(c).unwrap_or_default();
-                chunk_err(c)(format!(
-                    "{e} (the chunk's origin is array index {origin:?})"
-                ))
+                let at = Element {
+                    source,
+                    chunk: c,
+                    id,
+                    shape: &shape,
+                    raw: &raw,
+                };
+                chunk_err(c)(at.locate(e.to_string(), &fill_json, &filters))
             })?;
         let back: ArrayBytes = target
             .retrieve_chunk(c)
@@ -461,4 +468,49 @@ where
         bytes,
         ratio: source_bytes as f64 / bytes.max(1) as f64,
     })
+}
+
+/// A chunk being written, for [`Element::locate`].
+struct Element<'a, S: ?Sized> {
+    source: &'a Array<S>,
+    chunk: &'a [u64],
+    id: DTypeId,
+    shape: &'a [usize],
+    raw: &'a [u8],
+}
+
+impl<S: ?Sized> Element<'_, S> {
+    /// A chunk's write error told in the user's terms: zarrs runs each codec on its own,
+    /// so `cast_value` reports the value `scale_offset` made of the element, at its place
+    /// in the chunk. The chunk is run again through the whole chain here, and the first
+    /// failing element is named by its array coordinates and its value as the source holds
+    /// it. The fix keeps the bound the chain was planned for (clamping would not).
+    fn locate(&self, message: String, fill: &Value, filters: &[Value]) -> String {
+        let origin = self.source.chunk_origin(self.chunk).unwrap_or_default();
+        let dims: Vec<u64> = self.shape.iter().map(|&d| d as u64).collect();
+        let failed = DynChain::from_metadata(&json!(self.id.name()), fill, filters)
+            .ok()
+            .and_then(|chain| {
+                let input = DynArray::from_le_bytes(self.id, self.shape, self.raw).ok()?;
+                match chain.encode(&input) {
+                    Err(CodecError::Element(e)) => Some(e),
+                    _ => None,
+                }
+            });
+        let Some(e) = failed else {
+            return format!("{message} (the chunk's origin is array index {origin:?})");
+        };
+        let value = values(self.id, self.raw)
+            .get(e.index)
+            .copied()
+            .unwrap_or(f64::NAN);
+        format!(
+            "{}: the element at array index {:?}, value {value}, is outside the range the \
+             chain's parameters were fitted for ({}); refit over the data, or plan with \
+             headroom (QuantizeOptions::plan.headroom), which keeps the bound",
+            e.codec,
+            coordinates(&origin, &dims, e.index as u64),
+            e.rule,
+        )
+    }
 }

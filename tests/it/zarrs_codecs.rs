@@ -1108,3 +1108,26 @@ fn interop_written_stores() {
     .unwrap();
     case("quantize_3d", &[6, 10, 15], &values, 0.01);
 }
+
+/// A value outside the range scale_offset's parameters were fitted for: the error through
+/// zarrs says so and gives the fix that keeps the bound, not only clamping.
+#[test]
+fn out_of_fitted_range_error_names_refit_and_headroom() {
+    let meta = short_form_meta(
+        &[4],
+        &[4],
+        Value::Array({
+            let mut c = so_u16();
+            c.push(json!("bytes"));
+            c
+        }),
+    );
+    let array = zquant::zarrs::create_array(Arc::new(MemoryStore::new()), "/", meta).unwrap();
+    // (700 + 50) * 100 = 75000 > 65535.
+    let err = array
+        .store_chunk(&[0], vec![1.0f64, 2.0, 700.0, 3.0])
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("refit") && err.contains("headroom"), "{err}");
+    assert!(err.contains("element 2"), "{err}");
+}
