@@ -16,6 +16,26 @@
 //! ([`DynChain`], built once per data type and fill value and kept). An element error names
 //! the codec, the rule, the value and its flat C-order index in the chunk.
 //!
+//! zarrs finds `scale_offset`, `cast_value` and `bitround` without a [`register`] call
+//! (zquant submits them to zarrs' link-time plugin list, as zarrs does its own codecs); the
+//! names zarrs has codecs of its own for are zquant's after [`register`]:
+//!
+//! ```standalone_crate
+//! use zarrs::array::Codec;
+//! use zarrs::metadata::v3::MetadataV3;
+//! // No zquant::zarrs::register() in this program.
+//! let meta: MetadataV3 =
+//!     serde_json::from_str(r#"{"name": "scale_offset", "configuration": {"scale": 10}}"#)?;
+//! let Codec::ArrayToArray(codec) = Codec::from_metadata(&meta)? else { unreachable!() };
+//! assert!(codec.as_any().is::<zquant::zarrs::ZquantCodec>());
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
+//! [`create_array`] creates an array (its fill value checked through the whole chain
+//! before anything is written), [`store_metadata`] writes `zarr.json` in the object forms
+//! every reader opens ([`metadata_json`]), and [`quantize`] takes a float array to a new,
+//! smaller one within a bound in one call.
+//!
 //! [`open_array`] opens an array of a store: a v3 array as zarrs does; a v2 array through
 //! [`ArrayMetadata::from_v2_json`](crate::zarr::ArrayMetadata::from_v2_json), which keeps
 //! the filters' numbers as written and reads v2 `bitround` filters (zarrs' own v2
