@@ -690,8 +690,9 @@ fn check_chain(
 /// spec allows the short form since 3.1, but zarr-python 3.4 rejects it for the chunk key
 /// encoding (`TypeError: Expected dict, got <class 'str'>`). Here the chunk grid, the chunk
 /// key encoding (with its `separator` written out: `"/"` for `default`, `"."` for `v2`),
-/// every codec (sharding's inner and index codecs too) and every storage transformer are
-/// objects, and `bytes` states its `endian`. Data type names stay strings, the core spec's form for the built-in types.
+/// every codec (sharding's inner and index codecs too, each with a `configuration`, `{}`
+/// when it has none: zarr-python's numcodecs wrappers require the key) and every storage
+/// transformer are objects, and `bytes` states its `endian`. Data type names stay strings, the core spec's form for the built-in types.
 ///
 /// ```
 /// use zarrs::array::ArrayMetadataV3;
@@ -708,7 +709,7 @@ fn check_chain(
 ///     json["chunk_key_encoding"],
 ///     serde_json::json!({"name": "default", "configuration": {"separator": "/"}})
 /// );
-/// assert_eq!(json["codecs"][1], serde_json::json!({"name": "crc32c"}));
+/// assert_eq!(json["codecs"][1], serde_json::json!({"name": "crc32c", "configuration": {}}));
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 ///
@@ -757,11 +758,17 @@ fn object_form(v: &mut Value) {
     }
 }
 
-/// A codec in object form, with the codecs inside it (sharding's) in object form too, and
+/// A codec in object form with a `configuration` (`{}` when it has none), with the codecs
+/// inside it (sharding's) in object form too, and
 /// `bytes` with its `endian` (zarr-python 3.4 requires it for multi-byte types; zarrs
 /// writes native order, which is little-endian where `zquant::zarrs` builds).
 fn codec_object_form(v: &mut Value) {
     object_form(v);
+    // zarr-python's numcodecs wrappers (`numcodecs.adler32`, …) require the key, even empty.
+    if let Some(m) = v.as_object_mut() {
+        m.entry("configuration")
+            .or_insert_with(|| Value::Object(Map::new()));
+    }
     if v.get("name").and_then(Value::as_str) == Some("bytes") {
         if let Some(m) = v.as_object_mut() {
             let config = m

@@ -858,7 +858,10 @@ fn create_array_writes_object_forms() {
         shard["codecs"][0],
         json!({"name": "bytes", "configuration": {"endian": "little"}})
     );
-    assert_eq!(shard["index_codecs"][1], json!({"name": "crc32c"}));
+    assert_eq!(
+        shard["index_codecs"][1],
+        json!({"name": "crc32c", "configuration": {}})
+    );
     assert!(
         written
             .get("attributes")
