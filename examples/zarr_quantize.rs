@@ -1,113 +1,102 @@
-//! The worked example of docs/zarr.md: open a store, read it, quantize it into a new store
-//! (scale_offset + cast_value to uint16, zstd, sharding), read that back.
+//! Quantize a Zarr array into a new, smaller one within a stated bound, in one call
+//! (`zquant::zarrs::quantize`).
 //!
 //! ```text
-//! cargo run --release --features zarrs --example zarr_quantize -- <array-dir> <out-dir>
+//! cargo run --release --features zarrs --example zarr_quantize -- \
+//!     SRC DST (--max-abs-error E | --max-rel-error R | --inflevel L) [--headroom H]
 //! ```
 //!
-//! `<array-dir>` is a float64 array (v3 or v2). Without arguments the example writes a
-//! small float64 array to a temporary directory first and quantizes that.
+//! - `SRC`: the directory of a float32 or float64 array, Zarr v3 (`zarr.json`) or v2
+//!   (`.zarray`), any number of dimensions, as zarr-python or zarrs write it (NaN allowed).
+//! - `DST`: the directory of the new Zarr v3 array; it must not hold an array yet.
+//! - `--max-abs-error E`: every finite element within `E` of its value
+//!   (`scale_offset` + `cast_value` to the narrowest of uint8/uint16/uint32 that meets it).
+//! - `--max-rel-error R`: every finite element within `R·|x|` (`numcodecs.bitround`).
+//! - `--inflevel L`: keep the fraction `L` (e.g. 0.99) of the data's real bit information
+//!   along the last axis (`numcodecs.bitround`).
+//! - `--headroom H`: with `--max-abs-error`, keep `H` times the data's span free below and
+//!   above it, for later writes outside the data's range.
+//!
+//! DST has SRC's shape, chunk shape, data type, fill value, attributes and dimension
+//! names, zstd-compressed chunks, and opens in plain zarr-python 3.4.2 (with cast-value for
+//! `cast_value`). The statistics are gathered chunk by chunk (the array never has to fit in
+//! memory); every chunk is read back and compared before DST's `zarr.json` is written, so
+//! a failed run leaves no `zarr.json` at DST. Prints the chain, the guaranteed bound, the
+//! measured errors and the sizes; exits 1 on failure, 2 on bad arguments.
 
 use std::sync::Arc;
 
-use serde_json::json;
-use zarrs::array::{Array, ArrayBytes, ArrayMetadata, ArrayMetadataV3};
 use zarrs::filesystem::FilesystemStore;
+use zquant::zarrs::{QuantizeOptions, Target, open_array, quantize};
 
-type Result<T> = std::result::Result<T, Box<dyn std::error::Error>>;
+const USAGE: &str = "usage: zarr_quantize SRC DST (--max-abs-error E | --max-rel-error R | --inflevel L) [--headroom H]";
 
-/// A 100 x 120 float64 array of temperatures, with a NaN hole, in `dir`.
-fn make_input(dir: &std::path::Path) -> Result<()> {
-    zquant::zarrs::register();
-    let meta: ArrayMetadataV3 = serde_json::from_value(json!({
-        "zarr_format": 3, "node_type": "array", "shape": [100, 120], "data_type": "float64",
-        "chunk_grid": {"name": "regular", "configuration": {"chunk_shape": [32, 32]}},
-        "chunk_key_encoding": {"name": "default"}, "fill_value": "NaN",
-        "codecs": [{"name": "bytes", "configuration": {"endian": "little"}}],
-    }))?;
-    let array = Array::new_with_metadata(
-        Arc::new(FilesystemStore::new(dir)?),
-        "/",
-        ArrayMetadata::V3(meta),
-    )?;
-    array.store_metadata()?;
-    let values: Vec<f64> = (0..100 * 120)
-        .map(|i| {
-            if i % 997 == 0 {
-                f64::NAN
-            } else {
-                15.0 + 10.0 * ((i as f64) * 0.001).sin()
+fn options(args: &[String]) -> Result<QuantizeOptions, String> {
+    let mut target = None;
+    let mut headroom = 0.0;
+    let mut it = args.iter();
+    while let Some(flag) = it.next() {
+        let value: f64 = it
+            .next()
+            .ok_or(format!("{flag} needs a number"))?
+            .parse()
+            .map_err(|e| format!("{flag}: {e}"))?;
+        let t = match flag.as_str() {
+            "--max-abs-error" => Target::MaxAbsError(value),
+            "--max-rel-error" => Target::MaxRelError(value),
+            "--inflevel" => Target::Information(value),
+            "--headroom" => {
+                headroom = value;
+                continue;
             }
-        })
-        .collect();
-    array.store_array_subset(&array.subset_all(), values)?;
+            _ => return Err(format!("unknown argument {flag}")),
+        };
+        if target.replace(t).is_some() {
+            return Err("give one of --max-abs-error, --max-rel-error, --inflevel".into());
+        }
+    }
+    let mut o = QuantizeOptions::new(
+        target.ok_or("give one of --max-abs-error, --max-rel-error, --inflevel")?,
+    );
+    o.plan.headroom = headroom;
+    Ok(o)
+}
+
+fn run(src: &str, dst: &str, options: &QuantizeOptions) -> Result<(), Box<dyn std::error::Error>> {
+    let source = open_array(Arc::new(FilesystemStore::new(src)?), "/")?;
+    std::fs::create_dir_all(dst)?;
+    let report = quantize(&source, Arc::new(FilesystemStore::new(dst)?), "/", options)?;
+    println!("chain: {}", serde_json::Value::Array(report.chain.clone()));
+    match report.bound {
+        Some(b) => println!("guaranteed bound: {b}"),
+        None => println!("guaranteed bound: none (information level)"),
+    }
+    println!(
+        "measured: max abs error {}, max rel error {} over {} elements",
+        report.max_abs_error, report.max_rel_error, report.elements
+    );
+    println!(
+        "bytes: {} -> {} (ratio {:.2})",
+        report.source_bytes, report.bytes, report.ratio
+    );
     Ok(())
 }
 
-fn main() -> Result<()> {
+fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
-    let tmp = std::env::temp_dir().join(format!("zquant-quantize-{}", std::process::id()));
-    let (input, output) = match args.as_slice() {
-        [i, o] => (i.into(), o.into()),
-        _ => {
-            make_input(&tmp.join("in.zarr"))?;
-            (tmp.join("in.zarr"), tmp.join("out.zarr"))
+    let (Some(src), Some(dst)) = (args.first(), args.get(1)) else {
+        eprintln!("{USAGE}");
+        std::process::exit(2);
+    };
+    let options = match options(&args[2..]) {
+        Ok(o) => o,
+        Err(e) => {
+            eprintln!("zarr_quantize: {e}\n{USAGE}");
+            std::process::exit(2);
         }
     };
-
-    // 1. Open the store (zquant's codecs registered) and read the whole array.
-    let source = zquant::zarrs::open_array(Arc::new(FilesystemStore::new(&input)?), "/")?;
-    let data: ArrayBytes = source.retrieve_array_subset(&source.subset_all())?;
-
-    // 2. Quantize: the same shape, stored as uint16 hundredths of a degree above -50,
-    //    NaN as 65535, zstd-compressed, 64 x 64 shards of 32 x 32 chunks.
-    let meta: ArrayMetadataV3 = serde_json::from_value(json!({
-        "zarr_format": 3, "node_type": "array", "shape": source.shape(), "data_type": "float64",
-        "chunk_grid": {"name": "regular", "configuration": {"chunk_shape": [64, 64]}},
-        "chunk_key_encoding": {"name": "default"}, "fill_value": "NaN",
-        "codecs": [
-            {"name": "scale_offset", "configuration": {"offset": -50, "scale": 100}},
-            {"name": "cast_value", "configuration": {
-                "data_type": "uint16", "rounding": "nearest-even", "out_of_range": "clamp",
-                "scalar_map": {"encode": [["NaN", 65535]], "decode": [[65535, "NaN"]]}}},
-            {"name": "sharding_indexed", "configuration": {
-                "chunk_shape": [32, 32],
-                "codecs": [{"name": "bytes", "configuration": {"endian": "little"}},
-                           {"name": "zstd", "configuration": {"level": 5, "checksum": false}}],
-                "index_codecs": [{"name": "bytes", "configuration": {"endian": "little"}},
-                                 {"name": "crc32c"}]}},
-        ],
-    }))?;
-    std::fs::create_dir_all(&output)?;
-    let target = Array::new_with_metadata(
-        Arc::new(FilesystemStore::new(&output)?),
-        "/",
-        ArrayMetadata::V3(meta),
-    )?;
-    target.store_metadata()?;
-    target.store_array_subset(&target.subset_all(), data.clone())?;
-
-    // 3. Read the quantized array back: within half a hundredth of a degree, NaN kept.
-    let back: Vec<f64> = target.retrieve_array_subset(&target.subset_all())?;
-    let orig: Vec<f64> = source.retrieve_array_subset(&source.subset_all())?;
-    let worst = orig
-        .iter()
-        .zip(&back)
-        .map(|(a, b)| {
-            if a.is_nan() && b.is_nan() {
-                0.0
-            } else {
-                (a - b).abs()
-            }
-        })
-        .fold(0.0, f64::max);
-    println!(
-        "{} elements, largest error {worst:.4} (<= 0.005)",
-        back.len()
-    );
-    if worst > 0.005 {
-        return Err(format!("error {worst} above half a step").into());
+    if let Err(e) = run(src, dst, &options) {
+        eprintln!("zarr_quantize: {e}");
+        std::process::exit(1);
     }
-    let _ = std::fs::remove_dir_all(&tmp);
-    Ok(())
 }

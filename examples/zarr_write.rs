@@ -12,34 +12,35 @@
 //! `sharding_indexed`), then writes the elements of `<in.bin>` (C order, little-endian, the
 //! array's data type) to it. On failure it prints the error and exits with status 1.
 //!
-//! The `zarr.json` (or `.zarray`) written is the given one, byte for byte, once zarrs has
-//! accepted it:
-//! zarrs' own serialization writes a codec without configuration as a bare name
-//! (`"bytes"`), which zarr-python 3.4 does not read, and adds a `_zarrs` attribute.
+//! A `zarr.json` is created with `zquant::zarrs::create_array`: checked (the fill value
+//! through the whole chain) before anything is written, and written with every extension
+//! point in object form (`"chunk_key_encoding": {"name": "default", "configuration":
+//! {"separator": "/"}}`, `{"name": "crc32c"}`), which zarr-python 3.4 reads whatever short
+//! forms the given file uses. A `.zarray` is stored as given (v2 metadata has no short
+//! forms), once zarrs and zquant have accepted it.
 
 use std::sync::Arc;
 
-use zarrs::array::{Array, ArrayBytes, ArrayMetadata, ArrayMetadataV3};
+use zarrs::array::ArrayBytes;
 use zarrs::filesystem::FilesystemStore;
 use zarrs::storage::{StoreKey, WritableStorageTraits};
 
 fn run(json: &str, input: &str, dir: &str) -> Result<(), Box<dyn std::error::Error>> {
-    zquant::zarrs::register();
     let text = std::fs::read(json)?;
     let value: serde_json::Value = serde_json::from_slice(&text)?;
     // A v2 `.zarray` is written through its v3 reading (zquant::zarr's conversion: exact
     // filters, `order` as `transpose`, the `v2` chunk key encoding), whose chunks are the
     // bytes v2 readers expect; the `.zarray` itself is stored as given.
-    let (meta, key): (ArrayMetadataV3, _) = if value["zarr_format"] == 2 {
-        let v3 = zquant::zarr::ArrayMetadata::from_v2_json(&value)?.to_v3_json();
-        (serde_json::from_value(v3)?, ".zarray")
+    let v2 = value["zarr_format"] == 2;
+    let v3 = if v2 {
+        zquant::zarr::ArrayMetadata::from_v2_json(&value)?.to_v3_json()
     } else {
-        (serde_json::from_value(value)?, "zarr.json")
+        value
     };
     std::fs::create_dir_all(dir)?;
     let store = Arc::new(FilesystemStore::new(dir)?);
-    let array = Array::new_with_metadata(store.clone(), "/", ArrayMetadata::V3(meta))?;
-    zquant::zarrs::check_fill_values(&array)?;
+    // Checked, not yet written: the sizes are compared first.
+    let array = zquant::zarrs::prepare_array(store.clone(), "/", v3)?;
     let data = std::fs::read(input)?;
     let size = array
         .data_type()
@@ -56,7 +57,11 @@ fn run(json: &str, input: &str, dir: &str) -> Result<(), Box<dyn std::error::Err
         )
         .into());
     }
-    store.set(&StoreKey::new(key)?, text.into())?;
+    if v2 {
+        store.set(&StoreKey::new(".zarray")?, text.into())?;
+    } else {
+        zquant::zarrs::store_metadata(&array)?;
+    }
     // zquant::zarrs only builds on little-endian targets: little-endian bytes are native.
     array.store_array_subset(&array.subset_all(), ArrayBytes::new_flen(data))?;
     Ok(())

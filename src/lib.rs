@@ -114,6 +114,9 @@
 //! with the feature `zarrs`, `zquant::zarrs` (the codecs as zarrs plugins); with the feature
 //! `rayon`, `zquant::parallel` (chunks on a thread pool).
 #![warn(missing_docs)]
+// docs.rs builds with `--cfg docsrs` (Cargo.toml's `[package.metadata.docs.rs]`): the items
+// of the optional features show the feature they need.
+#![cfg_attr(docsrs, feature(doc_cfg))]
 // `unsafe` lives in `arch` (slices seen as words, AVX2/F16C twins) and in the storage
 // traits' declarations and impls (`number::storage`, the impls the `dtype` macro writes):
 // nowhere else.
@@ -137,11 +140,13 @@ pub(crate) mod error;
 pub(crate) mod metadata;
 pub(crate) mod number;
 #[cfg(feature = "rayon")]
+#[cfg_attr(docsrs, doc(cfg(feature = "rayon")))]
 pub mod parallel;
 pub(crate) mod pipeline;
 pub mod plan;
 pub mod zarr;
 #[cfg(feature = "zarrs")]
+#[cfg_attr(docsrs, doc(cfg(feature = "zarrs")))]
 pub mod zarrs;
 
 // The public API. The modules above that are `pub(crate)` are the implementation; what a

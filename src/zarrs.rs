@@ -16,6 +16,26 @@
 //! ([`DynChain`], built once per data type and fill value and kept). An element error names
 //! the codec, the rule, the value and its flat C-order index in the chunk.
 //!
+//! zarrs finds `scale_offset`, `cast_value` and `bitround` without a [`register`] call
+//! (zquant submits them to zarrs' link-time plugin list, as zarrs does its own codecs); the
+//! names zarrs has codecs of its own for are zquant's after [`register`]:
+//!
+//! ```standalone_crate
+//! use zarrs::array::Codec;
+//! use zarrs::metadata::v3::MetadataV3;
+//! // No zquant::zarrs::register() in this program.
+//! let meta: MetadataV3 =
+//!     serde_json::from_str(r#"{"name": "scale_offset", "configuration": {"scale": 10}}"#)?;
+//! let Codec::ArrayToArray(codec) = Codec::from_metadata(&meta)? else { unreachable!() };
+//! assert!(codec.as_any().is::<zquant::zarrs::ZquantCodec>());
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
+//! [`create_array`] creates an array (its fill value checked through the whole chain
+//! before anything is written), [`store_metadata`] writes `zarr.json` in the object forms
+//! every reader opens ([`metadata_json`]), and [`quantize`] takes a float array to a new,
+//! smaller one within a bound in one call.
+//!
 //! [`open_array`] opens an array of a store: a v3 array as zarrs does; a v2 array through
 //! [`ArrayMetadata::from_v2_json`](crate::zarr::ArrayMetadata::from_v2_json), which keeps
 //! the filters' numbers as written and reads v2 `bitround` filters (zarrs' own v2
@@ -32,6 +52,13 @@
 //! let _elements = bytes.into_fixed()?; // native-endian elements in C order
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
+
+mod quantize;
+
+pub use quantize::{QuantizeError, QuantizeOptions, QuantizeReport, Readers, Target, quantize};
+/// The zarrs crate zquant is built against (use it, or the same version, for the
+/// `Array`s and stores passed to this module).
+pub use zarrs;
 
 #[cfg(target_endian = "big")]
 compile_error!("zquant::zarrs exchanges zarrs' native-endian bytes as little-endian bytes");
@@ -54,13 +81,17 @@ use zarrs::array::{
 use zarrs::metadata::Configuration;
 use zarrs::metadata::v2::MetadataV2;
 use zarrs::metadata::v3::MetadataV3;
-use zarrs::plugin::{ExtensionName, PluginCreateError, ZarrVersion};
-use zarrs::storage::{ReadableStorageTraits, StorageError, StoreKey};
+use zarrs::plugin::{
+    ExtensionAliases, ExtensionAliasesConfig, ExtensionName, PluginCreateError, ZarrVersion,
+    ZarrVersion3,
+};
+use zarrs::storage::{ReadableStorageTraits, StorageError, StoreKey, WritableStorageTraits};
 
-use crate::codec::Direction;
 use crate::codec::registry;
+use crate::codec::{Direction, bitround, fixed_scale_offset};
 use crate::dispatch::words::{ne_words, ne_words_mut};
 use crate::dispatch::{DynArray, DynChain, bind_codec};
+use crate::dtype::DTypeId;
 use crate::error::CodecError;
 use crate::metadata::{CodecObject, DataType};
 use crate::zarr::{ArrayMetadata, ZQUANT_CODECS, ZarrError};
@@ -111,6 +142,54 @@ pub fn register() -> &'static Registration {
             create_v2,
         )),
     })
+}
+
+/// zquant's codecs that zarrs has no codec of its own for, found by zarrs without a
+/// [`register`] call: they are submitted to zarrs' link-time plugin list
+/// (`inventory::submit!`, as zarrs registers its own codecs). The names zarrs also
+/// compiles in (`numcodecs.fixedscaleoffset`; `numcodecs.bitround` with zarrs' `bitround`
+/// feature) are not: which of two link-time plugins zarrs finds first is unspecified, so
+/// zquant's take those names only through [`register`]'s run-time registry, which zarrs
+/// consults first.
+fn linked_name(name: &str) -> bool {
+    ZQUANT_CODECS.contains(&name)
+        && name != fixed_scale_offset::NAME
+        && (cfg!(not(feature = "zarrs-bitround"))
+            || (name != bitround::NAME && name != bitround::ALIAS))
+}
+
+/// The link-time plugin of [`linked_name`]'s codecs (zarrs asks a plugin type for its
+/// names and its constructor).
+struct Linked;
+
+impl ExtensionAliases<ZarrVersion3> for Linked {
+    fn aliases() -> std::sync::RwLockReadGuard<'static, ExtensionAliasesConfig> {
+        linked_aliases().read().unwrap_or_else(|e| e.into_inner())
+    }
+    fn aliases_mut() -> std::sync::RwLockWriteGuard<'static, ExtensionAliasesConfig> {
+        linked_aliases().write().unwrap_or_else(|e| e.into_inner())
+    }
+    fn matches_name(name: &str) -> bool {
+        linked_name(name)
+    }
+}
+
+/// Unused by [`Linked::matches_name`], which matches by [`linked_name`]; the trait needs it.
+fn linked_aliases() -> &'static std::sync::RwLock<ExtensionAliasesConfig> {
+    static ALIASES: OnceLock<std::sync::RwLock<ExtensionAliasesConfig>> = OnceLock::new();
+    ALIASES.get_or_init(|| {
+        std::sync::RwLock::new(ExtensionAliasesConfig::new("", Vec::new(), Vec::new()))
+    })
+}
+
+impl zarrs::array::codec::api::CodecTraitsV3 for Linked {
+    fn create(metadata: &MetadataV3) -> Result<Codec, PluginCreateError> {
+        create_v3(metadata)
+    }
+}
+
+inventory::submit! {
+    zarrs::array::codec::api::CodecPluginV3::new::<Linked>()
 }
 
 fn plugin_err(e: impl std::fmt::Display) -> PluginCreateError {
@@ -261,7 +340,21 @@ impl ZquantCodec {
         let located = |e: CodecError| {
             // The chunk's own shape, so that an element error gives its position in the
             // chunk (zarrs does not tell an array->array codec where the chunk is).
-            other(format!("{e} (position within a chunk of shape {dims:?})"))
+            // zarrs runs each codec alone: after scale_offset, cast_value sees the scaled
+            // value, and widening or clamping would not keep a bound the parameters were
+            // fitted for.
+            let fitted = match &e {
+                CodecError::Element(el) if el.rule == crate::error::Rule::OutOfRange && encode => {
+                    "; if the chain's scale_offset parameters were fitted to data \
+                     (zquant::choose, zquant::plan), the element is outside the range they were \
+                     fitted for (this is its value after scale_offset): refit over the data, or \
+                     plan with headroom, which keeps the bound (clamping would not)"
+                }
+                _ => "",
+            };
+            other(format!(
+                "{e} (position within a chunk of shape {dims:?}){fitted}"
+            ))
         };
         // bitround works on zarrs' buffer itself: its decode hands the buffer back as it
         // is (borrowed or owned), its encode rounds in place (copying the buffer first only
@@ -474,7 +567,7 @@ impl ArrayToArrayCodecTraits for ZquantCodec {
     }
 }
 
-/// Why [`open_array`] failed.
+/// Why [`open_array`], [`create_array`] or [`prepare_array`] failed.
 #[derive(Debug, thiserror::Error)]
 pub enum OpenError {
     /// The store could not be read.
@@ -492,6 +585,9 @@ pub enum OpenError {
     /// One of zquant's codecs rejects the fill value it receives (see [`check_fill_values`]).
     #[error("the array's codecs reject its fill value: {0}")]
     FillValue(#[from] ZarrsCodecError),
+    /// Metadata given to [`create_array`] that is not Zarr v3 array metadata.
+    #[error("{0}")]
+    Invalid(String),
 }
 
 fn key(path: &str, name: &str) -> Result<StoreKey, OpenError> {
@@ -583,4 +679,239 @@ fn check_chain(
     };
     let inner: Vec<MetadataV3> = serde_json::from_value(inner.clone()).map_err(other)?;
     check_chain(&inner, &dt, &fill)
+}
+
+/// Zarr v3 array metadata as zquant writes it to `zarr.json`: every extension point in its
+/// object form, `{"name": …, "configuration": {…}}`, which every Zarr v3 reader opens.
+///
+/// zarrs keeps an extension point parsed without a `configuration` as a bare name and
+/// writes it back so (`"chunk_key_encoding": "default"`, a codec `"crc32c"`); the Zarr v3
+/// spec allows the short form since 3.1, but zarr-python 3.4 rejects it for the chunk key
+/// encoding (`TypeError: Expected dict, got <class 'str'>`). Here the chunk grid, the chunk
+/// key encoding (with its `separator` written out: `"/"` for `default`, `"."` for `v2`),
+/// every codec (sharding's inner and index codecs too, each with a `configuration`, `{}`
+/// when it has none: zarr-python's numcodecs wrappers require the key) and every storage
+/// transformer are objects, and `bytes` states its `endian`. Data type names stay strings, the core spec's form for the built-in types.
+///
+/// ```
+/// use zarrs::array::ArrayMetadataV3;
+/// let meta: ArrayMetadataV3 = serde_json::from_str(r#"{
+///     "zarr_format": 3, "node_type": "array", "shape": [4], "data_type": "float32",
+///     "chunk_grid": {"name": "regular", "configuration": {"chunk_shape": [2]}},
+///     "chunk_key_encoding": {"name": "default"}, "fill_value": 0,
+///     "codecs": [{"name": "bytes", "configuration": {"endian": "little"}}, "crc32c"]}"#)?;
+/// // zarrs' own serialization shortens both:
+/// let zarrs_json = serde_json::to_value(&meta)?;
+/// assert_eq!(zarrs_json["chunk_key_encoding"], "default");
+/// let json = zquant::zarrs::metadata_json(&meta)?;
+/// assert_eq!(
+///     json["chunk_key_encoding"],
+///     serde_json::json!({"name": "default", "configuration": {"separator": "/"}})
+/// );
+/// assert_eq!(json["codecs"][1], serde_json::json!({"name": "crc32c", "configuration": {}}));
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+///
+/// # Errors
+/// Metadata serde_json cannot serialize (not for metadata zarrs accepted).
+pub fn metadata_json(metadata: &ArrayMetadataV3) -> Result<Value, serde_json::Error> {
+    let mut v = serde_json::to_value(metadata)?;
+    full_form(&mut v);
+    Ok(v)
+}
+
+/// [`metadata_json`]'s object forms, in place, on `zarr.json`'s JSON.
+fn full_form(v: &mut Value) {
+    if let Some(m) = v.as_object_mut() {
+        for key in ["chunk_grid", "chunk_key_encoding"] {
+            if let Some(point) = m.get_mut(key) {
+                object_form(point);
+            }
+        }
+        if let Some(Value::Object(cke)) = m.get_mut("chunk_key_encoding") {
+            let separator = match cke.get("name").and_then(Value::as_str) {
+                Some("default") => Some("/"),
+                Some("v2") => Some("."),
+                _ => None,
+            };
+            if let (Some(sep), None) = (separator, cke.get("configuration")) {
+                cke.insert(
+                    "configuration".into(),
+                    serde_json::json!({"separator": sep}),
+                );
+            }
+        }
+        for key in ["codecs", "storage_transformers"] {
+            if let Some(Value::Array(list)) = m.get_mut(key) {
+                list.iter_mut().for_each(codec_object_form);
+            }
+        }
+    }
+}
+
+/// A bare extension name as `{"name": name}`.
+fn object_form(v: &mut Value) {
+    if let Value::String(name) = v {
+        let name = std::mem::take(name);
+        *v = serde_json::json!({ "name": name });
+    }
+}
+
+/// A codec in object form with a `configuration` (`{}` when it has none), with the codecs
+/// inside it (sharding's) in object form too, and
+/// `bytes` with its `endian` (zarr-python 3.4 requires it for multi-byte types; zarrs
+/// writes native order, which is little-endian where `zquant::zarrs` builds).
+fn codec_object_form(v: &mut Value) {
+    object_form(v);
+    // zarr-python's numcodecs wrappers (`numcodecs.adler32`, …) require the key, even empty.
+    if let Some(m) = v.as_object_mut() {
+        m.entry("configuration")
+            .or_insert_with(|| Value::Object(Map::new()));
+    }
+    if v.get("name").and_then(Value::as_str) == Some("bytes") {
+        if let Some(m) = v.as_object_mut() {
+            let config = m
+                .entry("configuration")
+                .or_insert_with(|| Value::Object(Map::new()));
+            if let Some(c) = config.as_object_mut() {
+                c.entry("endian").or_insert_with(|| Value::from("little"));
+            }
+        }
+    }
+    if let Some(Value::Object(config)) = v.get_mut("configuration") {
+        for key in ["codecs", "index_codecs"] {
+            if let Some(Value::Array(list)) = config.get_mut(key) {
+                list.iter_mut().for_each(codec_object_form);
+            }
+        }
+    }
+}
+
+/// Write `array`'s metadata to its store as zquant writes metadata: `zarr.json` in the
+/// object form of [`metadata_json`] (without the `_zarrs` attribute zarrs'
+/// `Array::store_metadata` adds). A v2 array's `.zarray` is written by zarrs (v2 metadata
+/// has no extension points to shorten).
+///
+/// # Errors
+/// A storage error.
+pub fn store_metadata<S: ?Sized + WritableStorageTraits + 'static>(
+    array: &Array<S>,
+) -> Result<(), StorageError> {
+    match array.metadata() {
+        zarrs::array::ArrayMetadata::V3(meta) => {
+            let key = key(array.path().as_str(), "zarr.json")
+                .map_err(|e| StorageError::Other(e.to_string()))?;
+            let json = metadata_json(meta)
+                .and_then(|v| serde_json::to_vec_pretty(&v))
+                .map_err(|e| StorageError::InvalidMetadata(key.clone(), e.to_string()))?;
+            array.storage().set(&key, json.into())
+        }
+        zarrs::array::ArrayMetadata::V2(_) => array.store_metadata_opt(
+            &zarrs::array::ArrayMetadataOptions::default().with_include_zarrs_metadata(false),
+        ),
+    }
+}
+
+/// A new array at `path` of `storage` from its Zarr v3 metadata (`zarr.json`'s content),
+/// in [`metadata_json`]'s object forms (so a `bytes` codec without `endian` is
+/// little-endian), checked as [`open_array`] checks an array (zarrs accepts it, and each of zquant's codecs
+/// accepts the fill value it receives, sharding's inner chains included), then its
+/// `zarr.json` written with [`store_metadata`]. Nothing is written when a check fails.
+///
+/// To write the metadata last instead (so that a store whose chunks are not all written
+/// has no `zarr.json`), use [`prepare_array`], write the chunks, then [`store_metadata`].
+///
+/// ```
+/// use std::sync::Arc;
+/// use zarrs::storage::store::MemoryStore;
+/// use zarrs::storage::{ReadableStorageTraits, StoreKey};
+///
+/// let store = Arc::new(MemoryStore::new());
+/// let meta = serde_json::json!({
+///     "zarr_format": 3, "node_type": "array", "shape": [4], "data_type": "float32",
+///     "chunk_grid": {"name": "regular", "configuration": {"chunk_shape": [4]}},
+///     "chunk_key_encoding": {"name": "default"}, "fill_value": "NaN",
+///     "codecs": [
+///         {"name": "cast_value", "configuration": {"data_type": "uint8"}},
+///         {"name": "bytes"}]});
+/// // NaN has no uint8 code: refused, and no zarr.json is written.
+/// let err = zquant::zarrs::create_array(store.clone(), "/", meta).unwrap_err();
+/// assert!(err.to_string().contains("fill value"), "{err}");
+/// assert!(store.get(&StoreKey::new("zarr.json")?)?.is_none());
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+///
+/// # Errors
+/// Metadata zarrs rejects, a fill value one of zquant's codecs rejects, a storage error.
+pub fn create_array<S: ?Sized + WritableStorageTraits + 'static>(
+    storage: Arc<S>,
+    path: &str,
+    metadata: Value,
+) -> Result<Array<S>, OpenError> {
+    let array = prepare_array(storage, path, metadata)?;
+    store_metadata(&array)?;
+    Ok(array)
+}
+
+/// [`create_array`] without writing the metadata: the array checked, for chunks to be
+/// written before its `zarr.json` ([`store_metadata`]).
+///
+/// # Errors
+/// Metadata zarrs rejects, a fill value one of zquant's codecs rejects.
+pub fn prepare_array<S: ?Sized + 'static>(
+    storage: Arc<S>,
+    path: &str,
+    metadata: Value,
+) -> Result<Array<S>, OpenError> {
+    register();
+    let mut metadata = metadata;
+    full_form(&mut metadata);
+    let meta: ArrayMetadataV3 = serde_json::from_value(metadata)
+        .map_err(|e| OpenError::Invalid(format!("Zarr v3 array metadata: {e}")))?;
+    let array = Array::new_with_metadata(storage, path, zarrs::array::ArrayMetadata::V3(meta))?;
+    check_fill_values(&array)?;
+    Ok(array)
+}
+
+/// The zquant data type of a zarrs data type.
+///
+/// ```
+/// use zarrs::array::DataType;
+/// use zquant::DTypeId;
+/// let dt: DataType = zarrs::array::data_type::float32();
+/// assert_eq!(zquant::zarrs::dtype_id(&dt)?, DTypeId::Float32);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+///
+/// # Errors
+/// A data type with no Zarr v3 name, or one zquant does not know.
+pub fn dtype_id(data_type: &ZarrsDataType) -> Result<DTypeId, ZarrsCodecError> {
+    Ok(DataType::from_json(&data_type_json(data_type)?)
+        .map_err(other)?
+        .id)
+}
+
+/// Codec metadata as zarrs takes it (`ArrayMetadataV3::codecs`, `CodecChain::from_metadata`):
+/// a JSON list of codec objects, such as
+/// [`ScaleOffsetChoice::codecs`](crate::choose::ScaleOffsetChoice::codecs), or one codec
+/// object.
+///
+/// ```
+/// use zquant::choose::{FiniteRange, FitOptions, fit_scale_offset};
+/// use zquant::DTypeId;
+/// let range = FiniteRange { min: 250.0, max: 310.0 };
+/// let fit = fit_scale_offset(DTypeId::Float64, DTypeId::UInt16, range, 0.01, FitOptions::default())?;
+/// let codecs = zquant::zarrs::codec_metadata(&fit.codecs())?;
+/// assert_eq!(codecs[0].name(), "scale_offset");
+/// assert_eq!(codecs[1].name(), "cast_value");
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+///
+/// # Errors
+/// JSON that is not a codec object or a list of them.
+pub fn codec_metadata(codecs: &Value) -> Result<Vec<MetadataV3>, serde_json::Error> {
+    match codecs {
+        Value::Array(_) => serde_json::from_value(codecs.clone()),
+        _ => Ok(vec![serde_json::from_value(codecs.clone())?]),
+    }
 }
