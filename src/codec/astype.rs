@@ -81,7 +81,7 @@ pub(crate) const ENTRY: super::registry::CodecEntry = super::registry::CodecEntr
         v3_name: NAME,
         type_keys: &["encode_dtype", "decode_dtype"],
     }),
-    check: |config| AsTypeConfig::from_configuration(config).map(drop),
+    check: |_, config| AsTypeConfig::from_configuration(config).map(drop),
     bind: |_, dt, config| Ok(Box::new(AsTypeStage::new(dt, config)?)),
 };
 

@@ -78,7 +78,7 @@ pub(crate) const ENTRY: super::registry::CodecEntry = super::registry::CodecEntr
         v3_name: NAME,
         type_keys: &["dtype", "astype"],
     }),
-    check: |config| QuantizeConfig::from_configuration(config).map(drop),
+    check: |_, config| QuantizeConfig::from_configuration(config).map(drop),
     bind: |_, dt, config| Ok(Box::new(QuantizeStage::new(dt, config)?)),
 };
 
