@@ -20,6 +20,8 @@ from pathlib import Path
 import ml_dtypes
 import numpy as np
 import zarr
+import zarr.registry
+import zquant.zarr
 
 warnings.filterwarnings("ignore")
 
@@ -29,6 +31,11 @@ PEERS = {"codecs.cast_value": "cast_value.zarr_compat.v1.rust_codec.CastValueRus
          "codecs.scale_offset": "zarr.codecs.scale_offset.ScaleOffset"}
 ZQUANT = {"codecs.cast_value": "zquant.zarr.CastValue",
           "codecs.scale_offset": "zquant.zarr.ScaleOffset"}
+# zquant's package registers no implementation of these two names with zarr (installing it
+# leaves plain zarr as it was; `zquant.use()` registers them): register them here, without
+# use()'s configuration and numcodecs ids, so that each case still picks by ZQUANT or PEERS.
+zarr.registry.register_codec("cast_value", zquant.zarr.CastValue)
+zarr.registry.register_codec("scale_offset", zquant.zarr.ScaleOffset)
 
 NUMPY = {"float64": "<f8", "float32": "<f4", "float16": "<f2", "int16": "<i2",
          "uint16": "<u2", "uint8": "|u1", "int32": "<i4"}
