@@ -83,10 +83,10 @@ def _zquant_codecs(z: zarr.Array) -> list[object]:
         for c in codecs or ():  # type: ignore[attr-defined]
             if isinstance(c, zz.ScaleOffset | zz.CastValue | zz.BitRound):
                 found.append(c)
-            elif isinstance(c, zn.FixedScaleOffset | zn.BitRound):
+            elif isinstance(c, zn.FixedScaleOffset | zn.BitRound | zn.Quantize | zn.AsType):
                 found.append(c)
             elif hasattr(c, "codec_config") and hasattr(c, "_codec"):
-                if isinstance(c._codec, zn.FixedScaleOffset | zn.BitRound):
+                if isinstance(c._codec, zn.FixedScaleOffset | zn.BitRound | zn.Quantize | zn.AsType):
                     found.append(c._codec)
             elif hasattr(c, "codecs"):
                 walk(c.codecs)

@@ -8,6 +8,7 @@ The bound is checked exactly, in rationals, independently of zquant."""
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 import math
 import warnings
 from fractions import Fraction
@@ -23,6 +24,25 @@ from zquant import _zquant
 from zquant.plans import Candidates, DatasetPlan, Plan
 
 zarr = pytest.importorskip("zarr")
+
+
+@pytest.fixture(autouse=True)
+def _zquant_classes_registered() -> Iterator[None]:
+    """zquant's ``scale_offset``/``cast_value`` registered with zarr (installing zquant does
+    not, and another test module's ``unuse()`` takes them out), so that a configuration
+    naming them, as these tests set, resolves."""
+    import zarr.registry
+
+    import zquant.zarr
+
+    zarr.registry.register_codec("scale_offset", zquant.zarr.ScaleOffset)
+    zarr.registry.register_codec("cast_value", zquant.zarr.CastValue)
+    yield
+    # zarr has no unregister: its registry is a dict per name, keyed by class path.
+    for name, cls in (("scale_offset", "ScaleOffset"), ("cast_value", "CastValue")):
+        registered = zarr.registry._codec_registries.get(name)
+        if registered is not None:
+            registered.pop(f"zquant.zarr.{cls}", None)
 needs_planner = pytest.mark.skipif(
     not hasattr(_zquant, "plan"), reason="the extension has no planner (zquant::plan binding)"
 )

@@ -435,15 +435,17 @@ class Plan:
     def codecs(self) -> list[dict[str, Any]]:
         """The whole chain as it will stand in the array's metadata: filters, serializer
         (``bytes`` by default) and compressors, as Zarr v3 JSON (the codec objects' own
-        ``to_dict()``, which leave out defaults the planner's JSON may spell out)."""
+        ``to_dict()``, which leave out defaults the planner's JSON may spell out; tuples a
+        ``to_dict()`` holds become lists, as in ``zarr.json``)."""
         serializer = self.serializer
-        return [
+        chain = [
             *(codec_json(f) for f in self.filters),
             codec_json(serializer)
             if serializer is not None
             else {"name": "bytes", "configuration": {"endian": "little"}},
             *(codec_json(c) for c in self._compressors),
         ]
+        return list(json.loads(json.dumps(chain)))
 
     @property
     def keepbits(self) -> int | None:
