@@ -36,6 +36,7 @@
 mod bit_slice;
 mod byte_float;
 mod f16c;
+pub(crate) mod level;
 mod stream;
 mod widen;
 
@@ -63,9 +64,9 @@ use crate::number::storage::Plain;
 pub(crate) fn vectorized<R>(f: impl FnOnce() -> R) -> R {
     #[cfg(target_arch = "x86_64")]
     {
-        if std::is_x86_feature_detected!("avx2") {
+        if has_avx2() {
             // SAFETY: `avx2` requires only the AVX2 instruction set (and what it implies),
-            // which the CPU has: checked just above.
+            // which the CPU has: `has_avx2` checked it.
             return unsafe { avx2(f) };
         }
     }
@@ -364,17 +365,18 @@ pub(crate) fn i32_or_indefinite(m: f64) -> i32 {
     unsafe { v.to_int_unchecked::<i32>() }
 }
 
-/// Whether this CPU has AVX2 (always `false` off x86-64).
+/// Whether kernels may use AVX2 now: the CPU has it and no cap rules it out (see
+/// [`level`]; always `false` off x86-64).
 #[inline]
 pub(crate) fn has_avx2() -> bool {
-    #[cfg(target_arch = "x86_64")]
-    {
-        std::is_x86_feature_detected!("avx2")
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    {
-        false
-    }
+    level::isa() >= level::Isa::Avx2
+}
+
+/// Whether kernels may use AVX-512 (the [`level::Isa::Avx512`] set) now.
+#[inline]
+#[allow(dead_code)] // the AVX-512 twins call it
+pub(crate) fn has_avx512() -> bool {
+    level::isa() >= level::Isa::Avx512
 }
 
 /// The compile-time half of `Plain`'s contract: size and alignment.

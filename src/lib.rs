@@ -136,6 +136,10 @@ pub mod conformance;
 pub(crate) mod convert;
 pub(crate) mod dispatch;
 pub mod dtype;
+pub mod isa {
+    //! Instruction-set levels: which arch twins the kernels run, and a cap for testing each.
+    pub use crate::arch::level::{Isa, isa, with_max_isa};
+}
 pub(crate) mod error;
 pub(crate) mod metadata;
 pub(crate) mod number;

@@ -35,8 +35,8 @@ pub(crate) fn f32_to_byte_float<const NEG_ZERO: bool>(
 ) -> Option<u32> {
     #[cfg(target_arch = "x86_64")]
     {
-        if std::is_x86_feature_detected!("avx2") {
-            // SAFETY: `avx2_f32_to_byte_float` requires only AVX2, checked just above.
+        if super::has_avx2() {
+            // SAFETY: `avx2_f32_to_byte_float` requires only AVX2, which `has_avx2` checked.
             return Some(unsafe { avx2_f32_to_byte_float::<NEG_ZERO>(src, dst, plan) });
         }
     }

@@ -35,7 +35,8 @@ impl F16c {
     pub(crate) fn detect() -> Option<F16c> {
         #[cfg(target_arch = "x86_64")]
         {
-            if std::is_x86_feature_detected!("f16c") && std::is_x86_feature_detected!("avx2") {
+            // `Isa::Avx2` includes F16C.
+            if super::has_avx2() {
                 return Some(F16c(()));
             }
         }
