@@ -51,6 +51,7 @@
 //! ```
 
 mod candidate;
+mod rearrange;
 mod stats;
 
 use serde_json::{Value, json};
@@ -142,7 +143,7 @@ impl Target {
     }
 }
 
-/// Which readers a winning chain must open with.
+/// Which readers must open the winning chain.
 ///
 /// ```
 /// assert_eq!(zquant::plan::Readers::default(), zquant::plan::Readers::ZarrPython);
@@ -154,7 +155,14 @@ pub enum Readers {
     /// `numcodecs.bitround`; not `packbits`, not `bitround` by its v3 name.
     #[default]
     ZarrPython,
-    /// Any chain zquant writes (zarrs with `zquant::zarrs::register()` reads them all).
+    /// zarrs, with `zquant::zarrs::register()`: every chain but those with
+    /// `numcodecs.delta`, which zarrs does not have.
+    Zarrs,
+    /// Both plain zarr-python and zarrs (what `zquant::zarrs::quantize` asks by default,
+    /// as zarrs writes the store).
+    ZarrPythonAndZarrs,
+    /// Any chain zquant writes (zarrs with `zquant::zarrs::register()` reads all but
+    /// `numcodecs.delta`, which zarr-python reads).
     Any,
 }
 
@@ -204,8 +212,31 @@ impl Default for PlanOptions {
     }
 }
 
+impl Readers {
+    /// Whether a chain that `readers` (names in [`reader`]) open suits this requirement,
+    /// for an array of a type zarr-python has (`zarr_python_type`; else its preference is
+    /// moot).
+    ///
+    /// ```
+    /// use zquant::plan::{Readers, reader};
+    /// assert!(Readers::ZarrPython.admits(&[reader::ZARR_PYTHON], true));
+    /// assert!(!Readers::ZarrPythonAndZarrs.admits(&[reader::ZARR_PYTHON], true));
+    /// ```
+    pub fn admits(self, readers: &[&str], zarr_python_type: bool) -> bool {
+        let zp = !zarr_python_type || readers.contains(&reader::ZARR_PYTHON);
+        let zarrs = readers.contains(&reader::ZARRS);
+        match self {
+            Readers::ZarrPython => zp,
+            Readers::Zarrs => zarrs,
+            Readers::ZarrPythonAndZarrs => zp && zarrs,
+            Readers::Any => true,
+        }
+    }
+}
+
 impl PlanOptions {
-    /// From `{"headroom": h, "readers": "zarr-python" | "any", "sample_elements": n,
+    /// From `{"headroom": h, "readers": "zarr-python" | "zarrs" | "zarr-python+zarrs" | "any",
+    /// "sample_elements": n,
     /// "lossless_fallback": b}`, every key optional.
     ///
     /// # Errors
@@ -234,6 +265,8 @@ impl PlanOptions {
                 "readers" => {
                     o.readers = match x.as_str() {
                         Some("zarr-python") => Readers::ZarrPython,
+                        Some("zarrs") => Readers::Zarrs,
+                        Some("zarr-python+zarrs") => Readers::ZarrPythonAndZarrs,
                         Some("any") => Readers::Any,
                         _ => return Err(bad(k, x)),
                     };
@@ -265,6 +298,9 @@ pub struct Candidate {
     pub filters: Vec<Value>,
     /// The array->bytes codec object (`packbits`), `None` for the default `bytes`.
     pub serializer: Option<Value>,
+    /// The bytes->bytes codecs of the chain itself (`numcodecs.shuffle`), which go before
+    /// the caller's compressors.
+    pub bytes_codecs: Vec<Value>,
     /// The guaranteed bound on every finite element, in the target's unit (absolute, or
     /// relative for a relative target); `None` when no configuration was found.
     pub bound: Option<f64>,
@@ -283,8 +319,9 @@ impl Candidate {
     ///
     /// ```
     /// let c = zquant::plan::Candidate {
-    ///     name: "lossless".into(), filters: vec![], serializer: None, bound: Some(0.0),
-    ///     sample_bytes: Some(10), ratio: Some(1.0), readers: vec!["zquant"], ruled_out: None,
+    ///     name: "lossless".into(), filters: vec![], serializer: None, bytes_codecs: vec![],
+    ///     bound: Some(0.0), sample_bytes: Some(10), ratio: Some(1.0), readers: vec!["zquant"],
+    ///     ruled_out: None,
     /// };
     /// assert_eq!(c.to_json()["name"], "lossless");
     /// ```
@@ -293,6 +330,7 @@ impl Candidate {
             "name": self.name,
             "filters": self.filters,
             "serializer": self.serializer,
+            "bytes_codecs": self.bytes_codecs,
             "bound": self.bound,
             "sample_bytes": self.sample_bytes,
             "ratio": self.ratio,
@@ -301,15 +339,19 @@ impl Candidate {
         })
     }
 
-    /// The whole `codecs` list up to the serializer: the filters, then the serializer
-    /// (`bytes`, little-endian, when there is none to name).
+    /// The whole `codecs` list but the caller's compressors: the filters, the serializer
+    /// (`bytes`, little-endian, when there is none to name), then the chain's own
+    /// bytes->bytes codecs.
     ///
     /// ```
     /// let c = zquant::plan::Candidate {
-    ///     name: "lossless".into(), filters: vec![], serializer: None, bound: Some(0.0),
-    ///     sample_bytes: None, ratio: None, readers: vec![], ruled_out: None,
+    ///     name: "lossless +shuffle".into(), filters: vec![], serializer: None,
+    ///     bytes_codecs: vec![serde_json::json!(
+    ///         {"name": "numcodecs.shuffle", "configuration": {"elementsize": 4}})],
+    ///     bound: Some(0.0), sample_bytes: None, ratio: None, readers: vec![], ruled_out: None,
     /// };
     /// assert_eq!(c.codecs()[0]["name"], "bytes");
+    /// assert_eq!(c.codecs()[1]["name"], "numcodecs.shuffle");
     /// ```
     pub fn codecs(&self) -> Vec<Value> {
         let mut v = self.filters.clone();
@@ -318,6 +360,7 @@ impl Candidate {
                 .clone()
                 .unwrap_or_else(|| json!({"name": "bytes", "configuration": {"endian": "little"}})),
         );
+        v.extend(self.bytes_codecs.iter().cloned());
         v
     }
 }

@@ -192,7 +192,7 @@ def fit_scale_offset(
 #: The sample's size in elements, by default: the candidates are encoded and compressed on
 #: a set of chunks spread over the array holding at most this many elements.
 SAMPLE_ELEMENTS = 1 << 20
-_READERS = ("zarr-python", "any")
+_READERS = ("zarr-python", "zarrs", "zarr-python+zarrs", "any")
 _TARGET_KEYS = ("max_abs_error", "max_rel_error", "inflevel")
 
 
@@ -475,7 +475,9 @@ def plan(
         can grow with data beyond today's range.
     readers
         ``"zarr-python"`` (the default): only chains plain zarr-python reads with its
-        built-in codecs; ``"any"``: every chain zquant writes.
+        built-in codecs; ``"zarrs"``: chains zarrs reads with zquant's codecs registered
+        (not ``numcodecs.delta``); ``"zarr-python+zarrs"``: both; ``"any"``: every chain
+        zquant weighs.
     axis
         The axis whose neighbours the information is counted along.
     fill_value

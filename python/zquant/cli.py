@@ -107,7 +107,7 @@ def _parser() -> argparse.ArgumentParser:
     q.add_argument("--chunks", action="append", metavar="DIM=N",
                    help="rechunk SRC along DIM (repeat per dimension; default: SRC's own "
                         "chunks, which are DST's)")
-    q.add_argument("--readers", choices=("zarr-python", "any"), default="zarr-python",
+    q.add_argument("--readers", choices=("zarr-python", "zarrs", "zarr-python+zarrs", "any"), default="zarr-python",
                    help="only chains plain zarr-python reads (default), or any zquant writes")
     q.add_argument("--headroom", type=float, default=0.0,
                    help="fraction of each range kept free above and below for data to come")

@@ -120,13 +120,21 @@ def describe_codec(codec: dict[str, Any]) -> str:
     return f"{name}({', '.join(f'{k}={_short(v)}' for k, v in config.items())})"
 
 
-def describe_chain(filters: Sequence[dict[str, Any]], serializer: dict[str, Any] | None) -> str:
-    """A chain's filters and serializer as one line (``bytes`` when the serializer is the
-    default and there are no filters: the lossless baseline)."""
+def describe_chain(
+    filters: Sequence[dict[str, Any]],
+    serializer: dict[str, Any] | None,
+    bytes_codecs: Sequence[dict[str, Any]] = (),
+) -> str:
+    """A chain's filters, serializer and own bytes->bytes codecs (``numcodecs.shuffle``)
+    as one line (``bytes`` when the serializer is the default and there are no filters:
+    the lossless baseline)."""
     parts = [describe_codec(c) for c in filters]
     if serializer is not None:
         parts.append(describe_codec(serializer))
-    return " -> ".join(parts) if parts else "bytes (lossless)"
+    line = " -> ".join(parts) if parts else "bytes (lossless)"
+    if bytes_codecs:
+        line += " -> " + " -> ".join(describe_codec(c) for c in bytes_codecs)
+    return line
 
 
 def describe_codecs(codecs: Sequence[dict[str, Any]]) -> str:
@@ -150,8 +158,9 @@ class Candidate:
     """One chain the planner weighed.
 
     ``bound`` is the error it guarantees on every element (``None`` when it has none, as
-    when ruled out); ``sample_bytes`` is the sample's size after the serializer and the
-    compressors, and ``ratio`` the sample's uncompressed bytes over it; ``readers`` are
+    when ruled out); ``bytes_codecs`` are the chain's own bytes->bytes codecs
+    (``numcodecs.shuffle``), which go before the compressors; ``sample_bytes`` is the
+    sample's size after the serializer and the compressors, and ``ratio`` the sample's uncompressed bytes over it; ``readers`` are
     the implementations that can open it; ``ruled_out`` says why it cannot be used.
     """
 
@@ -163,6 +172,7 @@ class Candidate:
     ratio: float | None
     readers: tuple[str, ...]
     ruled_out: str | None
+    bytes_codecs: tuple[dict[str, Any], ...] = ()
     winner: bool = False
 
     @classmethod
@@ -178,6 +188,7 @@ class Candidate:
             ratio=None if data.get("ratio") is None else float(data["ratio"]),
             readers=tuple(str(r) for r in data.get("readers") or ()),
             ruled_out=data.get("ruled_out"),
+            bytes_codecs=tuple(data.get("bytes_codecs") or ()),
             winner=winner,
         )
 
@@ -187,7 +198,7 @@ class Candidate:
         it had codecs)."""
         if self.ruled_out and not self.filters and self.serializer is None:
             return ""
-        return describe_chain(self.filters, self.serializer)
+        return describe_chain(self.filters, self.serializer, self.bytes_codecs)
 
     def to_json(self) -> dict[str, Any]:
         """The planner's JSON form of this candidate."""
@@ -195,6 +206,7 @@ class Candidate:
             "name": self.name,
             "filters": list(self.filters),
             "serializer": self.serializer,
+            "bytes_codecs": list(self.bytes_codecs),
             "bound": self.bound,
             "sample_bytes": self.sample_bytes,
             "ratio": self.ratio,
@@ -290,7 +302,8 @@ class Plan:
     serializer
         The array->bytes codec object, or ``None`` for zarr's default ``bytes``.
     compressors
-        The bytes->bytes codec objects the sizes were measured with.
+        The bytes->bytes codec objects: the winner's own (``numcodecs.shuffle``), then the
+        compressors the sizes were measured with.
     bound
         The error the chain guarantees on every finite element, of the target's kind
         (relative for ``max_rel_error``, else absolute: :attr:`bound_kind`).
@@ -366,8 +379,10 @@ class Plan:
 
     @property
     def compressors(self) -> list[Any]:
-        """The bytes->bytes codec objects (zarr's zstd at level 3 unless given)."""
-        return list(self._compressors)
+        """The bytes->bytes codec objects: the winner's own (``numcodecs.shuffle``, when it
+        has one), then the compressors (zarr's zstd at level 3 unless given)."""
+        own = [codec_object(c) for c in self.winner.bytes_codecs]
+        return own + list(self._compressors)
 
     @property
     def bound(self) -> float:
@@ -443,7 +458,7 @@ class Plan:
             codec_json(serializer)
             if serializer is not None
             else {"name": "bytes", "configuration": {"endian": "little"}},
-            *(codec_json(c) for c in self._compressors),
+            *(codec_json(c) for c in self.compressors),
         ]
         return list(json.loads(json.dumps(chain)))
 

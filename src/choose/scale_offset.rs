@@ -521,6 +521,10 @@ struct Fit {
     ideal: f64,
     mid: f64,
     center: f64,
+    /// How many more codes the exact check may visit; `None`: no limit. With a limit, a
+    /// configuration whose a-priori bound meets the one asked for is taken without the
+    /// exact check, which then only refines scales the a-priori bound rules out.
+    exact_budget: Option<std::cell::Cell<u64>>,
 }
 
 impl Fit {
@@ -569,6 +573,7 @@ impl Fit {
             mid: range.min / 2.0 + range.max / 2.0,
             center: lo_f / 2.0 + hi_f / 2.0,
             a,
+            exact_budget: None,
         })
     }
 
@@ -613,7 +618,7 @@ impl Fit {
         let meets = |c: &ScaleOffsetChoice| bound.is_none_or(|b| c.max_abs_error <= b);
         if let Some(c) = self
             .snapped(o, s)
-            .filter_map(|o| self.choice(o, s))
+            .filter_map(|o| self.choice_for(o, s, bound))
             .find(|c| meets(c))
         {
             return Step::Fits(Box::new(c));
@@ -622,10 +627,61 @@ impl Fit {
         if self.range.min <= 0.0 && self.range.max >= 0.0 {
             return Step::Next;
         }
-        match self.choice(o, s) {
+        match self.choice_for(o, s, bound) {
             Some(c) if meets(&c) => Step::Fits(Box::new(c)),
             _ => Step::Next,
         }
+    }
+
+    /// Whether the exact check may visit the codes `qa..=qb` (and, with a budget, takes
+    /// them from it).
+    fn may_check_exactly(&self, qa: i128, qb: i128) -> bool {
+        if self.a.target.bits > EXACT_MAX_BITS {
+            return false;
+        }
+        let Some(budget) = &self.exact_budget else {
+            return true;
+        };
+        let n = u64::try_from(qb - qa + 1).unwrap_or(u64::MAX);
+        match budget.get().checked_sub(n) {
+            Some(left) => {
+                budget.set(left);
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// [`Fit::choice`], but with an exact-check budget and a bound asked for, the a-priori
+    /// bound first: when it meets `bound` the configuration is taken as it is.
+    fn choice_for(&self, o: u64, s: u64, bound: Option<f64>) -> Option<ScaleOffsetChoice> {
+        let (Some(_), Some(b)) = (&self.exact_budget, bound) else {
+            return self.choice(o, s);
+        };
+        let (a, range) = (&self.a, self.range);
+        let (qa, qb) = (a.encode(self.min_c, o, s)?, a.encode(self.max_c, o, s)?);
+        if qa < self.lo || qb > self.hi || self.min_c == self.max_c {
+            return self.choice(o, s);
+        }
+        let a_priori = error_bound(a, range, a.value(o), a.value(s), qa, qb);
+        if a_priori <= b {
+            // Both ends decode to finite values, so every code does (decoding is monotone).
+            a.decode(qa, o, s)?;
+            a.decode(qb, o, s)?;
+            return Some(ScaleOffsetChoice {
+                source: self.source,
+                target: self.target,
+                offset: a.value(o),
+                scale: a.value(s),
+                codes: (qa, qb),
+                max_abs_error: a_priori,
+                nan_code: self.opts.nan_sentinel.then_some(a.target.max()),
+                guarantee: Guarantee::APriori,
+                offset_code: o,
+                scale_code: s,
+            });
+        }
+        self.choice(o, s)
     }
 
     /// The offset moved (by at most half a code) onto the grid of `0`: `o = -(q0 / s)` in
@@ -677,7 +733,7 @@ impl Fit {
         let a_priori = || error_bound(a, range, a.value(o), a.value(s), qa, qb);
         let (bound, guarantee) = if self.min_c == self.max_c {
             ((ya - range.min).abs(), Guarantee::Exact)
-        } else if a.target.bits <= EXACT_MAX_BITS {
+        } else if self.may_check_exactly(qa, qb) {
             match exact_bound(a, self.min_c, self.max_c, o, s) {
                 Some(b) => (b, Guarantee::Exact),
                 None => (a_priori(), Guarantee::APriori),
@@ -877,17 +933,24 @@ pub fn fit_scale_offset(
 /// `scalar_map`), with its guarantee at most `max_abs_error`: the planner's integer
 /// candidate, which picks the code width itself. The offset is snapped onto the grid of 0
 /// as every fit's is. `Err` with the best bound of these codes when none meets it.
+///
+/// The exact check visits at most `exact_codes` codes in all (the caller sizes it by the
+/// data, so that the planner's cost follows the data and not the number of codes the bound
+/// implies); beyond it the a-priori bound decides, which costs a few operations a try and
+/// is at most a few source ulps of the range looser.
 pub(crate) fn fit_in_codes(
     source: DTypeId,
     target: DTypeId,
     range: FiniteRange,
     max_abs_error: f64,
     hi: i128,
+    exact_codes: u64,
 ) -> Result<ScaleOffsetChoice, ChooseError> {
     if !(max_abs_error > 0.0 && max_abs_error.is_finite()) {
         return Err(ChooseError::Bound(max_abs_error));
     }
     let mut fit = Fit::new(source, target, range, FitOptions::default())?;
+    fit.exact_budget = Some(std::cell::Cell::new(exact_codes));
     fit.lo = 0;
     fit.hi = hi.min(fit.hi);
     if fit.min_c == fit.max_c {

@@ -3,7 +3,7 @@
 
 use serde_json::{Value, json};
 
-use super::{Candidate, Plan, PlanOptions, PlanStats, Readers, Target, reader};
+use super::{Candidate, Plan, PlanOptions, PlanStats, Target, reader, rearrange};
 use crate::choose::{
     ChooseError, FiniteRange, InformationOptions, binade, fit_in_codes, keepbits_for_absolute_error,
 };
@@ -289,6 +289,9 @@ fn int_specs(c: &Ctx) -> Vec<Spec> {
     } else {
         32
     };
+    // The exact check costs about a microsecond a code, a read a fraction of a nanosecond
+    // an element: a code for every 4096 elements keeps it below a read of the data.
+    let exact_codes = c.stats.elements / 4096;
     let mut last_err = None;
     for w in w0.saturating_sub(1).max(1)..=32 {
         let hi = (1i128 << w) - 1 - n_res;
@@ -296,7 +299,7 @@ fn int_specs(c: &Ctx) -> Vec<Spec> {
             continue;
         }
         let target = code_type(w);
-        let fit = match fit_in_codes(c.id, target, range, abs, hi) {
+        let fit = match fit_in_codes(c.id, target, range, abs, hi, exact_codes) {
             Ok(fit) => fit,
             Err(e) => {
                 last_err = Some(e);
@@ -679,24 +682,43 @@ pub(super) fn run(
 
     let extremes = extremes(&ctx);
     let xs_extremes = values(id, extremes.as_words());
+    // The samples taken (whole, up to the option's count), their values once for all
+    // candidates.
+    let mut seen = 0usize;
+    let taken: Vec<(Words<'_>, &[usize], Vec<f64>)> = samples
+        .iter()
+        .take_while(|(w, _)| {
+            let take = seen == 0 || seen + w.len() <= options.sample_elements;
+            seen += w.len();
+            take
+        })
+        .map(|&(w, shape)| (w, shape, values(id, w)))
+        .collect();
     let dtype = json!(id.name());
     let mut candidates = Vec::with_capacity(specs.len());
-    // A candidate that fails when run has no bound to offer in the error.
-    let mut failed = vec![false; specs.len()];
+    // Per candidate: its spec, and whether it failed when run (no bound to offer then).
+    let mut of_spec = Vec::with_capacity(specs.len());
+    let mut failed = Vec::with_capacity(specs.len());
     for (si, s) in specs.iter().enumerate() {
         let mut row = Candidate {
             name: s.name.clone(),
             filters: s.filters.clone(),
             serializer: s.packbits.map(|p| p.to_metadata()),
+            bytes_codecs: Vec::new(),
             bound: s.bound,
             sample_bytes: None,
             ratio: None,
             readers: s.readers.clone(),
             ruled_out: s.ruled_out.clone(),
         };
+        let mut push = |row: Candidate, fail: bool| {
+            candidates.push(row);
+            of_spec.push(si);
+            failed.push(fail);
+        };
         // Ruled out already (by its bound): not worth a run.
         if row.ruled_out.is_some() && s.lossy {
-            candidates.push(row);
+            push(row, false);
             continue;
         }
         let g = s.bound.unwrap_or(0.0);
@@ -705,50 +727,69 @@ pub(super) fn run(
             Err(e) => {
                 row.ruled_out
                     .get_or_insert(format!("the chain refuses it: {e}"));
-                candidates.push(row);
+                push(row, false);
                 continue;
             }
         };
-        let mut run_one = |words: Words<'_>, shape: &[usize]| -> Result<u64, String> {
+        let stored = chain.encoded_data_type().id;
+        let variants = rearrange::Rearrange::for_stored(stored, s.packbits.is_some());
+        let mut run_one = |words: Words<'_>, shape: &[usize], xs: &[f64]| -> Result<Vec<u64>, String> {
             let (bytes, dec) = round_trip(&chain, s.packbits.as_ref(), words, shape)?;
-            check(&values(id, words), &values(id, dec.as_words()), g, rel)?;
-            Ok(size(&bytes) as u64)
+            check(xs, &values(id, dec.as_words()), g, rel)?;
+            Ok(variants
+                .iter()
+                .map(|v| size(&v.apply(&bytes, stored)) as u64)
+                .collect())
         };
         let n_ext = xs_extremes.len();
         let ext = if n_ext > 0 {
-            run_one(extremes.as_words(), &[n_ext]).map(|_| ())
+            run_one(extremes.as_words(), &[n_ext], &xs_extremes).map(|_| ())
         } else {
             Ok(())
         };
         let measured = ext.and_then(|()| {
-            let mut total = 0u64;
-            let mut seen = 0usize;
-            for (w, shape) in samples {
-                if seen > 0 && seen + w.len() > options.sample_elements {
-                    break;
+            let mut total = vec![0u64; variants.len()];
+            for (w, shape, xs) in &taken {
+                for (t, b) in total.iter_mut().zip(run_one(*w, shape, xs)?) {
+                    *t += b;
                 }
-                seen += w.len();
-                total += run_one(*w, shape)?;
             }
             Ok(total)
         });
         match measured {
-            Ok(b) => row.sample_bytes = Some(b),
+            Ok(totals) => {
+                for (v, b) in variants.iter().zip(totals) {
+                    let mut r = row.clone();
+                    r.sample_bytes = Some(b);
+                    v.annotate(&mut r, stored);
+                    push(r, false);
+                }
+            }
             Err(e) => {
-                failed[si] = true;
                 row.ruled_out
                     .get_or_insert(format!("fails its guarantee when run: {e}"));
+                push(row, true);
             }
         }
-        if options.readers == Readers::ZarrPython
-            && ctx.zarr_python_type()
-            && !row.readers.contains(&reader::ZARR_PYTHON)
-        {
-            row.ruled_out.get_or_insert(
-                "plain zarr-python cannot open it (readers \"any\" allows it)".into(),
-            );
+    }
+    for c in &mut candidates {
+        if !options.readers.admits(&c.readers, ctx.zarr_python_type()) {
+            c.ruled_out.get_or_insert(format!(
+                "not opened by the readers asked for ({:?}; readers \"any\" allows it)",
+                options.readers
+            ));
         }
-        candidates.push(row);
+    }
+    // The lossless baseline, unrearranged, is the last row: the reference for ratios.
+    if let Some(i) = candidates
+        .iter()
+        .position(|c| c.name == "lossless" && c.bytes_codecs.is_empty())
+    {
+        let base = candidates.remove(i);
+        let (sp, fl) = (of_spec.remove(i), failed.remove(i));
+        candidates.push(base);
+        of_spec.push(sp);
+        failed.push(fl);
     }
     let base = candidates.last().and_then(|c| c.sample_bytes);
     for c in &mut candidates {
@@ -759,15 +800,11 @@ pub(super) fn run(
     let feasible = |i: &usize| candidates[*i].ruled_out.is_none();
     let lossy_ok = (0..candidates.len())
         .filter(feasible)
-        .any(|i| specs[i].lossy);
+        .any(|i| specs[of_spec[i]].lossy);
     if !lossy_ok && bound > 0.0 && !options.lossless_fallback {
-        let (smallest, who) = specs
-            .iter()
-            .zip(&candidates)
-            .zip(&failed)
-            .filter(|((s, _), failed)| s.lossy && !**failed)
-            .map(|(sc, _)| sc)
-            .filter_map(|(s, c)| s.best.map(|b| (b, c.name.clone())))
+        let (smallest, who) = (0..candidates.len())
+            .filter(|&i| specs[of_spec[i]].lossy && !failed[i])
+            .filter_map(|i| specs[of_spec[i]].best.map(|b| (b, candidates[i].name.clone())))
             .min_by(|a, b| a.0.total_cmp(&b.0))
             .unwrap_or((0.0, "none".into()));
         return Err(ChooseError::Unreachable {

@@ -32,7 +32,8 @@ pub struct QuantizeOptions {
     /// The bound or information level.
     pub target: Target,
     /// The planner's options: readers (default: chains plain zarr-python 3.4.2 opens with
-    /// its built-in codecs and cast-value), headroom, sample size.
+    /// its built-in codecs and cast-value; zarrs, which writes the store, is always
+    /// required too), headroom, sample size.
     pub plan: PlanOptions,
     /// The bytes->bytes codecs after the serializer (default: zstd level 5); the planner
     /// compares candidates by their sample chunks' size through them.
@@ -57,8 +58,8 @@ impl QuantizeOptions {
 pub struct QuantizeReport {
     /// The planner's name for the chain.
     pub name: String,
-    /// The codecs chosen (filters and serializer, without the compressors), as in
-    /// `zarr.json`.
+    /// The codecs chosen (filters, serializer and the chain's own bytes->bytes codecs such
+    /// as `numcodecs.shuffle`, without the compressors), as in `zarr.json`.
     pub chain: Vec<Value>,
     /// The bound the chain guarantees for every finite element in the range planned for:
     /// absolute, relative for [`Target::MaxRelError`], the absolute bound an information
@@ -333,13 +334,19 @@ where
         .map(|raw| Ok((words_of(id, &[], raw)?, shape.as_slice())))
         .collect::<Result<Vec<_>, QuantizeError>>()?;
     let size = compressed_size(&options.compressors)?;
+    // zarrs writes the store, so zarrs must have every codec of the chain too.
+    let mut plan_options = options.plan.clone();
+    plan_options.readers = match plan_options.readers {
+        Readers::ZarrPython | Readers::ZarrPythonAndZarrs => Readers::ZarrPythonAndZarrs,
+        Readers::Zarrs | Readers::Any => Readers::Zarrs,
+    };
     let plan = plan(
         id,
         &fill_json,
         &stats,
         &samples,
         options.target,
-        &options.plan,
+        &plan_options,
         &mut |b: &[u8]| size(b),
     )?;
     drop(samples);

@@ -109,7 +109,15 @@ fn verify(p: &Plan, id: DTypeId, w: &WordBuf, fill: &Value, target: Target) {
             continue;
         }
         let bound = c.bound.unwrap();
-        let chain = DynChain::from_metadata(&json!(id.name()), fill, &c.filters)
+        // `numcodecs.delta` (zarr-python's, on integer codes) is lossless and wraps: the
+        // bound is the lossy filters' alone.
+        let filters: Vec<Value> = c
+            .filters
+            .iter()
+            .filter(|f| f["name"] != "numcodecs.delta")
+            .cloned()
+            .collect();
+        let chain = DynChain::from_metadata(&json!(id.name()), fill, &filters)
             .unwrap_or_else(|e| panic!("{}: {e}", c.name));
         let to = chain.encoded_data_type().id;
         let mut enc = WordBuf::zeroed(to.word_bits(), n);
@@ -319,7 +327,8 @@ fn impossible_targets_name_the_smallest_bound() {
         &opts,
     )
     .unwrap();
-    assert_eq!(p.winner().name, "lossless");
+    assert!(p.winner().name.starts_with("lossless"), "{}", p.table());
+    assert_eq!(p.bound(), 0.0);
     // Invalid bounds are their own error.
     assert!(matches!(
         plan_of(
