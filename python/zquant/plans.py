@@ -201,18 +201,21 @@ class Candidate:
         return describe_chain(self.filters, self.serializer, self.bytes_codecs)
 
     def to_json(self) -> dict[str, Any]:
-        """The planner's JSON form of this candidate."""
-        return {
+        """The planner's JSON form of this candidate (``bytes_codecs`` only when it has
+        some)."""
+        out = {
             "name": self.name,
             "filters": list(self.filters),
             "serializer": self.serializer,
-            "bytes_codecs": list(self.bytes_codecs),
             "bound": self.bound,
             "sample_bytes": self.sample_bytes,
             "ratio": self.ratio,
             "readers": list(self.readers),
             "ruled_out": self.ruled_out,
         }
+        if self.bytes_codecs:
+            out["bytes_codecs"] = list(self.bytes_codecs)
+        return out
 
 
 _COLUMNS = ("", "candidate", "chain", "bound", "sample bytes", "ratio", "readers", "ruled out")

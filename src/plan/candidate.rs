@@ -733,14 +733,15 @@ pub(super) fn run(
         };
         let stored = chain.encoded_data_type().id;
         let variants = rearrange::Rearrange::for_stored(stored, s.packbits.is_some());
-        let mut run_one = |words: Words<'_>, shape: &[usize], xs: &[f64]| -> Result<Vec<u64>, String> {
-            let (bytes, dec) = round_trip(&chain, s.packbits.as_ref(), words, shape)?;
-            check(xs, &values(id, dec.as_words()), g, rel)?;
-            Ok(variants
-                .iter()
-                .map(|v| size(&v.apply(&bytes, stored)) as u64)
-                .collect())
-        };
+        let mut run_one =
+            |words: Words<'_>, shape: &[usize], xs: &[f64]| -> Result<Vec<u64>, String> {
+                let (bytes, dec) = round_trip(&chain, s.packbits.as_ref(), words, shape)?;
+                check(xs, &values(id, dec.as_words()), g, rel)?;
+                Ok(variants
+                    .iter()
+                    .map(|v| size(&v.apply(&bytes, stored)) as u64)
+                    .collect())
+            };
         let n_ext = xs_extremes.len();
         let ext = if n_ext > 0 {
             run_one(extremes.as_words(), &[n_ext], &xs_extremes).map(|_| ())
@@ -804,7 +805,11 @@ pub(super) fn run(
     if !lossy_ok && bound > 0.0 && !options.lossless_fallback {
         let (smallest, who) = (0..candidates.len())
             .filter(|&i| specs[of_spec[i]].lossy && !failed[i])
-            .filter_map(|i| specs[of_spec[i]].best.map(|b| (b, candidates[i].name.clone())))
+            .filter_map(|i| {
+                specs[of_spec[i]]
+                    .best
+                    .map(|b| (b, candidates[i].name.clone()))
+            })
             .min_by(|a, b| a.0.total_cmp(&b.0))
             .unwrap_or((0.0, "none".into()));
         return Err(ChooseError::Unreachable {

@@ -95,9 +95,8 @@ impl Rearrange {
             suffix.push("delta");
         }
         if s {
-            row.bytes_codecs.push(
-                json!({"name": "numcodecs.shuffle", "configuration": {"elementsize": e}}),
-            );
+            row.bytes_codecs
+                .push(json!({"name": "numcodecs.shuffle", "configuration": {"elementsize": e}}));
             suffix.push("shuffle");
         }
         row.name = format!("{} +{}", row.name, suffix.join("+"));
@@ -126,7 +125,11 @@ pub(super) fn shuffle(bytes: &[u8], e: usize) -> Vec<u8> {
 pub(super) fn delta(bytes: &[u8], e: usize) -> Vec<u8> {
     let mut out = Vec::with_capacity(bytes.len());
     let mut prev = 0u64;
-    let mask = if e >= 8 { u64::MAX } else { (1u64 << (8 * e)) - 1 };
+    let mask = if e >= 8 {
+        u64::MAX
+    } else {
+        (1u64 << (8 * e)) - 1
+    };
     for el in bytes.chunks_exact(e) {
         let mut w = [0u8; 8];
         w[..e].copy_from_slice(el);
