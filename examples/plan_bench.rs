@@ -84,7 +84,7 @@ fn fields() -> Vec<(&'static str, Vec<f32>, Vec<f64>)> {
             field(1, |t, la, lo, r| {
                 235.0 + 65.0 * la.cos().powi(2) + 6.0 * waves(t, la, lo) + 0.8 * r.normal()
             }),
-            vec![0.1, 0.05, 0.01],
+            vec![0.1, 0.05, 0.01, 1e-4],
         ),
         (
             "tp (mm)",
@@ -130,6 +130,12 @@ fn fields() -> Vec<(&'static str, Vec<f32>, Vec<f64>)> {
                 54_000.0 + 3_500.0 * la.cos().powi(2) + 600.0 * waves(t, la, lo) + 5.0 * r.normal()
             }),
             vec![10.0, 1.0],
+        ),
+        (
+            // The hard case: no neighbour predicts another, so no arrangement helps.
+            "noise (1)",
+            field(7, |_, _, _, r| 100.0 * r.uniform()),
+            vec![0.01, 1e-4],
         ),
     ]
 }

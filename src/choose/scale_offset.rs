@@ -412,14 +412,46 @@ fn layouts(source: DTypeId, target: DTypeId) -> Result<(FloatLayout, IntLayout),
 }
 
 /// The codec's arithmetic on one source layout.
+///
+/// `float32` and `float64` sources compute with the hardware's operations, which give the
+/// same results as the generic path (IEEE's correctly rounded `+ - * /`, round to nearest
+/// even) at a fraction of the cost: the exact check runs them a few times per code.
 struct Arith {
     f: Format,
     l: FloatLayout,
     target: IntLayout,
+    native: Native,
+}
+
+/// Which hardware type computes a source's arithmetic, if any.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Native {
+    F32,
+    F64,
+    No,
+}
+
+impl Native {
+    fn of(source: DTypeId) -> Native {
+        match source {
+            DTypeId::Float32 => Native::F32,
+            DTypeId::Float64 => Native::F64,
+            _ => Native::No,
+        }
+    }
 }
 
 impl Arith {
     fn code(&self, v: f64, rounding: Rounding) -> Option<u64> {
+        match (self.native, rounding) {
+            // `as` rounds to nearest even, and overflows to infinity, not a value.
+            (Native::F32, Rounding::NearestEven) => {
+                let x = v as f32;
+                return (x.is_finite() || !v.is_finite()).then(|| u64::from(x.to_bits()));
+            }
+            (Native::F64, Rounding::NearestEven) => return Some(v.to_bits()),
+            _ => {}
+        }
         let opts = CastOptions {
             rounding,
             ..Default::default()
@@ -428,15 +460,50 @@ impl Arith {
         (!st.is_error()).then_some(c)
     }
     fn value(&self, c: u64) -> f64 {
-        exact_of(self.f, c).to_f64()
+        match self.native {
+            Native::F32 => f64::from(f32::from_bits(c as u32)),
+            Native::F64 => f64::from_bits(c),
+            Native::No => exact_of(self.f, c).to_f64(),
+        }
     }
     fn op(&self, a: u64, b: u64, op: ArithOp) -> Option<u64> {
-        let r = arith(self.f, a, b, op).ok()?;
-        self.value(r).is_finite().then_some(r)
+        match self.native {
+            Native::F32 => {
+                let (x, y) = (f32::from_bits(a as u32), f32::from_bits(b as u32));
+                let r = match op {
+                    ArithOp::Sub => x - y,
+                    ArithOp::Add => x + y,
+                    ArithOp::Mul => x * y,
+                    ArithOp::Div => x / y,
+                };
+                r.is_finite().then(|| u64::from(r.to_bits()))
+            }
+            Native::F64 => {
+                let (x, y) = (f64::from_bits(a), f64::from_bits(b));
+                let r = match op {
+                    ArithOp::Sub => x - y,
+                    ArithOp::Add => x + y,
+                    ArithOp::Mul => x * y,
+                    ArithOp::Div => x / y,
+                };
+                r.is_finite().then(|| r.to_bits())
+            }
+            Native::No => {
+                let r = arith(self.f, a, b, op).ok()?;
+                self.value(r).is_finite().then_some(r)
+            }
+        }
     }
     /// `cast_value(round((x - o) * s))`, `None` when the codec fails.
     fn encode(&self, x: u64, o: u64, s: u64) -> Option<i128> {
         let t = self.op(self.op(x, o, ArithOp::Sub)?, s, ArithOp::Mul)?;
+        if self.native != Native::No {
+            // A finite value rounded to an integer, then range-checked: `cast_value`'s
+            // nearest-even with out-of-range an error.
+            let q = self.value(t).round_ties_even();
+            let (lo, hi) = (self.target.min(), self.target.max());
+            return (q >= lo as f64 && q <= hi as f64).then_some(q as i128);
+        }
         let (q, st) = round_into(
             Format::Int(self.target),
             exact_of(self.f, t),
@@ -446,10 +513,18 @@ impl Arith {
     }
     /// `(cast_value(q) / s) + o`.
     fn decode(&self, q: i128, o: u64, s: u64) -> Option<f64> {
-        let (qc, st) = round_into(self.f, Exact::from_i128(q), Default::default());
-        if st.is_error() {
-            return None;
-        }
+        let qc = match self.native {
+            // `as` from an integer rounds to nearest even.
+            Native::F32 => u64::from((q as f32).to_bits()),
+            Native::F64 => (q as f64).to_bits(),
+            Native::No => {
+                let (qc, st) = round_into(self.f, Exact::from_i128(q), Default::default());
+                if st.is_error() {
+                    return None;
+                }
+                qc
+            }
+        };
         let y = self.op(self.op(qc, s, ArithOp::Div)?, o, ArithOp::Add)?;
         Some(self.value(y))
     }
@@ -539,6 +614,7 @@ impl Fit {
             f: Format::Float(l),
             l,
             target: t,
+            native: Native::of(source),
         };
         let in_type = |v: f64| {
             a.code(v, Rounding::NearestEven)
@@ -963,17 +1039,39 @@ pub(crate) fn fit_in_codes(
     if start <= ideal {
         // From the bound's own scale up: one cell of width `1 / s` errs by `1 / (2s)` and
         // a little rounding, so the first few tries above `start` meet it.
-        let factors = (0..=24)
+        let factors: Vec<f64> = (0..=24)
             .map(|k| 1.0 + (-(52 - 2 * k) as f64).exp2())
-            .chain((1..=60).map(|k| 1.0 + f64::from(k) / 64.0));
-        for f in factors {
-            let s = start * f;
-            if s > ideal {
+            .chain((1..=60).map(|k| 1.0 + f64::from(k) / 64.0))
+            .take_while(|f| start * f <= ideal)
+            .collect();
+        // First by the a-priori bound alone (a few operations a try), then the exact
+        // check, within its budget, bisects the smaller scales the a-priori bound ruled
+        // out: the coarsest step whose every code meets the bound.
+        let budget = std::mem::replace(&mut fit.exact_budget, Some(std::cell::Cell::new(0)));
+        let mut found = None;
+        for (i, f) in factors.iter().enumerate() {
+            if let Step::Fits(c) = fit.at_scale(start * f, Some(max_abs_error)) {
+                found = Some((i, c));
                 break;
             }
-            if let Step::Fits(c) = fit.at_scale(s, Some(max_abs_error)) {
-                return Ok(*c);
+        }
+        fit.exact_budget = budget;
+        if let Some((i_ap, c)) = found {
+            let (mut lo, mut hi, mut best) = (None::<usize>, i_ap, c);
+            while hi > lo.map_or(0, |l| l + 1) {
+                let mid = lo.map_or(0, |l| l + 1) + (hi - lo.map_or(0, |l| l + 1)) / 2;
+                match fit.at_scale(start * factors[mid], Some(max_abs_error)) {
+                    Step::Fits(c) => {
+                        hi = mid;
+                        best = c;
+                    }
+                    _ => lo = Some(mid),
+                }
+                if fit.exact_budget.as_ref().is_some_and(|b| b.get() == 0) {
+                    break;
+                }
             }
+            return Ok(*best);
         }
     }
     // The best these codes give, for the error.
@@ -1001,4 +1099,62 @@ pub(crate) fn fit_in_codes(
         min: range.min,
         max: range.max,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The hardware arithmetic gives what the generic path gives, on values spread over
+    /// every binade, both signs, the target's range edges and beyond.
+    #[test]
+    fn native_arithmetic_is_the_generic_arithmetic() {
+        for (source, target) in [
+            (DTypeId::Float32, DTypeId::UInt16),
+            (DTypeId::Float32, DTypeId::Int8),
+            (DTypeId::Float64, DTypeId::UInt32),
+        ] {
+            let (l, t) = layouts(source, target).unwrap();
+            let arith = |native| Arith {
+                f: Format::Float(l),
+                l,
+                target: t,
+                native,
+            };
+            let (fast, slow) = (arith(Native::of(source)), arith(Native::No));
+            let mut z = 0x9e37_79b9_7f4a_7c15u64;
+            let mut next = || {
+                z = z
+                    .wrapping_mul(6364136223846793005)
+                    .wrapping_add(1442695040888963407);
+                let u = (z >> 11) as f64 / (1u64 << 53) as f64;
+                let e = ((z >> 3) % 90) as i32 - 45;
+                let v = (u - 0.5) * f64::from(e).exp2();
+                if z & 7 == 0 { v.round() } else { v }
+            };
+            for _ in 0..20_000 {
+                let (x, o, s) = (next(), next(), next().abs() + 1e-3);
+                let c = |a: &Arith, v| a.code(v, Rounding::NearestEven);
+                assert_eq!(c(&fast, x), c(&slow, x), "{source} code {x}");
+                let (Some(xc), Some(oc), Some(sc)) = (c(&slow, x), c(&slow, o), c(&slow, s)) else {
+                    continue;
+                };
+                for op in [ArithOp::Add, ArithOp::Sub, ArithOp::Mul, ArithOp::Div] {
+                    assert_eq!(fast.op(xc, oc, op), slow.op(xc, oc, op), "{source} {x} {o}");
+                }
+                assert_eq!(
+                    fast.encode(xc, oc, sc),
+                    slow.encode(xc, oc, sc),
+                    "{source} {x} {o} {s}"
+                );
+                let q = x.round().clamp(-1e30, 1e30) as i128;
+                assert_eq!(
+                    fast.decode(q, oc, sc),
+                    slow.decode(q, oc, sc),
+                    "{source} {q} {o} {s}"
+                );
+                assert_eq!(fast.value(xc), slow.value(xc));
+            }
+        }
+    }
 }

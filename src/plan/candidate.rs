@@ -289,9 +289,10 @@ fn int_specs(c: &Ctx) -> Vec<Spec> {
     } else {
         32
     };
-    // The exact check costs about a microsecond a code, a read a fraction of a nanosecond
-    // an element: a code for every 4096 elements keeps it below a read of the data.
-    let exact_codes = c.stats.elements / 4096;
+    // The exact check costs some tens of nanoseconds a code (float32/float64 in hardware
+    // arithmetic), a plain read a few nanoseconds an element: a code for every 16 elements
+    // keeps it to a fraction of a read of the data.
+    let exact_codes = c.stats.elements / 16;
     let mut last_err = None;
     for w in w0.saturating_sub(1).max(1)..=32 {
         let hi = (1i128 << w) - 1 - n_res;
