@@ -112,5 +112,9 @@ def plan(
     size: Callable[[bytes], int],
 ) -> str:
     """The plan's JSON text: ``{"winner", "bound", "target", "abs_bound", "candidates"}``."""
+def codec_names() -> list[tuple[str, str]]:
+    """Every codec name zquant runs, with its kind (``"array_to_array"`` or
+    ``"array_to_bytes"``): the Rust registry's names and aliases, then ``packbits``."""
+
 def dtype_info(name: str) -> tuple[int, int, int, bool]: ...
 def dtype_names() -> list[str]: ...
