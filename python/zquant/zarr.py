@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 from zarr.abc.codec import ArrayArrayCodec, ArrayBytesCodec
-from zarr.core.buffer.cpu import NDBuffer
+from zarr.core.buffer.cpu import NDBuffer as CpuNDBuffer
 from zarr.core.dtype import get_data_type_from_json
 
 from . import Chain, CodecError, _dtypes, _zquant
@@ -32,7 +32,7 @@ if TYPE_CHECKING:
     from typing import Self
 
     from zarr.core.array_spec import ArraySpec
-    from zarr.core.buffer import Buffer
+    from zarr.core.buffer import Buffer, NDBuffer
 
 __all__ = ["BitRound", "CastValue", "PackBits", "ScaleOffset"]
 
@@ -155,7 +155,7 @@ def _run(chain: Chain, chunk: Any, encode: bool) -> Any:
         raise CodecError(msg) from None
 
 
-class _Pending(NDBuffer):
+class _Pending(CpuNDBuffer):
     """A chunk whose zquant codecs have not run yet: the input array, the first codec's
     bound chain (in encoding order) and the codecs after it, the direction, and the chunk
     spec the data is in now.
@@ -168,6 +168,7 @@ class _Pending(NDBuffer):
     """
 
     _zq_src: Any = None
+    _zq_spec: tuple[Any, Any]  # set by _make, with the other _zq_ fields
 
     def __init__(self, array: Any) -> None:  # as NDBuffer's own methods build one
         self.__dict__["_zq_value"] = array
@@ -234,7 +235,7 @@ class _ZquantCodec(ArrayArrayCodec):
 
     def _bound(self, chunk_spec: ArraySpec) -> _Bound:
         dtype, fill = chunk_spec.dtype, chunk_spec.fill_value
-        last = self.__dict__.get("_zq_last")
+        last: _Bound | None = self.__dict__.get("_zq_last")
         if last is not None and last.dtype is dtype and last.fill is fill:
             return last
         cache = self._zq_cache()
@@ -302,7 +303,7 @@ class _ZquantCodec(ArrayArrayCodec):
 
     def _encode_sync(self, chunk_array: NDBuffer, chunk_spec: ArraySpec) -> NDBuffer | None:
         bound = self._bound(chunk_spec)
-        if chunk_spec.prototype.nd_buffer is NDBuffer:
+        if chunk_spec.prototype.nd_buffer is CpuNDBuffer:
             out = bound.resolved_or_none()
             if out is not None:
                 if (
@@ -320,7 +321,7 @@ class _ZquantCodec(ArrayArrayCodec):
 
     def _decode_sync(self, chunk_array: NDBuffer, chunk_spec: ArraySpec) -> NDBuffer:
         bound = self._bound(chunk_spec)
-        if chunk_spec.prototype.nd_buffer is NDBuffer:
+        if chunk_spec.prototype.nd_buffer is CpuNDBuffer:
             spec = (bound.dtype, bound.fill)
             if type(chunk_array) is _Pending and chunk_array._zq_open(False):
                 out = bound.resolved_or_none()
@@ -344,8 +345,8 @@ class _ZquantCodec(ArrayArrayCodec):
         """The encoded size of ``input_byte_length`` bytes of the chunk's elements."""
         _check_supported(self._codec_name(), self._takes, chunk_spec.dtype)
         chain = self._chain_for(chunk_spec)
-        size_in = _dtypes._zquant.dtype_info(_dtypes.data_type_name(chain.data_type))[0]
-        size_out = _dtypes._zquant.dtype_info(
+        size_in = _zquant.dtype_info(_dtypes.data_type_name(chain.data_type))[0]
+        size_out = _zquant.dtype_info(
             _dtypes.data_type_name(chain.encoded_data_type)
         )[0]
         return input_byte_length // size_in * size_out
@@ -651,7 +652,7 @@ class PackBits(ArrayBytesCodec):
         self.__dict__.update(state)
 
     def _bound(self, data_type: Any) -> _BoundPackBits:
-        last = self.__dict__.get("_zq_last")
+        last: _BoundPackBits | None = self.__dict__.get("_zq_last")
         if last is not None and last.dtype is data_type:
             return last
         cache = self.__dict__.get("_zq")
