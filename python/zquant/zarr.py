@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 import numpy as np
 from zarr.abc.codec import ArrayArrayCodec, ArrayBytesCodec
@@ -214,6 +214,10 @@ class _Pending(CpuNDBuffer):
 class _ZquantCodec(ArrayArrayCodec):
     """What the three codecs share: zquant's chain for a chunk spec, and the calls."""
 
+    # The codec's Zarr v3 name, one of zquant's registry (``zquant._registry``): a class of
+    # this module with a ``codec_name`` is the one ``zquant.use()`` maps that name to.
+    codec_name: ClassVar[str]
+
     is_fixed_size = True
     # The data types the codec takes, for the message on one zquant does not know.
     _takes = "fixed-size integer and floating-point data types"
@@ -367,6 +371,8 @@ class ScaleOffset(_ZquantCodec):
         bound to the array. Defaults 0 and 1.
     """
 
+    codec_name: ClassVar[str] = "scale_offset"
+
     offset: int | float | str
     scale: int | float | str
 
@@ -446,6 +452,8 @@ class CastValue(_ZquantCodec):
         zarr-python's form (a dict per direction) is accepted too.
     """
 
+    codec_name: ClassVar[str] = "cast_value"
+
     data_type: Any
     rounding: Rounding
     out_of_range: OutOfRange | None
@@ -521,6 +529,8 @@ class BitRound(_ZquantCodec):
         ``numcodecs.bitround``'s) and at most the type's.
     """
 
+    codec_name: ClassVar[str] = "bitround"
+
     keepbits: int
     _takes = "fixed-size integer, floating-point, complex and time data types"
 
@@ -591,6 +601,7 @@ class PackBits(ArrayBytesCodec):
         is 0 and ``N - 1``, ``N`` the component's bits (4 for ``int4``, 16 for ``uint16``).
     """
 
+    codec_name: ClassVar[str] = "packbits"
     is_fixed_size = True
 
     padding_encoding: PaddingEncoding
