@@ -1,18 +1,18 @@
 //! `zquant._zquant`: the PyO3 layer of the `zquant` Python package.
 //!
 //! Everything here converts and forwards: JSON metadata crosses as text (parsed by
-//! `serde_json` into what [`zquant::DynChain::from_metadata`] takes), element buffers cross
-//! as one-dimensional, C-contiguous NumPy arrays of storage words ([`words`]), borrowed,
-//! never copied, and written in place into an output the Python side allocated once (from
-//! the buffer [`pool`]). The Python side (`zquant/__init__.py`) turns any array into such a
-//! word view (a copy only for strided or byte-swapped input; rows of a strided chunk are
-//! [`gather`]ed) and gives the shape separately. The GIL is released (`Python::detach`)
-//! while Rust runs. Every zquant error becomes `zquant.CodecError` (a `ValueError`) with
-//! zquant's message ([`error`]).
+//! `serde_json` into what [`zquant::DynChain::from_metadata`] takes); element buffers cross
+//! as one-dimensional, C-contiguous NumPy arrays of storage words (module `words`),
+//! borrowed, never copied, and written in place into an output the Python side allocated
+//! once, from the buffer pool (`pool`). The Python side (`zquant/__init__.py`) turns any
+//! array into such a word view (a copy only for strided or byte-swapped input; a chunk whose
+//! rows are contiguous is read row by row, `gather`) and gives the shape separately. The GIL
+//! is released (`Python::detach`) while Rust runs. Every zquant error becomes
+//! `zquant.CodecError` (a `ValueError`) with zquant's message (`error`).
 //!
-//! One file per concern: [`chain`] and [`packbits`] run codecs, [`choose`] and [`plan`]
-//! measure data, [`dtype`] and [`registry`] describe what zquant knows. This file is the
-//! module's definition; `zquant/_zquant.pyi` is its typed surface (checked by stubtest).
+//! One file per concern: `chain` and `packbits` run codecs, `choose` and `plan` measure
+//! data, `dtype` and `registry` describe what zquant knows. This file is the module's
+//! definition; `zquant/_zquant.pyi` is its typed surface, checked by stubtest.
 
 mod chain;
 mod choose;
