@@ -299,7 +299,7 @@ class _ZquantCodec(ArrayArrayCodec):
         return replace(chunk_spec, dtype=dtype, fill_value=fill)
 
     def _codec_name(self) -> str:
-        return str(self.to_dict()["name"])
+        return self.codec_name
 
     def _encoded_zdtype(self, dtype: Any) -> Any:
         """The encoded ZDType, without a fill value: the same for all but cast_value."""
@@ -397,7 +397,7 @@ class ScaleOffset(_ZquantCodec):
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Self:
         """From the codec's JSON object."""
-        config = _parse_named(data, "scale_offset")
+        config = _parse_named(data, cls.codec_name)
         unknown = set(config) - {"offset", "scale"}
         if unknown:
             raise CodecError(f"scale_offset: unknown configuration keys {sorted(unknown)}")
@@ -411,8 +411,8 @@ class ScaleOffset(_ZquantCodec):
         if self.scale != 1:
             config["scale"] = self.scale
         if not config:
-            return {"name": "scale_offset"}
-        return {"name": "scale_offset", "configuration": config}
+            return {"name": self.codec_name}
+        return {"name": self.codec_name, "configuration": config}
 
 
 def _scalar_map_json(scalar_map: Any) -> dict[str, list[list[Any]]] | None:
@@ -488,7 +488,7 @@ class CastValue(_ZquantCodec):
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Self:
         """From the codec's JSON object."""
-        config = _parse_named(data, "cast_value")
+        config = _parse_named(data, cls.codec_name)
         unknown = set(config) - {"data_type", "rounding", "out_of_range", "scalar_map"}
         if unknown:
             raise CodecError(f"cast_value: unknown configuration keys {sorted(unknown)}")
@@ -508,7 +508,7 @@ class CastValue(_ZquantCodec):
             config["scalar_map"] = {
                 d: [(k, v) for k, v in pairs] for d, pairs in self.scalar_map.items()
             }
-        return {"name": "cast_value", "configuration": config}
+        return {"name": self.codec_name, "configuration": config}
 
     def __hash__(self) -> int:
         return hash(_dtypes.dumps(self.to_dict()))
@@ -551,7 +551,7 @@ class BitRound(_ZquantCodec):
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Self:
         """From the codec's JSON object."""
-        config = _parse_named(data, "bitround")
+        config = _parse_named(data, cls.codec_name)
         unknown = set(config) - {"keepbits"}
         if unknown or "keepbits" not in config:
             raise CodecError(f"bitround: the configuration is {{'keepbits': int}}, got {config!r}")
@@ -559,7 +559,7 @@ class BitRound(_ZquantCodec):
 
     def to_dict(self) -> dict[str, Any]:
         """The codec's JSON object."""
-        return {"name": "bitround", "configuration": {"keepbits": self.keepbits}}
+        return {"name": self.codec_name, "configuration": {"keepbits": self.keepbits}}
 
     def _decode_sync(self, chunk_array: NDBuffer, chunk_spec: ArraySpec) -> NDBuffer:
         """bitround's decode is the identity: the chunk itself, not a copy (as numcodecs'
@@ -643,7 +643,7 @@ class PackBits(ArrayBytesCodec):
     def from_dict(cls, data: dict[str, Any]) -> Self:
         """From the codec's JSON object (the README's keys; schema.json's ``start_bit``,
         ``end_bit``, ``start_byte`` and ``end_byte`` are not read, as in zarrs)."""
-        config = _parse_named(data, "packbits")
+        config = _parse_named(data, cls.codec_name)
         unknown = set(config) - {"padding_encoding", "first_bit", "last_bit"}
         if unknown:
             raise CodecError(
@@ -654,7 +654,7 @@ class PackBits(ArrayBytesCodec):
 
     def to_dict(self) -> dict[str, Any]:
         """The codec's JSON object."""
-        return {"name": "packbits", "configuration": self._configuration()}
+        return {"name": self.codec_name, "configuration": self._configuration()}
 
     def __getstate__(self) -> dict[str, Any]:
         return {k: v for k, v in self.__dict__.items() if not k.startswith("_zq")}
