@@ -9,23 +9,24 @@
 //!
 //! # Safety
 //!
-//! This module holds the extension's two `unsafe` blocks, for what neither zquant's nor
-//! the `numpy` crate's safe API can express:
+//! This module holds the extension's two `unsafe` blocks. zquant's API is not why they
+//! exist (it writes into any `&mut [W]`, pooled or not); NumPy and the allocator are:
 //!
+//! - [`empty`] makes a NumPy array view a `Vec`'s memory with `PooledBuffer` as its base
+//!   object (`borrow_from_array`), since the `numpy` crate's safe constructors (`from_vec`,
+//!   `from_owned_array`) give the memory back to the allocator, not to a pool. Sound
+//!   because of the invariant: **a `PooledBuffer`'s `Vec` is never resized, moved out or
+//!   touched by Rust from its creation until its `Drop`**, and `Drop` runs only when the
+//!   last array viewing it is gone (NumPy holds a reference to its base). The `Mutex` only
+//!   lets `Drop` take the `Vec` out of a frozen class; nothing else locks it. Memory comes
+//!   from the pool only when no `PooledBuffer` owns it, so no two arrays alias.
 //! - [`zeroed_lines`] takes zeroed memory from `alloc_zeroed` (calloc: the kernel's zero
 //!   pages, nothing written here) and makes it a `Vec<Line>`. Sound because the layout is
 //!   `Layout::array::<Line>(n)` with a nonzero size, which is what a `Vec<Line>` of
-//!   capacity `n` frees with, and all-zero bytes are a valid `Line`. The safe
-//!   `vec![Line(..); n]` writes every byte (std allocates zeroed memory for primitive
-//!   zeros, not for a user type), and `Vec::with_capacity` leaves the bytes uninitialized, which NumPy
-//!   would then read (`np.empty` semantics are fine for NumPy, not for a `&mut [u8]`).
-//! - [`empty`] makes a NumPy array view the `Vec`'s memory with `PooledBuffer` as its base
-//!   object (`borrow_from_array`). Sound because of the invariant: **a `PooledBuffer`'s
-//!   `Vec` is never resized, moved out or touched by Rust from its creation until its
-//!   `Drop`**, and `Drop` runs only when the last array viewing it is gone (NumPy holds a
-//!   reference to its base). The `Mutex` only lets `Drop` take the `Vec` out of a frozen
-//!   class; nothing else locks it. Memory comes from the pool only when no `PooledBuffer`
-//!   owns it, so no two arrays alias.
+//!   capacity `n` frees with, and all-zero bytes are a valid `Line`. The safe alternatives
+//!   cost or break something: `vec![Line(..); n]` writes every byte (std allocates zeroed
+//!   memory for primitive zeros, not for a user type), and `Vec::with_capacity` leaves the
+//!   bytes uninitialized, which a `&mut [u8]` must never be.
 
 use std::sync::Mutex;
 
