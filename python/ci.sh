@@ -2,7 +2,8 @@
 # The Python package's CI, as a user gets the package: maturin builds the abi3 wheel (one
 # wheel for every CPython from 3.12 on), then a fresh CPython 3.12 venv under target/ installs
 # that wheel and the pinned test dependencies and runs pytest, with no Rust toolchain on
-# PATH (so nothing can be compiled there). Exits non-zero on any failure.
+# PATH (so nothing can be compiled there), then type-checks the package (mypy --strict, and
+# stubtest for the compiled module's stub). Exits non-zero on any failure.
 #
 # ZQUANT_MATURIN_PROFILE=dev builds the wheel unoptimized (quicker; for trying the script).
 set -euo pipefail
@@ -34,6 +35,12 @@ env PATH="$NO_RUST_PATH" "$VENV/bin/pip" install -q --only-binary zquant "${whee
 # From the repository root, so that python/zquant (without the extension) is not imported
 # in place of the installed package.
 env PATH="$NO_RUST_PATH" "$VENV/bin/python" -m pytest -q -p no:cacheprovider python/tests
+# Types: mypy --strict on the package's source ([tool.mypy] in python/pyproject.toml; the
+# modules' own annotations and zquant/_zquant.pyi), then stubtest: that stub, as the wheel
+# ships it, against the compiled module the wheel installed (run from the repository root,
+# so the installed package is the one imported).
+(cd python && env PATH="$NO_RUST_PATH" "../$VENV/bin/python" -m mypy)
+env PATH="$NO_RUST_PATH" "$VENV/bin/python" -m mypy.stubtest zquant._zquant
 # `zquant quantize` end to end, as a user runs it (the console script, a LocalCluster of two
 # worker processes): plan, write, read back and check every element, print the report.
 QDIR=target/py-ci-quantize

@@ -19,12 +19,11 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Iterable, Sequence
-from typing import Any
+from typing import Any, TypedDict
 
 import numpy as np
 
-from . import _dtypes
-from . import _zquant
+from . import _dtypes, _registry, _zquant
 from ._zquant import CodecError, FillValueError, RustChain, empty
 
 # A direction's plan: source dtype, destination dtype, their word dtypes, the Rust call,
@@ -305,17 +304,17 @@ def encode(array: Any, codecs: Sequence[Any], fill_value: Any = None) -> np.ndar
 # --------------------------------------------------------------------------------------
 # use(): zquant's classes for zarr-python's and numcodecs' names.
 
-_ZARR_NAMES = {
-    "scale_offset": "zquant.zarr.ScaleOffset",
-    "cast_value": "zquant.zarr.CastValue",
-    "bitround": "zquant.zarr.BitRound",
-    "packbits": "zquant.zarr.PackBits",
-}
-# The names zarr-python implements itself: zquant registers them in use(), not through
-# entry points (pyproject.toml), so that installing zquant leaves plain zarr as it was.
-_REGISTERED_BY_USE = ("scale_offset", "cast_value")
-_NUMCODECS_IDS = ("fixedscaleoffset", "bitround", "quantize", "astype")
-_saved: dict[str, Any] | None = None
+# The names come from the Rust registry, each with its class (zquant._registry). What use()
+# changed, for unuse() to restore: zarr's `codecs.<name>` settings, the environment
+# variables, numcodecs' registry entries, and the names registered with zarr.
+class _Saved(TypedDict):
+    zarr: dict[str, Any]
+    env: dict[str, str | None]
+    numcodecs: dict[str, Any]
+    registered: dict[str, str]
+
+
+_saved: _Saved | None = None
 
 
 def _env_key(name: str) -> str:
@@ -350,34 +349,30 @@ def use(*, environment: bool = True) -> None:
     import zarr
     import zarr.registry
 
-    saved: dict[str, Any] = {"zarr": {}, "env": {}, "numcodecs": {}, "registered": []}
+    saved: _Saved = {"zarr": {}, "env": {}, "numcodecs": {}, "registered": {}}
+    classes = _registry.zarr_map()
+    paths = {name: _registry.class_path(cls) for name, cls in classes.items()}
     # scale_offset and cast_value have no zquant entry point (zarr-python has its own, and
     # two implementations of a name make zarr warn and pick either): they are registered
     # here, and unuse() takes them out again.
-    from . import zarr as zq_zarr
-
-    for name in _REGISTERED_BY_USE:
-        cls = getattr(zq_zarr, _ZARR_NAMES[name].rsplit(".", 1)[1])
-        if _ZARR_NAMES[name] not in zarr.registry._codec_registries.get(name, ()):
-            zarr.registry.register_codec(name, cls)
-            saved["registered"].append(name)
-    for name, path in _ZARR_NAMES.items():
+    for name in _registry.REGISTERED_BY_USE:
+        if paths[name] not in zarr.registry._codec_registries.get(name, ()):
+            zarr.registry.register_codec(name, classes[name])
+            saved["registered"][name] = paths[name]
+    for name, path in paths.items():
         saved["zarr"][name] = zarr.config.get(f"codecs.{name}", None)
-        if environment and name not in _REGISTERED_BY_USE:
+        if environment and name not in _registry.REGISTERED_BY_USE:
             saved["env"][name] = os.environ.get(_env_key(name))
             os.environ[_env_key(name)] = path
-    zarr.config.set({f"codecs.{name}": path for name, path in _ZARR_NAMES.items()})
+    zarr.config.set({f"codecs.{name}": path for name, path in paths.items()})
     try:
         import numcodecs.registry as registry
 
-        from . import numcodecs as zq_numcodecs
-
-        for codec_id in _NUMCODECS_IDS:
+        numcodecs_classes = _registry.numcodecs_map()
+        for codec_id in numcodecs_classes:
             saved["numcodecs"][codec_id] = registry.codec_registry.get(codec_id)
-        registry.register_codec(zq_numcodecs.FixedScaleOffset, "fixedscaleoffset")
-        registry.register_codec(zq_numcodecs.BitRound, "bitround")
-        registry.register_codec(zq_numcodecs.Quantize, "quantize")
-        registry.register_codec(zq_numcodecs.AsType, "astype")
+        for codec_id, cls in numcodecs_classes.items():
+            registry.register_codec(cls, codec_id)
     except ImportError:
         pass
     if _saved is None:
@@ -400,11 +395,11 @@ def unuse() -> None:
             zarr.config.set({"codecs": codecs})
         else:
             zarr.config.set({f"codecs.{name}": before})
-    for name in _saved["registered"]:
+    for name, path in _saved["registered"].items():
         # zarr has no unregister: its registry is a dict per name, keyed by class path.
         registered = zarr.registry._codec_registries.get(name)
         if registered is not None:
-            registered.pop(_ZARR_NAMES[name], None)
+            registered.pop(path, None)
     for name, before in _saved["env"].items():
         if before is None:
             os.environ.pop(_env_key(name), None)

@@ -95,7 +95,8 @@ def to_numpy(data_type: JSON) -> np.dtype[Any]:
                 f"data type {name} has no NumPy dtype without ml_dtypes: "
                 "pip install ml_dtypes (or zquant[ml-dtypes])"
             )
-        return np.dtype(getattr(ml, name))
+        dt: np.dtype[Any] = np.dtype(getattr(ml, name))
+        return dt
     raise _zquant.CodecError(
         f"data type {name!r} has no NumPy (or ml_dtypes) dtype: zquant runs it from Rust, "
         "but it cannot be held in a NumPy array"

@@ -1,9 +1,38 @@
-"""Type stubs of the extension module ``zquant._zquant`` (the thin PyO3 layer)."""
+"""Type stubs of the extension module ``zquant._zquant`` (the PyO3 layer, python/src/).
+
+The one stub of the package: the Python modules carry their own annotations. python/ci.sh
+checks this file against the built module with ``mypy.stubtest``.
+"""
 
 from collections.abc import Callable
+from typing import final
 
 import numpy as np
 import numpy.typing as npt
+
+__all__ = [
+    "CodecError",
+    "FillValueError",
+    "RustChain",
+    "check_configuration",
+    "RustPackBits",
+    "check_packbits_configuration",
+    "codec_names",
+    "PooledBuffer",
+    "empty",
+    "set_buffer_pool",
+    "buffer_pool",
+    "bit_counts",
+    "bit_information",
+    "keepbits",
+    "finite_range",
+    "fit_scale_offset",
+    "plan_stats",
+    "plan_stats_merge",
+    "plan",
+    "dtype_info",
+    "dtype_names",
+]
 
 class CodecError(ValueError):
     """A codec, metadata or input error from zquant, with zquant's message."""
@@ -12,6 +41,7 @@ class FillValueError(CodecError):
     """The array's fill value is invalid for its data type or cannot be carried through a
     codec (the codecs' configuration itself is valid)."""
 
+@final
 class RustChain:
     """A zquant ``DynChain`` built from JSON texts; immutable, shared between threads."""
 
@@ -42,6 +72,7 @@ class RustChain:
         self, src: npt.NDArray[np.unsignedinteger], shape: list[int], out: npt.NDArray[np.unsignedinteger]
     ) -> None: ...
 
+@final
 class RustPackBits:
     """zquant's ``packbits`` codec bound to a data type; immutable."""
 
@@ -54,6 +85,7 @@ class RustPackBits:
     def encode_into(self, src: npt.NDArray[np.unsignedinteger], out: npt.NDArray[np.uint8]) -> None: ...
     def decode_into(self, src: npt.NDArray[np.uint8], out: npt.NDArray[np.unsignedinteger]) -> None: ...
 
+@final
 class PooledBuffer:
     """The owner (NumPy base object) of a buffer from zquant's buffer pool."""
 
@@ -112,5 +144,9 @@ def plan(
     size: Callable[[bytes], int],
 ) -> str:
     """The plan's JSON text: ``{"winner", "bound", "target", "abs_bound", "candidates"}``."""
+def codec_names() -> list[tuple[str, str]]:
+    """Every codec name zquant runs, with its kind (``"array_to_array"`` or
+    ``"array_to_bytes"``): the Rust registry's names and aliases, then ``packbits``."""
+
 def dtype_info(name: str) -> tuple[int, int, int, bool]: ...
 def dtype_names() -> list[str]: ...

@@ -383,7 +383,7 @@ def _quantize(args: argparse.Namespace) -> int:
                 "seconds": seconds,
             }
             if not check.ok:
-                index, value, decoded = check.first  # type: ignore[misc]
+                index, value, decoded = check.first
                 failures.append(
                     f"{name}: {check.violations} of {check.elements} elements break "
                     f"{kind} {bound:g}; the first at {list(index)}: {value!r} read back as "

@@ -76,7 +76,8 @@ def _ml_dtype(name: str) -> np.dtype[Any]:
             "which is not installed: pip install 'zquant[ml-dtypes]' (or ml_dtypes)",
             name="ml_dtypes",
         ) from e
-    return np.dtype(getattr(ml_dtypes, name))
+    dt: np.dtype[Any] = np.dtype(getattr(ml_dtypes, name))
+    return dt
 
 
 def _float_text(x: float) -> str:
@@ -186,7 +187,7 @@ class _Narrow(ZDType[np.dtype[Any], Any], HasItemSize):
             f"{cls._zarr_v3_name} is a Zarr v3 data type; Zarr v2 has no name for it"
         )
 
-    def to_json(self, zarr_format: ZarrFormat) -> Any:  # type: ignore[override]
+    def to_json(self, zarr_format: ZarrFormat) -> Any:
         """The Zarr v3 name (Zarr v2 has none: ``ValueError``)."""
         if zarr_format == 3:
             return self._zarr_v3_name

@@ -129,7 +129,7 @@ class BitRound(Codec):
     def _chain(self, dtype: np.dtype[Any]) -> Chain:
         """The chain for a (native) float dtype, built once per codec object and dtype."""
         chains = self.__dict__.setdefault("_chains", {})
-        chain = chains.get(dtype)
+        chain: Chain | None = chains.get(dtype)
         if chain is None:
             name = _dtypes.from_numpy(dtype)
             config = {"keepbits": self.keepbits}
@@ -296,7 +296,7 @@ class AsType(Codec):
 
     def encode(self, buf: Any) -> np.ndarray[Any, Any]:
         """Encode: an array of ``encode_dtype`` of ``buf``'s shape."""
-        arr = ensure_ndarray(buf).view(self.decode_dtype)
+        arr: np.ndarray[Any, Any] = ensure_ndarray(buf).view(self.decode_dtype)
         if self._chain is None:
             return arr.astype(self.encode_dtype)
         enc = self._chain.encode(arr)

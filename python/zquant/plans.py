@@ -367,7 +367,8 @@ class Plan:
     @property
     def winner(self) -> Candidate:
         """The winning candidate's row."""
-        return self._candidates[self._winner]
+        winner: Candidate = self._candidates[self._winner]
+        return winner
 
     @property
     def filters(self) -> list[Any]:

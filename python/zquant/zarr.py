@@ -17,11 +17,11 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 import numpy as np
 from zarr.abc.codec import ArrayArrayCodec, ArrayBytesCodec
-from zarr.core.buffer.cpu import NDBuffer
+from zarr.core.buffer.cpu import NDBuffer as CpuNDBuffer
 from zarr.core.dtype import get_data_type_from_json
 
 from . import Chain, CodecError, _dtypes, _zquant
@@ -32,7 +32,7 @@ if TYPE_CHECKING:
     from typing import Self
 
     from zarr.core.array_spec import ArraySpec
-    from zarr.core.buffer import Buffer
+    from zarr.core.buffer import Buffer, NDBuffer
 
 __all__ = ["BitRound", "CastValue", "PackBits", "ScaleOffset"]
 
@@ -155,7 +155,7 @@ def _run(chain: Chain, chunk: Any, encode: bool) -> Any:
         raise CodecError(msg) from None
 
 
-class _Pending(NDBuffer):
+class _Pending(CpuNDBuffer):
     """A chunk whose zquant codecs have not run yet: the input array, the first codec's
     bound chain (in encoding order) and the codecs after it, the direction, and the chunk
     spec the data is in now.
@@ -168,6 +168,7 @@ class _Pending(NDBuffer):
     """
 
     _zq_src: Any = None
+    _zq_spec: tuple[Any, Any]  # set by _make, with the other _zq_ fields
 
     def __init__(self, array: Any) -> None:  # as NDBuffer's own methods build one
         self.__dict__["_zq_value"] = array
@@ -213,6 +214,10 @@ class _Pending(NDBuffer):
 class _ZquantCodec(ArrayArrayCodec):
     """What the three codecs share: zquant's chain for a chunk spec, and the calls."""
 
+    # The codec's Zarr v3 name, one of zquant's registry (``zquant._registry``): a class of
+    # this module with a ``codec_name`` is the one ``zquant.use()`` maps that name to.
+    codec_name: ClassVar[str]
+
     is_fixed_size = True
     # The data types the codec takes, for the message on one zquant does not know.
     _takes = "fixed-size integer and floating-point data types"
@@ -234,7 +239,7 @@ class _ZquantCodec(ArrayArrayCodec):
 
     def _bound(self, chunk_spec: ArraySpec) -> _Bound:
         dtype, fill = chunk_spec.dtype, chunk_spec.fill_value
-        last = self.__dict__.get("_zq_last")
+        last: _Bound | None = self.__dict__.get("_zq_last")
         if last is not None and last.dtype is dtype and last.fill is fill:
             return last
         cache = self._zq_cache()
@@ -294,7 +299,7 @@ class _ZquantCodec(ArrayArrayCodec):
         return replace(chunk_spec, dtype=dtype, fill_value=fill)
 
     def _codec_name(self) -> str:
-        return str(self.to_dict()["name"])
+        return self.codec_name
 
     def _encoded_zdtype(self, dtype: Any) -> Any:
         """The encoded ZDType, without a fill value: the same for all but cast_value."""
@@ -302,7 +307,7 @@ class _ZquantCodec(ArrayArrayCodec):
 
     def _encode_sync(self, chunk_array: NDBuffer, chunk_spec: ArraySpec) -> NDBuffer | None:
         bound = self._bound(chunk_spec)
-        if chunk_spec.prototype.nd_buffer is NDBuffer:
+        if chunk_spec.prototype.nd_buffer is CpuNDBuffer:
             out = bound.resolved_or_none()
             if out is not None:
                 if (
@@ -320,7 +325,7 @@ class _ZquantCodec(ArrayArrayCodec):
 
     def _decode_sync(self, chunk_array: NDBuffer, chunk_spec: ArraySpec) -> NDBuffer:
         bound = self._bound(chunk_spec)
-        if chunk_spec.prototype.nd_buffer is NDBuffer:
+        if chunk_spec.prototype.nd_buffer is CpuNDBuffer:
             spec = (bound.dtype, bound.fill)
             if type(chunk_array) is _Pending and chunk_array._zq_open(False):
                 out = bound.resolved_or_none()
@@ -344,8 +349,8 @@ class _ZquantCodec(ArrayArrayCodec):
         """The encoded size of ``input_byte_length`` bytes of the chunk's elements."""
         _check_supported(self._codec_name(), self._takes, chunk_spec.dtype)
         chain = self._chain_for(chunk_spec)
-        size_in = _dtypes._zquant.dtype_info(_dtypes.data_type_name(chain.data_type))[0]
-        size_out = _dtypes._zquant.dtype_info(
+        size_in = _zquant.dtype_info(_dtypes.data_type_name(chain.data_type))[0]
+        size_out = _zquant.dtype_info(
             _dtypes.data_type_name(chain.encoded_data_type)
         )[0]
         return input_byte_length // size_in * size_out
@@ -365,6 +370,8 @@ class ScaleOffset(_ZquantCodec):
         strings such as ``"0.1"`` are not that encoding and are refused when the codec is
         bound to the array. Defaults 0 and 1.
     """
+
+    codec_name: ClassVar[str] = "scale_offset"
 
     offset: int | float | str
     scale: int | float | str
@@ -390,7 +397,7 @@ class ScaleOffset(_ZquantCodec):
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Self:
         """From the codec's JSON object."""
-        config = _parse_named(data, "scale_offset")
+        config = _parse_named(data, cls.codec_name)
         unknown = set(config) - {"offset", "scale"}
         if unknown:
             raise CodecError(f"scale_offset: unknown configuration keys {sorted(unknown)}")
@@ -404,8 +411,8 @@ class ScaleOffset(_ZquantCodec):
         if self.scale != 1:
             config["scale"] = self.scale
         if not config:
-            return {"name": "scale_offset"}
-        return {"name": "scale_offset", "configuration": config}
+            return {"name": self.codec_name}
+        return {"name": self.codec_name, "configuration": config}
 
 
 def _scalar_map_json(scalar_map: Any) -> dict[str, list[list[Any]]] | None:
@@ -445,6 +452,8 @@ class CastValue(_ZquantCodec):
         zarr-python's form (a dict per direction) is accepted too.
     """
 
+    codec_name: ClassVar[str] = "cast_value"
+
     data_type: Any
     rounding: Rounding
     out_of_range: OutOfRange | None
@@ -479,7 +488,7 @@ class CastValue(_ZquantCodec):
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Self:
         """From the codec's JSON object."""
-        config = _parse_named(data, "cast_value")
+        config = _parse_named(data, cls.codec_name)
         unknown = set(config) - {"data_type", "rounding", "out_of_range", "scalar_map"}
         if unknown:
             raise CodecError(f"cast_value: unknown configuration keys {sorted(unknown)}")
@@ -499,7 +508,7 @@ class CastValue(_ZquantCodec):
             config["scalar_map"] = {
                 d: [(k, v) for k, v in pairs] for d, pairs in self.scalar_map.items()
             }
-        return {"name": "cast_value", "configuration": config}
+        return {"name": self.codec_name, "configuration": config}
 
     def __hash__(self) -> int:
         return hash(_dtypes.dumps(self.to_dict()))
@@ -519,6 +528,8 @@ class BitRound(_ZquantCodec):
         The mantissa bits to keep, at least 1 (the ``bitround`` README; 0 is
         ``numcodecs.bitround``'s) and at most the type's.
     """
+
+    codec_name: ClassVar[str] = "bitround"
 
     keepbits: int
     _takes = "fixed-size integer, floating-point, complex and time data types"
@@ -540,7 +551,7 @@ class BitRound(_ZquantCodec):
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Self:
         """From the codec's JSON object."""
-        config = _parse_named(data, "bitround")
+        config = _parse_named(data, cls.codec_name)
         unknown = set(config) - {"keepbits"}
         if unknown or "keepbits" not in config:
             raise CodecError(f"bitround: the configuration is {{'keepbits': int}}, got {config!r}")
@@ -548,7 +559,7 @@ class BitRound(_ZquantCodec):
 
     def to_dict(self) -> dict[str, Any]:
         """The codec's JSON object."""
-        return {"name": "bitround", "configuration": {"keepbits": self.keepbits}}
+        return {"name": self.codec_name, "configuration": {"keepbits": self.keepbits}}
 
     def _decode_sync(self, chunk_array: NDBuffer, chunk_spec: ArraySpec) -> NDBuffer:
         """bitround's decode is the identity: the chunk itself, not a copy (as numcodecs'
@@ -590,6 +601,7 @@ class PackBits(ArrayBytesCodec):
         is 0 and ``N - 1``, ``N`` the component's bits (4 for ``int4``, 16 for ``uint16``).
     """
 
+    codec_name: ClassVar[str] = "packbits"
     is_fixed_size = True
 
     padding_encoding: PaddingEncoding
@@ -631,7 +643,7 @@ class PackBits(ArrayBytesCodec):
     def from_dict(cls, data: dict[str, Any]) -> Self:
         """From the codec's JSON object (the README's keys; schema.json's ``start_bit``,
         ``end_bit``, ``start_byte`` and ``end_byte`` are not read, as in zarrs)."""
-        config = _parse_named(data, "packbits")
+        config = _parse_named(data, cls.codec_name)
         unknown = set(config) - {"padding_encoding", "first_bit", "last_bit"}
         if unknown:
             raise CodecError(
@@ -642,7 +654,7 @@ class PackBits(ArrayBytesCodec):
 
     def to_dict(self) -> dict[str, Any]:
         """The codec's JSON object."""
-        return {"name": "packbits", "configuration": self._configuration()}
+        return {"name": self.codec_name, "configuration": self._configuration()}
 
     def __getstate__(self) -> dict[str, Any]:
         return {k: v for k, v in self.__dict__.items() if not k.startswith("_zq")}
@@ -651,7 +663,7 @@ class PackBits(ArrayBytesCodec):
         self.__dict__.update(state)
 
     def _bound(self, data_type: Any) -> _BoundPackBits:
-        last = self.__dict__.get("_zq_last")
+        last: _BoundPackBits | None = self.__dict__.get("_zq_last")
         if last is not None and last.dtype is data_type:
             return last
         cache = self.__dict__.get("_zq")
