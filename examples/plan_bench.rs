@@ -7,7 +7,9 @@
 //! Six synthetic float32 fields of 24 x 181 x 360 (time, lat, lon), chunks of one time step,
 //! every chunk compressed with zstd level 3, at two or three bounds each:
 //!
-//! - **plan**: `zquant::plan` (default readers: plain zarr-python), statistics over the whole
+//! - **plan**: `zquant::plan` with readers plain zarr-python (as Python's
+//!   `zquant.choose.plan` plans by default; the last column with Rust's default readers,
+//!   zarr-python and zarrs, which rules out `numcodecs.delta`), statistics over the whole
 //!   field, a sample of 4 chunks spread over time;
 //! - **cbp bitround**: ClimateBenchPress's rule `keepbits = -floor(log2(bound / max|x|)) - 1`;
 //! - **linear u16**: `scale_offset` (offset min, scale `1 / (2 bound)`) + `cast_value` uint16
@@ -31,7 +33,7 @@ use zquant::DTypeId;
 use zquant::DynChain;
 use zquant::choose::{BitCounts, InformationOptions};
 use zquant::dtype::{WordBuf, Words, WordsMut};
-use zquant::plan::{Candidate, PlanOptions, PlanStats, Target, plan};
+use zquant::plan::{Candidate, PlanOptions, PlanStats, Readers, Target, plan};
 use zquant::zarr::PackBits;
 
 const T: usize = 24;
@@ -307,10 +309,16 @@ fn bitround(k: u32) -> Vec<Value> {
 fn main() {
     let mut ratios = Vec::new();
     let (mut t_read, mut t_stats, mut t_plan, mut t_zstd, mut t_fixed) = (0.0, 0.0, 0.0, 0.0, 0.0);
+    // The stores zarr-python writes, as `zquant.choose.plan` plans them by default.
+    let zarr_python = PlanOptions {
+        readers: Readers::ZarrPython,
+        ..PlanOptions::default()
+    };
+    let mut ratios_zarrs = Vec::new();
     println!(
-        "| field | bound | plan chain | plan bytes | plan err | cbp bitround | linear u16 | CF int16 | xbitinfo 0.99 (err) | zstd | best baseline / plan |"
+        "| field | bound | plan chain | plan bytes | plan err | cbp bitround | linear u16 | CF int16 | xbitinfo 0.99 (err) | zstd | best baseline / plan | plan for zarr-python and zarrs (best baseline / it) |"
     );
-    println!("|---|---|---|---|---|---|---|---|---|---|---|");
+    println!("|---|---|---|---|---|---|---|---|---|---|---|---|");
     for (name, data, bounds) in fields() {
         let words: Vec<u32> = data.iter().map(|x| x.to_bits()).collect();
         let shape = [T, LAT, LON];
@@ -368,7 +376,7 @@ fn main() {
                 &stats,
                 &samples,
                 Target::MaxAbsError(bound),
-                &PlanOptions::default(),
+                &zarr_python,
                 &mut |b: &[u8]| {
                     let t = Instant::now();
                     let n = zstd_len(b);
@@ -422,26 +430,45 @@ fn main() {
                 .unwrap();
             let ratio = best as f64 / pb as f64;
             ratios.push(ratio);
+            // The same, for stores zarrs writes too (Rust's default readers: no delta).
+            let pz = plan(
+                DTypeId::Float32,
+                &json!("NaN"),
+                &stats,
+                &samples,
+                Target::MaxAbsError(bound),
+                &PlanOptions::default(),
+                &mut |b: &[u8]| zstd_len(b),
+            )
+            .unwrap();
+            let (pzb, pze) = run_plan(&data, pz.winner());
+            assert!(pze <= pz.bound(), "{name} {bound}: {pze} > {}", pz.bound());
+            let ratio_zarrs = best as f64 / pzb as f64;
+            ratios_zarrs.push(ratio_zarrs);
             let cell = |r: Option<(usize, f64)>| {
                 r.map_or("does not fit".to_string(), |(b, e)| {
                     format!("{b} ({e:.4e})")
                 })
             };
             println!(
-                "| {name} | {bound} | {} | {pb} | {pe:.4e} | {} k={kc} | {} | {} | {} k={kx} ({:.2e}) | {lossless} | {ratio:.3} |",
+                "| {name} | {bound} | {} | {pb} | {pe:.4e} | {} k={kc} | {} | {} | {} k={kx} ({:.2e}) | {lossless} | {ratio:.3} | {} {pzb} ({ratio_zarrs:.3}) |",
                 w.name,
                 cell(Some(cbp)),
                 cell(lin),
                 cell(cf),
                 xbit.0,
                 xbit.1,
+                pz.winner().name,
             );
         }
     }
     let geomean = (ratios.iter().map(|r| r.ln()).sum::<f64>() / ratios.len() as f64).exp();
+    let geomean_zarrs =
+        (ratios_zarrs.iter().map(|r| r.ln()).sum::<f64>() / ratios_zarrs.len() as f64).exp();
     println!();
     println!(
-        "geometric mean of (best of cbp bitround, linear u16, CF int16 bytes) / (plan bytes): {geomean:.3} over {} rows",
+        "geometric mean of (best of cbp bitround, linear u16, CF int16 bytes) / (plan bytes): {geomean:.3} over {} rows \
+         (readers zarr-python, as Python plans); {geomean_zarrs:.3} for zarr-python and zarrs (Rust's default)",
         ratios.len()
     );
     println!(

@@ -158,20 +158,25 @@ impl Target {
 /// Which readers must open the winning chain.
 ///
 /// ```
-/// assert_eq!(zquant::plan::Readers::default(), zquant::plan::Readers::ZarrPython);
+/// use zquant::plan::Readers;
+/// // Rust's default: chains both zarr-python and zarrs (so zquant itself) open.
+/// assert_eq!(Readers::default(), Readers::ZarrPythonAndZarrs);
 /// ```
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum Readers {
     /// Plain zarr-python (3.4) with its built-in codecs: `scale_offset`, `cast_value` to
-    /// the types zarr-python has (not `bfloat16` or the `float8` types), and
-    /// `numcodecs.bitround`; not `packbits`, not `bitround` by its v3 name.
-    #[default]
+    /// the types zarr-python has (not `bfloat16` or the `float8` types),
+    /// `numcodecs.bitround`, `numcodecs.delta` and `numcodecs.shuffle`; not `packbits`, not
+    /// `bitround` by its v3 name. Python's `zquant.choose.plan` asks for this by default,
+    /// as zarr-python writes its stores.
     ZarrPython,
     /// zarrs, with `zquant::zarrs::register()`: every chain but those with
     /// `numcodecs.delta`, which zarrs does not have.
     Zarrs,
-    /// Both plain zarr-python and zarrs (what `zquant::zarrs::quantize` asks by default,
-    /// as zarrs writes the store).
+    /// Both plain zarr-python and zarrs (the default in Rust, and what
+    /// `zquant::zarrs::quantize` always asks, as zarrs writes the store): every chain
+    /// zquant's run-time chains can run too.
+    #[default]
     ZarrPythonAndZarrs,
     /// Any chain zquant writes (zarrs with `zquant::zarrs::register()` reads all but
     /// `numcodecs.delta`, which zarr-python reads).
@@ -217,7 +222,7 @@ impl Default for PlanOptions {
     fn default() -> Self {
         PlanOptions {
             headroom: 0.0,
-            readers: Readers::ZarrPython,
+            readers: Readers::ZarrPythonAndZarrs,
             sample_elements: 1 << 22,
             lossless_fallback: false,
         }

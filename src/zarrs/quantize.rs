@@ -25,7 +25,7 @@ pub use crate::plan::{Readers, Target};
 /// use zquant::zarrs::{QuantizeOptions, Target};
 /// let mut o = QuantizeOptions::new(Target::MaxAbsError(0.01));
 /// o.plan.headroom = 0.1; // room for later values 10% of the span beyond the data's
-/// assert_eq!(o.plan.readers, zquant::plan::Readers::ZarrPython);
+/// assert_eq!(o.plan.readers, zquant::plan::Readers::ZarrPythonAndZarrs);
 /// ```
 #[derive(Clone, Debug, PartialEq)]
 pub struct QuantizeOptions {
