@@ -1047,7 +1047,7 @@ pub(crate) fn fit_in_codes(
         // First by the a-priori bound alone (a few operations a try), then the exact
         // check, within its budget, bisects the smaller scales the a-priori bound ruled
         // out: the coarsest step whose every code meets the bound.
-        let budget = std::mem::replace(&mut fit.exact_budget, Some(std::cell::Cell::new(0)));
+        let budget = fit.exact_budget.replace(std::cell::Cell::new(0));
         let mut found = None;
         for (i, f) in factors.iter().enumerate() {
             if let Step::Fits(c) = fit.at_scale(start * f, Some(max_abs_error)) {
