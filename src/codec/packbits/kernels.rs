@@ -6,6 +6,7 @@
 //! little-endian copy the `bytes` codec writes. Where the CPU has AVX-512, the arch layer's
 //! twins (`crate::arch::packbits`) take the bulk of the array and these kernels the rest.
 
+use crate::arch;
 use crate::number::storage::{Word, Words, WordsMut};
 
 /// What the kernels need: loop invariants only.
@@ -21,6 +22,18 @@ pub(crate) struct Plan {
     pub(crate) components: usize,
     /// Sign-extend on decode.
     pub(crate) signed: bool,
+}
+
+impl Plan {
+    /// The layout the arch layer's twins take.
+    fn fields(self) -> arch::packbits::Fields {
+        arch::packbits::Fields {
+            f: self.f,
+            b: self.b,
+            n: self.n,
+            signed: self.signed,
+        }
+    }
 }
 
 /// The low `b` bits (`b` in `1..=64`).
@@ -74,16 +87,31 @@ pub(crate) fn pack<W: Word>(src: &[W], p: Plan, out: &mut [u8]) {
         }
         return;
     }
-    let mut done = 0;
-    if let Words::U8(s) = W::words(src) {
-        // One-byte codes (`f + b <= N <= 8`): eight at a time.
-        let o = &mut *out;
-        done = crate::arch::vectorized(
+    let fields = p.fields();
+    let done = match W::words(src) {
+        Words::U8(s) => {
+            // AVX-512 takes the bulk, then eight codes at a time, then the accumulator.
+            let d = arch::packbits::pack_u8(s, fields, out);
+            let (s, o) = (&s[d..], &mut out[d * p.b as usize / 8..]);
+            d + arch::vectorized(
+                #[inline(always)]
+                move || pack_bytes(s, p.f, p.b, o),
+            )
+        }
+        Words::U16(s) => arch::packbits::pack_u16(s, fields, out),
+        Words::U32(s) => arch::packbits::pack_u32(s, fields, out),
+        Words::U64(_) => 0,
+    };
+    let (src, out) = (&src[done..], &mut out[done * p.b as usize / 8..]);
+    let more = if W::BITS > 8 && p.b <= 16 {
+        arch::vectorized(
             #[inline(always)]
-            move || pack_bytes(s, p.f, p.b, o),
-        );
-    }
-    pack_tail(&src[done..], p, &mut out[done * p.b as usize / 8..]);
+            || pack_groups(src, p, out),
+        )
+    } else {
+        0
+    };
+    pack_tail(&src[more..], p, &mut out[more * p.b as usize / 8..]);
 }
 
 /// [`pack`] of one-byte components, eight at a time: the count done (a multiple of 8).
@@ -122,6 +150,28 @@ fn pack_bytes(src: &[u8], f: u32, b: u32, out: &mut [u8]) -> usize {
     g * 8
 }
 
+/// [`pack`] of fields of `b <= 16` bits, eight codes (`b` bytes) a step without a branch:
+/// codes 0-3 and 4-7 each fill a `u64` (`4b <= 64` bits), joined in a `u128` stored whole
+/// (its bytes past `b` are zero, and the next step's store overwrites them). The count done.
+#[inline(always)]
+fn pack_groups<W: Word>(src: &[W], p: Plan, out: &mut [u8]) -> usize {
+    let (b, mask) = (p.b, low(p.b));
+    let step = b as usize;
+    let mut g = 0;
+    for codes in src.chunks_exact(8) {
+        let Some(o) = out.get_mut(g * step..g * step + 16) else {
+            break;
+        };
+        let c = |j: usize| (codes[j].to_u64() >> p.f) & mask;
+        let lo = c(0) | c(1) << b | c(2) << (2 * b) | c(3) << (3 * b);
+        let hi = c(4) | c(5) << b | c(6) << (2 * b) | c(7) << (3 * b);
+        let y = u128::from(lo) | u128::from(hi) << (4 * b);
+        o.copy_from_slice(&y.to_le_bytes());
+        g += 1;
+    }
+    8 * g
+}
+
 /// [`pack`] through a `u64` bit accumulator: whole words out, any width.
 fn pack_tail<W: Word>(src: &[W], p: Plan, out: &mut [u8]) {
     let mask = low(p.b);
@@ -155,13 +205,32 @@ pub(crate) fn unpack<W: Word>(src: &[u8], p: Plan, out: &mut [W]) {
         }
         return;
     }
-    let mut done = 0;
-    if let WordsMut::U8(o) = W::words_mut(out) {
-        done = crate::arch::vectorized(
+    let fields = p.fields();
+    let done = match W::words_mut(out) {
+        WordsMut::U8(o) => {
+            let d = arch::packbits::unpack_u8(src, fields, o);
+            let (s, o) = (&src[(d * p.b as usize / 8).min(src.len())..], &mut o[d..]);
+            d + arch::vectorized(
+                #[inline(always)]
+                move || unpack_bytes(s, p, o),
+            )
+        }
+        WordsMut::U16(o) => arch::packbits::unpack_u16(src, fields, o),
+        WordsMut::U32(o) => arch::packbits::unpack_u32(src, fields, o),
+        WordsMut::U64(_) => 0,
+    };
+    let (src, out) = (
+        &src[(done * p.b as usize / 8).min(src.len())..],
+        &mut out[done..],
+    );
+    let done = if W::BITS > 8 && p.b <= 56 {
+        arch::vectorized(
             #[inline(always)]
-            move || unpack_bytes(src, p, o),
-        );
-    }
+            || unpack_groups(src, p, out),
+        )
+    } else {
+        0
+    };
     unpack_tail(
         &src[(done * p.b as usize / 8).min(src.len())..],
         p,
@@ -213,6 +282,37 @@ fn unpack_bytes(src: &[u8], p: Plan, out: &mut [u8]) -> usize {
         g += 1;
     }
     g * 8
+}
+
+/// [`unpack`] of fields of `b <= 56` bits, eight codes (`b` bytes) a step: code `j` is read
+/// from the `u64` at its first byte (`j*b / 8` into the step), which holds all of it, with
+/// one bounds check a step. The count done.
+#[inline(always)]
+fn unpack_groups<W: Word>(src: &[u8], p: Plan, out: &mut [W]) -> usize {
+    let b = p.b as usize;
+    let at: [usize; 8] = std::array::from_fn(|j| j * b / 8);
+    let sh: [u32; 8] = std::array::from_fn(|j| (j * b % 8) as u32);
+    let mask = low(p.b);
+    let top = p.f + p.b - 1;
+    let (up, keep, signed) = (63 - top, low(p.n), p.signed);
+    let mut g = 0;
+    for o in out.chunks_exact_mut(8) {
+        let Some(s) = src.get(g * b..g * b + at[7] + 8) else {
+            break;
+        };
+        for j in 0..8 {
+            let v = ((load8(&s[at[j]..]) >> sh[j]) & mask) << p.f;
+            // Shifting the code's top bit to bit 63 and back sign-extends it.
+            let v = if signed {
+                (((v << up) as i64) >> up) as u64 & keep
+            } else {
+                v
+            };
+            o[j] = W::from_u64(v);
+        }
+        g += 1;
+    }
+    8 * g
 }
 
 /// The little-endian `u64` at byte `i` of `s`, zero past its end.
