@@ -389,29 +389,74 @@ mod x86 {
         } else {
             _mm512_set1_epi32(low(p.b) as u32 as i32)
         };
-        let f = count(p.f);
         let mut gather = [(_mm512_setzero_si512(), 0u64); 8];
         for (g, (idx, used)) in gather.iter_mut().zip(&t.gather).take(t.slots) {
             *g = (table(idx), *used);
         }
-        let gather = &gather[..t.slots];
-        let lanes = 512 / L as usize;
-        let step = lanes * p.b as usize / 8;
+        let k = WideKernel {
+            f: count(p.f),
+            mask,
+            shifts,
+            spills,
+            lanes: 512 / L as usize,
+            step: (512 / L * p.b / 8) as usize,
+        };
+        // The slot count as a constant, so that the tables stay in registers; unused slots
+        // (a mask of 0) add nothing.
+        match t.slots {
+            1 => pack_steps::<L, 1>(&k, &first(&gather), src, out),
+            2 => pack_steps::<L, 2>(&k, &first(&gather), src, out),
+            3 => pack_steps::<L, 3>(&k, &first(&gather), src, out),
+            4 => pack_steps::<L, 4>(&k, &first(&gather), src, out),
+            _ => pack_steps::<L, 8>(&k, &gather, src, out),
+        }
+    }
+
+    /// The first `S` (at most 8) of eight slots.
+    fn first<const S: usize>(g: &[(__m512i, u64); 8]) -> [(__m512i, u64); S] {
+        std::array::from_fn(|i| g[i % 8])
+    }
+
+    /// The loop invariants of [`pack_wide`].
+    struct WideKernel {
+        f: __m128i,
+        mask: __m512i,
+        shifts: __m512i,
+        spills: __m512i,
+        lanes: usize,
+        step: usize,
+    }
+
+    /// [`pack_wide`]'s loop, with `S` contributor slots.
+    #[inline]
+    #[target_feature(enable = "avx512f,avx512bw,avx512vbmi")]
+    fn pack_steps<const L: u32, const S: usize>(
+        k: &WideKernel,
+        gather: &[(__m512i, u64); S],
+        src: &[u8],
+        out: &mut [u8],
+    ) -> usize {
         let steps = src.len() / 64;
         let mut g = 0;
         while g < steps {
-            let at = g * step;
-            if at + step > out.len() {
+            let at = g * k.step;
+            if at + k.step > out.len() {
                 break;
             }
             // SAFETY: `g < steps`: bytes `64g..64g + 64` are in `src`.
             let x = unsafe { _mm512_loadu_si512(src.as_ptr().add(64 * g).cast()) };
             let (lo, hi) = if L == 16 {
-                let x = _mm512_and_si512(_mm512_srl_epi16(x, f), mask);
-                (_mm512_sllv_epi16(x, shifts), _mm512_srlv_epi16(x, spills))
+                let x = _mm512_and_si512(_mm512_srl_epi16(x, k.f), k.mask);
+                (
+                    _mm512_sllv_epi16(x, k.shifts),
+                    _mm512_srlv_epi16(x, k.spills),
+                )
             } else {
-                let x = _mm512_and_si512(_mm512_srl_epi32(x, f), mask);
-                (_mm512_sllv_epi32(x, shifts), _mm512_srlv_epi32(x, spills))
+                let x = _mm512_and_si512(_mm512_srl_epi32(x, k.f), k.mask);
+                (
+                    _mm512_sllv_epi32(x, k.shifts),
+                    _mm512_srlv_epi32(x, k.spills),
+                )
             };
             let mut y = _mm512_maskz_permutex2var_epi8(gather[0].1, lo, gather[0].0, hi);
             for &(idx, used) in &gather[1..] {
@@ -425,12 +470,12 @@ mod x86 {
             } else {
                 // SAFETY: the masked store writes bytes `at..at + step`, inside `out`.
                 unsafe {
-                    _mm512_mask_storeu_epi8(out.as_mut_ptr().add(at).cast(), low(step as u32), y)
+                    _mm512_mask_storeu_epi8(out.as_mut_ptr().add(at).cast(), low(k.step as u32), y)
                 };
             }
             g += 1;
         }
-        g * lanes
+        g * k.lanes
     }
 
     /// Unpack words of `L` bits (into their little-endian bytes `out`): the count of
