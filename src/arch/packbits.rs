@@ -11,9 +11,10 @@
 //! there. The results are those of the portable kernels, bit for bit: the same fields, the
 //! same sign extension, nothing else written.
 //!
-//! - One-byte words: encoding merges neighbours in three shift-and-select steps (pairs of
-//!   bytes, then of 16-bit and of 32-bit halves: `vpsrlw`/`vpsrld`/`vpsrlq` and
-//!   `vpternlogq`), then `vpermb` packs each `u64`'s `b` bytes together; decoding spreads
+//! - One-byte words: encoding merges neighbours within lanes, by two multiply-adds
+//!   (`vpmaddubsw`, `vpmaddwd`) for 2, 4 and 6 bits, by three shift-and-select steps
+//!   (`vpsrlw`/`vpsrld`/`vpsrlq` and `vpternlogq`) otherwise, then `vpermb` (or `vpermi2b`
+//!   over two steps) packs the lanes' bytes together; decoding spreads
 //!   each `u64`'s `b` bytes with `vpermb` and cuts the fields with `vpmultishiftqb`.
 //! - Two- and four-byte words: encoding shifts each code to its bit offset in its first
 //!   byte (`vpsllvw`/`vpsllvd`, and `vpsrlvw`/`vpsrlvd` for the bits that spill over the
@@ -243,47 +244,124 @@ mod x86 {
     /// The CPU must have AVX-512 F, BW and VBMI; `p.f + p.b <= 8`.
     #[target_feature(enable = "avx512f,avx512bw,avx512vbmi")]
     pub(super) unsafe fn pack_u8(src: &[u8], p: Fields, out: &mut [u8]) -> usize {
-        let b = p.b as usize;
-        let mask = _mm512_set1_epi64(rep8(low(p.b)) as i64);
-        let m1 = _mm512_set1_epi64(rep16(low(p.b)) as i64);
-        let m2 = _mm512_set1_epi64(rep32(low(2 * p.b)) as i64);
-        let m4 = _mm512_set1_epi64(low(4 * p.b) as i64);
-        let (c0, c1, c2, c3) = (
-            count(p.f),
-            count(8 - p.b),
-            count(16 - 2 * p.b),
-            count(32 - 4 * p.b),
-        );
-        // Output byte `m` is byte `m % b` of `u64` lane `m / b`.
-        let mut idx = [0u8; 64];
-        for (m, x) in idx.iter_mut().enumerate().take(8 * b) {
-            *x = ((m / b) * 8 + m % b) as u8;
+        if p.b.is_multiple_of(2) && p.b <= 6 {
+            pack_u8_steps::<true>(src, p, out)
+        } else {
+            pack_u8_steps::<false>(src, p, out)
         }
-        // SAFETY: 64 bytes from an array of 64.
-        let idx = unsafe { _mm512_loadu_si512(idx.as_ptr().cast()) };
+    }
+
+    /// The loop invariants of [`merge`].
+    struct Merge {
+        f: __m128i,
+        mask: __m512i,
+        /// `EVEN`: the multipliers of `vpmaddubsw` (1 and `2^b`) and `vpmaddwd` (1 and
+        /// `2^2b`); otherwise the masks of the three selects.
+        m1: __m512i,
+        m2: __m512i,
+        m4: __m512i,
+        c1: __m128i,
+        c2: __m128i,
+        c3: __m128i,
+    }
+
+    /// 64 one-byte codes merged within lanes: with `EVEN` (`b` in 2, 4, 6), each 32-bit lane
+    /// holds its four fields in its low `4b` bits (`b/2` whole bytes), by two multiply-adds
+    /// whose products stay far below their saturation; otherwise each 64-bit lane holds its
+    /// eight fields in its low `8b` bits (`b` bytes), by three shift-and-select steps.
+    #[inline]
+    #[target_feature(enable = "avx512f,avx512bw")]
+    fn merge<const EVEN: bool>(k: &Merge, x: __m512i) -> __m512i {
+        let x = _mm512_and_si512(_mm512_srl_epi64(x, k.f), k.mask);
+        if EVEN {
+            _mm512_madd_epi16(_mm512_maddubs_epi16(x, k.m1), k.m2)
+        } else {
+            let x = select(k.m1, x, _mm512_srl_epi16(x, k.c1));
+            let x = select(k.m2, x, _mm512_srl_epi32(x, k.c2));
+            select(k.m4, x, _mm512_srl_epi64(x, k.c3))
+        }
+    }
+
+    /// [`pack_u8`]'s loops: two steps at a time (into one store when both fit in 64 bytes),
+    /// then one.
+    #[inline]
+    #[target_feature(enable = "avx512f,avx512bw,avx512vbmi")]
+    fn pack_u8_steps<const EVEN: bool>(src: &[u8], p: Fields, out: &mut [u8]) -> usize {
+        let b = p.b as usize;
+        let k = if EVEN {
+            Merge {
+                f: count(p.f),
+                mask: _mm512_set1_epi64(rep8(low(p.b)) as i64),
+                m1: _mm512_set1_epi16((1 | (1 << (p.b + 8))) as i16),
+                m2: _mm512_set1_epi32(1 | (1 << (2 * p.b + 16))),
+                m4: _mm512_setzero_si512(),
+                c1: count(0),
+                c2: count(0),
+                c3: count(0),
+            }
+        } else {
+            Merge {
+                f: count(p.f),
+                mask: _mm512_set1_epi64(rep8(low(p.b)) as i64),
+                m1: _mm512_set1_epi64(rep16(low(p.b)) as i64),
+                m2: _mm512_set1_epi64(rep32(low(2 * p.b)) as i64),
+                m4: _mm512_set1_epi64(low(4 * p.b) as i64),
+                c1: count(8 - p.b),
+                c2: count(16 - 2 * p.b),
+                c3: count(32 - 4 * p.b),
+            }
+        };
+        // Output byte `m` is byte `m % per` of lane `m / per` (`per` bytes in each lane of
+        // `width` bytes); `pair` also takes the next step's bytes from the second vector.
+        let (per, width) = if EVEN { (b / 2, 4) } else { (b, 8) };
         let step = 8 * b;
+        let (mut idx, mut pair) = ([0u8; 64], [0u8; 64]);
+        for m in 0..step {
+            idx[m] = ((m / per) * width + m % per) as u8;
+            if m + step < 64 {
+                pair[m] = idx[m];
+                pair[m + step] = 64 + idx[m];
+            }
+        }
+        let (idx, pair) = (table(&idx), table(&pair));
+        let load = |g: usize| {
+            // SAFETY: callers pass `g < src.len() / 64`: bytes `64g..64g + 64` are in `src`.
+            unsafe { _mm512_loadu_si512(src.as_ptr().add(64 * g).cast()) }
+        };
         let steps = src.len() / 64;
         let mut g = 0;
-        while g < steps && g * step < out.len() {
-            // SAFETY: `g < steps`: bytes `64g..64g + 64` are in `src`.
-            let x = unsafe { _mm512_loadu_si512(src.as_ptr().add(64 * g).cast()) };
-            let x = _mm512_and_si512(_mm512_srl_epi64(x, c0), mask);
-            let x = select(m1, x, _mm512_srl_epi16(x, c1));
-            let x = select(m2, x, _mm512_srl_epi32(x, c2));
-            let x = select(m4, x, _mm512_srl_epi64(x, c3));
-            let y = _mm512_permutexvar_epi8(idx, x);
+        if 2 * step <= 64 {
+            while g + 2 <= steps && g * step + 64 <= out.len() {
+                let (x0, x1) = (merge::<EVEN>(&k, load(g)), merge::<EVEN>(&k, load(g + 1)));
+                let y = _mm512_permutex2var_epi8(x0, pair, x1);
+                // SAFETY: bytes `g*step..g*step + 64` are in `out` (checked); those past the
+                // two steps' are written again by the next step or by the portable tail.
+                unsafe { _mm512_storeu_si512(out.as_mut_ptr().add(g * step).cast(), y) };
+                g += 2;
+            }
+        } else {
+            while g + 2 <= steps && (g + 1) * step + 64 <= out.len() {
+                let y0 = _mm512_permutexvar_epi8(idx, merge::<EVEN>(&k, load(g)));
+                let y1 = _mm512_permutexvar_epi8(idx, merge::<EVEN>(&k, load(g + 1)));
+                // SAFETY: bytes `g*step..(g + 1)*step + 64` are in `out` (checked); as above.
+                unsafe {
+                    _mm512_storeu_si512(out.as_mut_ptr().add(g * step).cast(), y0);
+                    _mm512_storeu_si512(out.as_mut_ptr().add((g + 1) * step).cast(), y1);
+                }
+                g += 2;
+            }
+        }
+        while g < steps && g * step + step <= out.len() {
+            let y = _mm512_permutexvar_epi8(idx, merge::<EVEN>(&k, load(g)));
             let at = g * step;
             if at + 64 <= out.len() {
-                // SAFETY: bytes `at..at + 64` are in `out`; those past the step's `8b` are
-                // written again by the next step or by the portable tail.
+                // SAFETY: bytes `at..at + 64` are in `out`; as above.
                 unsafe { _mm512_storeu_si512(out.as_mut_ptr().add(at).cast(), y) };
-            } else if at + step <= out.len() {
+            } else {
                 // SAFETY: the masked store writes bytes `at..at + step`, inside `out`.
                 unsafe {
                     _mm512_mask_storeu_epi8(out.as_mut_ptr().add(at).cast(), low(8 * p.b), y)
                 };
-            } else {
-                break;
             }
             g += 1;
         }
