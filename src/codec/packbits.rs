@@ -37,6 +37,13 @@
 //! `float16`, the `float8` family, their complex types, `complex64`/`complex128` and the
 //! time types, which zarrs also packs (docs/spec-readings.md, "packbits").
 //!
+//! The kernels pack words, never single bits: one-byte types through shifts and masks on
+//! eight elements at a time in a `u64` (16 nibbles of `uint4` into one `u64`), wider types
+//! through a `u64` bit accumulator that writes whole words, and whole-word codes (`b == N`,
+//! a multiple of 8) as the little-endian copy the `bytes` codec writes. Words of two bytes
+//! or more also go eight codes a step where the width allows (no branch per code), and on
+//! CPUs with AVX-512 the arch layer's twins take the bulk of every width.
+//!
 //! The module holds the configuration (`configuration`), the codec (here) and its kernels
 //! (`kernels`, whose AVX-512 twins are in the arch layer).
 
@@ -51,7 +58,7 @@ use crate::dtype::{DTypeId, Kind};
 use crate::error::MetadataError;
 use crate::number::storage::{WordBuf, Words, WordsMut};
 use configuration::{check_order, field};
-use kernels::{Plan, pack, unpack};
+use kernels::{pack, unpack};
 
 /// The Zarr name.
 pub const NAME: &str = "packbits";
@@ -140,6 +147,21 @@ pub struct PackBits {
     first_given: Option<u32>,
     last_given: Option<u32>,
     plan: Plan,
+}
+
+/// What the kernels need: loop invariants only.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Plan {
+    /// `first_bit`.
+    f: u32,
+    /// Bits per component, `1..=64`.
+    b: u32,
+    /// `N`, the component's code width.
+    n: u32,
+    /// Components per element (1 or 2).
+    components: usize,
+    /// Sign-extend on decode.
+    signed: bool,
 }
 
 /// A component's code width and signedness.

@@ -1,28 +1,11 @@
-//! packbits' portable kernels: storage words to packed bits and back, a word at a time.
-//!
-//! One-byte types go through shifts and masks on eight elements at a time in a `u64` (16
-//! nibbles of `uint4` into one `u64`), wider types through a `u64` bit accumulator that
-//! writes whole words, and whole-word codes (`b == N`, a multiple of 8) are the
-//! little-endian copy the `bytes` codec writes. Where the CPU has AVX-512, the arch layer's
-//! twins (`crate::arch::packbits`) take the bulk of the array and these kernels the rest.
+//! packbits' portable kernels: storage words to packed bits and back, a word at a time
+//! (eight codes a step where the width allows; see the codec's header). Where the CPU has
+//! AVX-512, the arch layer's twins (`crate::arch::packbits`) take the bulk of the array and
+//! these kernels the rest.
 
+use super::Plan;
 use crate::arch;
 use crate::number::storage::{Word, Words, WordsMut};
-
-/// What the kernels need: loop invariants only.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) struct Plan {
-    /// `first_bit`.
-    pub(crate) f: u32,
-    /// Bits per component, `1..=64`.
-    pub(crate) b: u32,
-    /// `N`, the component's code width.
-    pub(crate) n: u32,
-    /// Components per element (1 or 2).
-    pub(crate) components: usize,
-    /// Sign-extend on decode.
-    pub(crate) signed: bool,
-}
 
 impl Plan {
     /// The layout the arch layer's twins take.
@@ -78,7 +61,7 @@ fn load8(s: &[u8]) -> u64 {
 }
 
 /// Pack the components `src` into `out` (exactly `ceil(len * b / 8)` bytes).
-pub(crate) fn pack<W: Word>(src: &[W], p: Plan, out: &mut [u8]) {
+pub(super) fn pack<W: Word>(src: &[W], p: Plan, out: &mut [u8]) {
     if p.f == 0 && p.b == p.n && p.b == W::BITS {
         // Whole words: the `bytes` codec's little-endian bytes.
         let size = (W::BITS / 8) as usize;
@@ -197,7 +180,7 @@ fn pack_tail<W: Word>(src: &[W], p: Plan, out: &mut [u8]) {
 }
 
 /// Unpack `out.len()` components from `src` (at least `ceil(len * b / 8)` bytes).
-pub(crate) fn unpack<W: Word>(src: &[u8], p: Plan, out: &mut [W]) {
+pub(super) fn unpack<W: Word>(src: &[u8], p: Plan, out: &mut [W]) {
     if p.f == 0 && p.b == p.n && p.b == W::BITS {
         let size = (W::BITS / 8) as usize;
         for (w, i) in out.iter_mut().zip(src.chunks_exact(size)) {
