@@ -18,6 +18,8 @@
 //!   build of the portable kernel shuffles more than it needs;
 //! - `bit_slice`: the bit-matrix transpose of `choose`'s bit counting
 //!   ([`bit_slice_u32`] and its siblings), byte gathers and `vpmovmskb`;
+//! - `packbits`: packbits' bit packing and unpacking with AVX-512 (`vpmultishiftqb`,
+//!   `vpermb`/`vpermi2b`, `vpshrdv`), beside the portable kernels of `codec::packbits`;
 //! - `widen`: one-byte small floats to `f32` ([`widen_bytes_to_f32`]), which can stream;
 //! - `stream`: non-temporal stores for outputs too large for the cache ([`streams`]), which
 //!   portable code cannot emit: the one-byte table lookup ([`lookup_bytes`]) and
@@ -37,6 +39,7 @@ mod bit_slice;
 mod byte_float;
 mod f16c;
 pub(crate) mod level;
+pub(crate) mod packbits;
 mod stream;
 mod widen;
 
@@ -374,7 +377,6 @@ pub(crate) fn has_avx2() -> bool {
 
 /// Whether kernels may use AVX-512 (the [`level::Isa::Avx512`] set) now.
 #[inline]
-#[allow(dead_code)] // the AVX-512 twins call it
 pub(crate) fn has_avx512() -> bool {
     level::isa() >= level::Isa::Avx512
 }

@@ -49,8 +49,15 @@
 
 mod chunk;
 mod metadata;
-pub mod packbits;
+mod packbits_array;
 mod v2;
+
+/// The `packbits` array->bytes codec (its module is `codec::packbits`; this path is kept).
+pub mod packbits {
+    pub use crate::codec::packbits::{
+        NAME, PackBits, PackBitsError, PaddingEncoding, parse_configuration,
+    };
+}
 
 pub use chunk::{ChunkCodec, Endian};
 pub use metadata::{ARRAY_TO_BYTES, ArrayMetadata, CodecSplit, MemoryOrder, ZQUANT_CODECS};

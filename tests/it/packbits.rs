@@ -3,7 +3,8 @@
 
 use proptest::prelude::*;
 use serde_json::{Value, json};
-use zquant::dtype::{WordBuf, Words};
+use zquant::dtype::{WordBuf, Words, WordsMut};
+use zquant::isa::{Isa, with_max_isa};
 use zquant::zarr::{ArrayMetadata, ChunkCodec, PackBits, PackBitsError, ZarrError};
 use zquant::{DTypeId, DynArray, Kind, MetadataError};
 
@@ -127,6 +128,147 @@ fn check(id: DTypeId, padding: &str, first: Option<u32>, last: Option<u32>, comp
         }
         assert_eq!(d, v, "round trip {what}, component {i} ({c:#x})");
     }
+}
+
+/// Copy `v` into a fresh buffer `off` elements in, so that the slice starts `off` elements
+/// past the allocation's (aligned) start.
+fn shifted<T: Copy + Default>(v: &[T], off: usize) -> Vec<T> {
+    let mut b = vec![T::default(); off];
+    b.extend_from_slice(v);
+    b
+}
+
+/// [`check`] through `encode_into`/`decode_into`, on words and bytes that start `off`
+/// elements (or bytes) into their buffers, at the instruction-set `level` in force.
+fn check_unaligned(
+    id: DTypeId,
+    padding: &str,
+    first: Option<u32>,
+    last: Option<u32>,
+    comps: &[u64],
+    off: usize,
+    level: Isa,
+) {
+    let (n, _) = layout(id);
+    let (f, l) = (first.unwrap_or(0), last.unwrap_or(n - 1));
+    let codec = PackBits::new(id, Some(&config(padding, first, last))).unwrap();
+    let elements = comps.len() / id.words_per_element();
+    let want = reference_encode(id, padding, f, l, comps);
+    let what = format!(
+        "{id} {padding} bits {f}..={l}, {} components, offset {off}, {level:?}",
+        comps.len()
+    );
+    let mut bytes = shifted(&vec![0xa5u8; want.len()], off);
+    let decoded = match buf(id.word_bits(), comps) {
+        WordBuf::U8(v) => {
+            let w = shifted(&v, off);
+            codec
+                .encode_into(Words::U8(&w[off..]), &mut bytes[off..])
+                .unwrap();
+            let mut out = shifted(&vec![0x5au8; v.len()], off);
+            codec
+                .decode_into(&bytes[off..], WordsMut::U8(&mut out[off..]))
+                .unwrap();
+            out[off..].iter().map(|&x| x as u64).collect::<Vec<_>>()
+        }
+        WordBuf::U16(v) => {
+            let w = shifted(&v, off);
+            codec
+                .encode_into(Words::U16(&w[off..]), &mut bytes[off..])
+                .unwrap();
+            let mut out = shifted(&vec![0x5a5au16; v.len()], off);
+            codec
+                .decode_into(&bytes[off..], WordsMut::U16(&mut out[off..]))
+                .unwrap();
+            out[off..].iter().map(|&x| x as u64).collect()
+        }
+        WordBuf::U32(v) => {
+            let w = shifted(&v, off);
+            codec
+                .encode_into(Words::U32(&w[off..]), &mut bytes[off..])
+                .unwrap();
+            let mut out = shifted(&vec![0x5a5a_5a5au32; v.len()], off);
+            codec
+                .decode_into(&bytes[off..], WordsMut::U32(&mut out[off..]))
+                .unwrap();
+            out[off..].iter().map(|&x| x as u64).collect()
+        }
+        WordBuf::U64(v) => {
+            let w = shifted(&v, off);
+            codec
+                .encode_into(Words::U64(&w[off..]), &mut bytes[off..])
+                .unwrap();
+            let mut out = shifted(&vec![u64::MAX; v.len()], off);
+            codec
+                .decode_into(&bytes[off..], WordsMut::U64(&mut out[off..]))
+                .unwrap();
+            out[off..].to_vec()
+        }
+    };
+    assert_eq!(bytes[off..], want[..], "encode_into {what}");
+    let data = match padding {
+        "first_byte" => &want[1..],
+        "last_byte" => &want[..want.len() - 1],
+        _ => &want[..],
+    };
+    assert_eq!(
+        decoded,
+        reference_decode(id, f, l, data, comps.len()),
+        "decode_into {what}"
+    );
+    let _ = elements;
+}
+
+/// Lengths around the vector steps (64 one-byte, 32 two-byte and 16 four-byte codes, a
+/// stream of up to 64 bytes per step) and one long enough for many steps.
+const LENGTHS: [usize; 12] = [0, 1, 15, 16, 17, 31, 32, 33, 63, 64, 65, 129];
+
+/// Every data type, every field width its components allow (and several first bits), each
+/// padding encoding, lengths that are not multiples of any vector step, unaligned starts:
+/// every instruction-set level gives the reference's bytes and words.
+#[test]
+fn every_width_at_every_isa_level() {
+    let mut checks = 0usize;
+    for level in Isa::available() {
+        with_max_isa(level, || {
+            for &id in DTypeId::ALL {
+                let (n, _) = layout(id);
+                let per = id.words_per_element();
+                let word = id.word_bits();
+                let wmask = if word == 64 {
+                    u64::MAX
+                } else {
+                    (1u64 << word) - 1
+                };
+                let mut x = 0x2545_f491_4f6c_dd1du64 ^ n as u64;
+                let pool: Vec<u64> = (0..(1100 * per))
+                    .map(|_| {
+                        x ^= x << 13;
+                        x ^= x >> 7;
+                        x ^= x << 17;
+                        x & wmask
+                    })
+                    .collect();
+                for b in 1..=n.min(32) {
+                    let mut firsts = vec![0, n - b, (n - b) / 2];
+                    firsts.dedup();
+                    for f in firsts {
+                        let (first, last) = (Some(f), Some(f + b - 1));
+                        for (i, padding) in PADDINGS.into_iter().enumerate() {
+                            let lengths = LENGTHS.into_iter().chain([1000 + b as usize + i]);
+                            for len in lengths {
+                                let comps = &pool[..len * per];
+                                let off = (len + b as usize) % 4;
+                                check_unaligned(id, padding, first, last, comps, off, level);
+                                checks += 1;
+                            }
+                        }
+                    }
+                }
+            }
+        });
+    }
+    assert!(checks > 1000, "{checks} checks");
 }
 
 fn small_types() -> Vec<DTypeId> {
@@ -315,8 +457,13 @@ proptest! {
     /// The kernels give the reference's bytes and words on any type (32/64-bit and complex
     /// included), range and length; upper bits of sub-byte words are ignored.
     #[test]
-    fn kernels_match_the_reference((id, f, l, p, comps) in comps_strategy()) {
-        check(id, PADDINGS[p], f, l, &comps);
+    fn kernels_match_the_reference((id, f, l, p, comps) in comps_strategy(), off in 0usize..4) {
+        for level in Isa::available() {
+            with_max_isa(level, || {
+                check(id, PADDINGS[p], f, l, &comps);
+                check_unaligned(id, PADDINGS[p], f, l, &comps, off, level);
+            });
+        }
     }
 
     /// Decoding arbitrary bytes of the right length gives the reference's words.
@@ -333,10 +480,13 @@ proptest! {
         let mut x = seed | 1;
         let bytes: Vec<u8> = (0..len).map(|_| { x ^= x << 13; x ^= x >> 7; x ^= x << 17; x as u8 }).collect();
         let m = elements * id.words_per_element();
-        prop_assert_eq!(
-            to_u64(&codec.decode(&bytes, elements).unwrap()),
-            reference_decode(id, f, l, &bytes, m)
-        );
+        for level in Isa::available() {
+            prop_assert_eq!(
+                to_u64(&with_max_isa(level, || codec.decode(&bytes, elements)).unwrap()),
+                reference_decode(id, f, l, &bytes, m),
+                "{:?}", level
+            );
+        }
     }
 }
 

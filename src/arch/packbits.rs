@@ -1,0 +1,626 @@
+//! packbits' AVX-512 twins: codes of `b` bits packed into a bit stream and back, a whole
+//! vector of codes per step, where the portable kernels (`codec::packbits::kernels`) move
+//! one `u64` of them.
+//!
+//! A *field* is `b` bits starting at bit `f` of each `n`-bit component, in storage words of
+//! 8, 16 or 32 bits; the stream holds field `i` at bits `[i*b, (i+1)*b)`, least significant
+//! bit first. Every function takes the bulk of the slices, a whole number of vector steps,
+//! and returns the count of codes it did (0 without AVX-512, see [`has_avx512`]); a step
+//! ends on a byte boundary of the stream (64 one-byte codes are `8b` bits, 32 two-byte
+//! codes `4b` bytes, 16 four-byte codes `2b` bytes), so the portable kernel goes on from
+//! there. The results are those of the portable kernels, bit for bit: the same fields, the
+//! same sign extension, nothing else written.
+//!
+//! - One-byte words: encoding merges neighbours within lanes, by two multiply-adds
+//!   (`vpmaddubsw`, `vpmaddwd`) for 2, 4 and 6 bits, by three shift-and-select steps
+//!   (`vpsrlw`/`vpsrld`/`vpsrlq` and `vpternlogq`) otherwise, then `vpermb` (or `vpermi2b`
+//!   over two steps) packs the lanes' bytes together; decoding spreads
+//!   each `u64`'s `b` bytes with `vpermb` and cuts the fields with `vpmultishiftqb`.
+//! - Two- and four-byte words: encoding shifts each code to its bit offset in its first
+//!   byte (`vpsllvw`/`vpsllvd`, and `vpsrlvw`/`vpsrlvd` for the bits that spill over the
+//!   word), then each output byte ORs the bytes of the codes that cover it, gathered by
+//!   `vpermi2b` from the two vectors (two for `b >= 8`, up to eight for narrower fields);
+//!   decoding gathers each code's bytes into its lane (`vpermb`, twice) and joins the two
+//!   halves shifted by the bit offset (`vpshrdvw`/`vpshrdvd`).
+//!
+//! [`has_avx512`]: super::has_avx512
+
+/// The layout of the fields: `b` bits from bit `f` of `n`-bit components; `signed`: decoding
+/// sign-extends the field to `n` bits.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Fields {
+    /// First bit (`first_bit`).
+    pub(crate) f: u32,
+    /// Bits per field, `1..=` the word width.
+    pub(crate) b: u32,
+    /// Bits of the component, `f + b <= n <=` the word width.
+    pub(crate) n: u32,
+    /// Sign-extend on decode.
+    pub(crate) signed: bool,
+}
+
+impl Fields {
+    /// Whether decoding sign-extends (a signed type whose field stops below its top bit).
+    fn extends(self) -> bool {
+        self.signed && self.f + self.b < self.n
+    }
+}
+
+/// The low `b` bits (`b` in `0..=64`).
+fn low(b: u32) -> u64 {
+    if b >= 64 { u64::MAX } else { (1u64 << b) - 1 }
+}
+
+/// Pack one-byte codes `src` into `out` (the stream from its first byte): the count done,
+/// a multiple of 64.
+pub(crate) fn pack_u8(src: &[u8], p: Fields, out: &mut [u8]) -> usize {
+    #[cfg(target_arch = "x86_64")]
+    if super::has_avx512() && p.b <= 8 && p.f + p.b <= 8 {
+        // SAFETY: the CPU has the AVX-512 level (checked just above), which includes F, BW,
+        // VBMI and VBMI2.
+        return unsafe { x86::pack_u8(src, p, out) };
+    }
+    let _ = (src, p, out);
+    0
+}
+
+/// Unpack one-byte codes from `src` (the stream from its first byte) into `out`: the count
+/// done, a multiple of 64.
+pub(crate) fn unpack_u8(src: &[u8], p: Fields, out: &mut [u8]) -> usize {
+    #[cfg(target_arch = "x86_64")]
+    if super::has_avx512() && p.b <= 8 && p.f + p.b <= p.n && p.n <= 8 {
+        // SAFETY: as in `pack_u8`.
+        return unsafe { x86::unpack_u8(src, p, out) };
+    }
+    let _ = (src, p, out);
+    0
+}
+
+/// [`pack_u8`] for two-byte words: a multiple of 32 codes.
+pub(crate) fn pack_u16(src: &[u16], p: Fields, out: &mut [u8]) -> usize {
+    #[cfg(target_arch = "x86_64")]
+    if super::has_avx512() && p.f + p.b <= 16 {
+        // SAFETY: as in `pack_u8`.
+        return unsafe { x86::pack_wide::<16>(words_as_bytes(src), p, out) };
+    }
+    let _ = (src, p, out);
+    0
+}
+
+/// [`pack_u8`] for four-byte words: a multiple of 16 codes.
+pub(crate) fn pack_u32(src: &[u32], p: Fields, out: &mut [u8]) -> usize {
+    #[cfg(target_arch = "x86_64")]
+    if super::has_avx512() && p.f + p.b <= 32 {
+        // SAFETY: as in `pack_u8`.
+        return unsafe { x86::pack_wide::<32>(words_as_bytes(src), p, out) };
+    }
+    let _ = (src, p, out);
+    0
+}
+
+/// [`unpack_u8`] for two-byte words: a multiple of 32 codes.
+pub(crate) fn unpack_u16(src: &[u8], p: Fields, out: &mut [u16]) -> usize {
+    #[cfg(target_arch = "x86_64")]
+    if super::has_avx512() && p.f + p.b <= p.n && p.n <= 16 {
+        // SAFETY: as in `pack_u8`.
+        return unsafe { x86::unpack_wide::<16>(src, p, words_as_bytes_mut(out)) } / 2;
+    }
+    let _ = (src, p, out);
+    0
+}
+
+/// [`unpack_u8`] for four-byte words: a multiple of 16 codes.
+pub(crate) fn unpack_u32(src: &[u8], p: Fields, out: &mut [u32]) -> usize {
+    #[cfg(target_arch = "x86_64")]
+    if super::has_avx512() && p.f + p.b <= p.n && p.n <= 32 {
+        // SAFETY: as in `pack_u8`.
+        return unsafe { x86::unpack_wide::<32>(src, p, words_as_bytes_mut(out)) } / 4;
+    }
+    let _ = (src, p, out);
+    0
+}
+
+/// Words as their native-endian bytes (x86-64 is little-endian: the stream's order).
+#[cfg(target_arch = "x86_64")]
+fn words_as_bytes<W: crate::number::storage::Word>(w: &[W]) -> &[u8] {
+    super::bytes_of_words(w)
+}
+
+/// [`words_as_bytes`], for writing.
+#[cfg(target_arch = "x86_64")]
+fn words_as_bytes_mut<W: crate::number::storage::Word>(w: &mut [W]) -> &mut [u8] {
+    let len = std::mem::size_of_val(w);
+    // SAFETY: `Word` is sealed and implemented for `u8`, `u16`, `u32` and `u64` only:
+    // integers without padding, for which every bit pattern is valid, so any bytes written
+    // leave valid words; `u8` has alignment 1; the exclusive borrow moves into the view.
+    unsafe { std::slice::from_raw_parts_mut(w.as_mut_ptr().cast::<u8>(), len) }
+}
+
+/// The byte tables of the wide kernels, for lanes of `L` bits and fields of `b` bits: one
+/// step is `64 * 8 / L` codes, `C = 64 / L * b` bytes of stream.
+struct WideTables {
+    /// Per lane: the field's bit offset in its first byte, `i*b % 8`.
+    shift: [u64; 8],
+    /// Encoding: for each contributor slot, the `vpermi2b` index of each output byte (a
+    /// byte of the shifted codes, `64 +` for the spill vector) and whether it is used.
+    gather: [([u8; 64], u64); 8],
+    /// How many slots are used.
+    slots: usize,
+    /// Decoding: for lane `i`, the stream bytes from its first one (low half, high half).
+    spread: [[u8; 64]; 2],
+}
+
+impl WideTables {
+    fn new(lane_bits: u32, b: u32) -> WideTables {
+        let lane_bytes = (lane_bits / 8) as usize;
+        let lanes = 64 / lane_bytes;
+        let b = b as usize;
+        let mut t = WideTables {
+            shift: [0; 8],
+            gather: [([0; 64], 0); 8],
+            slots: 0,
+            spread: [[0; 64]; 2],
+        };
+        let mut used = [0usize; 64];
+        for i in 0..lanes {
+            let (start, s) = (i * b / 8, i * b % 8);
+            for k in 0..lane_bytes {
+                // Bytes past the step's stream are never used: their bits are masked off.
+                t.spread[0][i * lane_bytes + k] = ((start + k) % 64) as u8;
+                t.spread[1][i * lane_bytes + k] = ((start + lane_bytes + k) % 64) as u8;
+            }
+            // The shifted field's bits are `s..s + b` of `start`'s bytes: bytes
+            // `0..lane_bytes` of the shifted lane, then byte 0 of the spill lane.
+            let last = (s + b - 1) / 8;
+            for k in 0..=last {
+                let m = start + k;
+                let from = if k < lane_bytes {
+                    i * lane_bytes + k
+                } else {
+                    64 + i * lane_bytes
+                };
+                let slot = used[m];
+                used[m] += 1;
+                t.gather[slot].0[m] = from as u8;
+                t.gather[slot].1 |= 1 << m;
+                t.slots = t.slots.max(slot + 1);
+            }
+            if i < 8 {
+                t.shift[i] = s as u64;
+            }
+        }
+        t
+    }
+
+    /// The bit offset of lane `i` (the pattern repeats every 8 codes: `8b` bits are whole
+    /// bytes).
+    fn shift_of(&self, i: usize) -> u64 {
+        self.shift[i % 8]
+    }
+}
+
+// The AVX-512 intrinsics are stable from Rust 1.89; the crate's `rust-version` must follow
+// (see CHANGELOG.md), which other files' lints then depend on.
+#[cfg(target_arch = "x86_64")]
+#[clippy::msrv = "1.89"]
+mod x86 {
+    use std::arch::x86_64::*;
+
+    use super::{Fields, WideTables, low};
+
+    /// `x` in each byte.
+    const fn rep8(x: u64) -> u64 {
+        x * 0x0101_0101_0101_0101
+    }
+
+    /// `x` in each 16-bit half.
+    const fn rep16(x: u64) -> u64 {
+        x * 0x0001_0001_0001_0001
+    }
+
+    /// `x` in each 32-bit half.
+    const fn rep32(x: u64) -> u64 {
+        x | (x << 32)
+    }
+
+    /// The bits of `a` where `m` is set, of `b` elsewhere.
+    #[inline]
+    #[target_feature(enable = "avx512f")]
+    fn select(m: __m512i, a: __m512i, b: __m512i) -> __m512i {
+        // Truth table bit `4m + 2a + b` is the result: `m ? a : b` is 0b1100_1010.
+        _mm512_ternarylogic_epi64::<0xca>(m, a, b)
+    }
+
+    /// A shift count for `vpsrlw`/`vpsrlq` and their kin.
+    #[inline]
+    #[target_feature(enable = "sse2")]
+    fn count(c: u32) -> __m128i {
+        _mm_cvtsi64_si128(i64::from(c))
+    }
+
+    /// [`super::pack_u8`].
+    ///
+    /// # Safety
+    /// The CPU must have AVX-512 F, BW and VBMI; `p.f + p.b <= 8`.
+    #[target_feature(enable = "avx512f,avx512bw,avx512vbmi")]
+    pub(super) unsafe fn pack_u8(src: &[u8], p: Fields, out: &mut [u8]) -> usize {
+        if p.b.is_multiple_of(2) && p.b <= 6 {
+            pack_u8_steps::<true>(src, p, out)
+        } else {
+            pack_u8_steps::<false>(src, p, out)
+        }
+    }
+
+    /// The loop invariants of [`merge`].
+    struct Merge {
+        f: __m128i,
+        mask: __m512i,
+        /// `EVEN`: the multipliers of `vpmaddubsw` (1 and `2^b`) and `vpmaddwd` (1 and
+        /// `2^2b`); otherwise the masks of the three selects.
+        m1: __m512i,
+        m2: __m512i,
+        m4: __m512i,
+        c1: __m128i,
+        c2: __m128i,
+        c3: __m128i,
+    }
+
+    /// 64 one-byte codes merged within lanes: with `EVEN` (`b` in 2, 4, 6), each 32-bit lane
+    /// holds its four fields in its low `4b` bits (`b/2` whole bytes), by two multiply-adds
+    /// whose products stay far below their saturation; otherwise each 64-bit lane holds its
+    /// eight fields in its low `8b` bits (`b` bytes), by three shift-and-select steps.
+    #[inline]
+    #[target_feature(enable = "avx512f,avx512bw")]
+    fn merge<const EVEN: bool>(k: &Merge, x: __m512i) -> __m512i {
+        let x = _mm512_and_si512(_mm512_srl_epi64(x, k.f), k.mask);
+        if EVEN {
+            _mm512_madd_epi16(_mm512_maddubs_epi16(x, k.m1), k.m2)
+        } else {
+            let x = select(k.m1, x, _mm512_srl_epi16(x, k.c1));
+            let x = select(k.m2, x, _mm512_srl_epi32(x, k.c2));
+            select(k.m4, x, _mm512_srl_epi64(x, k.c3))
+        }
+    }
+
+    /// [`pack_u8`]'s loops: two steps at a time (into one store when both fit in 64 bytes),
+    /// then one.
+    #[inline]
+    #[target_feature(enable = "avx512f,avx512bw,avx512vbmi")]
+    fn pack_u8_steps<const EVEN: bool>(src: &[u8], p: Fields, out: &mut [u8]) -> usize {
+        let b = p.b as usize;
+        let k = if EVEN {
+            Merge {
+                f: count(p.f),
+                mask: _mm512_set1_epi64(rep8(low(p.b)) as i64),
+                m1: _mm512_set1_epi16((1 | (1 << (p.b + 8))) as i16),
+                m2: _mm512_set1_epi32(1 | (1 << (2 * p.b + 16))),
+                m4: _mm512_setzero_si512(),
+                c1: count(0),
+                c2: count(0),
+                c3: count(0),
+            }
+        } else {
+            Merge {
+                f: count(p.f),
+                mask: _mm512_set1_epi64(rep8(low(p.b)) as i64),
+                m1: _mm512_set1_epi64(rep16(low(p.b)) as i64),
+                m2: _mm512_set1_epi64(rep32(low(2 * p.b)) as i64),
+                m4: _mm512_set1_epi64(low(4 * p.b) as i64),
+                c1: count(8 - p.b),
+                c2: count(16 - 2 * p.b),
+                c3: count(32 - 4 * p.b),
+            }
+        };
+        // Output byte `m` is byte `m % per` of lane `m / per` (`per` bytes in each lane of
+        // `width` bytes); `pair` also takes the next step's bytes from the second vector.
+        let (per, width) = if EVEN { (b / 2, 4) } else { (b, 8) };
+        let step = 8 * b;
+        let (mut idx, mut pair) = ([0u8; 64], [0u8; 64]);
+        for m in 0..step {
+            idx[m] = ((m / per) * width + m % per) as u8;
+            if m + step < 64 {
+                pair[m] = idx[m];
+                pair[m + step] = 64 + idx[m];
+            }
+        }
+        let (idx, pair) = (table(&idx), table(&pair));
+        let load = |g: usize| {
+            // SAFETY: callers pass `g < src.len() / 64`: bytes `64g..64g + 64` are in `src`.
+            unsafe { _mm512_loadu_si512(src.as_ptr().add(64 * g).cast()) }
+        };
+        let steps = src.len() / 64;
+        let mut g = 0;
+        if 2 * step <= 64 {
+            while g + 2 <= steps && g * step + 64 <= out.len() {
+                let (x0, x1) = (merge::<EVEN>(&k, load(g)), merge::<EVEN>(&k, load(g + 1)));
+                let y = _mm512_permutex2var_epi8(x0, pair, x1);
+                // SAFETY: bytes `g*step..g*step + 64` are in `out` (checked); those past the
+                // two steps' are written again by the next step or by the portable tail.
+                unsafe { _mm512_storeu_si512(out.as_mut_ptr().add(g * step).cast(), y) };
+                g += 2;
+            }
+        } else {
+            while g + 2 <= steps && (g + 1) * step + 64 <= out.len() {
+                let y0 = _mm512_permutexvar_epi8(idx, merge::<EVEN>(&k, load(g)));
+                let y1 = _mm512_permutexvar_epi8(idx, merge::<EVEN>(&k, load(g + 1)));
+                // SAFETY: bytes `g*step..(g + 1)*step + 64` are in `out` (checked); as above.
+                unsafe {
+                    _mm512_storeu_si512(out.as_mut_ptr().add(g * step).cast(), y0);
+                    _mm512_storeu_si512(out.as_mut_ptr().add((g + 1) * step).cast(), y1);
+                }
+                g += 2;
+            }
+        }
+        while g < steps && g * step + step <= out.len() {
+            let y = _mm512_permutexvar_epi8(idx, merge::<EVEN>(&k, load(g)));
+            let at = g * step;
+            if at + 64 <= out.len() {
+                // SAFETY: bytes `at..at + 64` are in `out`; as above.
+                unsafe { _mm512_storeu_si512(out.as_mut_ptr().add(at).cast(), y) };
+            } else {
+                // SAFETY: the masked store writes bytes `at..at + step`, inside `out`.
+                unsafe {
+                    _mm512_mask_storeu_epi8(out.as_mut_ptr().add(at).cast(), low(8 * p.b), y)
+                };
+            }
+            g += 1;
+        }
+        64 * g
+    }
+
+    /// [`super::unpack_u8`].
+    ///
+    /// # Safety
+    /// The CPU must have AVX-512 F, BW and VBMI; `p.f + p.b <= p.n <= 8`.
+    #[target_feature(enable = "avx512f,avx512bw,avx512vbmi")]
+    pub(super) unsafe fn unpack_u8(src: &[u8], p: Fields, out: &mut [u8]) -> usize {
+        let b = p.b as usize;
+        // Lane `j`'s byte `k` is stream byte `j*b + k` (at most `7b + 7 <= 63`), and its
+        // field `k` starts at bit `k*b` of the lane.
+        let (mut idx, mut ctl) = ([0u8; 64], [0u8; 64]);
+        for j in 0..8 {
+            for k in 0..8 {
+                idx[8 * j + k] = (j * b + k) as u8;
+                ctl[8 * j + k] = (k * b) as u8;
+            }
+        }
+        // SAFETY: 64 bytes from arrays of 64.
+        let (idx, ctl) = unsafe {
+            (
+                _mm512_loadu_si512(idx.as_ptr().cast()),
+                _mm512_loadu_si512(ctl.as_ptr().cast()),
+            )
+        };
+        let mask = _mm512_set1_epi64(rep8(low(p.b)) as i64);
+        let top = p.f + p.b - 1;
+        let sign = _mm512_set1_epi64(rep8(1 << top) as i64);
+        let keep = _mm512_set1_epi64(rep8(low(p.n)) as i64);
+        let (extend, f) = (p.extends(), count(p.f));
+        let step = 8 * b;
+        let steps = out.len() / 64;
+        let mut g = 0;
+        while g < steps {
+            let at = g * step;
+            let x = if at + 64 <= src.len() {
+                // SAFETY: bytes `at..at + 64` are in `src`.
+                unsafe { _mm512_loadu_si512(src.as_ptr().add(at).cast()) }
+            } else if at + step <= src.len() {
+                // SAFETY: the masked load reads bytes `at..at + step`, inside `src`, and
+                // does not touch (or fault on) the others.
+                unsafe { _mm512_maskz_loadu_epi8(low(8 * p.b), src.as_ptr().add(at).cast()) }
+            } else {
+                break;
+            };
+            let x = _mm512_multishift_epi64_epi8(ctl, _mm512_permutexvar_epi8(idx, x));
+            // Fields of `f + b <= 8` bits: shifting the `u64` lanes moves no bit across a
+            // byte once the mask has cleared the bits above the field.
+            let mut y = _mm512_sll_epi64(_mm512_and_si512(x, mask), f);
+            if extend {
+                // `(y ^ s) - s` sets the bits above a field whose top bit is set.
+                let t = _mm512_xor_si512(y, sign);
+                y = _mm512_and_si512(_mm512_sub_epi8(t, sign), keep);
+            }
+            // SAFETY: `g < steps`: bytes `64g..64g + 64` are in `out`.
+            unsafe { _mm512_storeu_si512(out.as_mut_ptr().add(64 * g).cast(), y) };
+            g += 1;
+        }
+        64 * g
+    }
+
+    /// The lane shifts of [`WideTables`] as a vector of `L`-bit lanes.
+    #[inline]
+    #[target_feature(enable = "avx512f,avx512bw")]
+    fn lane_shifts<const L: u32>(t: &WideTables) -> __m512i {
+        let mut s = [0u8; 64];
+        let lane_bytes = (L / 8) as usize;
+        for i in 0..64 / lane_bytes {
+            s[i * lane_bytes] = t.shift_of(i) as u8;
+        }
+        // SAFETY: 64 bytes from an array of 64.
+        unsafe { _mm512_loadu_si512(s.as_ptr().cast()) }
+    }
+
+    /// Load 64 bytes of a table.
+    #[inline]
+    #[target_feature(enable = "avx512f")]
+    fn table(t: &[u8; 64]) -> __m512i {
+        // SAFETY: 64 bytes from an array of 64.
+        unsafe { _mm512_loadu_si512(t.as_ptr().cast()) }
+    }
+
+    /// Pack words of `L` bits (as their little-endian bytes) into `out`: the count of
+    /// **codes** done.
+    ///
+    /// # Safety
+    /// The CPU must have AVX-512 F, BW and VBMI; `L` is 16 or 32; `p.f + p.b <= L`.
+    #[target_feature(enable = "avx512f,avx512bw,avx512vbmi")]
+    pub(super) unsafe fn pack_wide<const L: u32>(src: &[u8], p: Fields, out: &mut [u8]) -> usize {
+        let t = WideTables::new(L, p.b);
+        let shifts = lane_shifts::<L>(&t);
+        let spills = if L == 16 {
+            _mm512_sub_epi16(_mm512_set1_epi16(16), shifts)
+        } else {
+            _mm512_sub_epi32(_mm512_set1_epi32(32), shifts)
+        };
+        let mask = if L == 16 {
+            _mm512_set1_epi16(low(p.b) as u16 as i16)
+        } else {
+            _mm512_set1_epi32(low(p.b) as u32 as i32)
+        };
+        let mut gather = [(_mm512_setzero_si512(), 0u64); 8];
+        for (g, (idx, used)) in gather.iter_mut().zip(&t.gather).take(t.slots) {
+            *g = (table(idx), *used);
+        }
+        let k = WideKernel {
+            f: count(p.f),
+            mask,
+            shifts,
+            spills,
+            lanes: 512 / L as usize,
+            step: (512 / L * p.b / 8) as usize,
+        };
+        // The slot count as a constant, so that the tables stay in registers; unused slots
+        // (a mask of 0) add nothing.
+        match t.slots {
+            1 => pack_steps::<L, 1>(&k, &first(&gather), src, out),
+            2 => pack_steps::<L, 2>(&k, &first(&gather), src, out),
+            3 => pack_steps::<L, 3>(&k, &first(&gather), src, out),
+            4 => pack_steps::<L, 4>(&k, &first(&gather), src, out),
+            _ => pack_steps::<L, 8>(&k, &gather, src, out),
+        }
+    }
+
+    /// The first `S` (at most 8) of eight slots.
+    fn first<const S: usize>(g: &[(__m512i, u64); 8]) -> [(__m512i, u64); S] {
+        std::array::from_fn(|i| g[i % 8])
+    }
+
+    /// The loop invariants of [`pack_wide`].
+    struct WideKernel {
+        f: __m128i,
+        mask: __m512i,
+        shifts: __m512i,
+        spills: __m512i,
+        lanes: usize,
+        step: usize,
+    }
+
+    /// [`pack_wide`]'s loop, with `S` contributor slots.
+    #[inline]
+    #[target_feature(enable = "avx512f,avx512bw,avx512vbmi")]
+    fn pack_steps<const L: u32, const S: usize>(
+        k: &WideKernel,
+        gather: &[(__m512i, u64); S],
+        src: &[u8],
+        out: &mut [u8],
+    ) -> usize {
+        let steps = src.len() / 64;
+        let mut g = 0;
+        while g < steps {
+            let at = g * k.step;
+            if at + k.step > out.len() {
+                break;
+            }
+            // SAFETY: `g < steps`: bytes `64g..64g + 64` are in `src`.
+            let x = unsafe { _mm512_loadu_si512(src.as_ptr().add(64 * g).cast()) };
+            let (lo, hi) = if L == 16 {
+                let x = _mm512_and_si512(_mm512_srl_epi16(x, k.f), k.mask);
+                (
+                    _mm512_sllv_epi16(x, k.shifts),
+                    _mm512_srlv_epi16(x, k.spills),
+                )
+            } else {
+                let x = _mm512_and_si512(_mm512_srl_epi32(x, k.f), k.mask);
+                (
+                    _mm512_sllv_epi32(x, k.shifts),
+                    _mm512_srlv_epi32(x, k.spills),
+                )
+            };
+            let mut y = _mm512_maskz_permutex2var_epi8(gather[0].1, lo, gather[0].0, hi);
+            for &(idx, used) in &gather[1..] {
+                let z = _mm512_maskz_permutex2var_epi8(used, lo, idx, hi);
+                y = _mm512_or_si512(y, z);
+            }
+            if at + 64 <= out.len() {
+                // SAFETY: bytes `at..at + 64` are in `out`; those past the step's are
+                // written again by the next step or by the portable tail.
+                unsafe { _mm512_storeu_si512(out.as_mut_ptr().add(at).cast(), y) };
+            } else {
+                // SAFETY: the masked store writes bytes `at..at + step`, inside `out`.
+                unsafe {
+                    _mm512_mask_storeu_epi8(out.as_mut_ptr().add(at).cast(), low(k.step as u32), y)
+                };
+            }
+            g += 1;
+        }
+        g * k.lanes
+    }
+
+    /// Unpack words of `L` bits (into their little-endian bytes `out`): the count of
+    /// **bytes** written.
+    ///
+    /// # Safety
+    /// The CPU must have AVX-512 F, BW, VBMI and VBMI2; `L` is 16 or 32;
+    /// `p.f + p.b <= p.n <= L`.
+    #[target_feature(enable = "avx512f,avx512bw,avx512vbmi,avx512vbmi2")]
+    pub(super) unsafe fn unpack_wide<const L: u32>(src: &[u8], p: Fields, out: &mut [u8]) -> usize {
+        let t = WideTables::new(L, p.b);
+        let shifts = lane_shifts::<L>(&t);
+        let (spread_lo, spread_hi) = (table(&t.spread[0]), table(&t.spread[1]));
+        let top = p.f + p.b - 1;
+        let (mask, sign, keep) = if L == 16 {
+            (
+                _mm512_set1_epi16(low(p.b) as u16 as i16),
+                _mm512_set1_epi16((1u32 << top) as u16 as i16),
+                _mm512_set1_epi16(low(p.n) as u16 as i16),
+            )
+        } else {
+            (
+                _mm512_set1_epi32(low(p.b) as u32 as i32),
+                _mm512_set1_epi32((1u64 << top) as u32 as i32),
+                _mm512_set1_epi32(low(p.n) as u32 as i32),
+            )
+        };
+        let (extend, f) = (p.extends(), count(p.f));
+        let lanes = 512 / L as usize;
+        let step = lanes * p.b as usize / 8;
+        let steps = out.len() / 64;
+        let mut g = 0;
+        while g < steps {
+            let at = g * step;
+            let x = if at + 64 <= src.len() {
+                // SAFETY: bytes `at..at + 64` are in `src`.
+                unsafe { _mm512_loadu_si512(src.as_ptr().add(at).cast()) }
+            } else if at + step <= src.len() {
+                // SAFETY: the masked load reads bytes `at..at + step`, inside `src`, and
+                // does not touch (or fault on) the others.
+                unsafe { _mm512_maskz_loadu_epi8(low(step as u32), src.as_ptr().add(at).cast()) }
+            } else {
+                break;
+            };
+            let lo = _mm512_permutexvar_epi8(spread_lo, x);
+            let hi = _mm512_permutexvar_epi8(spread_hi, x);
+            let mut y = if L == 16 {
+                let v = _mm512_and_si512(_mm512_shrdv_epi16(lo, hi, shifts), mask);
+                _mm512_sll_epi16(v, f)
+            } else {
+                let v = _mm512_and_si512(_mm512_shrdv_epi32(lo, hi, shifts), mask);
+                _mm512_sll_epi32(v, f)
+            };
+            if extend {
+                // `(y ^ s) - s` sets the bits above a field whose top bit is set.
+                let t = _mm512_xor_si512(y, sign);
+                let t = if L == 16 {
+                    _mm512_sub_epi16(t, sign)
+                } else {
+                    _mm512_sub_epi32(t, sign)
+                };
+                y = _mm512_and_si512(t, keep);
+            }
+            // SAFETY: `g < steps`: bytes `64g..64g + 64` are in `out`.
+            unsafe { _mm512_storeu_si512(out.as_mut_ptr().add(64 * g).cast(), y) };
+            g += 1;
+        }
+        64 * g
+    }
+}
