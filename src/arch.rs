@@ -130,7 +130,7 @@ pub(crate) fn words_mut<T: Plain>(dst: &mut [T]) -> &mut [T::Word] {
 }
 
 /// Words seen as their native-endian bytes, without a copy: how the positional
-/// popcount (`convert::bit_counts::Positional`) reads words of every width as one stream.
+/// popcount (`choose::bit_information::positional::Positional`) reads words of every width as one stream.
 #[inline(always)]
 pub(crate) fn bytes_of_words<W: crate::number::storage::Word>(words: &[W]) -> &[u8] {
     // SAFETY: `Word` is sealed and implemented for `u8`, `u16`, `u32` and `u64` only:
