@@ -16,6 +16,10 @@
 //!   cannot reach), and from `f64` through it: [`F16c`];
 //! - `byte_float`: `f32` to the 8-bit float formats ([`f32_to_byte_float`]), where LLVM's
 //!   build of the portable kernel shuffles more than it needs;
+//! - `pos_popcount`: the positional popcount of `choose`'s bit counting in AVX-512
+//!   ([`pos_popcount_pairs_avx512`]: `vpternlogq` carry-save adders);
+//! - `wide`: [`vectorized_wide`], [`vectorized`] with an AVX-512 twin, for the word
+//!   preparation of `choose`'s bit counting;
 //! - `bit_slice`: the bit-matrix transpose of `choose`'s bit counting
 //!   ([`bit_slice_u32`] and its siblings), byte gathers and `vpmovmskb`;
 //! - `widen`: one-byte small floats to `f32` ([`widen_bytes_to_f32`]), which can stream;
@@ -37,7 +41,9 @@ mod bit_slice;
 mod byte_float;
 mod f16c;
 pub(crate) mod level;
+mod pos_popcount;
 mod stream;
+mod wide;
 mod widen;
 
 pub(crate) use bit_slice::{
@@ -45,9 +51,11 @@ pub(crate) use bit_slice::{
 };
 pub(crate) use byte_float::{ByteFloatPlan, f32_to_byte_float};
 pub(crate) use f16c::F16c;
+pub(crate) use pos_popcount::{WIDE_CHUNK_BYTES, pos_popcount_pairs_avx512};
 #[cfg(any(feature = "rayon", test))]
 pub(crate) use stream::Region;
 pub(crate) use stream::{i32_to_f32_streamed, lookup_bytes, stream_fence, streams};
+pub(crate) use wide::vectorized_wide;
 pub(crate) use widen::{WidenPlan, widen_bytes_to_f32};
 
 use ndarray::{ArrayD, ArrayViewD, Axis, IxDyn, ShapeBuilder};
@@ -374,7 +382,6 @@ pub(crate) fn has_avx2() -> bool {
 
 /// Whether kernels may use AVX-512 (the [`level::Isa::Avx512`] set) now.
 #[inline]
-#[allow(dead_code)] // the AVX-512 twins call it
 pub(crate) fn has_avx512() -> bool {
     level::isa() >= level::Isa::Avx512
 }

@@ -7,6 +7,7 @@ use num_traits::{PrimInt, WrappingAdd, WrappingSub};
 use super::prepare::{Prepare, prepare_codes, prepare_masks};
 use super::sliced::{SliceWord, count_sliced};
 use super::statistics::PairCounts;
+use crate::arch::WIDE_CHUNK_BYTES;
 use crate::number::storage::Word;
 
 /// Pairs per tile of the positional counter (at least; a multiple of every chunk).
@@ -201,16 +202,18 @@ where
 // ---------------------------------------------------------------------------------------
 // Positional popcounts by carry-save adders.
 
-/// One 256-bit vector as four 64-bit lanes: one AVX2 register once compiled inside
-/// `arch::vectorized`, which the element-wise loops below become.
-type Vector = [u64; 4];
+/// One vector as `L` 64-bit lanes: `[u64; 4]` is one AVX2 register once compiled inside
+/// `arch::vectorized`, which the element-wise loops below become (`[u64; 8]`, one AVX-512
+/// register, is the state `arch::pos_popcount_pairs_avx512` keeps).
+type Vector<const L: usize> = [u64; L];
 
-/// Bytes per chunk of 16 vectors: the granularity of [`Positional::add`].
+/// Bytes per chunk of 16 vectors of four lanes: the granularity of [`Positional::add`].
+/// (At the AVX-512 level, pairs of chunks go through the counter of eight lanes.)
 pub(super) const CHUNK_BYTES: usize = 16 * 32;
 
 /// Element-wise `f(a, b)` on two vectors.
 #[inline(always)]
-fn zip(a: Vector, b: Vector, f: impl Fn(u64, u64) -> u64) -> Vector {
+fn zip<const L: usize>(a: Vector<L>, b: Vector<L>, f: impl Fn(u64, u64) -> u64) -> Vector<L> {
     let mut r = a;
     for (r, b) in r.iter_mut().zip(b) {
         *r = f(*r, b);
@@ -219,58 +222,46 @@ fn zip(a: Vector, b: Vector, f: impl Fn(u64, u64) -> u64) -> Vector {
 }
 
 /// A carry-save adder on every bit of three vectors: `(carry, sum)`, the two bits of
-/// `a + b + c` in each bit position (five word operations).
+/// `a + b + c` in each bit position: the majority and the parity.
 #[inline(always)]
-fn csa(a: Vector, b: Vector, c: Vector) -> (Vector, Vector) {
-    let u = zip(a, b, |x, y| x ^ y);
-    let carry = zip(zip(a, b, |x, y| x & y), zip(u, c, |x, y| x & y), |x, y| {
-        x | y
-    });
-    (carry, zip(u, c, |x, y| x ^ y))
+fn csa<const L: usize>(a: Vector<L>, b: Vector<L>, c: Vector<L>) -> (Vector<L>, Vector<L>) {
+    let mut carry = a;
+    let mut sum = a;
+    for l in 0..L {
+        let (x, y, z) = (a[l], b[l], c[l]);
+        carry[l] = (x & y) | ((x ^ y) & z);
+        sum[l] = x ^ y ^ z;
+    }
+    (carry, sum)
 }
 
-/// Per-position counts of a stream of bytes read as 64-bit words, every bit position of
-/// every lane an independent counter (a *positional popcount*, Harley–Seal style). Chunks
-/// of 16 vectors go through a tree of 15 carry-save adders into four bit planes (`ones`,
-/// `twos`, `fours`, `eights`: the counts modulo 16, bit-sliced) and one vector of carries
-/// of weight 16 per chunk, which is added into byte counters (`(sixteens >> j) & 0x01…`,
-/// one per shift `j < 8`, each byte counting bit `8k + j` of its lane) and those into
-/// `totals` every 255 chunks, before a byte can overflow. So a word costs about six
-/// word operations, whatever its width.
-///
-/// **Any element width, one kernel.** Elements of `B` bits (8, 16, 32 or 64) tile a
-/// 64-bit word, bit `p` of each at a position `k · B + p` of the word whatever the byte
-/// order, so their counts are the word positions' counts folded modulo `B`
-/// ([`Positional::totals`]). The tree is therefore compiled once (with its AVX2 twin),
-/// not once per width: it is the largest code of `choose`, and its copies were most of
-/// the library's build time.
+/// The carry-save state of `L` lanes: four bit planes (`ones`, `twos`, `fours`,
+/// `eights`: the counts modulo 16, bit-sliced) and byte counters of the carries of weight
+/// 16 (`(sixteens >> j) & 0x01…`, one per shift `j < 8`, each byte counting bit `8k + j` of
+/// its lane).
 #[derive(Clone, Debug)]
-pub(super) struct Positional {
-    planes: [Vector; 4],
-    bytes: [Vector; 8],
+struct Lanes<const L: usize> {
+    planes: [Vector<L>; 4],
+    bytes: [Vector<L>; 8],
     /// Chunks added into `bytes` since they were last emptied (< 255).
     pending: u32,
-    /// Counts already moved out of the planes, per bit position of a 64-bit word.
-    totals: [u64; 64],
 }
 
-impl Positional {
-    /// No words counted.
-    pub(super) fn new() -> Self {
-        Positional {
-            planes: [[0; 4]; 4],
-            bytes: [[0; 4]; 8],
+impl<const L: usize> Lanes<L> {
+    fn new() -> Self {
+        Lanes {
+            planes: [[0; L]; 4],
+            bytes: [[0; L]; 8],
             pending: 0,
-            totals: [0; 64],
         }
     }
 
     /// Add one chunk of 16 vectors to the planes, and their carries out of the planes to
-    /// the byte counters.
+    /// the byte counters; `true` when the byte counters must be emptied now.
     #[inline(always)]
-    fn chunk(&mut self, d: &[Vector; 16]) {
+    fn chunk(&mut self, d: &[Vector<L>; 16]) -> bool {
         let [mut ones, mut twos, mut fours, mut eights] = self.planes;
-        let mut eights_ab = [[0; 4]; 2];
+        let mut eights_ab = [[0; L]; 2];
         for (h, e) in eights_ab.iter_mut().enumerate() {
             let d = &d[8 * h..8 * h + 8];
             let (twos_a, o) = csa(ones, d[0], d[1]);
@@ -290,17 +281,15 @@ impl Positional {
             *b = zip(*b, sixteens, |acc, s| acc + ((s >> j) & LOW));
         }
         self.pending += 1;
-        if self.pending == 255 {
-            self.empty_bytes();
-        }
+        self.pending == 255
     }
 
-    /// Move the byte counters (weight 16) into `totals`.
-    fn empty_bytes(&mut self) {
+    /// Move the byte counters (weight 16) into `totals`, per bit position of a 64-bit word.
+    fn empty_bytes(&mut self, totals: &mut [u64; 64]) {
         for (j, b) in self.bytes.iter_mut().enumerate() {
             for lane in b.iter_mut() {
                 for k in 0..8 {
-                    self.totals[8 * k + j] += 16 * ((*lane >> (8 * k)) & 0xff);
+                    totals[8 * k + j] += 16 * ((*lane >> (8 * k)) & 0xff);
                 }
                 *lane = 0;
             }
@@ -308,57 +297,149 @@ impl Positional {
         self.pending = 0;
     }
 
+    /// Move everything into `totals`: the byte counters and the planes.
+    fn empty(&mut self, totals: &mut [u64; 64]) {
+        self.empty_bytes(totals);
+        for (weight, plane) in [1u64, 2, 4, 8].into_iter().zip(&mut self.planes) {
+            for lane in plane.iter_mut() {
+                for (p, t) in totals.iter_mut().enumerate() {
+                    *t += weight * ((*lane >> p) & 1);
+                }
+                *lane = 0;
+            }
+        }
+    }
+}
+
+/// Per-position counts of a stream of bytes read as 64-bit words, every bit position of
+/// every lane an independent counter (a *positional popcount*, Harley–Seal style). Chunks
+/// of 16 vectors go through a tree of 15 carry-save adders into four bit planes and one
+/// vector of carries of weight 16 per chunk, which is added into byte counters and those
+/// into `totals` every 255 chunks, before a byte can overflow. So a word costs about six
+/// word operations (three with AVX-512's `vpternlog`), whatever its width.
+///
+/// Which lane counts a word does not matter (the lanes are added up), so the AVX-512 level
+/// counts pairs of chunks as one chunk of eight lanes (`arch::pos_popcount_pairs_avx512`,
+/// of which `Lanes::chunk` is the reference), and the others four lanes.
+///
+/// **Any element width, one kernel.** Elements of `B` bits (8, 16, 32 or 64) tile a
+/// 64-bit word, bit `p` of each at a position `k · B + p` of the word whatever the byte
+/// order, so their counts are the word positions' counts folded modulo `B`
+/// ([`Positional::totals`]). The tree is therefore compiled once per level, not once per
+/// width: it is the largest code of `choose`, and its copies were most of the library's
+/// build time.
+#[derive(Clone, Debug)]
+pub(super) struct Positional {
+    narrow: Lanes<4>,
+    wide: Lanes<8>,
+    /// Counts already moved out of the lanes, per bit position of a 64-bit word.
+    totals: [u64; 64],
+}
+
+impl Positional {
+    /// No words counted.
+    pub(super) fn new() -> Self {
+        Positional {
+            narrow: Lanes::new(),
+            wide: Lanes::new(),
+            totals: [0; 64],
+        }
+    }
+
+    /// One chunk of `16 · L` words into the lanes of width `L`.
+    #[inline(always)]
+    fn chunk<const L: usize>(lanes: &mut Lanes<L>, totals: &mut [u64; 64], d: &[Vector<L>; 16]) {
+        if lanes.chunk(d) {
+            lanes.empty_bytes(totals);
+        }
+    }
+
     /// Count `bytes` (a whole number of [`CHUNK_BYTES`]) as native-endian 64-bit words.
-    /// Never inlined: one copy of the tree (and one of its AVX2 twin) for every caller.
+    /// Never inlined: one copy of the tree per level for every caller.
     #[inline(never)]
     pub(super) fn add(&mut self, bytes: &[u8]) {
         debug_assert!(bytes.len() % CHUNK_BYTES == 0);
+        let (narrow, totals) = (&mut self.narrow, &mut self.totals);
         crate::arch::vectorized(
             #[inline(always)]
             || {
                 for c in bytes.chunks_exact(CHUNK_BYTES) {
-                    self.chunk(&vectors(c));
+                    Self::chunk(narrow, totals, &vectors::<4>(c));
                 }
             },
         )
     }
 
+    /// The chunks of `first` and `second` counted into `a` and `both`, `L` lanes.
+    #[inline(always)]
+    fn pairs<const L: usize>(
+        (a, ta): (&mut Lanes<L>, &mut [u64; 64]),
+        (both, tb): (&mut Lanes<L>, &mut [u64; 64]),
+        first: &[u8],
+        second: &[u8],
+    ) {
+        let bytes = 8 * 16 * L;
+        for (f, s) in first.chunks_exact(bytes).zip(second.chunks_exact(bytes)) {
+            let (f, s) = (vectors::<L>(f), vectors::<L>(s));
+            Self::chunk(a, ta, &f);
+            let mut z = f;
+            for (z, s) in z.iter_mut().zip(s) {
+                *z = zip(*z, s, |x, y| x & y);
+            }
+            Self::chunk(both, tb, &z);
+        }
+    }
+
     /// Count into `a` the bytes of `first`, and into `both` the bytes `first[i] &
     /// second[i]` (two equal lengths, a whole number of [`CHUNK_BYTES`]): the pairs' first
-    /// elements and their common bits, in one pass. Never inlined, as [`Positional::add`].
+    /// elements and their common bits, in one pass. At the AVX-512 level, chunks of
+    /// [`WIDE_CHUNK_BYTES`] go through `arch::pos_popcount_pairs_avx512` into the lanes of
+    /// eight, in runs that end where a byte counter could overflow; the rest (and every
+    /// chunk below AVX-512) through the portable tree of four lanes. Never inlined, as
+    /// [`Positional::add`].
     #[inline(never)]
     pub(super) fn add_pairs(a: &mut Self, both: &mut Self, first: &[u8], second: &[u8]) {
         debug_assert!(first.len() == second.len() && first.len() % CHUNK_BYTES == 0);
+        let mut done = 0;
+        let wide = first.len() / WIDE_CHUNK_BYTES;
+        while done < wide && crate::arch::has_avx512() {
+            let room = 255 - a.wide.pending.max(both.wide.pending) as usize;
+            let run = room.min(wide - done);
+            let bytes = done * WIDE_CHUNK_BYTES..(done + run) * WIDE_CHUNK_BYTES;
+            let added = crate::arch::pos_popcount_pairs_avx512(
+                (&mut a.wide.planes, &mut a.wide.bytes),
+                (&mut both.wide.planes, &mut both.wide.bytes),
+                &first[bytes.clone()],
+                &second[bytes],
+            );
+            if !added {
+                break;
+            }
+            for s in [&mut *a, &mut *both] {
+                s.wide.pending += run as u32;
+                if s.wide.pending == 255 {
+                    s.wide.empty_bytes(&mut s.totals);
+                }
+            }
+            done += run;
+        }
+        let done = done * WIDE_CHUNK_BYTES;
+        let (na, nb) = (
+            (&mut a.narrow, &mut a.totals),
+            (&mut both.narrow, &mut both.totals),
+        );
+        let (first, second) = (&first[done..], &second[done..]);
         crate::arch::vectorized(
             #[inline(always)]
-            || {
-                let pairs = first
-                    .chunks_exact(CHUNK_BYTES)
-                    .zip(second.chunks_exact(CHUNK_BYTES));
-                for (f, s) in pairs {
-                    let (f, s) = (vectors(f), vectors(s));
-                    a.chunk(&f);
-                    let mut z = f;
-                    for (z, s) in z.iter_mut().zip(s) {
-                        *z = zip(*z, s, |x, y| x & y);
-                    }
-                    both.chunk(&z);
-                }
-            },
+            || Self::pairs::<4>(na, nb, first, second),
         )
     }
 
     /// The count of each bit position `p < bits` (index `p`, 0 the least significant) of
     /// the `bits`-bit elements (8, 16, 32 or 64) whose bytes were added.
     pub(super) fn totals(mut self, bits: u32) -> [u64; 64] {
-        self.empty_bytes();
-        for (weight, plane) in [1u64, 2, 4, 8].into_iter().zip(self.planes) {
-            for lane in plane {
-                for p in 0..64 {
-                    self.totals[p] += weight * ((lane >> p) & 1);
-                }
-            }
-        }
+        self.narrow.empty(&mut self.totals);
+        self.wide.empty(&mut self.totals);
         let bits = bits as usize;
         let mut folded = [0u64; 64];
         for (q, t) in self.totals.into_iter().enumerate() {
@@ -368,10 +449,10 @@ impl Positional {
     }
 }
 
-/// One chunk of [`CHUNK_BYTES`] as 16 vectors of native-endian words.
+/// One chunk of `16 · L` native-endian words from its bytes.
 #[inline(always)]
-fn vectors(c: &[u8]) -> [Vector; 16] {
-    let mut d = [[0u64; 4]; 16];
+fn vectors<const L: usize>(c: &[u8]) -> [Vector<L>; 16] {
+    let mut d = [[0u64; L]; 16];
     for (w, b) in d.as_flattened_mut().iter_mut().zip(c.chunks_exact(8)) {
         *w = u64::from_ne_bytes([b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7]]);
     }
@@ -448,7 +529,8 @@ mod tests {
             x
         }
     }
-    /// `Positional` and `Collector` against a per-bit loop, for every width: lengths that
+    /// `Positional` and `Collector` against a per-bit loop, for every width and at every
+    /// instruction-set level: lengths that
     /// end a chunk anywhere and pass the byte counters' emptying (255 chunks), words of
     /// all ones (the largest counts) and random ones, pairs' common bits.
     #[test]
@@ -464,7 +546,17 @@ mod tests {
         }
         fn check<W: Word + PrimInt>(r: &mut impl FnMut() -> u64) {
             let chunk = Collector::<W>::CHUNK;
-            for len in [0, 1, chunk - 1, chunk, 3 * chunk + 5, 256 * chunk + 17] {
+            // Lengths around the wide chunks (two narrow ones) and past 255 of them.
+            let lens = [
+                0,
+                1,
+                chunk - 1,
+                chunk,
+                2 * chunk,
+                3 * chunk + 5,
+                256 * chunk + 17,
+            ];
+            for len in lens.into_iter().chain([600 * chunk + 3]) {
                 for ones in [false, true] {
                     let mut word = || W::from_u64(if ones { u64::MAX } else { r() });
                     let f: Vec<W> = (0..len).map(|_| word()).collect();
@@ -499,10 +591,14 @@ mod tests {
                 }
             }
         }
-        let mut r = rng(11);
-        check::<u8>(&mut r);
-        check::<u16>(&mut r);
-        check::<u32>(&mut r);
-        check::<u64>(&mut r);
+        for level in crate::isa::Isa::available() {
+            crate::isa::with_max_isa(level, || {
+                let mut r = rng(11);
+                check::<u8>(&mut r);
+                check::<u16>(&mut r);
+                check::<u32>(&mut r);
+                check::<u64>(&mut r);
+            });
+        }
     }
 }

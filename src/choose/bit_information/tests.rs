@@ -153,6 +153,10 @@ fn prepare_is_the_signed_exponent_and_the_nan_mask() {
             };
             assert_eq!(word.to_u64(), want, "{id} {c:#x}");
             assert_eq!(mask == W::zero(), nan, "{id} {c:#x}");
+            if p.in_place {
+                let fast = p.apply_as::<true, true, true>(W::from_u64(c));
+                assert!(fast == (word, mask), "in place {id} {c:#x}");
+            }
         }
     }
     let mut x = 0x9e37_79b9_7f4a_7c15u64;
@@ -193,7 +197,8 @@ fn prepare_is_the_signed_exponent_and_the_nan_mask() {
     check::<u64>(DTypeId::Float64, &f64_specials);
 }
 
-/// The bit-sliced and the positional counters against the reference on random codes
+/// The bit-sliced and the positional counters, at every instruction-set level, against
+/// the reference on random codes
 /// of every real type (NaN, ±Inf, subnormals and zeros mixed in by raw bits, densely or
 /// in a few places so that clean and masked tiles alternate), with and without a
 /// masked code, over blocks of every shape class: `inner` of 1, below and above 64, not
@@ -275,11 +280,15 @@ fn sliced_counts_equal_the_reference() {
                         let prep = Prepare::<W>::new(format, &opts);
                         let want = count_blocks_reference(&words, n, inner, prep);
                         let what = format!("{id} {blocks}x{n}x{inner} dense {dense} {opts:?}");
-                        let got = count_positional::<W>(&words, n, inner, prep);
-                        assert_eq!(got, want, "positional {what}");
-                        if dense || len < 20_000 {
-                            let got = count_sliced(&words, n, inner, prep);
-                            assert_eq!(got, want, "sliced {what}");
+                        for level in crate::isa::Isa::available() {
+                            crate::isa::with_max_isa(level, || {
+                                let got = count_positional::<W>(&words, n, inner, prep);
+                                assert_eq!(got, want, "positional {level:?} {what}");
+                                if dense || len < 20_000 {
+                                    let got = count_sliced(&words, n, inner, prep);
+                                    assert_eq!(got, want, "sliced {level:?} {what}");
+                                }
+                            });
                         }
                     }
                 }
