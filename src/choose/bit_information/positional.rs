@@ -235,23 +235,26 @@ fn csa<const L: usize>(a: Vector<L>, b: Vector<L>, c: Vector<L>) -> (Vector<L>, 
     (carry, sum)
 }
 
-/// The carry-save state of `L` lanes: four bit planes (`ones`, `twos`, `fours`,
-/// `eights`: the counts modulo 16, bit-sliced) and byte counters of the carries of weight
-/// 16 (`(sixteens >> j) & 0x01…`, one per shift `j < 8`, each byte counting bit `8k + j` of
-/// its lane).
+/// The carry-save state of `L` lanes: bit planes (`ones`, `twos`, `fours`, `eights`: the
+/// counts modulo 16, bit-sliced; the AVX-512 kernel also `sixteens`) and byte counters of
+/// the carries out of the planes (`(carry >> j) & 0x01…`, one per shift `j < 8`, each byte
+/// counting bit `8k + j` of its lane), each carry of weight `weight` (16, or 32 when the
+/// kernel keeps `sixteens`).
 #[derive(Clone, Debug)]
 struct Lanes<const L: usize> {
-    planes: [Vector<L>; 4],
+    planes: [Vector<L>; 5],
     bytes: [Vector<L>; 8],
+    weight: u64,
     /// Chunks added into `bytes` since they were last emptied (< 255).
     pending: u32,
 }
 
 impl<const L: usize> Lanes<L> {
-    fn new() -> Self {
+    fn new(weight: u64) -> Self {
         Lanes {
-            planes: [[0; L]; 4],
+            planes: [[0; L]; 5],
             bytes: [[0; L]; 8],
+            weight,
             pending: 0,
         }
     }
@@ -260,7 +263,7 @@ impl<const L: usize> Lanes<L> {
     /// the byte counters; `true` when the byte counters must be emptied now.
     #[inline(always)]
     fn chunk(&mut self, d: &[Vector<L>; 16]) -> bool {
-        let [mut ones, mut twos, mut fours, mut eights] = self.planes;
+        let [mut ones, mut twos, mut fours, mut eights, _] = self.planes;
         let mut eights_ab = [[0; L]; 2];
         for (h, e) in eights_ab.iter_mut().enumerate() {
             let d = &d[8 * h..8 * h + 8];
@@ -275,7 +278,7 @@ impl<const L: usize> Lanes<L> {
         }
         let (sixteens, e) = csa(eights, eights_ab[0], eights_ab[1]);
         eights = e;
-        self.planes = [ones, twos, fours, eights];
+        self.planes[..4].copy_from_slice(&[ones, twos, fours, eights]);
         const LOW: u64 = 0x0101_0101_0101_0101;
         for (j, b) in self.bytes.iter_mut().enumerate() {
             *b = zip(*b, sixteens, |acc, s| acc + ((s >> j) & LOW));
@@ -284,12 +287,13 @@ impl<const L: usize> Lanes<L> {
         self.pending == 255
     }
 
-    /// Move the byte counters (weight 16) into `totals`, per bit position of a 64-bit word.
+    /// Move the byte counters (of `weight`) into `totals`, per bit position of a 64-bit
+    /// word.
     fn empty_bytes(&mut self, totals: &mut [u64; 64]) {
         for (j, b) in self.bytes.iter_mut().enumerate() {
             for lane in b.iter_mut() {
                 for k in 0..8 {
-                    totals[8 * k + j] += 16 * ((*lane >> (8 * k)) & 0xff);
+                    totals[8 * k + j] += self.weight * ((*lane >> (8 * k)) & 0xff);
                 }
                 *lane = 0;
             }
@@ -300,7 +304,7 @@ impl<const L: usize> Lanes<L> {
     /// Move everything into `totals`: the byte counters and the planes.
     fn empty(&mut self, totals: &mut [u64; 64]) {
         self.empty_bytes(totals);
-        for (weight, plane) in [1u64, 2, 4, 8].into_iter().zip(&mut self.planes) {
+        for (weight, plane) in [1u64, 2, 4, 8, 16].into_iter().zip(&mut self.planes) {
             for lane in plane.iter_mut() {
                 for (p, t) in totals.iter_mut().enumerate() {
                     *t += weight * ((*lane >> p) & 1);
@@ -340,8 +344,8 @@ impl Positional {
     /// No words counted.
     pub(super) fn new() -> Self {
         Positional {
-            narrow: Lanes::new(),
-            wide: Lanes::new(),
+            narrow: Lanes::new(16),
+            wide: Lanes::new(32),
             totals: [0; 64],
         }
     }
@@ -556,7 +560,7 @@ mod tests {
                 3 * chunk + 5,
                 256 * chunk + 17,
             ];
-            for len in lens.into_iter().chain([600 * chunk + 3]) {
+            for len in lens.into_iter().chain([4 * chunk, 1100 * chunk + 3]) {
                 for ones in [false, true] {
                     let mut word = || W::from_u64(if ones { u64::MAX } else { r() });
                     let f: Vec<W> = (0..len).map(|_| word()).collect();
