@@ -41,8 +41,12 @@ mod bit_slice;
 mod byte_float;
 mod f16c;
 pub(crate) mod level;
+// The AVX-512 intrinsics and target features are stable since Rust 1.89: building these
+// twins needs it, above the `rust-version` of 1.85 the rest of the crate keeps for now.
+#[allow(clippy::incompatible_msrv)]
 mod pos_popcount;
 mod stream;
+#[allow(clippy::incompatible_msrv)] // AVX-512 target features: Rust 1.89, as above.
 mod wide;
 mod widen;
 

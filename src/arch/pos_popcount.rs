@@ -79,11 +79,7 @@ mod kernels {
     /// `Lanes::chunk` does with 16 vectors and a carry of weight 16.
     #[inline]
     #[target_feature(enable = "avx512f")]
-    fn chunk(
-        planes: &mut [__m512i; 5],
-        bytes: &mut [[u64; 8]; 8],
-        v: impl Fn(usize) -> __m512i,
-    ) {
+    fn chunk(planes: &mut [__m512i; 5], bytes: &mut [[u64; 8]; 8], v: impl Fn(usize) -> __m512i) {
         let s_a = tree16(planes, std::array::from_fn(&v));
         let s_b = tree16(planes, std::array::from_fn(|i| v(16 + i)));
         let (thirty_twos, s) = csa(planes[4], s_a, s_b);

@@ -63,22 +63,24 @@ fn reference<T: Real, S: Data<Elem = T>>(
             _ => (!masked).then_some(c),
         }
     };
-    let (mut parts, mut pairs) = ([[0u64; 64]; 3], 0u64);
+    let ([mut first, mut second, mut both], mut pairs) = ([[0u64; 64]; 3], 0u64);
     for lane in a.lanes(Axis(axis)) {
         let v: Vec<Option<u64>> = lane.iter().map(|&x| prepared(x)).collect();
         for w in v.windows(2) {
             if let [Some(x), Some(y)] = *w {
                 pairs += 1;
-                for p in 0..format.bits() as usize {
+                let counts = first.iter_mut().zip(&mut second).zip(&mut both);
+                for (p, ((a, b), z)) in counts.enumerate().take(format.bits() as usize) {
                     let (bx, by) = ((x >> p) & 1, (y >> p) & 1);
-                    parts[0][p] += bx;
-                    parts[1][p] += by;
-                    parts[2][p] += bx & by;
+                    *a += bx;
+                    *b += by;
+                    *z += bx & by;
                 }
             }
         }
     }
-    BitCounts::from_parts(format, axis, pairs, parts).expect("counts of data are consistent")
+    BitCounts::from_parts(format, axis, pairs, [first, second, both])
+        .expect("counts of data are consistent")
 }
 
 /// [`BitCounts::of`] at every instruction-set level this machine has, and the information
