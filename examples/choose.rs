@@ -13,11 +13,13 @@
 //! writes the information per bit position, with the chosen keepbits marked;
 //! `--keep-insignificant` skips the binomial significance test (as xbitinfo's Python
 //! implementation, which has none). `bench` times
-//! the bit counts (positional popcounts; the bit-sliced counter before them, and the
-//! reference counter), the finite range, a read-only
+//! the bit counts (at the machine's instruction-set level, then capped at each lower one),
+//! the finite range, a read-only
 //! pass and a copy on a generated temperature-like field (default 1800,3600), f32 and f64,
 //! C and F order, in alternating rounds (7, or `--rounds N`); a filter keeps the cases
-//! whose name contains it, and the read-only passes (for profiling one case).
+//! whose name contains it, and the read-only passes, and skips the check that every level
+//! counts the same (for profiling one case: `valgrind --tool=callgrind` sees then one
+//! warm-up and `--rounds` runs of it).
 
 use std::process::ExitCode;
 use std::str::FromStr;
@@ -28,6 +30,7 @@ use zquant::choose::{
     BitCounts, BitInformation, FiniteRange, FitOptions, InformationOptions, ScaleChoice,
     fit_scale_offset,
 };
+use zquant::isa::{Isa, with_max_isa};
 use zquant::{DTypeId, Real};
 
 const USAGE: &str = "usage:
@@ -351,6 +354,7 @@ fn bench(shape: &str, filter: Option<&str>, reps: usize) -> Result<(), Failure> 
         ..opts
     };
     let mut dst = vec![0u8; f64c.len() * 8];
+    let levels = Isa::available();
     // Rounds alternate every case, so that a noisy neighbour hits all of them alike.
     type Case<'a> = (String, usize, Box<dyn FnMut() -> u64 + 'a>);
     let mut cases: Vec<Case<'_>> = Vec::new();
@@ -367,12 +371,13 @@ fn bench(shape: &str, filter: Option<&str>, reps: usize) -> Result<(), Failure> 
                 cases.push((format!("information {} {label}", $name), bytes, Box::new(move || {
                     BitCounts::of(a, &o).map_or(0, |c| c.pairs())
                 })));
-                cases.push((format!("  bit-sliced {} {label}", $name), bytes, Box::new(move || {
-                    BitCounts::of_sliced(a, &o).map_or(0, |c| c.pairs())
-                })));
-                cases.push((format!("  reference {} {label}", $name), bytes, Box::new(move || {
-                    BitCounts::of_reference(a, &o).map_or(0, |c| c.pairs())
-                })));
+                // The same count capped at each lower instruction-set level.
+                for &level in levels.iter().rev().skip(1) {
+                    let name = format!("  {} {} {label}", level.name(), $name);
+                    cases.push((name, bytes, Box::new(move || {
+                        with_max_isa(level, || BitCounts::of(a, &o)).map_or(0, |c| c.pairs())
+                    })));
+                }
             }
             cases.push((format!("finite range {}", $name), bytes, Box::new(move || {
                 FiniteRange::of(a).map_or(0, |r| r.max.to_bits())
@@ -399,7 +404,8 @@ fn bench(shape: &str, filter: Option<&str>, reps: usize) -> Result<(), Failure> 
             }),
         ));
     }
-    if let Some(f) = filter.filter(|f| !f.starts_with("--")) {
+    let filter = filter.filter(|f| !f.starts_with("--"));
+    if let Some(f) = filter {
         cases.retain(|(name, _, _)| name.contains(f) || name.starts_with("read-only"));
     }
     let reps = reps.max(1);
@@ -427,23 +433,32 @@ fn bench(shape: &str, filter: Option<&str>, reps: usize) -> Result<(), Failure> 
             read / min
         );
     }
-    // The counters agree (the unit tests check it exhaustively; here on the fields).
+    // Every level counts the same (the tests check it against a reference; here on the
+    // fields).
     let mut same = true;
-    for o in [opts, axis0] {
-        for c in [
-            BitCounts::of(&f32c, &o) == BitCounts::of_reference(&f32c, &o),
-            BitCounts::of(&f32f, &o) == BitCounts::of_reference(&f32f, &o),
-            BitCounts::of(&f64c, &o) == BitCounts::of_reference(&f64c, &o),
-            BitCounts::of(&f64f, &o) == BitCounts::of_reference(&f64f, &o),
-            BitCounts::of_sliced(&f32c, &o) == BitCounts::of_reference(&f32c, &o),
-        ] {
-            same &= c;
+    let check = if filter.is_some() {
+        vec![]
+    } else {
+        vec![opts, axis0]
+    };
+    for o in check {
+        for &level in &levels {
+            let at = |f: &dyn Fn() -> Option<BitCounts>| with_max_isa(level, f);
+            same &= at(&|| BitCounts::of(&f32c, &o).ok()) == BitCounts::of(&f32c, &o).ok();
+            same &= at(&|| BitCounts::of(&f32f, &o).ok()) == BitCounts::of(&f32f, &o).ok();
+            same &= at(&|| BitCounts::of(&f64c, &o).ok()) == BitCounts::of(&f64c, &o).ok();
+            same &= at(&|| BitCounts::of(&f64f, &o).ok()) == BitCounts::of(&f64f, &o).ok();
         }
     }
-    println!("positional and bit-sliced counts equal the reference's (8 cases): {same}");
-    let k = BitInformation::of(&f32c, &opts)
-        .and_then(|i| i.keepbits(0.99))
-        .map_err(|e| Failure::Choose(e.to_string()))?;
-    println!("keepbits(0.99) float32 = {k}");
+    let names: Vec<&str> = levels.iter().map(|l| l.name()).collect();
+    if filter.is_none() {
+        println!("counts equal at every level ({}): {same}", names.join(", "));
+    }
+    if filter.is_none() {
+        let k = BitInformation::of(&f32c, &opts)
+            .and_then(|i| i.keepbits(0.99))
+            .map_err(|e| Failure::Choose(e.to_string()))?;
+        println!("keepbits(0.99) float32 = {k}");
+    }
     Ok(())
 }

@@ -16,6 +16,10 @@
 //!   cannot reach), and from `f64` through it: [`F16c`];
 //! - `byte_float`: `f32` to the 8-bit float formats ([`f32_to_byte_float`]), where LLVM's
 //!   build of the portable kernel shuffles more than it needs;
+//! - `pos_popcount`: the positional popcount of `choose`'s bit counting in AVX-512
+//!   ([`pos_popcount_pairs_avx512`]: `vpternlogq` carry-save adders);
+//! - `wide`: [`vectorized_wide`], [`vectorized`] with an AVX-512 twin, for the word
+//!   preparation of `choose`'s bit counting;
 //! - `bit_slice`: the bit-matrix transpose of `choose`'s bit counting
 //!   ([`bit_slice_u32`] and its siblings), byte gathers and `vpmovmskb`;
 //! - `packbits`: packbits' bit packing and unpacking with AVX-512 (`vpmultishiftqb`,
@@ -40,7 +44,13 @@ mod byte_float;
 mod f16c;
 pub(crate) mod level;
 pub(crate) mod packbits;
+// The AVX-512 intrinsics and target features are stable since Rust 1.89: building these
+// twins needs it, above the `rust-version` of 1.85 the rest of the crate keeps for now.
+#[allow(clippy::incompatible_msrv)]
+mod pos_popcount;
 mod stream;
+#[allow(clippy::incompatible_msrv)] // AVX-512 target features: Rust 1.89, as above.
+mod wide;
 mod widen;
 
 pub(crate) use bit_slice::{
@@ -48,9 +58,11 @@ pub(crate) use bit_slice::{
 };
 pub(crate) use byte_float::{ByteFloatPlan, f32_to_byte_float};
 pub(crate) use f16c::F16c;
+pub(crate) use pos_popcount::{WIDE_CHUNK_BYTES, pos_popcount_pairs_avx512};
 #[cfg(any(feature = "rayon", test))]
 pub(crate) use stream::Region;
 pub(crate) use stream::{i32_to_f32_streamed, lookup_bytes, stream_fence, streams};
+pub(crate) use wide::vectorized_wide;
 pub(crate) use widen::{WidenPlan, widen_bytes_to_f32};
 
 use ndarray::{ArrayD, ArrayViewD, Axis, IxDyn, ShapeBuilder};
@@ -133,7 +145,7 @@ pub(crate) fn words_mut<T: Plain>(dst: &mut [T]) -> &mut [T::Word] {
 }
 
 /// Words seen as their native-endian bytes, without a copy: how the positional
-/// popcount (`convert::bit_counts::Positional`) reads words of every width as one stream.
+/// popcount (`choose::bit_information::positional::Positional`) reads words of every width as one stream.
 #[inline(always)]
 pub(crate) fn bytes_of_words<W: crate::number::storage::Word>(words: &[W]) -> &[u8] {
     // SAFETY: `Word` is sealed and implemented for `u8`, `u16`, `u32` and `u64` only:

@@ -29,11 +29,12 @@
 //! # Ok::<(), zquant::choose::ChooseError>(())
 //! ```
 
-mod information;
+mod bit_information;
+mod finite_range;
 mod keepbits;
 mod scale_offset;
 
-pub use information::{
+pub use bit_information::{
     BitCounts, BitInformation, InformationOptions, free_entropy, signed_exponent,
 };
 pub(crate) use keepbits::binade;

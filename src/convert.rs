@@ -15,7 +15,6 @@
 //! of words, recording the first failing element instead of building a `Result` per
 //! element. The typed functions ([`cast`], [`cast_slice`]) are thin views onto it.
 
-pub(crate) mod bit_counts;
 pub(crate) mod bitround;
 mod blocks;
 mod fast;

@@ -1,4 +1,4 @@
-//! The bit-matrix transpose of `convert::bit_counts` in AVX2: 64 elements become one word
+//! The bit-matrix transpose of `choose::bit_information::sliced` in AVX2: 64 elements become one word
 //! of 64 bits per bit position (a *plane*), and their masks one plane.
 //!
 //! The elements' bytes are first gathered so that one vector holds byte `k` of 32
@@ -6,12 +6,12 @@
 //! `vpmovmskb` takes bit 7 of each byte, i.e. plane `8k + 7` of the 32 elements, and
 //! adding the vector to itself moves the next bit up: eight `vpmovmskb` per byte
 //! position. Two runs of 32 elements make a group's 64-bit planes. The portable twin,
-//! `convert::bit_counts::transpose_fallback`, is the reference.
+//! `choose::bit_information::sliced::transpose_fallback`, is the reference.
 
 macro_rules! entry {
     ($name:ident, $w:ty, $kernel:ident) => {
         /// The planes of `codes` and the mask planes of `masks` (whole groups of 64), as
-        /// `convert::bit_counts::transpose_fallback` computes them: `false` when the CPU has
+        /// `choose::bit_information::sliced::transpose_fallback` computes them: `false` when the CPU has
         /// no AVX2 (nothing written).
         pub(crate) fn $name(
             codes: &[$w],
@@ -345,7 +345,7 @@ mod kernels {
     }
 }
 
-/// The pair counts of `convert::bit_counts::count_plane_pairs` (the same arguments, `bits`
+/// The pair counts of `choose::bit_information::sliced::count_plane_pairs` (the same arguments, `bits`
 /// planes per group, a multiple of 4), in AVX2: four planes per vector, popcounts by
 /// nibble table (`vpshufb`) into byte counters, summed into 64-bit lanes (`vpsadbw`)
 /// every 31 groups. `None` when the CPU has no AVX2 (nothing added).

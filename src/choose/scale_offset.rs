@@ -23,8 +23,8 @@ use ndarray::{ArrayBase, Data, Dimension};
 use serde_json::{Value, json};
 
 use super::ChooseError;
+use super::finite_range::finite_key_range;
 use crate::codec::{cast_value, scale_offset};
-use crate::convert::bit_counts::finite_key_range;
 use crate::convert::{exact_of, round_into};
 use crate::dtype::arith::{ArithOp, arith, f64_to_exact};
 use crate::dtype::{DTypeId, Real};
@@ -187,7 +187,7 @@ impl FiniteRange {
 }
 
 /// The range of a signed float type's codes by the vectorized key fold
-/// (`convert::bit_counts::finite_key_range`), for the layouts whose non-finite codes have
+/// (`finite_range::finite_key_range`), for the layouts whose non-finite codes have
 /// the largest magnitudes (`None`, "not this way", for the `fnuz` types): finite codes
 /// ordered as sign-magnitude integers, ±0 equal and the first zero met standing for them
 /// (as [`float_range`] does).

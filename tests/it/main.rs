@@ -8,6 +8,7 @@
 mod common;
 mod formula;
 
+mod bit_counts;
 mod choose;
 mod codecs;
 mod compile_fail;
