@@ -354,3 +354,73 @@ mod tests {
         assert!(e.contains("`astype`"), "{e}");
     }
 }
+
+#[cfg(test)]
+mod kernel_tests {
+    use super::*;
+
+    /// numcodecs' arithmetic as written, in `f64` with the division, each step rounded to
+    /// `S`: the reference for the kernels, which multiply by the reciprocal and compute
+    /// `float32` in `f32`.
+    fn reference<S: NumpyNumber, D: NumpyNumber>(scale: f64, x: S) -> D {
+        let r = S::round_f64(x.to_f64() * scale).round_ties_even();
+        astype::kernel::cast_one::<S, D>(S::from_f64(r / scale))
+    }
+
+    fn inputs<S: NumpyNumber>() -> Vec<S> {
+        let mut v: Vec<S> = [
+            0.0, -0.0, 1.0, -1.5, 0.1, 1e-30, -1e-40, 3e38, 1e300, 65504.0, 6e-8, 2.5, -2.5,
+        ]
+        .iter()
+        .map(|&x| S::from_f64(x))
+        .collect();
+        v.extend([f64::NAN, f64::INFINITY, -f64::INFINITY].map(S::from_f64));
+        // A sweep of magnitudes, ties included.
+        let mut x = 1.0e-45f64;
+        while x < 1e300 {
+            v.extend([S::from_f64(x), S::from_f64(-x * 1.5)]);
+            x *= 3.7;
+        }
+        v
+    }
+
+    fn check<S: NumpyNumber, D: NumpyNumber>() {
+        let xs = inputs::<S>();
+        for digits in -320..=320 {
+            let cfg = serde_json::json!({"digits": digits, "dtype": "<f8"});
+            let Ok(mut cfg) = QuantizeConfig::from_configuration(Some(&cfg)) else {
+                continue;
+            };
+            let s: DTypeId = S::NAME.parse().unwrap();
+            let d: DTypeId = D::NAME.parse().unwrap();
+            cfg.dtype = NumpyDType::v2(s);
+            cfg.astype = Some(NumpyDType::v2(d));
+            let core = QuantizeCore::new(&cfg);
+            let mut got = vec![D::default(); xs.len()];
+            core.encode(words_of(&xs), words_of_mut(&mut got));
+            for (x, y) in xs.iter().zip(&got) {
+                let want: D = reference::<S, D>(core.scale, *x);
+                assert_eq!(
+                    y.to_bits(),
+                    want.to_bits(),
+                    "{} -> {}, digits {digits}, x = {x:?}",
+                    S::NAME,
+                    D::NAME
+                );
+            }
+        }
+    }
+
+    /// Every digits numcodecs accepts, so every scale each float type rounds it to
+    /// (subnormal, zero and infinite ones included), against the reference.
+    #[test]
+    fn kernels_match_the_reference_at_every_scale() {
+        check::<f32, f32>();
+        check::<f32, f64>();
+        check::<f32, half::f16>();
+        check::<f64, f32>();
+        check::<f64, f64>();
+        check::<half::f16, f32>();
+        check::<half::f16, half::f16>();
+    }
+}

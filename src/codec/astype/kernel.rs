@@ -26,10 +26,27 @@ pub(crate) fn cast_one<S: NumpyNumber, D: NumpyNumber>(x: S) -> D {
         if D::IS_FLOAT && half && v.is_nan() {
             return D::from_bits(numpy_nan_bits(size_of::<S>(), size_of::<D>(), x.to_bits()));
         }
+        if !D::IS_FLOAT && converts_through_i32::<D>() {
+            // `cvttsd2si` into 32 bits, then the low bits: written as a truncation and a
+            // range test on the `f64` lanes, which LLVM packs into `vroundpd` and
+            // `vcvttpd2dq`, where `float_to_int_x86`'s scalar form stays one element at a
+            // time. The same values: `trunc(v)` is in `i32`'s range exactly when `v` is in
+            // `(-2^31 - 1, 2^31)`, and NaN and ±Inf give the indefinite `-2^31` either way.
+            return D::from_i128(i128::from(crate::arch::i32_or_indefinite(v.trunc())));
+        }
         D::from_f64(v)
     } else {
         D::from_i128(x.to_i128())
     }
+}
+
+/// Whether NumPy's C cast into the integer type `D` is a 32-bit `cvttsd2si` (`int8`,
+/// `uint8`, `int16`, `uint16`, `int32`; `uint32` and the 64-bit types take the 64-bit one,
+/// see [`float_to_int_x86`](crate::convert::numpy::float_to_int_x86)). Constant per `D`.
+#[inline(always)]
+fn converts_through_i32<D: NumpyNumber>() -> bool {
+    let signed = D::from_i128(-1).to_i128() < 0;
+    size_of::<D>() < 4 || (size_of::<D>() == 4 && signed)
 }
 
 /// NumPy's NaN between float types of `from` and `to` bytes (2, 4 or 8): the sign, the
@@ -52,10 +69,16 @@ fn numpy_nan_bits(from: usize, to: usize, bits: u64) -> u64 {
     (sign << (tb - 1)) | ((1u64 << (tb - 1)) - (1u64 << tm)) | sig
 }
 
-/// `dst[i] = cast(src[i])` over the shorter length; words of other widths than `S`'s and
-/// `D`'s convert nothing.
-#[inline(never)]
-fn cast_loop<S: NumpyNumber, D: NumpyNumber>(src: Words<'_>, dst: WordsMut<'_>) {
+/// `dst[i] = f(src[i])` over the shorter length, compiled with AVX2 where the CPU has it
+/// ([`crate::arch::vectorized`]): the one element loop of both codecs, `f` (an
+/// `#[inline(always)]` closure, its parameters captured as loop invariants) inlined into
+/// it. Words of other widths than `S`'s and `D`'s convert nothing.
+#[inline(always)]
+pub(crate) fn map_words<S: NumpyNumber, D: NumpyNumber>(
+    src: Words<'_>,
+    dst: WordsMut<'_>,
+    f: impl Fn(S) -> D,
+) {
     let (Some(src), Some(dst)) = (<S::Word as Word>::of(src), <D::Word as Word>::of_mut(dst))
     else {
         return;
@@ -64,10 +87,20 @@ fn cast_loop<S: NumpyNumber, D: NumpyNumber>(src: Words<'_>, dst: WordsMut<'_>) 
         #[inline(always)]
         move || {
             for (x, y) in src.iter().zip(dst.iter_mut()) {
-                let v: D = cast_one::<S, D>(S::from_bits(x.to_u64()));
-                *y = <D::Word as Word>::from_u64(v.to_bits());
+                *y = <D::Word as Word>::from_u64(f(S::from_bits(x.to_u64())).to_bits());
             }
         },
+    );
+}
+
+/// `dst[i] = cast(src[i])` over the shorter length.
+#[inline(never)]
+fn cast_loop<S: NumpyNumber, D: NumpyNumber>(src: Words<'_>, dst: WordsMut<'_>) {
+    map_words::<S, D>(
+        src,
+        dst,
+        #[inline(always)]
+        |x| cast_one::<S, D>(x),
     );
 }
 
