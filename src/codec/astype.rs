@@ -29,7 +29,10 @@
 //! may be left out (zarr-python's wrapper writes it in from the array). Both are Zarr v2 data
 //! type strings (`"<f8"`, `"|u1"`; `>` only for one-byte types, since a Zarr v2 filter's byte
 //! order is dropped when the array is read: the values are native) or plain Zarr v3 names,
-//! of the eleven NumPy types `int8`…`uint64`, `float16`, `float32`, `float64`. Unknown keys
+//! of the eleven NumPy types `int8`…`uint64`, `float16`, `float32`, `float64`, or of
+//! `complex64` and `complex128` (the run-time stage; [`AsType`] is typed for the eleven).
+//! NumPy's `bool` is not a data type of this crate: zquant's Python `AsType` runs NumPy's
+//! own cast for it. Unknown keys
 //! are errors.
 //!
 //! ### The casts (NumPy 2 on x86-64; what every pair of the eleven types does)
@@ -49,6 +52,10 @@
 //!   uint32` gives `2^31` for NaN, negative and too-large values (`-3e9`, `1e10`, `-inf`)
 //!   and `0` for some values above `2^32` (`4294967301.0`); zquant gives the scalar loop's
 //!   value. Every other pair, and every in-range non-NaN value, is the same either way.
+//!
+//! - complex -> real: the real part, cast as a value of its float type (NumPy drops the
+//!   imaginary part with a `ComplexWarning`); real -> complex: the cast value and `+0.0`;
+//!   complex -> complex: each part cast as its float type.
 //!
 //! Nothing fails on values (NumPy only warns). The fill value is cast like any element.
 
@@ -95,14 +102,14 @@ fn field(field: &'static str, reason: impl Into<String>) -> MetadataError {
 
 /// `id` must be a NumPy numeric type; the error names the configuration key.
 fn check_numpy(key: &'static str, id: DTypeId) -> Result<(), MetadataError> {
-    if numpy_supports(id) {
+    if numpy_supports(id) || kernel::complex_part(id).is_some() {
         return Ok(());
     }
     Err(field(
         key,
         format!(
             "{} is not a type numcodecs.astype casts: use one of int8..int64, uint8..uint64, \
-             float16, float32, float64",
+             float16, float32, float64, complex64, complex128",
             id.name()
         ),
     ))
@@ -351,7 +358,7 @@ mod tests {
     fn errors_name_the_key() {
         let e = AsTypeStage::new(
             &DataType::new(DTypeId::Float64),
-            Some(&serde_json::json!({"encode_dtype": "<c8", "decode_dtype": "<f8"})),
+            Some(&serde_json::json!({"encode_dtype": "bfloat16", "decode_dtype": "<f8"})),
         )
         .unwrap_err();
         assert!(e.to_string().contains("encode_dtype"), "{e}");

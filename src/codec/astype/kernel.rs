@@ -111,11 +111,57 @@ fn copy<S: NumpyNumber>(src: Words<'_>, dst: WordsMut<'_>) {
     }
 }
 
-/// NumPy's cast from `source` to `target` (both NumPy types) over `src` into `dst`, the
-/// kernel chosen once per call: one loop per pair, 11 × 11.
-pub(crate) fn cast_words(source: DTypeId, target: DTypeId, src: Words<'_>, mut dst: WordsMut<'_>) {
-    let n = src.len().min(dst.len());
-    let (src, dst) = (src.sub(0, n), dst.sub(0, n));
+/// `dst[i] = cast(re(src[i]))`: NumPy's cast of a complex array to a real type takes the
+/// real part (with a `ComplexWarning`), cast as a value of the part type `S`.
+#[inline(never)]
+fn real_part_loop<S: NumpyNumber, D: NumpyNumber>(src: Words<'_>, dst: WordsMut<'_>) {
+    let (Some(src), Some(dst)) = (<S::Word as Word>::of(src), <D::Word as Word>::of_mut(dst))
+    else {
+        return;
+    };
+    crate::arch::vectorized(
+        #[inline(always)]
+        move || {
+            for (x, y) in src.chunks_exact(2).zip(dst.iter_mut()) {
+                let v: D = cast_one::<S, D>(S::from_bits(x[0].to_u64()));
+                *y = <D::Word as Word>::from_u64(v.to_bits());
+            }
+        },
+    );
+}
+
+/// `dst[i] = cast(src[i]) + 0j`: NumPy's cast of a real array to a complex type, the real
+/// part cast to the part type `F`, the imaginary part `+0.0`.
+#[inline(never)]
+fn to_complex_loop<S: NumpyNumber, F: NumpyNumber>(src: Words<'_>, dst: WordsMut<'_>) {
+    let (Some(src), Some(dst)) = (<S::Word as Word>::of(src), <F::Word as Word>::of_mut(dst))
+    else {
+        return;
+    };
+    crate::arch::vectorized(
+        #[inline(always)]
+        move || {
+            for (x, y) in src.iter().zip(dst.chunks_exact_mut(2)) {
+                let v: F = cast_one::<S, F>(S::from_bits(x.to_u64()));
+                y[0] = <F::Word as Word>::from_u64(v.to_bits());
+                y[1] = <F::Word as Word>::from_u64(0);
+            }
+        },
+    );
+}
+
+/// The float type of a complex type's parts (`complex64`: `float32`, `complex128`:
+/// `float64`); `None` for the real types.
+pub(crate) fn complex_part(id: DTypeId) -> Option<DTypeId> {
+    match id {
+        DTypeId::Complex64 => Some(DTypeId::Float32),
+        DTypeId::Complex128 => Some(DTypeId::Float64),
+        _ => None,
+    }
+}
+
+/// NumPy's cast between two real NumPy types, `src` and `dst` of one length.
+fn real_words(source: DTypeId, target: DTypeId, src: Words<'_>, dst: WordsMut<'_>) {
     if source == target {
         // NumPy's cast to the same type copies the bits: a signaling NaN stays signaling
         // (a round trip through float64 would quiet it).
@@ -123,4 +169,24 @@ pub(crate) fn cast_words(source: DTypeId, target: DTypeId, src: Words<'_>, mut d
         return;
     }
     with_numpy!(source, S => with_numpy!(target, D => cast_loop::<S, D>(src, dst), else {}), else {});
+}
+
+/// NumPy's cast from `source` to `target` (NumPy's eleven real types, `complex64` and
+/// `complex128`) over `src` into `dst`, the shorter number of elements, the kernel chosen
+/// once per call: one loop per pair. Between the complex types each part is cast as its
+/// float type (NumPy casts them so); from a complex type the real part is cast, into one
+/// the real part is the cast value and the imaginary part `+0.0`.
+pub(crate) fn cast_words(source: DTypeId, target: DTypeId, src: Words<'_>, mut dst: WordsMut<'_>) {
+    let (sp, tp) = (complex_part(source), complex_part(target));
+    let (ws, wt) = (1 + usize::from(sp.is_some()), 1 + usize::from(tp.is_some()));
+    let n = (src.len() / ws).min(dst.len() / wt);
+    let (src, dst) = (src.sub(0, n * ws), dst.sub(0, n * wt));
+    match (sp, tp) {
+        (None, None) => real_words(source, target, src, dst),
+        (Some(s), Some(t)) => real_words(s, t, src, dst),
+        (Some(s), None) => with_numpy!(s, S => with_numpy!(target, D =>
+            real_part_loop::<S, D>(src, dst), else {}), else {}),
+        (None, Some(t)) => with_numpy!(source, S => with_numpy!(t, F =>
+            to_complex_loop::<S, F>(src, dst), else {}), else {}),
+    }
 }

@@ -12,6 +12,7 @@ gives the scalar loop's value (the C cast, see docs/spec-readings.md).
 import json
 import platform
 import sys
+import warnings
 from pathlib import Path
 
 import numcodecs
@@ -21,6 +22,7 @@ from numcodecs import AsType, Quantize
 FLOATS = ["<f2", "<f4", "<f8"]
 INTS = ["|i1", "<i2", "<i4", "<i8", "|u1", "<u2", "<u4", "<u8"]
 NUMERIC = INTS + FLOATS
+COMPLEX = ["<c8", "<c16"]
 
 
 def hexle(a):
@@ -59,6 +61,27 @@ def int_inputs(dt, seed):
     vals = [v for v in vals if info.min <= v <= info.max]
     r = rng.integers(info.min, info.max, size=30, dtype=dt, endpoint=True)
     return np.concatenate([np.array(vals, dtype=dt), r])
+
+
+def complex_inputs(dt, seed):
+    """Real and imaginary parts from the float inputs of the part type (NaN, infinities,
+    -0.0, the float -> int edges), paired in a seeded shuffle."""
+    part = np.dtype(dt).type(0).real.dtype
+    re = np.concatenate([float_inputs(part, seed), float_to_int_edges(part)])
+    im = np.random.default_rng(seed).permutation(re)
+    out = np.empty(len(re), dtype=dt)
+    out.real, out.imag = re, im
+    return out
+
+
+def any_inputs(dt, seed):
+    """The inputs of ``dt``: complex, float (with the float -> int edges) or integer."""
+    kind = np.dtype(dt).kind
+    if kind == "c":
+        return complex_inputs(dt, seed)
+    if kind == "f":
+        return np.concatenate([float_inputs(dt, seed), float_to_int_edges(dt)])
+    return int_inputs(dt, seed)
 
 
 def float_to_int_edges(dt):
@@ -155,17 +178,37 @@ def main():
         assert single.astype(single.dtype.newbyteorder("=")).tobytes() == ns.tobytes(), c
         big.append({"get_config": c, "input": hexle(arr), "output": hexle(single),
                     "output_dtype": single.dtype.str})
+    # AsType to and from the complex types, against every numeric type and each other
+    # (NumPy drops the imaginary part, with a ComplexWarning; the real part of a cast into
+    # complex is the cast value, the imaginary part +0.0). Seeded apart from the cases
+    # above, which stay as they were.
+    complex_cases = []
+    cseed = 10_000
+    for c in COMPLEX:
+        for other in NUMERIC + COMPLEX:
+            for enc_dt, dec_dt in ([(c, other), (other, c)] if other != c else [(c, c)]):
+                cseed += 1
+                codec = AsType(encode_dtype=enc_dt, decode_dtype=dec_dt)
+                arr, back = any_inputs(dec_dt, cseed), any_inputs(enc_dt, cseed + 7)
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore", np.exceptions.ComplexWarning)
+                    complex_cases.append({
+                        "codec": "astype",
+                        "configuration": {"encode_dtype": enc_dt, "decode_dtype": dec_dt},
+                        "get_config": codec.get_config(),
+                        "encode": record(codec, arr),
+                        "decode": record(codec, back, decode=True)})
     out = {
         "generator": "tests/data/numcodecs_quantize_astype/generate.py",
         "numcodecs": numcodecs.__version__, "numpy": np.__version__,
         "python": sys.version.split()[0], "machine": platform.machine(),
-        "cases": cases, "big_endian": big,
+        "cases": cases, "complex": complex_cases, "big_endian": big,
     }
     path = Path(__file__).with_name("vectors.json")
     path.write_text(json.dumps(out, indent=0, sort_keys=True) + "\n")
     n_diff = sum(1 for c in cases for k in ("encode", "decode")
                  if k in c and "output_vector_loop" in c[k])
-    print(f"{len(cases)} cases, {len(big)} big-endian; {n_diff} where NumPy's vector and "
+    print(f"{len(cases)} cases, {len(complex_cases)} complex, {len(big)} big-endian; {n_diff} where NumPy's vector and "
           f"scalar loops differ; {path.stat().st_size} bytes")
 
 
