@@ -79,6 +79,8 @@ def any_inputs(dt, seed):
     kind = np.dtype(dt).kind
     if kind == "c":
         return complex_inputs(dt, seed)
+    if kind == "b":
+        return np.random.default_rng(seed).integers(0, 2, 40).astype(bool)
     if kind == "f":
         return np.concatenate([float_inputs(dt, seed), float_to_int_edges(dt)])
     return int_inputs(dt, seed)
@@ -198,17 +200,31 @@ def main():
                         "get_config": codec.get_config(),
                         "encode": record(codec, arr),
                         "decode": record(codec, back, decode=True)})
+    # AsType to and from NumPy's bool (zquant's Python AsType runs NumPy's own cast for it:
+    # the crate has no bool data type): 0/1 into numbers, `!= 0` out of them (NaN: True).
+    bool_cases = []
+    for other in NUMERIC + COMPLEX:
+        for enc_dt, dec_dt in [("|b1", other), (other, "|b1")]:
+            cseed += 1
+            codec = AsType(encode_dtype=enc_dt, decode_dtype=dec_dt)
+            arr, back = any_inputs(dec_dt, cseed), any_inputs(enc_dt, cseed + 7)
+            bool_cases.append({
+                "codec": "astype",
+                "configuration": {"encode_dtype": enc_dt, "decode_dtype": dec_dt},
+                "get_config": codec.get_config(),
+                "encode": record(codec, arr),
+                "decode": record(codec, back, decode=True)})
     out = {
         "generator": "tests/data/numcodecs_quantize_astype/generate.py",
         "numcodecs": numcodecs.__version__, "numpy": np.__version__,
         "python": sys.version.split()[0], "machine": platform.machine(),
-        "cases": cases, "complex": complex_cases, "big_endian": big,
+        "cases": cases, "complex": complex_cases, "bool": bool_cases, "big_endian": big,
     }
     path = Path(__file__).with_name("vectors.json")
     path.write_text(json.dumps(out, indent=0, sort_keys=True) + "\n")
     n_diff = sum(1 for c in cases for k in ("encode", "decode")
                  if k in c and "output_vector_loop" in c[k])
-    print(f"{len(cases)} cases, {len(complex_cases)} complex, {len(big)} big-endian; {n_diff} where NumPy's vector and "
+    print(f"{len(cases)} cases, {len(complex_cases)} complex, {len(bool_cases)} bool, {len(big)} big-endian; {n_diff} where NumPy's vector and "
           f"scalar loops differ; {path.stat().st_size} bytes")
 
 
