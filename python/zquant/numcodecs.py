@@ -82,7 +82,6 @@ class FixedScaleOffset(Codec):
     def encode(self, buf: Any) -> np.ndarray[Any, Any]:
         """Encode: a one-dimensional array of ``astype``, in ``buf``'s memory order."""
         arr = ensure_ndarray(buf).view(self.dtype).reshape(-1, order="A")
-        _warn_if_complex_to_real(self.decode_dtype, self.encode_dtype)
         enc = self._chain.encode(arr)
         return enc if enc.dtype == self.astype else enc.astype(self.astype)
 
@@ -224,7 +223,6 @@ class Quantize(Codec):
     def encode(self, buf: Any) -> np.ndarray[Any, Any]:
         """Encode: an array of ``astype`` of ``buf``'s shape."""
         arr = ensure_ndarray(buf).view(self.dtype)
-        _warn_if_complex_to_real(self.decode_dtype, self.encode_dtype)
         enc = self._chain.encode(arr)
         return enc if enc.dtype == self.astype else enc.astype(self.astype)
 
