@@ -4,6 +4,11 @@ copy of the same bytes as the memcpy baseline:
 
     target/venv/bin/python benches/python_numcodecs_legacy.py [--elements N] [--repeat R]
 
+zquant's outputs come from its buffer pool (64 MiB by default), which keeps released
+buffers for the next output of the same size: once buffers of the earlier cases' sizes fill
+it, a case with a larger output gets fresh memory every call (page faults); `--pool-mib
+256` shows the cases with their outputs pooled.
+
 Prints, per case, the minimum and median (ms) of zquant, numcodecs and the copy, and the
 ratios numcodecs/zquant and copy/zquant of the minima and of the medians. Every case first
 checks that both give the same bytes.
@@ -18,6 +23,7 @@ import time
 import numcodecs
 import numpy as np
 
+import zquant
 import zquant.numcodecs as zn
 
 
@@ -64,7 +70,11 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--elements", type=int, default=4 << 20)
     ap.add_argument("--repeat", type=int, default=15)
+    ap.add_argument("--pool-mib", type=int, default=None,
+                    help="zquant.set_buffer_pool in MiB (default: leave zquant's 64 MiB)")
     args = ap.parse_args()
+    if args.pool_mib is not None:
+        zquant.set_buffer_pool(args.pool_mib << 20)
     print(f"numcodecs {numcodecs.__version__}, numpy {np.__version__}, "
           f"{args.elements} elements, {args.repeat} alternating rounds")
     head = (f"{'case':36} {'zquant min/med':>16} {'numcodecs min/med':>18} "
