@@ -64,12 +64,12 @@ pub(crate) mod kernel;
 
 pub use config::AsTypeConfig;
 
-use serde_json::{Map, Value};
+use serde_json::Value;
 
 use super::fixed_scale_offset::{NumpyDType, numpy_supports};
-use super::{ArrayCodec, DynStage, check_words};
+use super::numcodecs_filter as filter;
+use super::{ArrayCodec, Direction, DynStage};
 use crate::convert::numpy::NumpyNumber;
-use crate::convert::{words_of, words_of_mut};
 use crate::dtype::DTypeId;
 use crate::error::{CodecError, ElementError, MetadataError};
 use crate::metadata::DataType;
@@ -93,11 +93,7 @@ pub(crate) const ENTRY: super::registry::CodecEntry = super::registry::CodecEntr
 };
 
 fn field(field: &'static str, reason: impl Into<String>) -> MetadataError {
-    MetadataError::Field {
-        codec: NAME,
-        field,
-        reason: reason.into(),
-    }
+    filter::field(NAME, field, reason)
 }
 
 /// `id` must be a NumPy numeric type; the error names the configuration key.
@@ -146,13 +142,6 @@ impl AsTypeCore {
     }
 }
 
-fn metadata(c: &AsTypeConfig) -> Value {
-    let mut obj = Map::new();
-    obj.insert("name".into(), Value::from(NAME));
-    obj.insert("configuration".into(), c.to_configuration());
-    Value::Object(obj)
-}
-
 /// `numcodecs.astype` from `S` (`decode_dtype`) to `D` (`encode_dtype`): NumPy's cast, both
 /// ways.
 ///
@@ -178,10 +167,7 @@ impl<S: NumpyNumber, D: NumpyNumber> AsType<S, D> {
     /// # Errors
     /// `S` or `D` is not a NumPy type.
     pub fn new() -> Result<Self, MetadataError> {
-        let id = |name: &str| name.parse::<DTypeId>().ok();
-        let (Some(s), Some(d)) = (id(S::NAME), id(D::NAME)) else {
-            return Err(field("decode_dtype", "not a built-in data type"));
-        };
+        let (s, d) = filter::type_ids::<S, D>(NAME, "decode_dtype")?;
         Self::from_config(&AsTypeConfig {
             encode_dtype: NumpyDType::v2(d),
             decode_dtype: Some(NumpyDType::v2(s)),
@@ -201,24 +187,15 @@ impl<S: NumpyNumber, D: NumpyNumber> AsType<S, D> {
     /// # Errors
     /// `decode_dtype` is not `S` or `encode_dtype` not `D`.
     pub fn from_config(config: &AsTypeConfig) -> Result<Self, MetadataError> {
-        let Ok(s) = S::NAME.parse::<DTypeId>() else {
-            return Err(field("decode_dtype", "not a built-in data type"));
-        };
+        let (s, _) = filter::type_ids::<S, D>(NAME, "decode_dtype")?;
         let decoded = config.decode_id(s);
-        for (key, id, want) in [
-            ("decode_dtype", decoded, S::NAME),
-            ("encode_dtype", config.encode_dtype.id, D::NAME),
-        ] {
-            if id.name() != want {
-                return Err(field(
-                    key,
-                    format!(
-                        "configured {}, but the codec is typed for {want}",
-                        id.name()
-                    ),
-                ));
-            }
-        }
+        filter::check_typed(
+            NAME,
+            [
+                ("decode_dtype", decoded, S::NAME),
+                ("encode_dtype", config.encode_dtype.id, D::NAME),
+            ],
+        )?;
         Ok(AsType {
             config: config.clone(),
             core: AsTypeCore::new(decoded, config.encode_dtype.id)?,
@@ -233,18 +210,12 @@ impl<S: NumpyNumber, D: NumpyNumber> AsType<S, D> {
 
     /// Encode one element.
     pub fn encode_one(&self, x: S) -> D {
-        let mut out = [D::default()];
-        self.core
-            .encode(words_of(std::slice::from_ref(&x)), words_of_mut(&mut out));
-        out[0]
+        filter::one(x, |s, d| self.core.encode(s, d))
     }
 
     /// Decode one element.
     pub fn decode_one(&self, y: D) -> S {
-        let mut out = [S::default()];
-        self.core
-            .decode(words_of(std::slice::from_ref(&y)), words_of_mut(&mut out));
-        out[0]
+        filter::one(y, |s, d| self.core.decode(s, d))
     }
 }
 
@@ -257,19 +228,19 @@ impl<S: NumpyNumber, D: NumpyNumber> ArrayCodec for AsType<S, D> {
     }
 
     fn encode_slice(&self, src: &[S], dst: &mut [D]) -> Result<(), ElementError> {
-        super::same_length(NAME, super::Direction::Encode, src.len(), dst.len())?;
-        self.core.encode(words_of(src), words_of_mut(dst));
-        Ok(())
+        filter::slice(NAME, Direction::Encode, src, dst, |s, d| {
+            self.core.encode(s, d)
+        })
     }
 
     fn decode_slice(&self, src: &[D], dst: &mut [S]) -> Result<(), ElementError> {
-        super::same_length(NAME, super::Direction::Decode, src.len(), dst.len())?;
-        self.core.decode(words_of(src), words_of_mut(dst));
-        Ok(())
+        filter::slice(NAME, Direction::Decode, src, dst, |s, d| {
+            self.core.decode(s, d)
+        })
     }
 
     fn to_metadata(&self) -> Value {
-        metadata(&self.config)
+        filter::metadata(NAME, self.config.to_configuration())
     }
 }
 
@@ -290,17 +261,7 @@ impl AsTypeStage {
     pub fn new(dt: &DataType, config: Option<&Value>) -> Result<Self, MetadataError> {
         let cfg = AsTypeConfig::from_configuration(config)?;
         if let Some(d) = &cfg.decode_dtype {
-            if d.id != dt.id {
-                return Err(field(
-                    "decode_dtype",
-                    format!(
-                        "{:?} is {}, but the array data type is {}",
-                        d.text,
-                        d.id.name(),
-                        dt.id.name()
-                    ),
-                ));
-            }
+            filter::check_array_type(NAME, "decode_dtype", &d.text, d.id, dt)?;
         }
         Ok(AsTypeStage {
             core: AsTypeCore::new(dt.id, cfg.encode_dtype.id)?,
@@ -322,17 +283,17 @@ impl DynStage for AsTypeStage {
         &self.output
     }
     fn encode_words(&self, src: Words<'_>, dst: WordsMut<'_>) -> Result<(), CodecError> {
-        check_words(&self.input, &self.output, &src, &dst)?;
-        self.core.encode(src, dst);
-        Ok(())
+        filter::stage_words(&self.input, &self.output, src, dst, |s, d| {
+            self.core.encode(s, d);
+        })
     }
     fn decode_words(&self, src: Words<'_>, dst: WordsMut<'_>) -> Result<(), CodecError> {
-        check_words(&self.output, &self.input, &src, &dst)?;
-        self.core.decode(src, dst);
-        Ok(())
+        filter::stage_words(&self.output, &self.input, src, dst, |s, d| {
+            self.core.decode(s, d);
+        })
     }
     fn to_metadata(&self) -> Value {
-        metadata(&self.config)
+        filter::metadata(NAME, self.config.to_configuration())
     }
 }
 

@@ -54,12 +54,12 @@ mod kernel;
 
 pub use config::QuantizeConfig;
 
-use serde_json::{Map, Value};
+use serde_json::Value;
 
 use super::fixed_scale_offset::NumpyDType;
-use super::{ArrayCodec, DynStage, astype, check_words};
+use super::numcodecs_filter as filter;
+use super::{ArrayCodec, Direction, DynStage, astype};
 use crate::convert::numpy::NumpyNumber;
-use crate::convert::{words_of, words_of_mut};
 use crate::dtype::DTypeId;
 use crate::error::{CodecError, ElementError, MetadataError};
 use crate::metadata::DataType;
@@ -83,11 +83,7 @@ pub(crate) const ENTRY: super::registry::CodecEntry = super::registry::CodecEntr
 };
 
 fn field(field: &'static str, reason: impl Into<String>) -> MetadataError {
-    MetadataError::Field {
-        codec: NAME,
-        field,
-        reason: reason.into(),
-    }
+    filter::field(NAME, field, reason)
 }
 
 /// `numcodecs.quantize` between two float types, untyped: what [`Quantize`] and
@@ -128,13 +124,6 @@ impl QuantizeCore {
     }
 }
 
-fn metadata(c: &QuantizeConfig) -> Value {
-    let mut obj = Map::new();
-    obj.insert("name".into(), Value::from(NAME));
-    obj.insert("configuration".into(), c.to_configuration());
-    Value::Object(obj)
-}
-
 /// `numcodecs.quantize` from the float type `S` (`dtype`) to the float type `D` (`astype`).
 ///
 /// ```
@@ -159,10 +148,7 @@ impl<S: NumpyNumber, D: NumpyNumber> Quantize<S, D> {
     /// # Errors
     /// `digits` outside [`QuantizeConfig::DIGITS`]; `S` or `D` is not a float type.
     pub fn new(digits: i32) -> Result<Self, MetadataError> {
-        let id = |name: &str| name.parse::<DTypeId>().ok();
-        let (Some(s), Some(d)) = (id(S::NAME), id(D::NAME)) else {
-            return Err(field("dtype", "not a built-in data type"));
-        };
+        let (s, d) = filter::type_ids::<S, D>(NAME, "dtype")?;
         let mut config = serde_json::json!({"digits": digits, "dtype": NumpyDType::v2(s).text});
         if s != d {
             config["astype"] = Value::from(NumpyDType::v2(d).text);
@@ -183,20 +169,13 @@ impl<S: NumpyNumber, D: NumpyNumber> Quantize<S, D> {
     /// # Errors
     /// `dtype` is not `S` or `astype` not `D`.
     pub fn from_config(config: &QuantizeConfig) -> Result<Self, MetadataError> {
-        for (key, id, want) in [
-            ("dtype", config.dtype.id, S::NAME),
-            ("astype", config.astype_id(), D::NAME),
-        ] {
-            if id.name() != want {
-                return Err(field(
-                    key,
-                    format!(
-                        "configured {}, but the codec is typed for {want}",
-                        id.name()
-                    ),
-                ));
-            }
-        }
+        filter::check_typed(
+            NAME,
+            [
+                ("dtype", config.dtype.id, S::NAME),
+                ("astype", config.astype_id(), D::NAME),
+            ],
+        )?;
         Ok(Quantize {
             config: config.clone(),
             core: QuantizeCore::new(config),
@@ -211,18 +190,12 @@ impl<S: NumpyNumber, D: NumpyNumber> Quantize<S, D> {
 
     /// Encode one element.
     pub fn encode_one(&self, x: S) -> D {
-        let mut out = [D::default()];
-        self.core
-            .encode(words_of(std::slice::from_ref(&x)), words_of_mut(&mut out));
-        out[0]
+        filter::one(x, |s, d| self.core.encode(s, d))
     }
 
     /// Decode one element.
     pub fn decode_one(&self, y: D) -> S {
-        let mut out = [S::default()];
-        self.core
-            .decode(words_of(std::slice::from_ref(&y)), words_of_mut(&mut out));
-        out[0]
+        filter::one(y, |s, d| self.core.decode(s, d))
     }
 }
 
@@ -235,19 +208,19 @@ impl<S: NumpyNumber, D: NumpyNumber> ArrayCodec for Quantize<S, D> {
     }
 
     fn encode_slice(&self, src: &[S], dst: &mut [D]) -> Result<(), ElementError> {
-        super::same_length(NAME, super::Direction::Encode, src.len(), dst.len())?;
-        self.core.encode(words_of(src), words_of_mut(dst));
-        Ok(())
+        filter::slice(NAME, Direction::Encode, src, dst, |s, d| {
+            self.core.encode(s, d)
+        })
     }
 
     fn decode_slice(&self, src: &[D], dst: &mut [S]) -> Result<(), ElementError> {
-        super::same_length(NAME, super::Direction::Decode, src.len(), dst.len())?;
-        self.core.decode(words_of(src), words_of_mut(dst));
-        Ok(())
+        filter::slice(NAME, Direction::Decode, src, dst, |s, d| {
+            self.core.decode(s, d)
+        })
     }
 
     fn to_metadata(&self) -> Value {
-        metadata(&self.config)
+        filter::metadata(NAME, self.config.to_configuration())
     }
 }
 
@@ -267,17 +240,7 @@ impl QuantizeStage {
     /// Invalid configuration; a `dtype` other than `dt`.
     pub fn new(dt: &DataType, config: Option<&Value>) -> Result<Self, MetadataError> {
         let cfg = QuantizeConfig::from_configuration(config)?;
-        if cfg.dtype.id != dt.id {
-            return Err(field(
-                "dtype",
-                format!(
-                    "{:?} is {}, but the array data type is {}",
-                    cfg.dtype.text,
-                    cfg.dtype.id.name(),
-                    dt.id.name()
-                ),
-            ));
-        }
+        filter::check_array_type(NAME, "dtype", &cfg.dtype.text, cfg.dtype.id, dt)?;
         Ok(QuantizeStage {
             core: QuantizeCore::new(&cfg),
             output: DataType::new(cfg.astype_id()),
@@ -298,17 +261,17 @@ impl DynStage for QuantizeStage {
         &self.output
     }
     fn encode_words(&self, src: Words<'_>, dst: WordsMut<'_>) -> Result<(), CodecError> {
-        check_words(&self.input, &self.output, &src, &dst)?;
-        self.core.encode(src, dst);
-        Ok(())
+        filter::stage_words(&self.input, &self.output, src, dst, |s, d| {
+            self.core.encode(s, d);
+        })
     }
     fn decode_words(&self, src: Words<'_>, dst: WordsMut<'_>) -> Result<(), CodecError> {
-        check_words(&self.output, &self.input, &src, &dst)?;
-        self.core.decode(src, dst);
-        Ok(())
+        filter::stage_words(&self.output, &self.input, src, dst, |s, d| {
+            self.core.decode(s, d);
+        })
     }
     fn to_metadata(&self) -> Value {
-        metadata(&self.config)
+        filter::metadata(NAME, self.config.to_configuration())
     }
 }
 
