@@ -68,10 +68,9 @@ use serde_json::Value;
 
 use super::fixed_scale_offset::{NumpyDType, numpy_supports};
 use super::numcodecs_filter as filter;
-use super::{ArrayCodec, Direction, DynStage};
 use crate::convert::numpy::NumpyNumber;
 use crate::dtype::DTypeId;
-use crate::error::{CodecError, ElementError, MetadataError};
+use crate::error::MetadataError;
 use crate::metadata::DataType;
 use crate::number::storage::{Words, WordsMut};
 
@@ -202,47 +201,9 @@ impl<S: NumpyNumber, D: NumpyNumber> AsType<S, D> {
             _t: std::marker::PhantomData,
         })
     }
-
-    /// The configuration.
-    pub fn config(&self) -> &AsTypeConfig {
-        &self.config
-    }
-
-    /// Encode one element.
-    pub fn encode_one(&self, x: S) -> D {
-        filter::one(x, |s, d| self.core.encode(s, d))
-    }
-
-    /// Decode one element.
-    pub fn decode_one(&self, y: D) -> S {
-        filter::one(y, |s, d| self.core.decode(s, d))
-    }
 }
 
-impl<S: NumpyNumber, D: NumpyNumber> ArrayCodec for AsType<S, D> {
-    type In = S;
-    type Out = D;
-
-    fn name(&self) -> &'static str {
-        NAME
-    }
-
-    fn encode_slice(&self, src: &[S], dst: &mut [D]) -> Result<(), ElementError> {
-        filter::slice(NAME, Direction::Encode, src, dst, |s, d| {
-            self.core.encode(s, d)
-        })
-    }
-
-    fn decode_slice(&self, src: &[D], dst: &mut [S]) -> Result<(), ElementError> {
-        filter::slice(NAME, Direction::Decode, src, dst, |s, d| {
-            self.core.decode(s, d)
-        })
-    }
-
-    fn to_metadata(&self) -> Value {
-        filter::metadata(NAME, self.config.to_configuration())
-    }
-}
+filter::forward_to_core!(AsType, AsTypeStage, AsTypeConfig);
 
 /// `numcodecs.astype` bound to run-time data types.
 #[derive(Debug)]
@@ -269,31 +230,6 @@ impl AsTypeStage {
             config: cfg,
             input: dt.clone(),
         })
-    }
-}
-
-impl DynStage for AsTypeStage {
-    fn name(&self) -> &'static str {
-        NAME
-    }
-    fn input(&self) -> &DataType {
-        &self.input
-    }
-    fn output(&self) -> &DataType {
-        &self.output
-    }
-    fn encode_words(&self, src: Words<'_>, dst: WordsMut<'_>) -> Result<(), CodecError> {
-        filter::stage_words(&self.input, &self.output, src, dst, |s, d| {
-            self.core.encode(s, d);
-        })
-    }
-    fn decode_words(&self, src: Words<'_>, dst: WordsMut<'_>) -> Result<(), CodecError> {
-        filter::stage_words(&self.output, &self.input, src, dst, |s, d| {
-            self.core.decode(s, d);
-        })
-    }
-    fn to_metadata(&self) -> Value {
-        filter::metadata(NAME, self.config.to_configuration())
     }
 }
 

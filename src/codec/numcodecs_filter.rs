@@ -163,3 +163,100 @@ pub(crate) fn stage_words(
     f(src, dst);
     Ok(())
 }
+
+/// The parts of a typed codec `$typed<S, D>` and a run-time stage `$stage` that only
+/// forward to their `core` (fields `config: $config`, `core`, and for the stage `input`
+/// and `output`), for the codec named `NAME` in the calling module: the typed codec's
+/// `config`, `encode_one`, `decode_one` and [`ArrayCodec`](crate::codec::ArrayCodec) impl,
+/// the stage's [`DynStage`](crate::codec::DynStage) impl.
+macro_rules! forward_to_core {
+    ($typed:ident, $stage:ident, $config:ty) => {
+        impl<S: NumpyNumber, D: NumpyNumber> $typed<S, D> {
+            /// The configuration.
+            pub fn config(&self) -> &$config {
+                &self.config
+            }
+
+            /// Encode one element.
+            pub fn encode_one(&self, x: S) -> D {
+                $crate::codec::numcodecs_filter::one(x, |s, d| self.core.encode(s, d))
+            }
+
+            /// Decode one element.
+            pub fn decode_one(&self, y: D) -> S {
+                $crate::codec::numcodecs_filter::one(y, |s, d| self.core.decode(s, d))
+            }
+        }
+
+        impl<S: NumpyNumber, D: NumpyNumber> $crate::codec::ArrayCodec for $typed<S, D> {
+            type In = S;
+            type Out = D;
+
+            fn name(&self) -> &'static str {
+                NAME
+            }
+
+            fn encode_slice(
+                &self,
+                src: &[S],
+                dst: &mut [D],
+            ) -> Result<(), $crate::error::ElementError> {
+                let dir = $crate::codec::Direction::Encode;
+                $crate::codec::numcodecs_filter::slice(NAME, dir, src, dst, |s, d| {
+                    self.core.encode(s, d)
+                })
+            }
+
+            fn decode_slice(
+                &self,
+                src: &[D],
+                dst: &mut [S],
+            ) -> Result<(), $crate::error::ElementError> {
+                let dir = $crate::codec::Direction::Decode;
+                $crate::codec::numcodecs_filter::slice(NAME, dir, src, dst, |s, d| {
+                    self.core.decode(s, d)
+                })
+            }
+
+            fn to_metadata(&self) -> serde_json::Value {
+                $crate::codec::numcodecs_filter::metadata(NAME, self.config.to_configuration())
+            }
+        }
+
+        impl $crate::codec::DynStage for $stage {
+            fn name(&self) -> &'static str {
+                NAME
+            }
+            fn input(&self) -> &$crate::metadata::DataType {
+                &self.input
+            }
+            fn output(&self) -> &$crate::metadata::DataType {
+                &self.output
+            }
+            fn encode_words(
+                &self,
+                src: $crate::number::storage::Words<'_>,
+                dst: $crate::number::storage::WordsMut<'_>,
+            ) -> Result<(), $crate::error::CodecError> {
+                let (i, o) = (&self.input, &self.output);
+                $crate::codec::numcodecs_filter::stage_words(i, o, src, dst, |s, d| {
+                    self.core.encode(s, d);
+                })
+            }
+            fn decode_words(
+                &self,
+                src: $crate::number::storage::Words<'_>,
+                dst: $crate::number::storage::WordsMut<'_>,
+            ) -> Result<(), $crate::error::CodecError> {
+                let (i, o) = (&self.input, &self.output);
+                $crate::codec::numcodecs_filter::stage_words(o, i, src, dst, |s, d| {
+                    self.core.decode(s, d);
+                })
+            }
+            fn to_metadata(&self) -> serde_json::Value {
+                $crate::codec::numcodecs_filter::metadata(NAME, self.config.to_configuration())
+            }
+        }
+    };
+}
+pub(crate) use forward_to_core;

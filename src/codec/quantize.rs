@@ -56,12 +56,12 @@ pub use config::QuantizeConfig;
 
 use serde_json::Value;
 
+use super::astype;
 use super::fixed_scale_offset::NumpyDType;
 use super::numcodecs_filter as filter;
-use super::{ArrayCodec, Direction, DynStage, astype};
 use crate::convert::numpy::NumpyNumber;
 use crate::dtype::DTypeId;
-use crate::error::{CodecError, ElementError, MetadataError};
+use crate::error::MetadataError;
 use crate::metadata::DataType;
 use crate::number::storage::{Words, WordsMut};
 
@@ -182,47 +182,9 @@ impl<S: NumpyNumber, D: NumpyNumber> Quantize<S, D> {
             _t: std::marker::PhantomData,
         })
     }
-
-    /// The configuration.
-    pub fn config(&self) -> &QuantizeConfig {
-        &self.config
-    }
-
-    /// Encode one element.
-    pub fn encode_one(&self, x: S) -> D {
-        filter::one(x, |s, d| self.core.encode(s, d))
-    }
-
-    /// Decode one element.
-    pub fn decode_one(&self, y: D) -> S {
-        filter::one(y, |s, d| self.core.decode(s, d))
-    }
 }
 
-impl<S: NumpyNumber, D: NumpyNumber> ArrayCodec for Quantize<S, D> {
-    type In = S;
-    type Out = D;
-
-    fn name(&self) -> &'static str {
-        NAME
-    }
-
-    fn encode_slice(&self, src: &[S], dst: &mut [D]) -> Result<(), ElementError> {
-        filter::slice(NAME, Direction::Encode, src, dst, |s, d| {
-            self.core.encode(s, d)
-        })
-    }
-
-    fn decode_slice(&self, src: &[D], dst: &mut [S]) -> Result<(), ElementError> {
-        filter::slice(NAME, Direction::Decode, src, dst, |s, d| {
-            self.core.decode(s, d)
-        })
-    }
-
-    fn to_metadata(&self) -> Value {
-        filter::metadata(NAME, self.config.to_configuration())
-    }
-}
+filter::forward_to_core!(Quantize, QuantizeStage, QuantizeConfig);
 
 /// `numcodecs.quantize` bound to run-time data types.
 #[derive(Debug)]
@@ -247,31 +209,6 @@ impl QuantizeStage {
             config: cfg,
             input: dt.clone(),
         })
-    }
-}
-
-impl DynStage for QuantizeStage {
-    fn name(&self) -> &'static str {
-        NAME
-    }
-    fn input(&self) -> &DataType {
-        &self.input
-    }
-    fn output(&self) -> &DataType {
-        &self.output
-    }
-    fn encode_words(&self, src: Words<'_>, dst: WordsMut<'_>) -> Result<(), CodecError> {
-        filter::stage_words(&self.input, &self.output, src, dst, |s, d| {
-            self.core.encode(s, d);
-        })
-    }
-    fn decode_words(&self, src: Words<'_>, dst: WordsMut<'_>) -> Result<(), CodecError> {
-        filter::stage_words(&self.output, &self.input, src, dst, |s, d| {
-            self.core.decode(s, d);
-        })
-    }
-    fn to_metadata(&self) -> Value {
-        filter::metadata(NAME, self.config.to_configuration())
     }
 }
 
