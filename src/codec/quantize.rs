@@ -258,6 +258,7 @@ mod tests {
 #[cfg(test)]
 mod kernel_tests {
     use super::*;
+    use crate::convert::{words_of, words_of_mut};
 
     /// numcodecs' arithmetic as written, in `f64` with the division, each step rounded to
     /// `S`: the reference for the kernels, which multiply by the reciprocal and compute
