@@ -69,6 +69,15 @@ fn numpy_nan_bits(from: usize, to: usize, bits: u64) -> u64 {
     (sign << (tb - 1)) | ((1u64 << (tb - 1)) - (1u64 << tm)) | sig
 }
 
+/// `src` and `dst` as the storage words of `S` and `D`; `None` for words of other widths.
+#[inline(always)]
+fn word_slices<'a, S: NumpyNumber, D: NumpyNumber>(
+    src: Words<'a>,
+    dst: WordsMut<'a>,
+) -> Option<(&'a [S::Word], &'a mut [D::Word])> {
+    Some((<S::Word as Word>::of(src)?, <D::Word as Word>::of_mut(dst)?))
+}
+
 /// `dst[i] = f(src[i])` over the shorter length, compiled with AVX2 where the CPU has it
 /// ([`crate::arch::vectorized`]): the one element loop of both codecs, `f` (an
 /// `#[inline(always)]` closure, its parameters captured as loop invariants) inlined into
@@ -79,8 +88,7 @@ pub(crate) fn map_words<S: NumpyNumber, D: NumpyNumber>(
     dst: WordsMut<'_>,
     f: impl Fn(S) -> D,
 ) {
-    let (Some(src), Some(dst)) = (<S::Word as Word>::of(src), <D::Word as Word>::of_mut(dst))
-    else {
+    let Some((src, dst)) = word_slices::<S, D>(src, dst) else {
         return;
     };
     crate::arch::vectorized(
@@ -115,8 +123,7 @@ fn copy<S: NumpyNumber>(src: Words<'_>, dst: WordsMut<'_>) {
 /// real part (with a `ComplexWarning`), cast as a value of the part type `S`.
 #[inline(never)]
 fn real_part_loop<S: NumpyNumber, D: NumpyNumber>(src: Words<'_>, dst: WordsMut<'_>) {
-    let (Some(src), Some(dst)) = (<S::Word as Word>::of(src), <D::Word as Word>::of_mut(dst))
-    else {
+    let Some((src, dst)) = word_slices::<S, D>(src, dst) else {
         return;
     };
     crate::arch::vectorized(
@@ -134,8 +141,7 @@ fn real_part_loop<S: NumpyNumber, D: NumpyNumber>(src: Words<'_>, dst: WordsMut<
 /// part cast to the part type `F`, the imaginary part `+0.0`.
 #[inline(never)]
 fn to_complex_loop<S: NumpyNumber, F: NumpyNumber>(src: Words<'_>, dst: WordsMut<'_>) {
-    let (Some(src), Some(dst)) = (<S::Word as Word>::of(src), <F::Word as Word>::of_mut(dst))
-    else {
+    let Some((src, dst)) = word_slices::<S, F>(src, dst) else {
         return;
     };
     crate::arch::vectorized(

@@ -115,6 +115,20 @@ def record(codec, arr, decode=False):
     return out
 
 
+def astype_case(enc_dt, dec_dt, seed):
+    """An AsType case on ``any_inputs`` of each side, seeded with ``seed`` (the decode input
+    with ``seed + 7``)."""
+    codec = AsType(encode_dtype=enc_dt, decode_dtype=dec_dt)
+    arr, back = any_inputs(dec_dt, seed), any_inputs(enc_dt, seed + 7)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", np.exceptions.ComplexWarning)
+        return {"codec": "astype",
+                "configuration": {"encode_dtype": enc_dt, "decode_dtype": dec_dt},
+                "get_config": codec.get_config(),
+                "encode": record(codec, arr),
+                "decode": record(codec, back, decode=True)}
+
+
 def main():
     cases = []
     seed = 0
@@ -190,30 +204,14 @@ def main():
         for other in NUMERIC + COMPLEX:
             for enc_dt, dec_dt in ([(c, other), (other, c)] if other != c else [(c, c)]):
                 cseed += 1
-                codec = AsType(encode_dtype=enc_dt, decode_dtype=dec_dt)
-                arr, back = any_inputs(dec_dt, cseed), any_inputs(enc_dt, cseed + 7)
-                with warnings.catch_warnings():
-                    warnings.simplefilter("ignore", np.exceptions.ComplexWarning)
-                    complex_cases.append({
-                        "codec": "astype",
-                        "configuration": {"encode_dtype": enc_dt, "decode_dtype": dec_dt},
-                        "get_config": codec.get_config(),
-                        "encode": record(codec, arr),
-                        "decode": record(codec, back, decode=True)})
+                complex_cases.append(astype_case(enc_dt, dec_dt, cseed))
     # AsType to and from NumPy's bool (zquant's Python AsType runs NumPy's own cast for it:
     # the crate has no bool data type): 0/1 into numbers, `!= 0` out of them (NaN: True).
     bool_cases = []
     for other in NUMERIC + COMPLEX:
         for enc_dt, dec_dt in [("|b1", other), (other, "|b1")]:
             cseed += 1
-            codec = AsType(encode_dtype=enc_dt, decode_dtype=dec_dt)
-            arr, back = any_inputs(dec_dt, cseed), any_inputs(enc_dt, cseed + 7)
-            bool_cases.append({
-                "codec": "astype",
-                "configuration": {"encode_dtype": enc_dt, "decode_dtype": dec_dt},
-                "get_config": codec.get_config(),
-                "encode": record(codec, arr),
-                "decode": record(codec, back, decode=True)})
+            bool_cases.append(astype_case(enc_dt, dec_dt, cseed))
     out = {
         "generator": "tests/data/numcodecs_quantize_astype/generate.py",
         "numcodecs": numcodecs.__version__, "numpy": np.__version__,
