@@ -69,12 +69,15 @@ fn numpy_nan_bits(from: usize, to: usize, bits: u64) -> u64 {
     (sign << (tb - 1)) | ((1u64 << (tb - 1)) - (1u64 << tm)) | sig
 }
 
+/// A kernel's input and output words.
+type WordSlices<'a, A, B> = (&'a [A], &'a mut [B]);
+
 /// `src` and `dst` as the storage words of `S` and `D`; `None` for words of other widths.
 #[inline(always)]
 fn word_slices<'a, S: NumpyNumber, D: NumpyNumber>(
     src: Words<'a>,
     dst: WordsMut<'a>,
-) -> Option<(&'a [S::Word], &'a mut [D::Word])> {
+) -> Option<WordSlices<'a, S::Word, D::Word>> {
     Some((<S::Word as Word>::of(src)?, <D::Word as Word>::of_mut(dst)?))
 }
 
