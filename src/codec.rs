@@ -18,6 +18,7 @@ pub(crate) mod cast_value;
 pub(crate) mod chain;
 pub(crate) mod fixed_scale_offset;
 pub(crate) mod packbits;
+pub(crate) mod numcodecs_filter;
 pub(crate) mod quantize;
 pub(crate) mod registry;
 pub(crate) mod scale_offset;

@@ -12,6 +12,7 @@ them under numcodecs' ids.
 from __future__ import annotations
 
 import operator
+import warnings
 from typing import Any
 
 import numpy as np
@@ -254,6 +255,19 @@ def _is_numpy_number(dt: np.dtype[Any]) -> bool:
     return (dt.kind in "iu" and dt.itemsize <= 8) or (dt.kind == "f" and dt.itemsize in (2, 4, 8))
 
 
+def _is_astype_type(dt: np.dtype[Any]) -> bool:
+    """Whether zquant's ``numcodecs.astype`` casts ``dt``: a NumPy number or complex64/128."""
+    return _is_numpy_number(dt) or (dt.kind == "c" and dt.itemsize in (8, 16))
+
+
+def _warn_if_complex_to_real(src: np.dtype[Any], dst: np.dtype[Any]) -> None:
+    """NumPy's ``ComplexWarning`` for a cast that drops the imaginary part, as numcodecs'
+    ``astype`` gives it."""
+    if src.kind == "c" and dst.kind != "c":
+        warnings.warn("Casting complex values to real discards the imaginary part",
+                      np.exceptions.ComplexWarning, stacklevel=3)
+
+
 class AsType(Codec):
     """numcodecs' ``AsType`` run by zquant: NumPy's cast from ``decode_dtype`` to
     ``encode_dtype`` and back (on x86-64, the scalar loop's values for NaN and out-of-range
@@ -277,10 +291,10 @@ class AsType(Codec):
             "encode_dtype": self.encode_dtype.newbyteorder("=").str,
             "decode_dtype": native_decode.str,
         }
-        # zquant casts between NumPy's eleven numeric types; any other pair (bool,
-        # complex, datetime, ...) is NumPy's own cast, as in numcodecs.
+        # zquant casts between NumPy's eleven numeric types and complex64/128; any other
+        # pair (bool, datetime, ...) is NumPy's own cast, as in numcodecs.
         self._chain: Chain | None = None
-        if all(_is_numpy_number(d) for d in (self.encode_dtype, self.decode_dtype)):
+        if all(_is_astype_type(d) for d in (self.encode_dtype, self.decode_dtype)):
             self._chain = Chain(
                 _dtypes.from_numpy(native_decode),
                 [{"name": "numcodecs.astype", "configuration": config}],
@@ -299,6 +313,7 @@ class AsType(Codec):
         arr: np.ndarray[Any, Any] = ensure_ndarray(buf).view(self.decode_dtype)
         if self._chain is None:
             return arr.astype(self.encode_dtype)
+        _warn_if_complex_to_real(self.decode_dtype, self.encode_dtype)
         enc = self._chain.encode(arr)
         return enc if enc.dtype == self.encode_dtype else enc.astype(self.encode_dtype)
 
@@ -308,6 +323,7 @@ class AsType(Codec):
         if self._chain is None:
             dec = enc.astype(self.decode_dtype)
         else:
+            _warn_if_complex_to_real(self.encode_dtype, self.decode_dtype)
             dec = self._chain.decode(enc)
             if dec.dtype != self.decode_dtype:
                 dec = dec.astype(self.decode_dtype)

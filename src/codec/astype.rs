@@ -29,7 +29,10 @@
 //! may be left out (zarr-python's wrapper writes it in from the array). Both are Zarr v2 data
 //! type strings (`"<f8"`, `"|u1"`; `>` only for one-byte types, since a Zarr v2 filter's byte
 //! order is dropped when the array is read: the values are native) or plain Zarr v3 names,
-//! of the eleven NumPy types `int8`…`uint64`, `float16`, `float32`, `float64`. Unknown keys
+//! of the eleven NumPy types `int8`…`uint64`, `float16`, `float32`, `float64`, or of
+//! `complex64` and `complex128` (the run-time stage; [`AsType`] is typed for the eleven).
+//! NumPy's `bool` is not a data type of this crate: zquant's Python `AsType` runs NumPy's
+//! own cast for it. Unknown keys
 //! are errors.
 //!
 //! ### The casts (NumPy 2 on x86-64; what every pair of the eleven types does)
@@ -50,6 +53,10 @@
 //!   and `0` for some values above `2^32` (`4294967301.0`); zquant gives the scalar loop's
 //!   value. Every other pair, and every in-range non-NaN value, is the same either way.
 //!
+//! - complex -> real: the real part, cast as a value of its float type (NumPy drops the
+//!   imaginary part with a `ComplexWarning`); real -> complex: the cast value and `+0.0`;
+//!   complex -> complex: each part cast as its float type.
+//!
 //! Nothing fails on values (NumPy only warns). The fill value is cast like any element.
 
 mod config;
@@ -57,14 +64,13 @@ pub(crate) mod kernel;
 
 pub use config::AsTypeConfig;
 
-use serde_json::{Map, Value};
+use serde_json::Value;
 
 use super::fixed_scale_offset::{NumpyDType, numpy_supports};
-use super::{ArrayCodec, DynStage, check_words};
+use super::numcodecs_filter as filter;
 use crate::convert::numpy::NumpyNumber;
-use crate::convert::{words_of, words_of_mut};
 use crate::dtype::DTypeId;
-use crate::error::{CodecError, ElementError, MetadataError};
+use crate::error::MetadataError;
 use crate::metadata::DataType;
 use crate::number::storage::{Words, WordsMut};
 
@@ -86,23 +92,19 @@ pub(crate) const ENTRY: super::registry::CodecEntry = super::registry::CodecEntr
 };
 
 fn field(field: &'static str, reason: impl Into<String>) -> MetadataError {
-    MetadataError::Field {
-        codec: NAME,
-        field,
-        reason: reason.into(),
-    }
+    filter::field(NAME, field, reason)
 }
 
 /// `id` must be a NumPy numeric type; the error names the configuration key.
 fn check_numpy(key: &'static str, id: DTypeId) -> Result<(), MetadataError> {
-    if numpy_supports(id) {
+    if numpy_supports(id) || kernel::complex_part(id).is_some() {
         return Ok(());
     }
     Err(field(
         key,
         format!(
             "{} is not a type numcodecs.astype casts: use one of int8..int64, uint8..uint64, \
-             float16, float32, float64",
+             float16, float32, float64, complex64, complex128",
             id.name()
         ),
     ))
@@ -139,13 +141,6 @@ impl AsTypeCore {
     }
 }
 
-fn metadata(c: &AsTypeConfig) -> Value {
-    let mut obj = Map::new();
-    obj.insert("name".into(), Value::from(NAME));
-    obj.insert("configuration".into(), c.to_configuration());
-    Value::Object(obj)
-}
-
 /// `numcodecs.astype` from `S` (`decode_dtype`) to `D` (`encode_dtype`): NumPy's cast, both
 /// ways.
 ///
@@ -171,10 +166,7 @@ impl<S: NumpyNumber, D: NumpyNumber> AsType<S, D> {
     /// # Errors
     /// `S` or `D` is not a NumPy type.
     pub fn new() -> Result<Self, MetadataError> {
-        let id = |name: &str| name.parse::<DTypeId>().ok();
-        let (Some(s), Some(d)) = (id(S::NAME), id(D::NAME)) else {
-            return Err(field("decode_dtype", "not a built-in data type"));
-        };
+        let (s, d) = filter::type_ids::<S, D>(NAME, "decode_dtype")?;
         Self::from_config(&AsTypeConfig {
             encode_dtype: NumpyDType::v2(d),
             decode_dtype: Some(NumpyDType::v2(s)),
@@ -194,77 +186,24 @@ impl<S: NumpyNumber, D: NumpyNumber> AsType<S, D> {
     /// # Errors
     /// `decode_dtype` is not `S` or `encode_dtype` not `D`.
     pub fn from_config(config: &AsTypeConfig) -> Result<Self, MetadataError> {
-        let Ok(s) = S::NAME.parse::<DTypeId>() else {
-            return Err(field("decode_dtype", "not a built-in data type"));
-        };
+        let (s, _) = filter::type_ids::<S, D>(NAME, "decode_dtype")?;
         let decoded = config.decode_id(s);
-        for (key, id, want) in [
-            ("decode_dtype", decoded, S::NAME),
-            ("encode_dtype", config.encode_dtype.id, D::NAME),
-        ] {
-            if id.name() != want {
-                return Err(field(
-                    key,
-                    format!(
-                        "configured {}, but the codec is typed for {want}",
-                        id.name()
-                    ),
-                ));
-            }
-        }
+        filter::check_typed(
+            NAME,
+            [
+                ("decode_dtype", decoded, S::NAME),
+                ("encode_dtype", config.encode_dtype.id, D::NAME),
+            ],
+        )?;
         Ok(AsType {
             config: config.clone(),
             core: AsTypeCore::new(decoded, config.encode_dtype.id)?,
             _t: std::marker::PhantomData,
         })
     }
-
-    /// The configuration.
-    pub fn config(&self) -> &AsTypeConfig {
-        &self.config
-    }
-
-    /// Encode one element.
-    pub fn encode_one(&self, x: S) -> D {
-        let mut out = [D::default()];
-        self.core
-            .encode(words_of(std::slice::from_ref(&x)), words_of_mut(&mut out));
-        out[0]
-    }
-
-    /// Decode one element.
-    pub fn decode_one(&self, y: D) -> S {
-        let mut out = [S::default()];
-        self.core
-            .decode(words_of(std::slice::from_ref(&y)), words_of_mut(&mut out));
-        out[0]
-    }
 }
 
-impl<S: NumpyNumber, D: NumpyNumber> ArrayCodec for AsType<S, D> {
-    type In = S;
-    type Out = D;
-
-    fn name(&self) -> &'static str {
-        NAME
-    }
-
-    fn encode_slice(&self, src: &[S], dst: &mut [D]) -> Result<(), ElementError> {
-        super::same_length(NAME, super::Direction::Encode, src.len(), dst.len())?;
-        self.core.encode(words_of(src), words_of_mut(dst));
-        Ok(())
-    }
-
-    fn decode_slice(&self, src: &[D], dst: &mut [S]) -> Result<(), ElementError> {
-        super::same_length(NAME, super::Direction::Decode, src.len(), dst.len())?;
-        self.core.decode(words_of(src), words_of_mut(dst));
-        Ok(())
-    }
-
-    fn to_metadata(&self) -> Value {
-        metadata(&self.config)
-    }
-}
+filter::forward_to_core!(AsType, AsTypeStage, AsTypeConfig);
 
 /// `numcodecs.astype` bound to run-time data types.
 #[derive(Debug)]
@@ -283,17 +222,7 @@ impl AsTypeStage {
     pub fn new(dt: &DataType, config: Option<&Value>) -> Result<Self, MetadataError> {
         let cfg = AsTypeConfig::from_configuration(config)?;
         if let Some(d) = &cfg.decode_dtype {
-            if d.id != dt.id {
-                return Err(field(
-                    "decode_dtype",
-                    format!(
-                        "{:?} is {}, but the array data type is {}",
-                        d.text,
-                        d.id.name(),
-                        dt.id.name()
-                    ),
-                ));
-            }
+            filter::check_array_type(NAME, "decode_dtype", &d.text, d.id, dt)?;
         }
         Ok(AsTypeStage {
             core: AsTypeCore::new(dt.id, cfg.encode_dtype.id)?,
@@ -301,31 +230,6 @@ impl AsTypeStage {
             config: cfg,
             input: dt.clone(),
         })
-    }
-}
-
-impl DynStage for AsTypeStage {
-    fn name(&self) -> &'static str {
-        NAME
-    }
-    fn input(&self) -> &DataType {
-        &self.input
-    }
-    fn output(&self) -> &DataType {
-        &self.output
-    }
-    fn encode_words(&self, src: Words<'_>, dst: WordsMut<'_>) -> Result<(), CodecError> {
-        check_words(&self.input, &self.output, &src, &dst)?;
-        self.core.encode(src, dst);
-        Ok(())
-    }
-    fn decode_words(&self, src: Words<'_>, dst: WordsMut<'_>) -> Result<(), CodecError> {
-        check_words(&self.output, &self.input, &src, &dst)?;
-        self.core.decode(src, dst);
-        Ok(())
-    }
-    fn to_metadata(&self) -> Value {
-        metadata(&self.config)
     }
 }
 
@@ -351,7 +255,7 @@ mod tests {
     fn errors_name_the_key() {
         let e = AsTypeStage::new(
             &DataType::new(DTypeId::Float64),
-            Some(&serde_json::json!({"encode_dtype": "<c8", "decode_dtype": "<f8"})),
+            Some(&serde_json::json!({"encode_dtype": "bfloat16", "decode_dtype": "<f8"})),
         )
         .unwrap_err();
         assert!(e.to_string().contains("encode_dtype"), "{e}");

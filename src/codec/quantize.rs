@@ -54,14 +54,14 @@ mod kernel;
 
 pub use config::QuantizeConfig;
 
-use serde_json::{Map, Value};
+use serde_json::Value;
 
+use super::astype;
 use super::fixed_scale_offset::NumpyDType;
-use super::{ArrayCodec, DynStage, astype, check_words};
+use super::numcodecs_filter as filter;
 use crate::convert::numpy::NumpyNumber;
-use crate::convert::{words_of, words_of_mut};
 use crate::dtype::DTypeId;
-use crate::error::{CodecError, ElementError, MetadataError};
+use crate::error::MetadataError;
 use crate::metadata::DataType;
 use crate::number::storage::{Words, WordsMut};
 
@@ -83,11 +83,7 @@ pub(crate) const ENTRY: super::registry::CodecEntry = super::registry::CodecEntr
 };
 
 fn field(field: &'static str, reason: impl Into<String>) -> MetadataError {
-    MetadataError::Field {
-        codec: NAME,
-        field,
-        reason: reason.into(),
-    }
+    filter::field(NAME, field, reason)
 }
 
 /// `numcodecs.quantize` between two float types, untyped: what [`Quantize`] and
@@ -128,13 +124,6 @@ impl QuantizeCore {
     }
 }
 
-fn metadata(c: &QuantizeConfig) -> Value {
-    let mut obj = Map::new();
-    obj.insert("name".into(), Value::from(NAME));
-    obj.insert("configuration".into(), c.to_configuration());
-    Value::Object(obj)
-}
-
 /// `numcodecs.quantize` from the float type `S` (`dtype`) to the float type `D` (`astype`).
 ///
 /// ```
@@ -159,10 +148,7 @@ impl<S: NumpyNumber, D: NumpyNumber> Quantize<S, D> {
     /// # Errors
     /// `digits` outside [`QuantizeConfig::DIGITS`]; `S` or `D` is not a float type.
     pub fn new(digits: i32) -> Result<Self, MetadataError> {
-        let id = |name: &str| name.parse::<DTypeId>().ok();
-        let (Some(s), Some(d)) = (id(S::NAME), id(D::NAME)) else {
-            return Err(field("dtype", "not a built-in data type"));
-        };
+        let (s, d) = filter::type_ids::<S, D>(NAME, "dtype")?;
         let mut config = serde_json::json!({"digits": digits, "dtype": NumpyDType::v2(s).text});
         if s != d {
             config["astype"] = Value::from(NumpyDType::v2(d).text);
@@ -183,73 +169,22 @@ impl<S: NumpyNumber, D: NumpyNumber> Quantize<S, D> {
     /// # Errors
     /// `dtype` is not `S` or `astype` not `D`.
     pub fn from_config(config: &QuantizeConfig) -> Result<Self, MetadataError> {
-        for (key, id, want) in [
-            ("dtype", config.dtype.id, S::NAME),
-            ("astype", config.astype_id(), D::NAME),
-        ] {
-            if id.name() != want {
-                return Err(field(
-                    key,
-                    format!(
-                        "configured {}, but the codec is typed for {want}",
-                        id.name()
-                    ),
-                ));
-            }
-        }
+        filter::check_typed(
+            NAME,
+            [
+                ("dtype", config.dtype.id, S::NAME),
+                ("astype", config.astype_id(), D::NAME),
+            ],
+        )?;
         Ok(Quantize {
             config: config.clone(),
             core: QuantizeCore::new(config),
             _t: std::marker::PhantomData,
         })
     }
-
-    /// The configuration.
-    pub fn config(&self) -> &QuantizeConfig {
-        &self.config
-    }
-
-    /// Encode one element.
-    pub fn encode_one(&self, x: S) -> D {
-        let mut out = [D::default()];
-        self.core
-            .encode(words_of(std::slice::from_ref(&x)), words_of_mut(&mut out));
-        out[0]
-    }
-
-    /// Decode one element.
-    pub fn decode_one(&self, y: D) -> S {
-        let mut out = [S::default()];
-        self.core
-            .decode(words_of(std::slice::from_ref(&y)), words_of_mut(&mut out));
-        out[0]
-    }
 }
 
-impl<S: NumpyNumber, D: NumpyNumber> ArrayCodec for Quantize<S, D> {
-    type In = S;
-    type Out = D;
-
-    fn name(&self) -> &'static str {
-        NAME
-    }
-
-    fn encode_slice(&self, src: &[S], dst: &mut [D]) -> Result<(), ElementError> {
-        super::same_length(NAME, super::Direction::Encode, src.len(), dst.len())?;
-        self.core.encode(words_of(src), words_of_mut(dst));
-        Ok(())
-    }
-
-    fn decode_slice(&self, src: &[D], dst: &mut [S]) -> Result<(), ElementError> {
-        super::same_length(NAME, super::Direction::Decode, src.len(), dst.len())?;
-        self.core.decode(words_of(src), words_of_mut(dst));
-        Ok(())
-    }
-
-    fn to_metadata(&self) -> Value {
-        metadata(&self.config)
-    }
-}
+filter::forward_to_core!(Quantize, QuantizeStage, QuantizeConfig);
 
 /// `numcodecs.quantize` bound to run-time data types.
 #[derive(Debug)]
@@ -267,48 +202,13 @@ impl QuantizeStage {
     /// Invalid configuration; a `dtype` other than `dt`.
     pub fn new(dt: &DataType, config: Option<&Value>) -> Result<Self, MetadataError> {
         let cfg = QuantizeConfig::from_configuration(config)?;
-        if cfg.dtype.id != dt.id {
-            return Err(field(
-                "dtype",
-                format!(
-                    "{:?} is {}, but the array data type is {}",
-                    cfg.dtype.text,
-                    cfg.dtype.id.name(),
-                    dt.id.name()
-                ),
-            ));
-        }
+        filter::check_array_type(NAME, "dtype", &cfg.dtype.text, cfg.dtype.id, dt)?;
         Ok(QuantizeStage {
             core: QuantizeCore::new(&cfg),
             output: DataType::new(cfg.astype_id()),
             config: cfg,
             input: dt.clone(),
         })
-    }
-}
-
-impl DynStage for QuantizeStage {
-    fn name(&self) -> &'static str {
-        NAME
-    }
-    fn input(&self) -> &DataType {
-        &self.input
-    }
-    fn output(&self) -> &DataType {
-        &self.output
-    }
-    fn encode_words(&self, src: Words<'_>, dst: WordsMut<'_>) -> Result<(), CodecError> {
-        check_words(&self.input, &self.output, &src, &dst)?;
-        self.core.encode(src, dst);
-        Ok(())
-    }
-    fn decode_words(&self, src: Words<'_>, dst: WordsMut<'_>) -> Result<(), CodecError> {
-        check_words(&self.output, &self.input, &src, &dst)?;
-        self.core.decode(src, dst);
-        Ok(())
-    }
-    fn to_metadata(&self) -> Value {
-        metadata(&self.config)
     }
 }
 
@@ -352,5 +252,76 @@ mod tests {
         assert!(cfg(serde_json::json!({"digits": 1, "dtype": "<i4"})).contains("`dtype`"));
         let e = cfg(serde_json::json!({"digits": 1, "dtype": "<f4", "astype": "|u1"}));
         assert!(e.contains("`astype`"), "{e}");
+    }
+}
+
+#[cfg(test)]
+mod kernel_tests {
+    use super::*;
+    use crate::convert::{words_of, words_of_mut};
+
+    /// numcodecs' arithmetic as written, in `f64` with the division, each step rounded to
+    /// `S`: the reference for the kernels, which multiply by the reciprocal and compute
+    /// `float32` in `f32`.
+    fn reference<S: NumpyNumber, D: NumpyNumber>(scale: f64, x: S) -> D {
+        let r = S::round_f64(x.to_f64() * scale).round_ties_even();
+        astype::kernel::cast_one::<S, D>(S::from_f64(r / scale))
+    }
+
+    fn inputs<S: NumpyNumber>() -> Vec<S> {
+        let mut v: Vec<S> = [
+            0.0, -0.0, 1.0, -1.5, 0.1, 1e-30, -1e-40, 3e38, 1e300, 65504.0, 6e-8, 2.5, -2.5,
+        ]
+        .iter()
+        .map(|&x| S::from_f64(x))
+        .collect();
+        v.extend([f64::NAN, f64::INFINITY, -f64::INFINITY].map(S::from_f64));
+        // A sweep of magnitudes, ties included.
+        let mut x = 1.0e-45f64;
+        while x < 1e300 {
+            v.extend([S::from_f64(x), S::from_f64(-x * 1.5)]);
+            x *= 3.7;
+        }
+        v
+    }
+
+    fn check<S: NumpyNumber, D: NumpyNumber>() {
+        let xs = inputs::<S>();
+        for digits in -320..=320 {
+            let cfg = serde_json::json!({"digits": digits, "dtype": "<f8"});
+            let Ok(mut cfg) = QuantizeConfig::from_configuration(Some(&cfg)) else {
+                continue;
+            };
+            let s: DTypeId = S::NAME.parse().unwrap();
+            let d: DTypeId = D::NAME.parse().unwrap();
+            cfg.dtype = NumpyDType::v2(s);
+            cfg.astype = Some(NumpyDType::v2(d));
+            let core = QuantizeCore::new(&cfg);
+            let mut got = vec![D::default(); xs.len()];
+            core.encode(words_of(&xs), words_of_mut(&mut got));
+            for (x, y) in xs.iter().zip(&got) {
+                let want: D = reference::<S, D>(core.scale, *x);
+                assert_eq!(
+                    y.to_bits(),
+                    want.to_bits(),
+                    "{} -> {}, digits {digits}, x = {x:?}",
+                    S::NAME,
+                    D::NAME
+                );
+            }
+        }
+    }
+
+    /// Every digits numcodecs accepts, so every scale each float type rounds it to
+    /// (subnormal, zero and infinite ones included), against the reference.
+    #[test]
+    fn kernels_match_the_reference_at_every_scale() {
+        check::<f32, f32>();
+        check::<f32, f64>();
+        check::<f32, half::f16>();
+        check::<f64, f32>();
+        check::<f64, f64>();
+        check::<half::f16, f32>();
+        check::<half::f16, half::f16>();
     }
 }

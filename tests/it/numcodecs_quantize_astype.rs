@@ -34,6 +34,8 @@ fn id(s: &str) -> DTypeId {
         "u2" => "uint16",
         "u4" => "uint32",
         "u8" => "uint64",
+        "c8" => "complex64",
+        "c16" => "complex128",
         other => panic!("unexpected type {other}"),
     };
     name.parse().unwrap()
@@ -93,62 +95,91 @@ fn check(chain: &DynChain, case: &Value, dir: &str, from: DTypeId, to: DTypeId) 
     input.len() / from.size()
 }
 
-#[test]
-fn numcodecs_vectors_bit_for_bit() {
+/// One case through a [`DynChain`] built from its Zarr v3 codec object, both ways: the
+/// elements checked, and the directions where NumPy's vector loop differs.
+fn run_case(case: &Value) -> (usize, usize) {
+    let config = &case["configuration"];
+    let (name, decoded, encoded) = match case["codec"].as_str().unwrap() {
+        "quantize" => {
+            let d = id(config["dtype"].as_str().unwrap());
+            let e = config.get("astype").map_or(d, |a| id(a.as_str().unwrap()));
+            ("numcodecs.quantize", d, e)
+        }
+        _ => (
+            "numcodecs.astype",
+            id(config["decode_dtype"].as_str().unwrap()),
+            id(config["encode_dtype"].as_str().unwrap()),
+        ),
+    };
+    let codec = json!({"name": name, "configuration": config});
+    let fill = if decoded.name().starts_with("complex") {
+        json!([0, 0])
+    } else {
+        json!(0)
+    };
+    let chain =
+        DynChain::from_metadata(&json!(decoded.name()), &fill, std::slice::from_ref(&codec))
+            .unwrap_or_else(|e| panic!("{codec}: {e}"));
+    assert_eq!(chain.to_metadata(), json!([codec]));
+    // numcodecs' get_config is the configuration, with its `id` (and `astype` always).
+    let mut get_config = case["get_config"].clone();
+    let obj = get_config.as_object_mut().unwrap();
+    obj.remove("id");
+    for (k, val) in config.as_object().unwrap() {
+        assert_eq!(obj.get(k), Some(val), "{case}");
+    }
+    let mut elements = check(&chain, case, "encode", decoded, encoded);
+    if case.get("decode").is_some() {
+        elements += check(&chain, case, "decode", encoded, decoded);
+    }
+    let mut vector_loop_differs = 0;
+    for dir in ["encode", "decode"] {
+        if case
+            .get(dir)
+            .is_some_and(|d| d.get("output_vector_loop").is_some())
+        {
+            // Only NumPy's float -> uint32 cast differs between its loops.
+            let to = if dir == "encode" { encoded } else { decoded };
+            assert_eq!(to, DTypeId::UInt32, "{case}");
+            vector_loop_differs += 1;
+        }
+    }
+    (elements, vector_loop_differs)
+}
+
+/// Every case of `key` in the vectors: (cases, elements, directions where NumPy's vector
+/// loop differs).
+fn run_cases(key: &str) -> (usize, usize, usize) {
     let v = vectors();
     assert_eq!(v["numcodecs"], "0.17.1");
     let (mut cases, mut elements, mut vector_loop_differs) = (0, 0, 0);
-    for case in v["cases"].as_array().unwrap() {
-        let config = &case["configuration"];
-        let (name, decoded, encoded) = match case["codec"].as_str().unwrap() {
-            "quantize" => {
-                let d = id(config["dtype"].as_str().unwrap());
-                let e = config.get("astype").map_or(d, |a| id(a.as_str().unwrap()));
-                ("numcodecs.quantize", d, e)
-            }
-            _ => (
-                "numcodecs.astype",
-                id(config["decode_dtype"].as_str().unwrap()),
-                id(config["encode_dtype"].as_str().unwrap()),
-            ),
-        };
-        let codec = json!({"name": name, "configuration": config});
-        let chain = DynChain::from_metadata(
-            &json!(decoded.name()),
-            &json!(0),
-            std::slice::from_ref(&codec),
-        )
-        .unwrap_or_else(|e| panic!("{codec}: {e}"));
-        assert_eq!(chain.to_metadata(), json!([codec]));
-        // numcodecs' get_config is the configuration, with its `id` (and `astype` always).
-        let mut get_config = case["get_config"].clone();
-        let obj = get_config.as_object_mut().unwrap();
-        obj.remove("id");
-        for (k, val) in config.as_object().unwrap() {
-            assert_eq!(obj.get(k), Some(val), "{case}");
-        }
-        elements += check(&chain, case, "encode", decoded, encoded);
-        if case.get("decode").is_some() {
-            elements += check(&chain, case, "decode", encoded, decoded);
-        }
-        for dir in ["encode", "decode"] {
-            if case
-                .get(dir)
-                .is_some_and(|d| d.get("output_vector_loop").is_some())
-            {
-                // Only NumPy's float -> uint32 cast differs between its loops.
-                let to = if dir == "encode" { encoded } else { decoded };
-                assert_eq!(to, DTypeId::UInt32, "{case}");
-                vector_loop_differs += 1;
-            }
-        }
+    for case in v[key].as_array().unwrap() {
+        let (e, d) = run_case(case);
+        elements += e;
+        vector_loop_differs += d;
         cases += 1;
     }
     eprintln!(
-        "numcodecs vectors: {cases} cases, {elements} elements bit for bit \
+        "numcodecs vectors ({key}): {cases} cases, {elements} elements bit for bit \
          ({vector_loop_differs} directions where NumPy's vector loop differs)"
     );
+    (cases, elements, vector_loop_differs)
+}
+
+#[test]
+fn numcodecs_vectors_bit_for_bit() {
+    let (cases, _, vector_loop_differs) = run_cases("cases");
     assert!(cases >= 400 && vector_loop_differs == 4);
+}
+
+/// `numcodecs.astype` to and from `complex64` and `complex128`: NumPy keeps the real part
+/// (the imaginary part is dropped) and casts into complex with a `+0.0` imaginary part.
+#[test]
+fn complex_vectors_bit_for_bit() {
+    let (cases, _, vector_loop_differs) = run_cases("complex");
+    // Each complex type against the 12 other types both ways and itself; the float ->
+    // uint32 casts of the real part differ between NumPy's loops.
+    assert_eq!((cases, vector_loop_differs), (2 * (12 * 2 + 1), 4));
 }
 
 /// Big-endian types in the filter configuration, as zarr-python writes a Zarr v2 array of

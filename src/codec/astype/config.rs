@@ -4,6 +4,7 @@ use serde_json::Value;
 
 use super::{NAME, field};
 use crate::codec::fixed_scale_offset::NumpyDType;
+use crate::codec::numcodecs_filter::config_object;
 use crate::dtype::DTypeId;
 use crate::error::MetadataError;
 
@@ -48,16 +49,7 @@ impl AsTypeConfig {
     /// A missing or non-object configuration, unknown keys, a missing `encode_dtype`, a
     /// data type string that is not one (each error names its key).
     pub fn from_configuration(config: Option<&Value>) -> Result<Self, MetadataError> {
-        let Some(Value::Object(map)) = config else {
-            return Err(field(
-                "configuration",
-                "numcodecs.astype requires a configuration object",
-            ));
-        };
-        const KEYS: &[&str] = &["encode_dtype", "decode_dtype"];
-        if let Some(k) = map.keys().find(|k| !KEYS.contains(&k.as_str())) {
-            return Err(field("configuration", crate::error::unknown_key(k, KEYS)));
-        }
+        let map = config_object(NAME, config, &["encode_dtype", "decode_dtype"])?;
         let encode_dtype = match map.get("encode_dtype") {
             None => return Err(field("encode_dtype", "missing")),
             Some(v) => NumpyDType::parse(NAME, "encode_dtype", v)?,

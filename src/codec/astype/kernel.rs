@@ -26,10 +26,27 @@ pub(crate) fn cast_one<S: NumpyNumber, D: NumpyNumber>(x: S) -> D {
         if D::IS_FLOAT && half && v.is_nan() {
             return D::from_bits(numpy_nan_bits(size_of::<S>(), size_of::<D>(), x.to_bits()));
         }
+        if !D::IS_FLOAT && converts_through_i32::<D>() {
+            // `cvttsd2si` into 32 bits, then the low bits: written as a truncation and a
+            // range test on the `f64` lanes, which LLVM packs into `vroundpd` and
+            // `vcvttpd2dq`, where `float_to_int_x86`'s scalar form stays one element at a
+            // time. The same values: `trunc(v)` is in `i32`'s range exactly when `v` is in
+            // `(-2^31 - 1, 2^31)`, and NaN and ±Inf give the indefinite `-2^31` either way.
+            return D::from_i128(i128::from(crate::arch::i32_or_indefinite(v.trunc())));
+        }
         D::from_f64(v)
     } else {
         D::from_i128(x.to_i128())
     }
+}
+
+/// Whether NumPy's C cast into the integer type `D` is a 32-bit `cvttsd2si` (`int8`,
+/// `uint8`, `int16`, `uint16`, `int32`; `uint32` and the 64-bit types take the 64-bit one,
+/// see [`float_to_int_x86`](crate::convert::numpy::float_to_int_x86)). Constant per `D`.
+#[inline(always)]
+fn converts_through_i32<D: NumpyNumber>() -> bool {
+    let signed = D::from_i128(-1).to_i128() < 0;
+    size_of::<D>() < 4 || (size_of::<D>() == 4 && signed)
 }
 
 /// NumPy's NaN between float types of `from` and `to` bytes (2, 4 or 8): the sign, the
@@ -52,22 +69,49 @@ fn numpy_nan_bits(from: usize, to: usize, bits: u64) -> u64 {
     (sign << (tb - 1)) | ((1u64 << (tb - 1)) - (1u64 << tm)) | sig
 }
 
-/// `dst[i] = cast(src[i])` over the shorter length; words of other widths than `S`'s and
-/// `D`'s convert nothing.
-#[inline(never)]
-fn cast_loop<S: NumpyNumber, D: NumpyNumber>(src: Words<'_>, dst: WordsMut<'_>) {
-    let (Some(src), Some(dst)) = (<S::Word as Word>::of(src), <D::Word as Word>::of_mut(dst))
-    else {
+/// A kernel's input and output words.
+type WordSlices<'a, A, B> = (&'a [A], &'a mut [B]);
+
+/// `src` and `dst` as the storage words of `S` and `D`; `None` for words of other widths.
+#[inline(always)]
+fn word_slices<'a, S: NumpyNumber, D: NumpyNumber>(
+    src: Words<'a>,
+    dst: WordsMut<'a>,
+) -> Option<WordSlices<'a, S::Word, D::Word>> {
+    Some((<S::Word as Word>::of(src)?, <D::Word as Word>::of_mut(dst)?))
+}
+
+/// `dst[i] = f(src[i])` over the shorter length, compiled with AVX2 where the CPU has it
+/// ([`crate::arch::vectorized`]): the one element loop of both codecs, `f` (an
+/// `#[inline(always)]` closure, its parameters captured as loop invariants) inlined into
+/// it. Words of other widths than `S`'s and `D`'s convert nothing.
+#[inline(always)]
+pub(crate) fn map_words<S: NumpyNumber, D: NumpyNumber>(
+    src: Words<'_>,
+    dst: WordsMut<'_>,
+    f: impl Fn(S) -> D,
+) {
+    let Some((src, dst)) = word_slices::<S, D>(src, dst) else {
         return;
     };
     crate::arch::vectorized(
         #[inline(always)]
         move || {
             for (x, y) in src.iter().zip(dst.iter_mut()) {
-                let v: D = cast_one::<S, D>(S::from_bits(x.to_u64()));
-                *y = <D::Word as Word>::from_u64(v.to_bits());
+                *y = <D::Word as Word>::from_u64(f(S::from_bits(x.to_u64())).to_bits());
             }
         },
+    );
+}
+
+/// `dst[i] = cast(src[i])` over the shorter length.
+#[inline(never)]
+fn cast_loop<S: NumpyNumber, D: NumpyNumber>(src: Words<'_>, dst: WordsMut<'_>) {
+    map_words::<S, D>(
+        src,
+        dst,
+        #[inline(always)]
+        |x| cast_one::<S, D>(x),
     );
 }
 
@@ -78,11 +122,55 @@ fn copy<S: NumpyNumber>(src: Words<'_>, dst: WordsMut<'_>) {
     }
 }
 
-/// NumPy's cast from `source` to `target` (both NumPy types) over `src` into `dst`, the
-/// kernel chosen once per call: one loop per pair, 11 × 11.
-pub(crate) fn cast_words(source: DTypeId, target: DTypeId, src: Words<'_>, mut dst: WordsMut<'_>) {
-    let n = src.len().min(dst.len());
-    let (src, dst) = (src.sub(0, n), dst.sub(0, n));
+/// `dst[i] = cast(re(src[i]))`: NumPy's cast of a complex array to a real type takes the
+/// real part (with a `ComplexWarning`), cast as a value of the part type `S`.
+#[inline(never)]
+fn real_part_loop<S: NumpyNumber, D: NumpyNumber>(src: Words<'_>, dst: WordsMut<'_>) {
+    let Some((src, dst)) = word_slices::<S, D>(src, dst) else {
+        return;
+    };
+    crate::arch::vectorized(
+        #[inline(always)]
+        move || {
+            for (x, y) in src.chunks_exact(2).zip(dst.iter_mut()) {
+                let v: D = cast_one::<S, D>(S::from_bits(x[0].to_u64()));
+                *y = <D::Word as Word>::from_u64(v.to_bits());
+            }
+        },
+    );
+}
+
+/// `dst[i] = cast(src[i]) + 0j`: NumPy's cast of a real array to a complex type, the real
+/// part cast to the part type `F`, the imaginary part `+0.0`.
+#[inline(never)]
+fn to_complex_loop<S: NumpyNumber, F: NumpyNumber>(src: Words<'_>, dst: WordsMut<'_>) {
+    let Some((src, dst)) = word_slices::<S, F>(src, dst) else {
+        return;
+    };
+    crate::arch::vectorized(
+        #[inline(always)]
+        move || {
+            for (x, y) in src.iter().zip(dst.chunks_exact_mut(2)) {
+                let v: F = cast_one::<S, F>(S::from_bits(x.to_u64()));
+                y[0] = <F::Word as Word>::from_u64(v.to_bits());
+                y[1] = <F::Word as Word>::from_u64(0);
+            }
+        },
+    );
+}
+
+/// The float type of a complex type's parts (`complex64`: `float32`, `complex128`:
+/// `float64`); `None` for the real types.
+pub(crate) fn complex_part(id: DTypeId) -> Option<DTypeId> {
+    match id {
+        DTypeId::Complex64 => Some(DTypeId::Float32),
+        DTypeId::Complex128 => Some(DTypeId::Float64),
+        _ => None,
+    }
+}
+
+/// NumPy's cast between two real NumPy types, `src` and `dst` of one length.
+fn real_words(source: DTypeId, target: DTypeId, src: Words<'_>, dst: WordsMut<'_>) {
     if source == target {
         // NumPy's cast to the same type copies the bits: a signaling NaN stays signaling
         // (a round trip through float64 would quiet it).
@@ -90,4 +178,24 @@ pub(crate) fn cast_words(source: DTypeId, target: DTypeId, src: Words<'_>, mut d
         return;
     }
     with_numpy!(source, S => with_numpy!(target, D => cast_loop::<S, D>(src, dst), else {}), else {});
+}
+
+/// NumPy's cast from `source` to `target` (NumPy's eleven real types, `complex64` and
+/// `complex128`) over `src` into `dst`, the shorter number of elements, the kernel chosen
+/// once per call: one loop per pair. Between the complex types each part is cast as its
+/// float type (NumPy casts them so); from a complex type the real part is cast, into one
+/// the real part is the cast value and the imaginary part `+0.0`.
+pub(crate) fn cast_words(source: DTypeId, target: DTypeId, src: Words<'_>, mut dst: WordsMut<'_>) {
+    let (sp, tp) = (complex_part(source), complex_part(target));
+    let (ws, wt) = (1 + usize::from(sp.is_some()), 1 + usize::from(tp.is_some()));
+    let n = (src.len() / ws).min(dst.len() / wt);
+    let (src, dst) = (src.sub(0, n * ws), dst.sub(0, n * wt));
+    match (sp, tp) {
+        (None, None) => real_words(source, target, src, dst),
+        (Some(s), Some(t)) => real_words(s, t, src, dst),
+        (Some(s), None) => with_numpy!(s, S => with_numpy!(target, D =>
+            real_part_loop::<S, D>(src, dst), else {}), else {}),
+        (None, Some(t)) => with_numpy!(source, S => with_numpy!(t, F =>
+            to_complex_loop::<S, F>(src, dst), else {}), else {}),
+    }
 }

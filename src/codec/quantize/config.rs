@@ -4,6 +4,7 @@ use serde_json::Value;
 
 use super::{NAME, field};
 use crate::codec::fixed_scale_offset::NumpyDType;
+use crate::codec::numcodecs_filter::config_object;
 use crate::dtype::DTypeId;
 use crate::error::MetadataError;
 
@@ -55,16 +56,7 @@ impl QuantizeConfig {
     /// `digits` or one outside [`Self::DIGITS`], a missing `dtype`, a data type string that is not
     /// one or not a float type (each error names its key).
     pub fn from_configuration(config: Option<&Value>) -> Result<Self, MetadataError> {
-        let Some(Value::Object(map)) = config else {
-            return Err(field(
-                "configuration",
-                "numcodecs.quantize requires a configuration object",
-            ));
-        };
-        const KEYS: &[&str] = &["digits", "dtype", "astype"];
-        if let Some(k) = map.keys().find(|k| !KEYS.contains(&k.as_str())) {
-            return Err(field("configuration", crate::error::unknown_key(k, KEYS)));
-        }
+        let map = config_object(NAME, config, &["digits", "dtype", "astype"])?;
         let digits = match map.get("digits") {
             None => return Err(field("digits", "missing")),
             Some(v) => v

@@ -1,10 +1,11 @@
 //! `numcodecs.quantize`'s encoding loop, one per (`dtype`, `astype`) pair of float types
-//! (3 × 3), with the scale as a loop invariant. Decoding is a cast
+//! (3 × 3), with the scale and its reciprocal as loop invariants. Decoding is a cast
 //! ([`astype::kernel`](crate::codec::astype::kernel)).
 
+use crate::codec::astype::kernel::{cast_one, map_words};
 use crate::convert::numpy::NumpyNumber;
 use crate::dtype::DTypeId;
-use crate::number::storage::{Word, Words, WordsMut};
+use crate::number::storage::{Words, WordsMut};
 
 /// `match` a float data type, binding its Rust type to `$T` in `$body`; nothing for others.
 macro_rules! with_float {
@@ -27,29 +28,52 @@ macro_rules! with_float {
     };
 }
 
-/// `D(S(rint(S(scale * x))) / scale)`: NumPy 2's `np.around(scale * arr) / scale` on an
-/// array of the float type `S` (the Python float `scale` becomes an `S`, NEP 50), then the
-/// cast to `D`. `scale` is a power of two already rounded to `S`, so the product of two
-/// `S` values and the quotient by it are exact in float64 and rounded once to `S`, as
-/// NumPy rounds each operation (float16 computes in float32 and rounds back: the same
-/// values).
+/// `1 / scale` when multiplying by it is dividing by `scale` in the float type whose
+/// largest power of two is `2^max_exp2`: for a power of two whose reciprocal is one too,
+/// `r * (1 / scale)` and `r / scale` are the same real number, so the same once rounded
+/// (subnormal and overflowing results included); `scale` `0` and `±inf` give NaN for
+/// every `r` either way (`0 · inf`, `0 / 0`, `inf · 0`, `inf / inf`) or keep `r`'s NaN.
+/// `None` when the reciprocal overflows (a subnormal `scale`).
+fn reciprocal(scale: f64, max_exp2: i32) -> Option<f64> {
+    let inv = 1.0 / scale;
+    let exact = scale == 0.0 || scale.is_infinite() || inv <= 2f64.powi(max_exp2);
+    exact.then_some(inv)
+}
+
+/// `D(S(rint(S(scale * x))) / scale)` computed in `f64`: NumPy 2's `np.around(scale * arr)
+/// / scale` on an array of the float type `S` (the Python float `scale` becomes an `S`,
+/// NEP 50), then the cast to `D`. `scale` is a power of two already rounded to `S`, so the
+/// product of two `S` values and the quotient by it (the product by `inv`, exact in
+/// `f64`) are exact in float64 and rounded once to `S`, as NumPy rounds each operation
+/// (float16 computes in float32 and rounds back: the same values).
 #[inline(never)]
-fn quantize_loop<S: NumpyNumber, D: NumpyNumber>(scale: f64, src: Words<'_>, dst: WordsMut<'_>) {
-    let (Some(src), Some(dst)) = (<S::Word as Word>::of(src), <D::Word as Word>::of_mut(dst))
-    else {
-        return;
-    };
-    crate::arch::vectorized(
+fn quantize_through_f64<S: NumpyNumber, D: NumpyNumber>(
+    scale: f64,
+    inv: f64,
+    src: Words<'_>,
+    dst: WordsMut<'_>,
+) {
+    map_words::<S, D>(
+        src,
+        dst,
         #[inline(always)]
-        move || {
-            for (x, y) in src.iter().zip(dst.iter_mut()) {
-                let x = S::from_bits(x.to_u64()).to_f64();
-                // rint of a value of S is a value of S.
-                let r = S::round_f64(x * scale).round_ties_even();
-                let q = S::round_f64(r / scale);
-                *y = <D::Word as Word>::from_u64(D::from_f64(q).to_bits());
-            }
+        move |x| {
+            // rint of a value of S is a value of S.
+            let r = S::round_f64(x.to_f64() * scale).round_ties_even();
+            cast_one::<S, D>(S::from_f64(r * inv))
         },
+    );
+}
+
+/// The same in `f32` itself (`vmulps`, `vroundps`, `vmulps`: eight elements a register):
+/// each `f32` operation is the exact result rounded once, as above.
+#[inline(never)]
+fn quantize_f32<D: NumpyNumber>(scale: f32, inv: f32, src: Words<'_>, dst: WordsMut<'_>) {
+    map_words::<f32, D>(
+        src,
+        dst,
+        #[inline(always)]
+        move |x| cast_one::<f32, D>((x * scale).round_ties_even() * inv),
     );
 }
 
@@ -64,5 +88,14 @@ pub(crate) fn quantize_words(
 ) {
     let n = src.len().min(dst.len());
     let (src, dst) = (src.sub(0, n), dst.sub(0, n));
-    with_float!(source, S => with_float!(target, D => quantize_loop::<S, D>(scale, src, dst)));
+    // The reciprocal of a power of two in float32's or float64's range is exact in f64.
+    let inv = 1.0 / scale;
+    match (source, reciprocal(scale, 127)) {
+        // `scale` and `inv` are values of f32: the casts are exact.
+        (DTypeId::Float32, Some(inv)) => {
+            with_float!(target, D => quantize_f32::<D>(scale as f32, inv as f32, src, dst));
+        }
+        _ => with_float!(source, S => with_float!(target, D =>
+            quantize_through_f64::<S, D>(scale, inv, src, dst))),
+    }
 }

@@ -12,6 +12,7 @@ gives the scalar loop's value (the C cast, see docs/spec-readings.md).
 import json
 import platform
 import sys
+import warnings
 from pathlib import Path
 
 import numcodecs
@@ -21,6 +22,7 @@ from numcodecs import AsType, Quantize
 FLOATS = ["<f2", "<f4", "<f8"]
 INTS = ["|i1", "<i2", "<i4", "<i8", "|u1", "<u2", "<u4", "<u8"]
 NUMERIC = INTS + FLOATS
+COMPLEX = ["<c8", "<c16"]
 
 
 def hexle(a):
@@ -61,6 +63,29 @@ def int_inputs(dt, seed):
     return np.concatenate([np.array(vals, dtype=dt), r])
 
 
+def complex_inputs(dt, seed):
+    """Real and imaginary parts from the float inputs of the part type (NaN, infinities,
+    -0.0, the float -> int edges), paired in a seeded shuffle."""
+    part = np.dtype(dt).type(0).real.dtype
+    re = np.concatenate([float_inputs(part, seed), float_to_int_edges(part)])
+    im = np.random.default_rng(seed).permutation(re)
+    out = np.empty(len(re), dtype=dt)
+    out.real, out.imag = re, im
+    return out
+
+
+def any_inputs(dt, seed):
+    """The inputs of ``dt``: complex, float (with the float -> int edges) or integer."""
+    kind = np.dtype(dt).kind
+    if kind == "c":
+        return complex_inputs(dt, seed)
+    if kind == "b":
+        return np.random.default_rng(seed).integers(0, 2, 40).astype(bool)
+    if kind == "f":
+        return np.concatenate([float_inputs(dt, seed), float_to_int_edges(dt)])
+    return int_inputs(dt, seed)
+
+
 def float_to_int_edges(dt):
     """Values whose cast to an integer type NumPy does not define: out of range, NaN."""
     dt = np.dtype(dt)
@@ -88,6 +113,20 @@ def record(codec, arr, decode=False):
     if whole.tobytes() != single.tobytes():
         out["output_vector_loop"] = hexle(whole)
     return out
+
+
+def astype_case(enc_dt, dec_dt, seed):
+    """An AsType case on ``any_inputs`` of each side, seeded with ``seed`` (the decode input
+    with ``seed + 7``)."""
+    codec = AsType(encode_dtype=enc_dt, decode_dtype=dec_dt)
+    arr, back = any_inputs(dec_dt, seed), any_inputs(enc_dt, seed + 7)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", np.exceptions.ComplexWarning)
+        return {"codec": "astype",
+                "configuration": {"encode_dtype": enc_dt, "decode_dtype": dec_dt},
+                "get_config": codec.get_config(),
+                "encode": record(codec, arr),
+                "decode": record(codec, back, decode=True)}
 
 
 def main():
@@ -155,17 +194,35 @@ def main():
         assert single.astype(single.dtype.newbyteorder("=")).tobytes() == ns.tobytes(), c
         big.append({"get_config": c, "input": hexle(arr), "output": hexle(single),
                     "output_dtype": single.dtype.str})
+    # AsType to and from the complex types, against every numeric type and each other
+    # (NumPy drops the imaginary part, with a ComplexWarning; the real part of a cast into
+    # complex is the cast value, the imaginary part +0.0). Seeded apart from the cases
+    # above, which stay as they were.
+    complex_cases = []
+    cseed = 10_000
+    for c in COMPLEX:
+        for other in NUMERIC + COMPLEX:
+            for enc_dt, dec_dt in ([(c, other), (other, c)] if other != c else [(c, c)]):
+                cseed += 1
+                complex_cases.append(astype_case(enc_dt, dec_dt, cseed))
+    # AsType to and from NumPy's bool (zquant's Python AsType runs NumPy's own cast for it:
+    # the crate has no bool data type): 0/1 into numbers, `!= 0` out of them (NaN: True).
+    bool_cases = []
+    for other in NUMERIC + COMPLEX:
+        for enc_dt, dec_dt in [("|b1", other), (other, "|b1")]:
+            cseed += 1
+            bool_cases.append(astype_case(enc_dt, dec_dt, cseed))
     out = {
         "generator": "tests/data/numcodecs_quantize_astype/generate.py",
         "numcodecs": numcodecs.__version__, "numpy": np.__version__,
         "python": sys.version.split()[0], "machine": platform.machine(),
-        "cases": cases, "big_endian": big,
+        "cases": cases, "complex": complex_cases, "bool": bool_cases, "big_endian": big,
     }
     path = Path(__file__).with_name("vectors.json")
     path.write_text(json.dumps(out, indent=0, sort_keys=True) + "\n")
     n_diff = sum(1 for c in cases for k in ("encode", "decode")
                  if k in c and "output_vector_loop" in c[k])
-    print(f"{len(cases)} cases, {len(big)} big-endian; {n_diff} where NumPy's vector and "
+    print(f"{len(cases)} cases, {len(complex_cases)} complex, {len(bool_cases)} bool, {len(big)} big-endian; {n_diff} where NumPy's vector and "
           f"scalar loops differ; {path.stat().st_size} bytes")
 
 
