@@ -82,11 +82,22 @@ impl Drop for PooledBuffer {
         if bytes < POOL_MIN_BYTES {
             return;
         }
-        let mut p = pool();
-        if p.held + bytes <= p.limit {
-            p.held += bytes;
-            p.free.push(lines);
+        // The oldest buffers give way to this one, so that a pool full of one size still
+        // serves a workload that moved on to another; they are freed after the lock.
+        let mut evicted = Vec::new();
+        {
+            let mut p = pool();
+            if bytes <= p.limit {
+                while p.held + bytes > p.limit && !p.free.is_empty() {
+                    let old = p.free.remove(0);
+                    p.held -= old.len() * 64;
+                    evicted.push(old);
+                }
+                p.held += bytes;
+                p.free.push(lines);
+            }
         }
+        drop(evicted);
     }
 }
 

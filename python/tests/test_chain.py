@@ -297,3 +297,27 @@ def test_row_contiguous_view_error_has_the_views_position():
     big[12, 23] = 1e9
     with pytest.raises(zquant.CodecError, match=r"\[2, 3\]"):
         chain.encode(big[10:30, 20:40])
+
+
+def test_the_buffer_pool_makes_room_for_a_new_size():
+    """A pool full of one size keeps the buffers of a new size by giving up its oldest:
+    a workload whose output grows must not allocate afresh on every call."""
+    import zquant._zquant as zq
+
+    chain = zquant.Chain("float64", [{"name": "bitround", "configuration": {"keepbits": 4}}])
+    before = zquant.set_buffer_pool(3 << 20)
+    try:
+        zquant.set_buffer_pool(0)
+        zquant.set_buffer_pool(3 << 20)
+        small = [chain.encode(np.ones(1 << 17)) for _ in range(3)]  # 1 MiB each
+        del small
+        assert zq.buffer_pool()[1:] == (3 << 20, 3)
+        big = chain.encode(np.ones(1 << 18))  # 2 MiB: no free buffer of its size
+        del big
+        limit, held, count = zq.buffer_pool()
+        assert (held, count) == (3 << 20, 2)  # one 1 MiB buffer gave way to the 2 MiB one
+        reused = chain.encode(np.ones(1 << 18))
+        assert zq.buffer_pool()[1] == held - (2 << 20)  # served from the pool
+        del reused
+    finally:
+        zquant.set_buffer_pool(before)
