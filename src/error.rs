@@ -3,6 +3,9 @@
 
 use thiserror::Error;
 
+mod choose;
+pub use choose::ChooseError;
+
 use crate::dtype::{DTypeId, FillValueError, Kind};
 
 /// Why an element could not be encoded or decoded.

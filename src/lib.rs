@@ -160,13 +160,12 @@ pub mod zarrs;
 pub use codec::astype::AsTypeConfig;
 pub use codec::cast_value::{CastValueConfig, MapEntries};
 pub use codec::chain::BLOCK;
-pub use codec::fixed_scale_offset::{FixedScaleOffsetConfig, NumpyDType, PyNumber};
+pub use codec::fixed_scale_offset::{FixedScaleOffsetConfig, NumpyDType, NumpyNumber, PyNumber};
 pub use codec::quantize::QuantizeConfig;
 pub use codec::{
     ArrayCodec, AsType, BitRound, CODEC_NAMES, CastValue, Chain, FixedScaleOffset, Quantize,
     ScalarMap, ScaleOffset,
 };
-pub use convert::numpy::NumpyNumber;
 pub use number::{CastOptions, OutOfRange, Rounding, Status};
 pub use pipeline::{ArrayCodecExt, from_le_bytes, to_le_bytes};
 

@@ -58,7 +58,7 @@ use serde_json::{Map, Value};
 
 use super::fixed_scale_offset::NumpyDType;
 use super::{ArrayCodec, DynStage, astype, check_words};
-use crate::convert::numpy::NumpyNumber;
+use crate::codec::fixed_scale_offset::NumpyNumber;
 use crate::convert::{words_of, words_of_mut};
 use crate::dtype::DTypeId;
 use crate::error::{CodecError, ElementError, MetadataError};

@@ -2,7 +2,7 @@
 //! (3 × 3), with the scale as a loop invariant. Decoding is a cast
 //! ([`astype::kernel`](crate::codec::astype::kernel)).
 
-use crate::convert::numpy::NumpyNumber;
+use crate::codec::fixed_scale_offset::NumpyNumber;
 use crate::dtype::DTypeId;
 use crate::number::storage::{Word, Words, WordsMut};
 
