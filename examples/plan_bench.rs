@@ -140,7 +140,8 @@ fn zstd_len(b: &[u8]) -> usize {
 
 /// Run `filters` (+ `packbits`) over every chunk: the zstd bytes and the maximum error.
 fn run_chain(data: &[f32], filters: &[Value], serializer: Option<&Value>) -> (usize, f64) {
-    let chain = DynChain::from_metadata(&json!("float32"), &json!("NaN"), filters).unwrap();
+    let chain =
+        DynChain::from_array_to_array_codecs(&json!("float32"), &json!("NaN"), filters).unwrap();
     let to = chain.encoded_data_type().id;
     let pb = serializer.map(|s| PackBits::new(to, s.get("configuration")).unwrap());
     let (mut bytes, mut worst) = (0usize, 0.0f64);

@@ -10,7 +10,7 @@ use zquant::{
 };
 
 fn chain(dt: &str, codecs: Value) -> Result<DynChain, MetadataError> {
-    DynChain::from_metadata(&json!(dt), &json!(0), codecs.as_array().unwrap())
+    DynChain::from_array_to_array_codecs(&json!(dt), &json!(0), codecs.as_array().unwrap())
 }
 
 fn encode_error(c: &DynChain, input: &DynArray) -> String {

@@ -40,7 +40,7 @@ fn codes<T: Real>(rng: &mut Rng, n: usize) -> Vec<T> {
 }
 
 fn build(dt: &Value, fill: &Value, codecs: &[Value]) -> Result<DynChain, MetadataError> {
-    DynChain::from_metadata(dt, fill, codecs)
+    DynChain::from_array_to_array_codecs(dt, fill, codecs)
 }
 
 fn list(md: Value) -> Vec<Value> {

@@ -113,7 +113,7 @@ fn numcodecs_vectors_bit_for_bit() {
             ),
         };
         let codec = json!({"name": name, "configuration": config});
-        let chain = DynChain::from_metadata(
+        let chain = DynChain::from_array_to_array_codecs(
             &json!(decoded.name()),
             &json!(0),
             std::slice::from_ref(&codec),

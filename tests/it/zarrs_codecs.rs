@@ -139,7 +139,7 @@ fn write_read(meta: &Value, data: &[f64]) -> (Arc<MemoryStore>, Vec<u8>) {
 /// What zquant's own chain gives for the whole array (elementwise, so chunking is moot).
 fn zquant_round_trip(codecs: &Value, fill: &Value, shape: &[usize], data: &[f64]) -> Vec<u8> {
     let (chain, _) =
-        DynChain::from_codecs(&json!("float64"), fill, codecs.as_array().unwrap()).unwrap();
+        DynChain::from_all_codecs(&json!("float64"), fill, codecs.as_array().unwrap()).unwrap();
     let input = DynArray::from_le_bytes(DTypeId::Float64, shape, &le(data)).unwrap();
     chain
         .decode(&chain.encode(&input).unwrap())
@@ -664,7 +664,7 @@ fn bitround_runs_on_zarrs_buffers_themselves() {
         .into_fixed()
         .unwrap();
     assert_eq!(encoded.as_ptr(), ptr);
-    let (chain, _) = DynChain::from_codecs(
+    let (chain, _) = DynChain::from_all_codecs(
         &json!("float64"),
         &json!(0.0),
         &[

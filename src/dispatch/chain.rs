@@ -1,259 +1,26 @@
-//! Chains built at run time from Zarr metadata, over dynamically typed arrays.
+//! [`DynChain`]: a chain of array->array codecs built at run time from Zarr metadata, over
+//! [`DynArray`]s, and [`bind_codec`], one codec object bound to its stage.
 //!
-//! [`DynChain::from_metadata`] takes an array's `data_type`, `fill_value` and its list of
-//! array->array codec objects exactly as in `zarr.json`, validates everything up front (a
-//! codec name, key, data type or fill value that is wrong is a [`MetadataError`] naming the
-//! codec and the field), binds each codec once to its stage through [`crate::dispatch`],
-//! and carries the fill value through the chain. Data flows through the stages as storage
-//! words ([`Words`]), block by block.
+//! [`DynChain::from_array_to_array_codecs`] takes an array's `data_type`, `fill_value` and
+//! its array->array codec objects exactly as in `zarr.json`;
+//! [`DynChain::from_all_codecs`] (`codec_split.rs`) takes the whole `codecs` list. Both
+//! validate everything up front (a codec name, key, data type or fill value that is wrong
+//! is a [`MetadataError`] naming the codec and the field), bind each codec once to its
+//! stage through the codec registry, and carry the fill value through the chain. Data flows
+//! through the stages as storage words ([`Words`]), block by block.
 
-use ndarray::ArrayD;
 use serde_json::Value;
 
+use super::array::DynArray;
+use super::words;
 use crate::codec::Fusion;
 use crate::codec::chain::{BLOCK, BYTE_TABLE_MIN, FUSED, fused, has_pair_kernel, pair_kernel};
 use crate::codec::json_text;
 use crate::codec::{Direction, DynStage};
-use crate::dispatch::{self, CustomArray, match_all_arms, words};
-use crate::dtype::id::Scalar;
 use crate::dtype::{DType, DTypeId};
 use crate::error::{CodecError, MetadataError};
 use crate::metadata::{CodecObject, DataType};
 use crate::number::storage::{WordBuf, Words, WordsMut};
-
-macro_rules! define_dyn_array {
-    (() $($kind:ident $v:ident = $t:ty,)*) => {
-        /// An array of any data type, known at run time: what [`DynChain`] reads and writes.
-        ///
-        /// ```
-        /// use zquant::{DTypeId, DynArray};
-        /// let a = DynArray::from_le_bytes(DTypeId::Int16, &[2, 2], &[1, 0, 2, 0, 3, 0, 0xff, 0xff])?;
-        /// assert_eq!(a.shape(), &[2, 2]);
-        /// assert_eq!(a.to_vec::<i16>(), Some(vec![1, 2, 3, -1]));
-        /// assert_eq!(a.element_json(3), Some(serde_json::json!(-1)));
-        /// assert_eq!(a.to_le_bytes()[6..], [0xff, 0xff]);
-        /// # Ok::<(), zquant::CodecError>(())
-        /// ```
-        #[derive(Clone, Debug, PartialEq)]
-        pub enum DynArray {
-            $(
-                #[doc = concat!("`", stringify!($t), "` elements")]
-                $v(ArrayD<$t>),
-            )*
-            /// Elements of a registered declared type ([`crate::register_dtype`]).
-            Custom(CustomArray),
-        }
-
-        impl DynArray {
-            /// The element type.
-            pub fn dtype(&self) -> DTypeId {
-                match self {
-                    $(DynArray::$v(_) => DTypeId::$v,)*
-                    DynArray::Custom(a) => DTypeId::Custom(a.dtype()),
-                }
-            }
-
-            /// The shape.
-            pub fn shape(&self) -> &[usize] {
-                match self {
-                    $(DynArray::$v(a) => a.shape(),)*
-                    DynArray::Custom(a) => a.shape(),
-                }
-            }
-
-            /// The elements as storage words (in memory order), when the array is in
-            /// standard (C) layout.
-            pub fn words(&self) -> Option<Words<'_>> {
-                match self {
-                    $(DynArray::$v(a) => a.as_slice().map(crate::convert::words_of),)*
-                    DynArray::Custom(a) => Some(a.words()),
-                }
-            }
-
-            /// The elements as mutable storage words, when the array is in standard layout.
-            pub fn words_mut(&mut self) -> Option<WordsMut<'_>> {
-                match self {
-                    $(DynArray::$v(a) => a.as_slice_mut().map(crate::convert::words_of_mut),)*
-                    DynArray::Custom(a) => Some(a.words_mut()),
-                }
-            }
-        }
-
-        $(
-            impl Element for $t {
-                const ID: DTypeId = DTypeId::$v;
-                fn into_dyn(a: ArrayD<Self>) -> DynArray {
-                    DynArray::$v(a)
-                }
-                fn from_dyn(a: &DynArray) -> Option<&ArrayD<Self>> {
-                    match a {
-                        DynArray::$v(x) => Some(x),
-                        #[allow(unreachable_patterns)]
-                        _ => None,
-                    }
-                }
-            }
-        )*
-    };
-}
-
-/// A built-in element type that [`DynArray`] can hold.
-pub trait Element: DType {
-    /// Its run-time identity.
-    const ID: DTypeId;
-    /// Wrap an array.
-    fn into_dyn(a: ArrayD<Self>) -> DynArray;
-    /// Borrow the array if it holds this type.
-    fn from_dyn(a: &DynArray) -> Option<&ArrayD<Self>>;
-}
-
-crate::__zquant_dtype_table!(define_dyn_array);
-
-impl DynArray {
-    /// An array from little-endian element bytes in C order (the `bytes` codec's output with
-    /// `"endian": "little"`).
-    ///
-    /// Sub-byte types (`int2`, `int4`, `uint2`, `uint4`, 4- and 6-bit floats) take one byte
-    /// per element, and the bits above the type's width are ignored, as their data type
-    /// specs say of the `bytes` codec: "Encoded as a 1-byte value, `0bIIIIXXXX` where the
-    /// upper `IIII` bits are ignored. [...] The upper `IIII` bits are arbitrary". A fill
-    /// value, by contrast, is a value, not a byte: `"0xf3"` for `int4` is rejected.
-    ///
-    /// # Errors
-    /// A byte count that does not match the shape.
-    pub fn from_le_bytes(
-        dtype: DTypeId,
-        shape: &[usize],
-        bytes: &[u8],
-    ) -> Result<Self, CodecError> {
-        let n = crate::pipeline::element_count(shape)?;
-        let size = dtype.size();
-        if n.checked_mul(size) != Some(bytes.len()) {
-            return Err(CodecError::Array(format!(
-                "{} bytes do not hold {n} elements of {dtype} ({size} bytes each)",
-                bytes.len(),
-            )));
-        }
-        DynArray::from_words(dtype, shape, words::words_from_le(dtype, bytes))
-    }
-
-    /// The elements as little-endian bytes in C order.
-    pub fn to_le_bytes(&self) -> Vec<u8> {
-        let standard = self.to_standard_layout();
-        standard
-            .words()
-            .map(|w| words::words_to_le(self.dtype(), w))
-            .unwrap_or_default()
-    }
-
-    /// A 0-d array holding the fill value `v` of type `dtype`.
-    ///
-    /// # Errors
-    /// An invalid fill-value encoding for the type.
-    pub fn fill_value(dtype: DTypeId, v: &Value) -> Result<Self, MetadataError> {
-        dtype
-            .value_from_json(v)
-            .map(|x| DynArray::scalar(dtype, x))
-            .map_err(MetadataError::FillValue)
-    }
-
-    /// A 0-d array holding the element whose storage words are `x`.
-    pub(crate) fn scalar(dtype: DTypeId, x: Scalar) -> Self {
-        match DynArray::from_scalar(dtype, &[], x) {
-            Ok(a) => a,
-            // One element of at most two words, from words of its own type: nothing in
-            // `from_scalar` can fail but an allocation of 16 bytes, which aborts anyway.
-            Err(e) => unreachable!("a 0-d array: {e}"),
-        }
-    }
-
-    /// The first element in the Zarr fill-value JSON encoding (for 0-d fill arrays).
-    pub fn first_to_json(&self) -> Option<Value> {
-        self.first_scalar().map(|x| self.dtype().value_to_json(x))
-    }
-
-    /// An array of `shape` filled with the element whose storage words are `x` (see
-    /// [`Scalar`]).
-    ///
-    /// # Errors
-    /// [`CodecError::Array`] when the shape's element count overflows `usize` or its
-    /// elements do not fit in memory.
-    ///
-    /// # Example
-    /// ```
-    /// use zquant::{DTypeId, DynArray};
-    ///
-    /// let fill = DynArray::from_scalar(DTypeId::Float32, &[2, 3], [1.5f32.to_bits().into(), 0])?;
-    /// assert_eq!(fill.shape(), &[2, 3]);
-    /// assert!(DynArray::from_scalar(DTypeId::Float32, &[usize::MAX, 2], [0, 0]).is_err());
-    /// # Ok::<(), zquant::CodecError>(())
-    /// ```
-    pub fn from_scalar(dtype: DTypeId, shape: &[usize], x: Scalar) -> Result<Self, CodecError> {
-        let n = crate::pipeline::element_count(shape)?;
-        let words = words::filled(dtype, n, x).ok_or_else(|| {
-            CodecError::Array(format!(
-                "shape {shape:?}: {n} elements of {dtype} do not fit in memory; use a smaller \
-                 shape"
-            ))
-        })?;
-        DynArray::from_words(dtype, shape, words)
-    }
-
-    /// The element at C-order flat index `i` in the Zarr fill-value JSON encoding.
-    pub fn element_json(&self, i: usize) -> Option<Value> {
-        let standard = self.to_standard_layout();
-        let id = self.dtype();
-        words::scalar_at(standard.words()?, id.words_per_element(), i).map(|x| id.value_to_json(x))
-    }
-
-    /// An array of `shape` whose elements' words are all zero, in fresh memory that is not
-    /// written (see `arch::zeroed_vec`): what the allocating [`DynChain`] calls return.
-    fn zeroed(dtype: DTypeId, shape: &[usize]) -> Result<Self, CodecError> {
-        let too_big = || CodecError::Array(format!("shape {shape:?} does not fit in memory"));
-        let n = crate::pipeline::element_count(shape).map_err(|_| too_big())?;
-        let k = dtype.words_per_element().max(1);
-        let words = n
-            .checked_mul(k)
-            .and_then(|len| words::fresh_zeroed(dtype.word_bits(), len))
-            .ok_or_else(too_big)?;
-        DynArray::from_words(dtype, shape, words)
-    }
-
-    /// The first element's storage words (`None` for an empty array).
-    pub fn first_scalar(&self) -> Option<Scalar> {
-        let standard = self.to_standard_layout();
-        words::scalar_at(standard.words()?, self.dtype().words_per_element(), 0)
-    }
-
-    /// The same elements in standard (C) layout: `self` when it already is, else a copy.
-    pub fn to_standard_layout(&self) -> std::borrow::Cow<'_, DynArray> {
-        if self.words().is_some() {
-            return std::borrow::Cow::Borrowed(self);
-        }
-        // A strided built-in array (a declared type's are always in C order): its words in
-        // logical order, gathered once per word width.
-        let id = self.dtype();
-        let gathered = dispatch::with_any!(id, T => T::from_dyn(self)
-            .map(|a| words::gather(crate::arch::words_view(a))),
-            custom _c => None);
-        match gathered.map(|w| DynArray::from_words(id, self.shape(), w)) {
-            Some(Ok(a)) => std::borrow::Cow::Owned(a),
-            _ => std::borrow::Cow::Borrowed(self),
-        }
-    }
-
-    /// Conformance equality: same type and shape, every element bit-equal or both NaN.
-    pub fn same_as(&self, other: &DynArray) -> bool {
-        if self.dtype() != other.dtype() {
-            return false;
-        }
-        let (a, b) = (self.to_standard_layout(), other.to_standard_layout());
-        match (a.words(), b.words()) {
-            (Some(x), Some(y)) => a.shape() == b.shape() && words::same_words(self.dtype(), x, y),
-            _ => false,
-        }
-    }
-}
 
 /// A chain of array->array codecs built from metadata.
 ///
@@ -275,7 +42,7 @@ impl DynArray {
 ///     ]
 /// });
 /// let codecs = zarr_json["codecs"].as_array().unwrap();
-/// let chain = DynChain::from_metadata(&zarr_json["data_type"], &zarr_json["fill_value"], codecs)?;
+/// let chain = DynChain::from_array_to_array_codecs(&zarr_json["data_type"], &zarr_json["fill_value"], codecs)?;
 /// assert_eq!(chain.encoded_data_type().id, DTypeId::Int16);
 /// assert_eq!(chain.encoded_fill_value().first_to_json(), Some(json!(-32768)));
 ///
@@ -315,11 +82,13 @@ pub fn bind_codec(obj: &CodecObject, input: &DataType) -> Result<Box<dyn DynStag
 }
 
 impl DynChain {
-    /// Build a chain from an array's `data_type`, `fill_value` and array->array `codecs`.
+    /// Build a chain from an array's `data_type`, `fill_value` and its array->array codecs
+    /// only (for the whole `codecs` list of `zarr.json`, see
+    /// [`DynChain::from_all_codecs`]).
     ///
     /// # Errors
     /// Any invalid metadata, including a fill value that cannot be carried through the chain.
-    pub fn from_metadata(
+    pub fn from_array_to_array_codecs(
         data_type: &Value,
         fill_value: &Value,
         codecs: &[Value],
@@ -346,6 +115,20 @@ impl DynChain {
             stages,
             fills,
         })
+    }
+
+    /// The old name of [`DynChain::from_array_to_array_codecs`].
+    ///
+    /// # Errors
+    /// As [`DynChain::from_array_to_array_codecs`].
+    #[deprecated(since = "0.3.0", note = "renamed from_array_to_array_codecs")]
+    #[doc(hidden)]
+    pub fn from_metadata(
+        data_type: &Value,
+        fill_value: &Value,
+        codecs: &[Value],
+    ) -> Result<Self, MetadataError> {
+        Self::from_array_to_array_codecs(data_type, fill_value, codecs)
     }
 
     /// The decoded (array) data type.
@@ -375,7 +158,7 @@ impl DynChain {
     ///
     /// ```
     /// use serde_json::json;
-    /// let chain = zquant::DynChain::from_metadata(&json!("float32"), &json!(0.0), &[json!({
+    /// let chain = zquant::DynChain::from_array_to_array_codecs(&json!("float32"), &json!(0.0), &[json!({
     ///     "name": "cast_value",
     ///     "configuration": {"data_type": "int16", "out_of_range": "clamp",
     ///         "scalar_map": {"encode": [["NaN", -32768]], "decode": [[-32768, "NaN"]]}}})])?;
@@ -429,7 +212,7 @@ impl DynChain {
     ///
     /// ```
     /// use serde_json::json;
-    /// let chain = zquant::DynChain::from_metadata(&json!("float64"), &json!(0.0), &[json!(
+    /// let chain = zquant::DynChain::from_array_to_array_codecs(&json!("float64"), &json!(0.0), &[json!(
     ///     {"name": "cast_value", "configuration": {"data_type": "int8", "out_of_range": "clamp"}}
     /// )])?;
     /// let a = ndarray::array![[1.4, 300.0], [-2.5, 7.0]];
@@ -491,7 +274,7 @@ impl DynChain {
     /// use serde_json::json;
     /// use zquant::{DynArray, DynChain};
     ///
-    /// let chain = DynChain::from_metadata(
+    /// let chain = DynChain::from_array_to_array_codecs(
     ///     &json!("float64"),
     ///     &json!(0.0),
     ///     &[json!({"name": "scale_offset", "configuration": {"offset": 1, "scale": 2}})],
@@ -555,7 +338,7 @@ impl DynChain {
     /// use serde_json::json;
     /// use zquant::dtype::{Words, WordsMut};
     ///
-    /// let chain = zquant::DynChain::from_metadata(&json!("float32"), &json!(0.0), &[json!(
+    /// let chain = zquant::DynChain::from_array_to_array_codecs(&json!("float32"), &json!(0.0), &[json!(
     ///     {"name": "cast_value", "configuration": {"data_type": "uint8", "out_of_range": "clamp"}}
     /// )])?;
     /// let input: Vec<u32> = [1.4f32, 300.0, -2.5, 7.5].map(f32::to_bits).to_vec();
