@@ -1237,6 +1237,9 @@ fn codec_names_are_the_codecs_the_crate_runs() {
     assert_eq!(unknown, MetadataError::UnknownCodec("no_such_codec".into()));
     let message = unknown.to_string();
     for name in zquant::CODEC_NAMES {
-        assert!(message.contains(&format!("{name:?}")), "{name} not in {message}");
+        assert!(
+            message.contains(&format!("{name:?}")),
+            "{name} not in {message}"
+        );
     }
 }

@@ -9,7 +9,8 @@ use zarrs::metadata::v2::MetadataV2;
 use zarrs::metadata::v3::MetadataV3;
 use zarrs::storage::store::MemoryStore;
 use zarrs::storage::{ReadableStorageTraits, StoreKey, WritableStorageTraits};
-use zquant::zarr::{ArrayMetadata, ChunkCodec, ZQUANT_CODECS};
+use zquant::CODEC_NAMES;
+use zquant::zarr::{ArrayMetadata, ChunkCodec};
 use zquant::zarrs::{V2_IDS, ZquantCodec, open_array, register};
 use zquant::{DTypeId, DynArray, DynChain};
 
@@ -37,7 +38,7 @@ fn codec_json(name: &str) -> Value {
 #[test]
 fn zquant_codecs_shadow_zarrs_own() {
     register();
-    for name in ZQUANT_CODECS {
+    for name in CODEC_NAMES {
         let meta: MetadataV3 = serde_json::from_value(codec_json(name)).unwrap();
         let Codec::ArrayToArray(codec) = Codec::from_metadata(&meta).unwrap() else {
             panic!("{name}: not an array->array codec");
