@@ -14,6 +14,7 @@ mod array;
 mod chain;
 mod codec_split;
 mod custom_array;
+mod run;
 pub(crate) mod words;
 
 pub use array::{DynArray, Element};
