@@ -126,7 +126,8 @@ mod chain_f64_u8 {
             json!({"name": "cast_value", "configuration":
                 {"data_type": "uint8", "rounding": "nearest-even", "out_of_range": "clamp"}}),
         ];
-        DynChain::from_metadata(&json!("float64"), &json!(250.0), &codecs).expect("valid")
+        DynChain::from_array_to_array_codecs(&json!("float64"), &json!(250.0), &codecs)
+            .expect("valid")
     }
 
     fn encoded() -> Vec<u8> {
@@ -251,7 +252,7 @@ mod fixedscaleoffset {
 
     fn chain() -> Option<DynChain> {
         let codecs = [json!({"name": "numcodecs.fixedscaleoffset", "configuration": config()})];
-        DynChain::from_metadata(&json!("float64"), &json!(1000.0), &codecs)
+        DynChain::from_array_to_array_codecs(&json!("float64"), &json!(1000.0), &codecs)
             .map_err(|e| eprintln!("skipping numcodecs.fixedscaleoffset: {e}"))
             .ok()
     }

@@ -44,7 +44,7 @@ fn main() -> ExitCode {
         }
     };
     let (data_type, fill_value) = (serde_json::json!("float64"), serde_json::json!(250.0));
-    let dyn_chain = match DynChain::from_metadata(&data_type, &fill_value, &codecs) {
+    let dyn_chain = match DynChain::from_array_to_array_codecs(&data_type, &fill_value, &codecs) {
         Ok(c) => c,
         Err(e) => {
             eprintln!("chain: {e}");

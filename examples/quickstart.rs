@@ -13,7 +13,7 @@
 //! - (b) `bitround` on the float32 field, 7 mantissa bits kept, in place;
 //! - (c) `cast_value` float32 -> float8_e4m3 (with clamp) of the anomaly `T - 280 K`;
 //! - (d) chain (a) again, built at run time from its `codecs` JSON with
-//!   `DynChain::from_metadata`, checked byte for byte against (a).
+//!   `DynChain::from_array_to_array_codecs`, checked byte for byte against (a).
 //!
 //! For each: the codec JSON, then one table row with the largest absolute error after
 //! decoding (NaNs must come back as NaNs), the bytes before and after, and the encoded fill.
@@ -215,7 +215,7 @@ fn main() -> Result<(), Box<dyn Error>> {
     // (d) Chain (a) from metadata, as a reader of `zarr.json` would build it.
     let codecs_d = chain_a_json();
     let list = codecs_d.as_array().ok_or("codecs must be a JSON list")?;
-    let chain_d = DynChain::from_metadata(&json!("float64"), &json!("NaN"), list)?;
+    let chain_d = DynChain::from_array_to_array_codecs(&json!("float64"), &json!("NaN"), list)?;
     let enc_d = chain_d.encode(&DynArray::Float64(field.clone().into_dyn()))?;
     let bytes_d = enc_d.to_le_bytes();
     if bytes_d != le_bytes(&enc_a) {
@@ -341,7 +341,8 @@ fn planner_demo(temperature: &Array2<f64>) -> Result<(), Box<dyn Error>> {
         let w = p.winner();
         println!("winner: {}", serde_json::to_string(&w.codecs())?);
         // The winner over the whole field, through the run-time chain (and packbits).
-        let chain = DynChain::from_metadata(&json!("float32"), &json!("NaN"), &w.filters)?;
+        let chain =
+            DynChain::from_array_to_array_codecs(&json!("float32"), &json!("NaN"), &w.filters)?;
         let to = chain.encoded_data_type().id;
         let n = words.len();
         let mut enc = WordBuf::zeroed(to.word_bits(), n);

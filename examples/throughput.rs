@@ -514,7 +514,7 @@ fn fso_typed() -> Result<FixedScaleOffset<f64, u8>, String> {
 }
 
 fn build_chain(meta: (Value, Value, Vec<Value>)) -> Result<DynChain, String> {
-    DynChain::from_metadata(&meta.0, &meta.1, &meta.2).map_err(|e| e.to_string())
+    DynChain::from_array_to_array_codecs(&meta.0, &meta.1, &meta.2).map_err(|e| e.to_string())
 }
 
 fn typed_chain() -> Result<zquant::Chain<ScaleOffset<f64>, CastValue<f64, u8>>, String> {

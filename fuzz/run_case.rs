@@ -77,7 +77,7 @@ pub fn run_case_within(data: &[u8], budget: Duration) {
         return;
     };
     let Ok(chain) = timed(budget, "from_metadata", || {
-        DynChain::from_metadata(dt, fill, codecs)
+        DynChain::from_array_to_array_codecs(dt, fill, codecs)
     }) else {
         return;
     };
@@ -93,7 +93,7 @@ pub fn run_case_within(data: &[u8], budget: Duration) {
     let md = timed(budget, "to_metadata", || chain.to_metadata());
     let list = md.as_array().expect("a codec list").clone();
     let again = timed(budget, "from_metadata again", || {
-        DynChain::from_metadata(&chain.data_type().to_json(), fill, &list)
+        DynChain::from_array_to_array_codecs(&chain.data_type().to_json(), fill, &list)
     })
     .unwrap_or_else(|e| panic!("to_metadata {md} does not build again: {e}"));
     assert_eq!(again.to_metadata(), md);

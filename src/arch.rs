@@ -34,10 +34,10 @@
 //! that LLVM compiles to one packed instruction, made sound by the clamp or select inside
 //! them.
 //!
-//! It also holds the crate's other `unsafe`: [`words`] and [`words_mut`], which let a
-//! kernel see a slice of any dtype as the storage words it is made of, [`words_of_bytes`]
-//! and [`words_of_bytes_mut`], which read and write byte buffers (zarrs' chunks) as words
-//! in place, and [`zeroed_vec`], the fresh output buffers of the run-time API.
+//! Beside it, `words.rs` holds the crate's other `unsafe`: slices of any dtype seen as the
+//! storage words they are made of ([`words`], [`words_mut`]), byte buffers (zarrs' chunks)
+//! read and written as words in place ([`words_of_bytes`], [`words_of_bytes_mut`]), and
+//! the fresh output buffers of the run-time API ([`zeroed_vec`]).
 
 mod bit_slice;
 mod byte_float;
@@ -52,6 +52,7 @@ mod stream;
 #[allow(clippy::incompatible_msrv)] // AVX-512 target features: Rust 1.89, as above.
 mod wide;
 mod widen;
+mod words;
 
 pub(crate) use bit_slice::{
     bit_slice_u8, bit_slice_u16, bit_slice_u32, bit_slice_u64, count_plane_pairs_avx2,
@@ -64,10 +65,9 @@ pub(crate) use stream::Region;
 pub(crate) use stream::{i32_to_f32_streamed, lookup_bytes, stream_fence, streams};
 pub(crate) use wide::vectorized_wide;
 pub(crate) use widen::{WidenPlan, widen_bytes_to_f32};
-
-use ndarray::{ArrayD, ArrayViewD, Axis, IxDyn, ShapeBuilder};
-
-use crate::number::storage::Plain;
+pub(crate) use words::{bytes_of_words, vec_from_words, words, words_mut, words_view, zeroed_vec};
+#[cfg(any(feature = "zarrs", test))]
+pub(crate) use words::{words_of_bytes, words_of_bytes_mut};
 
 /// Run `f`, compiled with AVX2 when this CPU has it.
 ///
@@ -119,199 +119,6 @@ pub(crate) fn prefetch<T>(s: &[T]) {
 unsafe fn avx2<R>(f: impl FnOnce() -> R) -> R {
     f()
 }
-
-/// `src` seen as its storage words (`WORDS` per element).
-///
-/// This is how every kernel reads a dtype's slice: `&[Float8E4M3]`, `&[i8]` and `&[u8]` are
-/// all `&[u8]` to it, so kernels are compiled once per storage width, not once per dtype.
-#[inline(always)]
-pub(crate) fn words<T: Plain>(src: &[T]) -> &[T::Word] {
-    const { check_plain::<T>() };
-    // SAFETY: `Plain`'s contract: `T` is laid out as `[T::Word; T::WORDS]` with no padding
-    // and an alignment at least that of `T::Word` (also checked at compile time above), so
-    // `src.len() * WORDS` words fit exactly in the same memory, properly aligned, and every
-    // `T` is a valid sequence of words. The lifetime is `src`'s.
-    unsafe { std::slice::from_raw_parts(src.as_ptr().cast(), src.len() * T::WORDS) }
-}
-
-/// `dst` seen as its storage words (`WORDS` per element), for writing.
-#[inline(always)]
-pub(crate) fn words_mut<T: Plain>(dst: &mut [T]) -> &mut [T::Word] {
-    const { check_plain::<T>() };
-    // SAFETY: as in `words`; in addition `Plain` guarantees that every bit pattern of the
-    // words is a valid `T`, so any words written through the view leave valid elements, and
-    // the exclusive borrow of `dst` is moved into the view.
-    unsafe { std::slice::from_raw_parts_mut(dst.as_mut_ptr().cast(), dst.len() * T::WORDS) }
-}
-
-/// Words seen as their native-endian bytes, without a copy: how the positional
-/// popcount (`choose::bit_information::positional::Positional`) reads words of every width as one stream.
-#[inline(always)]
-pub(crate) fn bytes_of_words<W: crate::number::storage::Word>(words: &[W]) -> &[u8] {
-    // SAFETY: `Word` is sealed and implemented for `u8`, `u16`, `u32` and `u64` only:
-    // integers without padding, so their memory is `size_of::<W>()` initialized bytes each,
-    // and `u8` has alignment 1. The lifetime is `words`'.
-    unsafe { std::slice::from_raw_parts(words.as_ptr().cast(), std::mem::size_of_val(words)) }
-}
-
-/// Native-endian bytes seen as words of `W`, without a copy, when they start aligned for
-/// `W` and hold a whole number of words (`None` otherwise): how the zarrs adapter runs
-/// stages on zarrs' own chunk buffers.
-#[cfg(any(feature = "zarrs", test))]
-pub(crate) fn words_of_bytes<W: crate::number::storage::Word>(bytes: &[u8]) -> Option<&[W]> {
-    // SAFETY: `Word` is sealed and implemented for `u8`, `u16`, `u32` and `u64` only:
-    // integers without padding, for which every bit pattern is valid. `align_to` returns
-    // the aligned middle part of the same memory, with `bytes`' lifetime; it is the whole
-    // of `bytes` only when the head and tail are empty, which is checked.
-    let (head, words, tail) = unsafe { bytes.align_to::<W>() };
-    (head.is_empty() && tail.is_empty()).then_some(words)
-}
-
-/// [`words_of_bytes`], for writing.
-#[cfg(any(feature = "zarrs", test))]
-pub(crate) fn words_of_bytes_mut<W: crate::number::storage::Word>(
-    bytes: &mut [u8],
-) -> Option<&mut [W]> {
-    // SAFETY: as in `words_of_bytes`; any words written leave valid bytes (every bit
-    // pattern of bytes is valid), and the exclusive borrow of `bytes` moves into the view.
-    let (head, words, tail) = unsafe { bytes.align_to_mut::<W>() };
-    (head.is_empty() && tail.is_empty()).then_some(words)
-}
-
-/// The elements whose storage words are `v`, `T::WORDS` words each, moved without a copy;
-/// `None` (dropping `v`) when `T`'s alignment is not its word's, which neither a built-in
-/// type nor one the [`dtype`](macro@crate::dtype) macro declares has, or when `v` does not
-/// hold whole elements.
-///
-/// This is how run-time code turns word buffers into typed arrays: no element-wise work.
-pub(crate) fn vec_from_words<T: Plain>(v: Vec<T::Word>) -> Option<Vec<T>> {
-    const { check_plain::<T>() };
-    let k = T::WORDS.max(1);
-    let same_align = std::mem::align_of::<T>() == std::mem::align_of::<T::Word>();
-    if !same_align || v.len() % k != 0 || v.capacity() % k != 0 {
-        return None;
-    }
-    let mut v = std::mem::ManuallyDrop::new(v);
-    let (ptr, len, cap) = (v.as_mut_ptr(), v.len(), v.capacity());
-    // SAFETY: the allocation was made by the global allocator for `cap` words with the
-    // word's alignment, which is `T`'s (checked above); `cap / k` elements of `T` are
-    // exactly `cap` words (`Plain`: `T` is `[Word; WORDS]` without padding, and
-    // `cap % k == 0`), so `Vec` frees it with the same layout. The first `len / k`
-    // elements are initialized words, and every bit pattern of words is a valid `T`
-    // (`Plain`). `v` is not dropped (`ManuallyDrop`), so the allocation has one owner.
-    Some(unsafe { Vec::from_raw_parts(ptr.cast::<T>(), len / k, cap / k) })
-}
-
-/// The elements of `a`, in any layout, seen as their storage words: a view with the same
-/// axes plus a last one of length `T::WORDS` (an element's words), so that code over it is
-/// compiled once per word width. Gathering a strided array into C order goes through it.
-pub(crate) fn words_view<T: Plain>(a: &ArrayD<T>) -> ArrayViewD<'_, T::Word> {
-    const { check_plain::<T>() };
-    // SAFETY: `a`'s shape and strides describe its own live, initialized elements from
-    // `a.as_ptr()` (an owned array's elements do not overlap), borrowed for the result's
-    // lifetime; `Plain` makes `T` exactly `WORDS` words, aligned at least as a word.
-    unsafe { strided_words(a.shape(), a.strides(), a.as_ptr().cast(), T::WORDS) }
-}
-
-/// The word view of elements of `k` words at `ptr` (index 0), with `shape` and `strides`
-/// in elements: compiled once per word width.
-///
-/// # Safety
-/// Every element index within `shape` must reach, at `ptr + Σ index·stride` elements, `k`
-/// initialized words within one live allocation that outlives `'a` and is not written
-/// during it, aligned as `W`, with no two indices reaching the same element.
-unsafe fn strided_words<'a, W>(
-    shape: &[usize],
-    strides: &[isize],
-    ptr: *const W,
-    k: usize,
-) -> ArrayViewD<'a, W> {
-    // `from_shape_ptr` takes non-negative strides from the lowest address: start at the
-    // element with the lowest address, and flip the axes that run backwards afterwards.
-    let mut low = 0isize;
-    let mut flipped = Vec::new();
-    for (ax, (&n, &s)) in shape.iter().zip(strides).enumerate() {
-        if s < 0 && n > 0 {
-            low += (n as isize - 1) * s * k as isize;
-            flipped.push(ax);
-        }
-    }
-    let empty = shape.contains(&0);
-    let words_shape: Vec<usize> = shape.iter().copied().chain([k]).collect();
-    let words_strides: Vec<usize> = strides
-        .iter()
-        .map(|&s| s.unsigned_abs() * k)
-        .chain([1])
-        .collect();
-    // SAFETY (caller's contract): the lowest-address element is at `low` words from `ptr`,
-    // within the allocation (not moved for an empty array). From there, non-negative
-    // strides scaled by `k` words and a last axis of stride 1 and length `k` reach exactly
-    // the words of the same elements, each once.
-    let mut w = unsafe {
-        let start = if empty { ptr } else { ptr.offset(low) };
-        ArrayViewD::from_shape_ptr(IxDyn(&words_shape).strides(IxDyn(&words_strides)), start)
-    };
-    for ax in flipped {
-        w.invert_axis(Axis(ax));
-    }
-    w
-}
-
-/// `n` elements whose storage words are all zero, in fresh memory that is not written here.
-///
-/// The allocation is `calloc`'s (`alloc_zeroed`): a large one is fresh pages mapped by the
-/// kernel, which are only zeroed when first touched, so the caller's kernel writing the
-/// output is the first (and only) pass over it — no fill pass as `vec![x; n]` makes for a
-/// type that is not a primitive. On Linux a buffer of at least [`HUGE_MIN`] bytes is also
-/// advised to be backed by transparent huge pages (`MADV_HUGEPAGE`, what NumPy does for
-/// its arrays): its first touch then faults once per 2 MiB instead of once per 4 KiB,
-/// which is most of the cost of writing a fresh output. `None` when `n` elements do not fit
-/// in memory's address range.
-pub(crate) fn zeroed_vec<T: Plain>(n: usize) -> Option<Vec<T>> {
-    const { check_plain::<T>() };
-    let layout = std::alloc::Layout::array::<T>(n).ok()?;
-    if layout.size() == 0 {
-        return Some(Vec::new());
-    }
-    // SAFETY: the layout has a non-zero size (checked above).
-    let ptr = unsafe { std::alloc::alloc_zeroed(layout) };
-    if ptr.is_null() {
-        std::alloc::handle_alloc_error(layout);
-    }
-    advise_huge_pages(ptr, layout.size());
-    // SAFETY: `ptr` was allocated by the global allocator with the layout of `[T; n]`
-    // (size and alignment of `T`, as `Vec<T>` allocates), its `n` elements are
-    // initialized: all-zero words, and `Plain` makes every bit pattern of the words a
-    // valid `T`. Capacity and length are `n`, so `Vec` frees it with the same layout.
-    Some(unsafe { Vec::from_raw_parts(ptr.cast::<T>(), n, n) })
-}
-
-/// Buffers from this size on are advised to use huge pages (NumPy's threshold: 4 MiB).
-pub(crate) const HUGE_MIN: usize = 4 << 20;
-
-/// Ask the kernel to back the pages of `[ptr, ptr + bytes)` by transparent huge pages. A
-/// hint: an error (no THP support, an old kernel) leaves the memory as it was.
-#[cfg(target_os = "linux")]
-fn advise_huge_pages(ptr: *mut u8, bytes: usize) {
-    const PAGE: usize = 4096;
-    if bytes < HUGE_MIN {
-        return;
-    }
-    // `madvise` wants a page-aligned start: the pages wholly inside the allocation.
-    let start = (ptr as usize).next_multiple_of(PAGE);
-    let end = (ptr as usize + bytes) / PAGE * PAGE;
-    if end <= start {
-        return;
-    }
-    // SAFETY: the range lies within one live allocation of ours; `MADV_HUGEPAGE` changes
-    // neither its contents nor its mapping's validity, only how the kernel backs it.
-    unsafe {
-        libc::madvise(start as *mut libc::c_void, end - start, libc::MADV_HUGEPAGE);
-    }
-}
-
-#[cfg(not(target_os = "linux"))]
-fn advise_huge_pages(_: *mut u8, _: usize) {}
 
 /// `r` clamped into `[lo, hi]` (a NaN gives `lo`) and truncated to an integer: `vmaxpd`,
 /// `vminpd` and `vcvttpd2dq`, which packs four results into one register, where Rust's
@@ -391,12 +198,6 @@ pub(crate) fn has_avx2() -> bool {
 #[inline]
 pub(crate) fn has_avx512() -> bool {
     level::isa() >= level::Isa::Avx512
-}
-
-/// The compile-time half of `Plain`'s contract: size and alignment.
-const fn check_plain<T: Plain>() {
-    assert!(std::mem::size_of::<T>() == T::WORDS * std::mem::size_of::<T::Word>());
-    assert!(std::mem::align_of::<T>() >= std::mem::align_of::<T::Word>());
 }
 
 #[cfg(test)]

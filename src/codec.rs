@@ -35,7 +35,7 @@ pub use registry::CODEC_NAMES;
 
 use serde_json::Value;
 
-use crate::dtype::id::Scalar;
+use crate::dtype::id::ElementWords;
 use crate::dtype::{DType, DTypeId};
 use crate::error::{CodecError, ElementError, MetadataError, Rule};
 use crate::metadata::DataType;
@@ -249,7 +249,7 @@ pub trait DynStage: Send + Sync + std::fmt::Debug {
     ///
     /// # Errors
     /// The fill value cannot be encoded (or, for cast_value, does not survive the round trip).
-    fn encode_fill_value(&self, fill: Scalar) -> Result<Scalar, MetadataError> {
+    fn encode_fill_value(&self, fill: ElementWords) -> Result<ElementWords, MetadataError> {
         let (i, o) = (self.input().id, self.output().id);
         let mut src = ScalarBuf::new(i);
         src.set(fill);
@@ -275,7 +275,7 @@ pub trait DynStage: Send + Sync + std::fmt::Debug {
     }
 }
 
-/// One element of a run-time data type held in its storage words: a [`Scalar`] (a fill
+/// One element of a run-time data type held in its storage words: a [`ElementWords`] (a fill
 /// value) laid out as the one-element slice `encode_words` takes, so that the fill value
 /// goes through the same code as the data.
 pub(crate) struct ScalarBuf {
@@ -288,13 +288,13 @@ impl ScalarBuf {
             buf: crate::number::storage::WordBuf::zeroed(id.word_bits(), id.words_per_element()),
         }
     }
-    pub(crate) fn set(&mut self, x: Scalar) {
+    pub(crate) fn set(&mut self, x: ElementWords) {
         let mut w = self.buf.as_words_mut();
         for (i, v) in x.iter().enumerate().take(w.len()) {
             w.set(i, *v);
         }
     }
-    pub(crate) fn get(&self) -> Scalar {
+    pub(crate) fn get(&self) -> ElementWords {
         let w = self.buf.as_words();
         [w.get(0).unwrap_or(0), w.get(1).unwrap_or(0)]
     }

@@ -96,7 +96,7 @@ fn run_case_inner(case: &Value) -> Result<(), String> {
         .ok_or("case has no codecs list")?;
     let data_type = case.get("data_type").ok_or("case has no data_type")?;
     let fill = case.get("fill_value").ok_or("case has no fill_value")?;
-    let chain = DynChain::from_metadata(data_type, fill, &codecs);
+    let chain = DynChain::from_array_to_array_codecs(data_type, fill, &codecs);
     if error == Some("metadata") {
         let Ok(chain) = chain else { return Ok(()) };
         // Acceptable only if the first encode fails.

@@ -15,18 +15,14 @@
 //! of words, recording the first failing element instead of building a `Result` per
 //! element. The typed functions ([`cast`], [`cast_slice`]) are thin views onto it.
 
-pub(crate) mod bitround;
 mod blocks;
 mod fast;
-pub(crate) mod fixed_scale_offset;
 pub(crate) mod lookup;
 pub(crate) use blocks::{FAST_BLOCK, by_blocks};
 #[doc(hidden)]
 pub use fast::Affine;
 pub(crate) mod map;
 mod narrow;
-pub(crate) mod numpy;
-pub(crate) mod scale_offset;
 pub(crate) mod table;
 
 pub use map::KeyMap;

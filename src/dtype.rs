@@ -30,6 +30,8 @@ pub use id::{DTypeId, UnknownDType};
 // crate they are named from `number`, their owner.
 pub use crate::number::layout::{FloatLayout, Format, IntLayout, NanEncoding};
 pub use crate::number::storage::{Plain, Storage, Word, WordBuf, Words, WordsMut};
+// The exact value every conversion starts from ([`Real::to_exact`]).
+pub use crate::number::exact::{Class, Exact};
 
 /// `n` elements whose storage words are all zero, in fresh memory that nothing has written:
 /// `calloc`'d and, on Linux, from 4 MiB on, advised to be backed by transparent huge pages
@@ -49,7 +51,6 @@ pub fn zeroed_vec<T: Plain>(n: usize) -> Option<Vec<T>> {
     crate::arch::zeroed_vec(n)
 }
 
-use crate::number::exact::Exact;
 use crate::number::{CastOptions, Status};
 
 /// The family of an element type, with its bit layout.

@@ -3,6 +3,9 @@
 
 use thiserror::Error;
 
+mod choose;
+pub use choose::ChooseError;
+
 use crate::dtype::{DTypeId, FillValueError, Kind};
 
 /// Why an element could not be encoded or decoded.
@@ -253,7 +256,7 @@ impl std::fmt::Display for ElementError {
 ///
 /// ```
 /// use serde_json::json;
-/// let e = zquant::DynChain::from_metadata(&json!("float32"), &json!(0), &[json!(
+/// let e = zquant::DynChain::from_array_to_array_codecs(&json!("float32"), &json!(0), &[json!(
 ///     {"name": "bitround", "configuration": {"keepbit": 3}}
 /// )]).unwrap_err();
 /// assert_eq!(
@@ -267,7 +270,7 @@ pub enum MetadataError {
     /// A codec name this crate does not implement.
     #[error(
         "unknown codec {0:?}: {choices}",
-        choices = choices(.0, crate::codec::CODEC_NAMES)
+        choices = choices(.0, &codec_names())
     )]
     UnknownCodec(String),
     /// A `codecs` list entry that is not a codec object (`{"name": …, "configuration": …}`).
@@ -383,6 +386,20 @@ pub enum CodecError {
 
 /// What to say of a word that is none of `valid`: the choices, and the nearest one when the
 /// word looks like a misspelling of it (`nearest_even` -> `nearest-even`).
+/// The codec names [`MetadataError::UnknownCodec`]'s message offers. The codec registry,
+/// a layer above, owns them and hands them down (`inventory::submit!` beside its table),
+/// so that this layer names no codec.
+pub(crate) struct CodecNames(pub(crate) &'static [&'static str]);
+inventory::collect!(CodecNames);
+
+/// Every name the registry handed down, in its order.
+fn codec_names() -> Vec<&'static str> {
+    inventory::iter::<CodecNames>
+        .into_iter()
+        .flat_map(|c| c.0.iter().copied())
+        .collect()
+}
+
 pub(crate) fn choices(word: &str, valid: &[&str]) -> String {
     let list = valid
         .iter()

@@ -56,7 +56,7 @@
 //! use serde_json::json;
 //! use zquant::{DynArray, DynChain};
 //!
-//! let chain = DynChain::from_metadata(
+//! let chain = DynChain::from_array_to_array_codecs(
 //!     &json!("float32"),
 //!     &json!("NaN"),
 //!     &[json!({"name": "bitround", "configuration": {"keepbits": 3}})],
@@ -74,8 +74,8 @@
 //!
 //! Every codec has `new(...)` from typed values, `from_configuration(Option<&Value>)` from
 //! the `configuration` member of its codec object, and `to_metadata()` for the codec object;
-//! codecs with a parsed configuration type ([`CastValueConfig`], [`FixedScaleOffsetConfig`],
-//! [`QuantizeConfig`], [`AsTypeConfig`])
+//! codecs with a parsed configuration type (in [`config`]: [`config::CastValueConfig`],
+//! [`config::FixedScaleOffsetConfig`], [`config::QuantizeConfig`], [`config::AsTypeConfig`])
 //! also have `from_config(&config)`, and the configuration types implement serde's
 //! `Serialize`/`Deserialize` in the Zarr JSON shape.
 //!
@@ -84,23 +84,20 @@
 //! Everything public is listed here; the modules that hold the implementation are private.
 //!
 //! **Typed codecs** (element types checked by the compiler): [`ScaleOffset`], [`CastValue`]
-//! (with [`ScalarMap`], [`MapEntries`], [`CastValueConfig`]), [`BitRound`],
-//! [`FixedScaleOffset`] (with [`FixedScaleOffsetConfig`], [`PyNumber`], [`NumpyNumber`],
-//! [`NumpyDType`]), [`Quantize`] (with [`QuantizeConfig`]), [`AsType`] (with
-//! [`AsTypeConfig`]); the traits [`ArrayCodec`] (slices, [`ArrayCodec::then`]) and
-//! [`ArrayCodecExt`] (`ndarray` arrays), [`Chain`]; the options [`CastOptions`],
-//! [`Rounding`], [`OutOfRange`], [`Status`]; [`CODEC_NAMES`], [`BLOCK`]; typed arrays as bytes,
-//! [`to_le_bytes`]/[`from_le_bytes`].
+//! (with [`ScalarMap`]), [`BitRound`], [`FixedScaleOffset`], [`Quantize`], [`AsType`]; the
+//! traits [`ArrayCodec`] (slices, [`ArrayCodec::then`]) and [`ArrayCodecExt`] (`ndarray`
+//! arrays), [`Chain`]; the options [`CastOptions`], [`Rounding`], [`OutOfRange`] (the rule),
+//! and [`Status`] (what happened to one element); the registry's names, [`CODEC_NAMES`].
+//! Their configuration types are in [`config`].
 //!
-//! **Run-time chains** (data types known from metadata): [`DynChain`], [`DynArray`],
-//! [`CustomArray`], [`Element`]; one codec bound to a data type, [`bind_codec`] ->
-//! [`DynStage`] (with [`Direction`], [`Scalar`]); the metadata values [`DataType`]
-//! ([`TimeConfig`], [`TIME_UNITS`]) and [`CodecObject`].
+//! **Run-time chains** (data types known from metadata): [`DynChain`] over [`DynArray`]s; the
+//! parts below them (one codec bound to a data type, the element types, the metadata values)
+//! in [`runtime`].
 //!
-//! **Data types**: the traits [`DType`], [`Real`], [`Kind`], the run-time [`DTypeId`], the
-//! exact value [`Exact`] ([`Class`]); the module [`dtype`](mod@dtype) (every built-in type,
-//! [`Complex`](dtype::Complex), layouts, storage words, [`register_dtype`]); the attribute
-//! macro [`dtype`](macro@dtype); the conversions [`cast`], [`cast_slice`].
+//! **Data types**: the traits [`DType`], [`Real`], the run-time [`DTypeId`]; the module
+//! [`dtype`](mod@dtype) (every built-in type, [`Complex`](dtype::Complex), layouts, storage
+//! words, the exact value [`dtype::Exact`], [`dtype::register_dtype`]); the attribute macro
+//! [`dtype`](macro@dtype); the conversions [`cast`], [`cast_slice`].
 //!
 //! **Errors**: [`MetadataError`] (metadata and configuration), [`CodecError`] (running a
 //! chain), [`ElementError`] with its [`Rule`] (one failing element), and, in their modules,
@@ -108,11 +105,11 @@
 //! [`zarr::ZarrError`].
 //!
 //! **Choosing parameters**: the module [`choose`] (keepbits from the data's information,
-//! scale and offset from an error bound).
+//! scale and offset from an error bound); [`plan`] (a whole chain for a target).
 //!
 //! **Zarr**: the module [`zarr`] (whole `zarr.json`/`.zarray` metadata, chunks as bytes);
 //! with the feature `zarrs`, `zquant::zarrs` (the codecs as zarrs plugins); with the feature
-//! `rayon`, `zquant::parallel` (chunks on a thread pool).
+//! `rayon`, `zquant::parallel` (chunks on a thread pool). Instruction-set levels: [`isa`].
 #![warn(missing_docs)]
 // docs.rs builds with `--cfg docsrs` (Cargo.toml's `[package.metadata.docs.rs]`): the items
 // of the optional features show the feature they need.
@@ -154,37 +151,77 @@ pub mod zarr;
 pub mod zarrs;
 
 // The public API. The modules above that are `pub(crate)` are the implementation; what a
-// user names is re-exported here, grouped as in the crate docs' "# API" section.
+// user names is re-exported here (the main concepts) or in `config` and `runtime` below,
+// grouped as in the crate docs' "# API" section. Each item has one path in the docs.
 
-// Typed codecs.
-pub use codec::astype::AsTypeConfig;
-pub use codec::cast_value::{CastValueConfig, MapEntries};
-pub use codec::chain::BLOCK;
-pub use codec::fixed_scale_offset::{FixedScaleOffsetConfig, NumpyDType, PyNumber};
-pub use codec::quantize::QuantizeConfig;
+// Typed codecs and their options.
 pub use codec::{
     ArrayCodec, AsType, BitRound, CODEC_NAMES, CastValue, Chain, FixedScaleOffset, Quantize,
     ScalarMap, ScaleOffset,
 };
-pub use convert::numpy::NumpyNumber;
 pub use number::{CastOptions, OutOfRange, Rounding, Status};
-pub use pipeline::{ArrayCodecExt, from_le_bytes, to_le_bytes};
+pub use pipeline::ArrayCodecExt;
 
 // Run-time chains.
-pub use codec::{Direction, DynStage};
-pub use dispatch::{CustomArray, DynArray, DynChain, Element, bind_codec};
-pub use dtype::id::Scalar;
-pub use metadata::{CodecObject, DataType, TIME_UNITS, TimeConfig};
+pub use dispatch::{DynArray, DynChain};
 
 // Data types and conversions.
 pub use convert::{cast, cast_slice};
 #[doc(inline)]
-pub use dtype::{DType, DTypeId, Kind, Real, register_dtype};
-pub use number::exact::{Class, Exact};
+pub use dtype::{DType, DTypeId, Real};
 
 // Errors.
-pub use codec::registry::check_configuration;
 pub use error::{CodecError, ElementError, MetadataError, Rule};
+
+pub mod config {
+    //! Each codec's configuration as a type (serde's `Serialize`/`Deserialize` in the Zarr
+    //! JSON shape, `from_config` on the codec), and checking a configuration by name.
+    //!
+    //! The NumPy-emulation types belong to the numcodecs codecs (`numcodecs.fixedscaleoffset`,
+    //! `numcodecs.quantize`, `numcodecs.astype`): [`PyNumber`] (a Python number as numcodecs
+    //! reads it), [`NumpyDType`] (a NumPy dtype string), [`NumpyNumber`] (the element types
+    //! NumPy has, with its casts).
+    pub use crate::codec::astype::AsTypeConfig;
+    pub use crate::codec::cast_value::{CastValueConfig, MapEntries};
+    pub use crate::codec::fixed_scale_offset::{
+        FixedScaleOffsetConfig, NumpyDType, NumpyNumber, PyNumber,
+    };
+    pub use crate::codec::quantize::QuantizeConfig;
+    pub use crate::codec::registry::check_configuration;
+}
+
+pub mod runtime {
+    //! The parts of the run-time API below [`DynChain`](crate::DynChain): one codec bound to
+    //! a data type ([`bind_codec`] -> [`DynStage`]), the element types [`DynArray`](crate::DynArray)
+    //! holds ([`Element`], [`CustomArray`]), one element as its storage words
+    //! ([`ElementWords`]), the metadata values ([`DataType`], [`CodecObject`]), and the block
+    //! size of the fused loop ([`BLOCK`]).
+    pub use crate::codec::chain::BLOCK;
+    pub use crate::codec::{Direction, DynStage};
+    pub use crate::dispatch::{CustomArray, Element, bind_codec};
+    pub use crate::dtype::id::ElementWords;
+    pub use crate::metadata::{CodecObject, DataType, TIME_UNITS, TimeConfig};
+}
+
+// The paths before 0.3.0, kept for the programs that name them (CHANGELOG.md's migration
+// table lists each new path). Hidden, so that the docs show each item once.
+#[doc(hidden)]
+pub use crate::{
+    config::{
+        AsTypeConfig, CastValueConfig, FixedScaleOffsetConfig, MapEntries, NumpyDType, NumpyNumber,
+        PyNumber, QuantizeConfig, check_configuration,
+    },
+    dtype::{Class, Exact, Kind, register_dtype},
+    pipeline::{from_le_bytes, to_le_bytes},
+    runtime::{
+        BLOCK, CodecObject, CustomArray, DataType, Direction, DynStage, Element, TIME_UNITS,
+        TimeConfig, bind_codec,
+    },
+};
+/// The old name of [`runtime::ElementWords`].
+#[deprecated(since = "0.3.0", note = "renamed zquant::runtime::ElementWords")]
+#[doc(hidden)]
+pub type Scalar = runtime::ElementWords;
 
 /// Generate [`DType`] (and [`Real`] for integers and floats) from a layout description.
 ///

@@ -59,9 +59,14 @@ pub mod packbits {
     };
 }
 
+pub use crate::dispatch::{ARRAY_TO_BYTES, CodecSplit};
 pub use chunk::{ChunkCodec, Endian};
-pub use metadata::{ARRAY_TO_BYTES, ArrayMetadata, CodecSplit, MemoryOrder, ZQUANT_CODECS};
+#[allow(deprecated)]
+pub use metadata::ZQUANT_CODECS;
+pub use metadata::{ArrayMetadata, MemoryOrder};
 pub use packbits::{PackBits, PackBitsError, PaddingEncoding};
+// Typed arrays as the bytes of a chunk (the run-time twin is `DynArray::to_le_bytes`).
+pub use crate::pipeline::{from_le_bytes, to_le_bytes};
 
 use crate::error::{ElementError, MetadataError};
 

@@ -87,6 +87,7 @@ use zarrs::plugin::{
 };
 use zarrs::storage::{ReadableStorageTraits, StorageError, StoreKey, WritableStorageTraits};
 
+use crate::codec::CODEC_NAMES as ZQUANT_CODECS;
 use crate::codec::registry;
 use crate::codec::{Direction, bitround, fixed_scale_offset};
 use crate::dispatch::words::{ne_words, ne_words_mut};
@@ -94,7 +95,7 @@ use crate::dispatch::{DynArray, DynChain, bind_codec};
 use crate::dtype::DTypeId;
 use crate::error::CodecError;
 use crate::metadata::{CodecObject, DataType};
-use crate::zarr::{ArrayMetadata, ZQUANT_CODECS, ZarrError};
+use crate::zarr::{ArrayMetadata, ZarrError};
 
 /// The Zarr v2 filter ids zquant registers, and the v3 codec each is read as (from the
 /// codec registry).
@@ -406,7 +407,7 @@ fn bind(dt: &Value, fill_value: &FillValue, codec: &Value) -> Bound {
         .map_err(|e| e.to_string())?
         .first_to_json()
         .ok_or_else(|| "empty fill value".to_string())?;
-    DynChain::from_metadata(dt, &fill, std::slice::from_ref(codec))
+    DynChain::from_array_to_array_codecs(dt, &fill, std::slice::from_ref(codec))
         .map(Arc::new)
         .map_err(|e| e.to_string())
 }

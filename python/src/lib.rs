@@ -1,7 +1,7 @@
 //! `zquant._zquant`: the PyO3 layer of the `zquant` Python package.
 //!
 //! Everything here converts and forwards: JSON metadata crosses as text (parsed by
-//! `serde_json` into what [`zquant::DynChain::from_metadata`] takes); element buffers cross
+//! `serde_json` into what [`zquant::DynChain::from_array_to_array_codecs`] takes); element buffers cross
 //! as one-dimensional, C-contiguous NumPy arrays of storage words (module `words`),
 //! borrowed, never copied, and written in place into an output the Python side allocated
 //! once, from the buffer pool (`pool`). The Python side (`zquant/__init__.py`) turns any

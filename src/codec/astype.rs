@@ -44,7 +44,7 @@
 //!   0x7f802000`); a cast to the same type copies the bits.
 //! - float -> int: truncation towards zero; NaN and out-of-range values give what the C cast
 //!   NumPy's scalar loop compiles to gives on x86-64 (`cvttsd2si`'s "integer indefinite"
-//!   pattern, see [`float_to_int_x86`](crate::convert::numpy::float_to_int_x86)): NaN ->
+//!   pattern, see [`float_to_int_x86`](crate::codec::fixed_scale_offset::numpy_number::float_to_int_x86)): NaN ->
 //!   `int8`/`uint8`/`int16`/`uint16` `0`, -> `int32` `-2^31`, -> `int64` `-2^63`, ->
 //!   `uint32` `0`, -> `uint64` `2^63`; `265.0 -> uint8 9`; `1e10 -> uint32 1410065408`
 //!   (the 64-bit conversion's low bits). NumPy's result here is platform-defined: on hosts
@@ -68,7 +68,7 @@ use serde_json::Value;
 
 use super::fixed_scale_offset::{NumpyDType, numpy_supports};
 use super::numcodecs_filter as filter;
-use crate::convert::numpy::NumpyNumber;
+use crate::codec::fixed_scale_offset::NumpyNumber;
 use crate::dtype::DTypeId;
 use crate::error::MetadataError;
 use crate::metadata::DataType;

@@ -35,10 +35,11 @@
 //! rounded to a power of two, the mantissa's 0 bits kept). Integers keep at least 1 bit
 //! under either name (numcodecs' `BitRound` has no integers).
 
+mod kernels;
+
 use serde_json::{Map, Value};
 
 use super::{ArrayCodec, Direction, DynStage, check_words};
-use crate::convert::bitround::{float_copy, float_in_place, int_copy, int_in_place};
 use crate::convert::{words_of, words_of_mut};
 use crate::dtype::{DType, Kind};
 use crate::error::{CodecError, ElementError, MetadataError};
@@ -46,6 +47,7 @@ use crate::metadata::DataType;
 use crate::number::layout::FloatLayout;
 use crate::number::layout::IntLayout;
 use crate::number::storage::{Word, Words, WordsMut};
+use kernels::{float_copy, float_in_place, int_copy, int_in_place};
 
 /// The Zarr name.
 pub const NAME: &str = "bitround";

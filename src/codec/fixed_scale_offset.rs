@@ -67,7 +67,7 @@
 //! 3. **Casts.** int->int truncates to the low bits (two's complement); int->float and
 //!    float->float round to nearest-even (overflow gives ±Inf). float->int is the C cast
 //!    NumPy's loops compile to on x86-64 (see
-//!    [`float_to_int_x86`](crate::convert::numpy::float_to_int_x86)): truncate towards zero,
+//!    [`float_to_int_x86`](numpy_number::float_to_int_x86)): truncate towards zero,
 //!    and an out-of-range or NaN value gives the "integer indefinite" pattern of
 //!    `cvttsd2si`:
 //!    - `int8`, `int16`, `uint8`, `uint16`: 32-bit conversion (NaN or out of
@@ -98,24 +98,26 @@
 //! unchanged).
 
 mod config;
+mod kernels;
 pub(crate) mod numpy;
+pub(crate) mod numpy_number;
 
 pub use config::{FixedScaleOffsetConfig, NumpyDType, PyNumber, parse_dtype};
 pub use numpy::numpy_supports;
 
-use crate::convert::numpy::NumpyNumber;
+pub use numpy_number::NumpyNumber;
 
 use serde_json::{Map, Value};
 
 use super::{ArrayCodec, DynStage, check_words};
-use crate::convert::fixed_scale_offset::{
-    DecodeParams, EncodePath, Mid, decode_target, encode_source, fused_float, to_target,
-};
 use crate::convert::{words_of, words_of_mut};
 use crate::dtype::DTypeId;
 use crate::error::{CodecError, ElementError, MetadataError};
 use crate::metadata::DataType;
 use crate::number::storage::{Word, Words, WordsMut};
+use kernels::{
+    DecodeParams, EncodePath, Mid, decode_target, encode_source, fused_float, to_target,
+};
 use numpy::with_numpy;
 
 /// The Zarr v3 name.

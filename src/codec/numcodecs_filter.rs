@@ -6,7 +6,7 @@
 use serde_json::{Map, Value};
 
 use super::{Direction, check_words, same_length};
-use crate::convert::numpy::NumpyNumber;
+use crate::codec::fixed_scale_offset::NumpyNumber;
 use crate::convert::{words_of, words_of_mut};
 use crate::dtype::DTypeId;
 use crate::error::{CodecError, ElementError, MetadataError};

@@ -59,7 +59,7 @@ use serde_json::Value;
 use super::astype;
 use super::fixed_scale_offset::NumpyDType;
 use super::numcodecs_filter as filter;
-use crate::convert::numpy::NumpyNumber;
+use crate::codec::fixed_scale_offset::NumpyNumber;
 use crate::dtype::DTypeId;
 use crate::error::MetadataError;
 use crate::metadata::DataType;

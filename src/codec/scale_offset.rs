@@ -33,15 +33,16 @@
 //! zero, a missing offset leaves the value exactly as it is (`x - 0 = x`). `scale: 0` is a metadata error
 //! (catalogue `scale-zero`).
 
+mod finite_range;
+pub(crate) mod fit;
+mod kernels;
+pub(crate) mod range;
+
 use serde_json::{Map, Value};
 
 use super::{
     ArrayCodec, Direction, DynStage, SliceFailure, check_words, element_error, element_error_at,
     element_error_words,
-};
-use crate::convert::scale_offset::{
-    HardwareFloat, checked_map, checked_map_in_place, hardware_map, hardware_map_in_place,
-    small_int_in_place, small_int_map,
 };
 use crate::convert::{exact_of, round_into, words_of, words_of_mut};
 use crate::dtype::arith::{ArithOp, arith};
@@ -52,6 +53,10 @@ use crate::number::exact::{Class, Exact};
 use crate::number::layout::Format;
 use crate::number::layout::IntLayout;
 use crate::number::storage::{Word, Words, WordsMut};
+use kernels::{
+    HardwareFloat, checked_map, checked_map_in_place, hardware_map, hardware_map_in_place,
+    small_int_in_place, small_int_map,
+};
 
 /// The Zarr name.
 pub const NAME: &str = "scale_offset";

@@ -7,7 +7,7 @@
 //! core reads memory faster from two sequential streams than from one, because the
 //! hardware prefetchers keep more lines in flight. On this project's machine a plain read
 //! of 32 MB ran at 15-18 GB/s in one stream and 20-21 in two, and a cast `f64 -> u8`
-//! 1.2-1.3x faster (docs/performance.md, "Fifth pass").
+//! 1.2-1.3x faster (docs/performance.md has the measurements).
 //!
 //! The order lives in [`Blocks`], which is not generic, so that each kernel is called from
 //! one place in [`by_blocks`] and inlined there once.

@@ -1,9 +1,9 @@
 //! The byte lookup: `out = table[code]` for inputs of one byte per element, over a
 //! 256-entry table: a chain's elementwise run (`codec::chain`'s typed `Chain`, the run-time
-//! chain of `dispatch::dynamic`), `CodeTable` and fixedscaleoffset's decode. One function
+//! chain of `dispatch/chain.rs`), `CodeTable` and fixedscaleoffset's decode. One function
 //! for all, over the table's and output's storage words; for one-word elements it is
-//! `arch::lookup_bytes`, which streams a large output. Here because every loop over
-//! elements lives in `convert/` (or its AVX2 twins in `arch/`).
+//! `arch::lookup_bytes`, which streams a large output. Here, in the cast engine, because
+//! `CodeTable` uses it and the codecs sit above.
 
 use crate::number::storage::Word;
 

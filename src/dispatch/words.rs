@@ -1,20 +1,17 @@
-//! A [`DynArray`]'s elements as storage words: read from and written to little-endian
-//! bytes, filled, zeroed, and moved into an array.
+//! A `DynArray`'s elements as storage words: read from and written to little-endian
+//! bytes, filled, zeroed, compared and gathered.
 //!
 //! Everything here runs once per storage width (`u8`, `u16`, `u32`, `u64`), not once per
 //! data type: a data type only contributes its run-time layout (word width, words per
 //! element, the bits of a word that hold a code). The one step that names the element
-//! type, [`DynArray::from_words`], moves a word vector into a typed array without touching
-//! the elements. Monomorphizing byte and layout code per data type once made the library's
-//! release build 1.7x as slow (39 s against 22.5 s), for no speed at run time.
+//! type, `DynArray::from_words` (`array.rs`), moves a word vector into a typed array without
+//! touching the elements. Monomorphizing byte and layout code per data type makes the
+//! library's release build 1.7x as slow (39 s against 22.5 s, measured), for no speed at
+//! run time.
 
-use ndarray::{ArrayD, IxDyn};
-
-use super::{CustomArray, DynArray, Element, match_all_arms, with_any};
 use crate::dtype::arith::float_same;
-use crate::dtype::id::Scalar;
+use crate::dtype::id::ElementWords;
 use crate::dtype::{DTypeId, Kind};
-use crate::error::CodecError;
 use crate::number::layout::FloatLayout;
 use crate::number::storage::{Word, WordBuf, Words};
 use crate::number::storage::{read_le_bits, write_le_bits};
@@ -153,7 +150,7 @@ fn same<W: Word>(a: &[W], b: &[W], mask: u64, float: Option<FloatLayout>) -> boo
 }
 
 /// The words of element `i` of `words` (`k` words per element, at most 2).
-pub(crate) fn scalar_at(words: Words<'_>, k: usize, i: usize) -> Option<Scalar> {
+pub(crate) fn scalar_at(words: Words<'_>, k: usize, i: usize) -> Option<ElementWords> {
     let first = i.checked_mul(k)?;
     let mut x = [0u64; 2];
     for (j, o) in x.iter_mut().enumerate().take(k) {
@@ -166,7 +163,7 @@ pub(crate) fn scalar_at(words: Words<'_>, k: usize, i: usize) -> Option<Scalar> 
 ///
 /// # Panics
 /// When `n` elements do not fit in memory (as `vec!` does).
-pub(crate) fn filled(id: DTypeId, n: usize, x: Scalar) -> Option<WordBuf> {
+pub(crate) fn filled(id: DTypeId, n: usize, x: ElementWords) -> Option<WordBuf> {
     let k = id.words_per_element().max(1);
     let x = &x[..k.min(2)];
     Some(match id.word_bits() {
@@ -205,39 +202,4 @@ pub(crate) fn fresh_zeroed(bits: u32, n: usize) -> Option<WordBuf> {
 /// The words of a strided view, gathered in its logical (C) order.
 pub(crate) fn gather<W: Word>(view: ndarray::ArrayViewD<'_, W>) -> WordBuf {
     W::into_buf(view.iter().copied().collect())
-}
-
-impl DynArray {
-    /// The array of type `id` and `shape` whose elements' storage words, in C order, are
-    /// `words`: moved, not copied, into the typed array.
-    ///
-    /// # Errors
-    /// Words of another width, or not `words_per_element` for each element of `shape`.
-    pub(crate) fn from_words(
-        id: DTypeId,
-        shape: &[usize],
-        words: WordBuf,
-    ) -> Result<DynArray, CodecError> {
-        let n = crate::pipeline::element_count(shape)?;
-        let k = id.words_per_element().max(1);
-        let (len, bits) = (words.len(), words.as_words().bits());
-        if bits != id.word_bits() || n.checked_mul(k) != Some(len) {
-            return Err(CodecError::Array(format!(
-                "{len} words of {bits} bits do not hold {n} elements of {id} ({k} words of {} \
-                 bits each)",
-                id.word_bits()
-            )));
-        }
-        let built = with_any!(id, T => typed::<T>(IxDyn(shape), words),
-            custom c => Some(DynArray::Custom(CustomArray::from_parts(c, shape, words))));
-        built.ok_or_else(|| CodecError::Array(format!("words that are not {id} elements")))
-    }
-}
-
-/// The typed array, kept small: it is compiled once per data type.
-fn typed<T: Element>(shape: IxDyn, words: WordBuf) -> Option<DynArray> {
-    let v = <T::Word as Word>::from_buf(words)
-        .ok()
-        .and_then(crate::arch::vec_from_words::<T>)?;
-    ArrayD::from_shape_vec(shape, v).ok().map(T::into_dyn)
 }

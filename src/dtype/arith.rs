@@ -6,8 +6,8 @@
 //! macro writes (through `__private`): the macro only turns a layout description into
 //! constants and one-line methods; every rule lives here, once, generic over the layout, and
 //! is inlined into each monomorphized impl (the layout is a constant there, so the branches
-//! on it fold away). The loops over elements are in `convert/` (`bitround`'s word kernel in
-//! `convert/bitround.rs`).
+//! on it fold away). The loops over elements are each codec's kernels (`bitround`'s word kernel in
+//! `codec/bitround/kernels.rs`) and the cast engine's (`convert/`).
 
 use super::ArithFault;
 use crate::number::float::{decode_float, round_to_float};

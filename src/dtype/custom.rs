@@ -21,7 +21,7 @@ use std::sync::RwLock;
 
 use serde_json::Value;
 
-use super::id::{Scalar, element_of, scalar};
+use super::id::{ElementWords, element_of, scalar};
 use super::{DType, DTypeId, FillValueError, Kind, Word};
 
 /// A data type declared by a user and registered with [`register_dtype`].
@@ -38,8 +38,8 @@ struct Entry {
     size: usize,
     word_bits: u32,
     words: usize,
-    from_json: fn(&Value) -> Result<Scalar, FillValueError>,
-    to_json: fn(Scalar) -> Value,
+    from_json: fn(&Value) -> Result<ElementWords, FillValueError>,
+    to_json: fn(ElementWords) -> Value,
 }
 
 fn entry_of<T: DType>() -> Entry {
@@ -84,10 +84,10 @@ impl CustomDType {
     pub(crate) fn words_per_element(self) -> usize {
         self.0.words
     }
-    pub(crate) fn value_from_json(self, v: &Value) -> Result<Scalar, FillValueError> {
+    pub(crate) fn value_from_json(self, v: &Value) -> Result<ElementWords, FillValueError> {
         (self.0.from_json)(v)
     }
-    pub(crate) fn value_to_json(self, x: Scalar) -> Value {
+    pub(crate) fn value_to_json(self, x: ElementWords) -> Value {
         (self.0.to_json)(x)
     }
 }
@@ -165,7 +165,7 @@ fn registry() -> std::sync::RwLockReadGuard<'static, Vec<CustomDType>> {
 /// assert_eq!("uint12".parse::<zquant::DTypeId>(), Ok(id));
 ///
 /// // Metadata can now name it: a run-time chain from float32 to uint12.
-/// let chain = zquant::DynChain::from_metadata(
+/// let chain = zquant::DynChain::from_array_to_array_codecs(
 ///     &serde_json::json!("float32"),
 ///     &serde_json::json!(0.0),
 ///     &[serde_json::json!({"name": "cast_value",

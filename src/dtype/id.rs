@@ -147,7 +147,7 @@ macro_rules! define_id {
             ///
             /// # Errors
             /// Not a valid encoding for the type.
-            pub fn value_from_json(self, v: &serde_json::Value) -> Result<Scalar, $crate::dtype::FillValueError> {
+            pub fn value_from_json(self, v: &serde_json::Value) -> Result<ElementWords, $crate::dtype::FillValueError> {
                 match self {
                     $(DTypeId::$v => <$t as $crate::dtype::DType>::fill_value_from_json(v).map(scalar_of),)*
                     DTypeId::Custom(c) => c.value_from_json(v),
@@ -155,7 +155,7 @@ macro_rules! define_id {
             }
 
             /// The Zarr fill-value encoding of an element given by its storage words.
-            pub fn value_to_json(self, x: Scalar) -> serde_json::Value {
+            pub fn value_to_json(self, x: ElementWords) -> serde_json::Value {
                 match self {
                     $(DTypeId::$v => $crate::dtype::DType::fill_value_to_json(element_of::<$t>(x)),)*
                     DTypeId::Custom(c) => c.value_to_json(x),
@@ -168,9 +168,9 @@ __zquant_dtype_table!(define_id);
 
 /// One element of any built-in type as its storage words, zero-extended (complex types use
 /// both, real then imaginary component; the others only the first).
-pub type Scalar = [u64; 2];
+pub type ElementWords = [u64; 2];
 
-fn scalar_of<T: crate::dtype::DType>(x: T) -> Scalar {
+fn scalar_of<T: crate::dtype::DType>(x: T) -> ElementWords {
     let mut out = [0u64; 2];
     for (o, w) in out
         .iter_mut()
@@ -182,7 +182,7 @@ fn scalar_of<T: crate::dtype::DType>(x: T) -> Scalar {
 }
 
 /// The element whose storage words are `x` (words beyond the type's own are ignored).
-pub(crate) fn element_of<T: crate::dtype::DType>(x: Scalar) -> T {
+pub(crate) fn element_of<T: crate::dtype::DType>(x: ElementWords) -> T {
     let mut e = T::default();
     for (w, o) in crate::arch::words_mut(std::slice::from_mut(&mut e))
         .iter_mut()
@@ -194,7 +194,7 @@ pub(crate) fn element_of<T: crate::dtype::DType>(x: Scalar) -> T {
 }
 
 /// The storage words of one element.
-pub(crate) fn scalar<T: crate::dtype::DType>(x: T) -> Scalar {
+pub(crate) fn scalar<T: crate::dtype::DType>(x: T) -> ElementWords {
     scalar_of(x)
 }
 

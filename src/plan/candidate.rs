@@ -723,7 +723,7 @@ pub(super) fn run(
             continue;
         }
         let g = s.bound.unwrap_or(0.0);
-        let chain = match DynChain::from_metadata(&dtype, fill_value, &s.filters) {
+        let chain = match DynChain::from_array_to_array_codecs(&dtype, fill_value, &s.filters) {
             Ok(chain) => chain,
             Err(e) => {
                 row.ruled_out

@@ -13,7 +13,7 @@ use super::metadata::{ArrayMetadata, MemoryOrder};
 use super::packbits::PackBits;
 use crate::dispatch::{DynArray, DynChain, words_from_le, words_to_le};
 use crate::dtype::DTypeId;
-use crate::dtype::id::Scalar;
+use crate::dtype::id::ElementWords;
 use crate::error::CodecError;
 use crate::metadata::CodecObject;
 use crate::number::storage::{Word, WordBuf, Words};
@@ -339,7 +339,7 @@ impl Layout<'_> {
 
     /// The chunk's words in memory order: the region's words (C order) in its top corner,
     /// the rest `fill`'s words. `None` when `region` does not hold the region's words.
-    fn pad<W: Word>(&self, region: &[W], fill: Scalar) -> Option<Vec<W>> {
+    fn pad<W: Word>(&self, region: &[W], fill: ElementWords) -> Option<Vec<W>> {
         if self.region == self.chunk && self.order == MemoryOrder::C {
             return Some(region.to_vec());
         }

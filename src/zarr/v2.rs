@@ -8,8 +8,9 @@
 use serde_json::{Map, Value, json};
 
 use super::ZarrError;
-use super::metadata::{ArrayMetadata, CodecSplit, MemoryOrder, field_err, u64_list};
+use super::metadata::{ArrayMetadata, MemoryOrder, field_err, u64_list};
 use crate::codec::{fixed_scale_offset, registry};
+use crate::dispatch::CodecSplit;
 use crate::dispatch::DynArray;
 use crate::dtype::DTypeId;
 use crate::metadata::DataType;

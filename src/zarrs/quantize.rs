@@ -495,7 +495,7 @@ impl<S: ?Sized> Element<'_, S> {
     fn locate(&self, message: String, fill: &Value, filters: &[Value]) -> String {
         let origin = self.source.chunk_origin(self.chunk).unwrap_or_default();
         let dims: Vec<u64> = self.shape.iter().map(|&d| d as u64).collect();
-        let failed = DynChain::from_metadata(&json!(self.id.name()), fill, filters)
+        let failed = DynChain::from_array_to_array_codecs(&json!(self.id.name()), fill, filters)
             .ok()
             .and_then(|chain| {
                 let input = DynArray::from_le_bytes(self.id, self.shape, self.raw).ok()?;

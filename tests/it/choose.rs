@@ -558,8 +558,12 @@ fn check_fit(
     } else {
         c.offset_json()
     };
-    let chain = DynChain::from_metadata(&json!(source.name()), &fill, codecs.as_array().unwrap())
-        .unwrap_or_else(|e| panic!("{codecs}: {e}"));
+    let chain = DynChain::from_array_to_array_codecs(
+        &json!(source.name()),
+        &fill,
+        codecs.as_array().unwrap(),
+    )
+    .unwrap_or_else(|e| panic!("{codecs}: {e}"));
     let mut x = adversarial(source, &c, range, rng);
     if sentinel {
         x.push(f64::NAN);
@@ -896,7 +900,7 @@ fn finite_range_of_words_matches_of() {
 /// The chain a fit describes.
 fn chain_of(source: DTypeId, c: &zquant::choose::ScaleOffsetChoice) -> DynChain {
     let codecs = c.codecs();
-    DynChain::from_metadata(
+    DynChain::from_array_to_array_codecs(
         &json!(source.name()),
         &c.offset_json(),
         codecs.as_array().unwrap(),
@@ -1181,7 +1185,7 @@ fn a_fit_decodes_zero_exactly() {
                     let range = FiniteRange { min, max };
                     let c = fit_scale_offset(source, target, range, bound, opts).unwrap();
                     let codecs = c.codecs();
-                    let chain = DynChain::from_metadata(
+                    let chain = DynChain::from_array_to_array_codecs(
                         &json!(source.name()),
                         &json!(0.0),
                         codecs.as_array().unwrap(),

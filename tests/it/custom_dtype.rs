@@ -88,7 +88,8 @@ fn declared_types_read_in_metadata_without_registration() {
     let codecs = [json!({"name": "cast_value", "configuration": {
         "data_type": "test_uint7_self_registered", "rounding": "nearest-even",
         "out_of_range": "clamp"}})];
-    let chain = DynChain::from_metadata(&json!("float32"), &json!(0.0), &codecs).unwrap();
+    let chain =
+        DynChain::from_array_to_array_codecs(&json!("float32"), &json!(0.0), &codecs).unwrap();
     let out = chain
         .encode(&DynArray::from_vec(vec![1.4f32, 200.0, -3.0]))
         .unwrap();
@@ -132,7 +133,8 @@ fn typed_metadata_reads_back_and_runs_the_same() {
     );
     let config = CastValueConfig::from_configuration(codecs.get("configuration")).unwrap();
     assert_eq!(config.data_type.id.name(), "test_int10_unregistered");
-    let chain = DynChain::from_metadata(&json!("float32"), &json!(-0.0), &[codecs]).unwrap();
+    let chain =
+        DynChain::from_array_to_array_codecs(&json!("float32"), &json!(-0.0), &[codecs]).unwrap();
     assert_eq!(
         chain.encoded_data_type().id.name(),
         "test_int10_unregistered"
@@ -187,9 +189,12 @@ fn run_time_chains_into_a_declared_float_match_the_typed_codec() {
     let meta = json!({"name": "cast_value", "configuration": {
         "data_type": "test_float8_e4m3fn", "rounding": "nearest-even", "out_of_range": "clamp",
         "scalar_map": {"encode": [["Infinity", 448.0]]}}});
-    let chain =
-        DynChain::from_metadata(&json!("float64"), &json!(0.0), std::slice::from_ref(&meta))
-            .unwrap();
+    let chain = DynChain::from_array_to_array_codecs(
+        &json!("float64"),
+        &json!(0.0),
+        std::slice::from_ref(&meta),
+    )
+    .unwrap();
     let config = CastValueConfig::from_configuration(meta.get("configuration")).unwrap();
     let typed: CastValue<f64, E4M3Fn> = CastValue::from_config(&config).unwrap();
     let xs: Vec<f64> = (-600..600)
@@ -213,7 +218,8 @@ fn run_time_chains_into_a_declared_float_match_the_typed_codec() {
 fn run_time_chains_read_typed_views() {
     register_dtype::<UInt12>().unwrap();
     let cast = json!({"name": "cast_value", "configuration": {"data_type": "uint8", "out_of_range": "clamp"}});
-    let chain = DynChain::from_metadata(&json!("test_uint12"), &json!(0), &[cast]).unwrap();
+    let chain =
+        DynChain::from_array_to_array_codecs(&json!("test_uint12"), &json!(0), &[cast]).unwrap();
     let a = ArrayD::from_shape_vec(IxDyn(&[2, 3]), (0..6u16).map(|i| UInt12(i * 100)).collect())
         .unwrap();
     let view = a.t();

@@ -149,9 +149,12 @@ fn numcodecs_fixture_is_reproduced_byte_for_byte() {
             config_path.display()
         );
         let codec = json!({"name": "numcodecs.fixedscaleoffset", "configuration": config});
-        let chain =
-            DynChain::from_metadata(&json!("float64"), &json!(0.0), std::slice::from_ref(&codec))
-                .unwrap_or_else(|e| panic!("{}: {codec}: {e}", config_path.display()));
+        let chain = DynChain::from_array_to_array_codecs(
+            &json!("float64"),
+            &json!(0.0),
+            std::slice::from_ref(&codec),
+        )
+        .unwrap_or_else(|e| panic!("{}: {codec}: {e}", config_path.display()));
         assert_eq!(
             chain.to_metadata(),
             json!([codec]),

@@ -9,7 +9,7 @@ const NAME: &str = "numcodecs.fixedscaleoffset";
 #[test]
 fn metadata_rules() {
     let build = |dt: &str, config: Value| {
-        DynChain::from_metadata(
+        DynChain::from_array_to_array_codecs(
             &json!(dt),
             &json!(0),
             &[json!({"name": NAME, "configuration": config})],

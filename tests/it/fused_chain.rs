@@ -134,7 +134,7 @@ fn fused_dyn_chain_matches_the_typed_stages() {
             if let Some(o) = oor_json {
                 cast["out_of_range"] = json!(o);
             }
-            let chain = DynChain::from_metadata(
+            let chain = DynChain::from_array_to_array_codecs(
                 &json!("float64"),
                 &json!(250.0),
                 &[
@@ -274,7 +274,7 @@ fn byte_table_decode_matches_the_stages() {
     assert_eq!(bits(&got), bits(&want));
 
     // Run-time: int8 <- cast_value(uint8): codes above 127 fail to decode.
-    let chain = DynChain::from_metadata(
+    let chain = DynChain::from_array_to_array_codecs(
         &json!("int8"),
         &json!(0),
         &[json!({"name": "cast_value", "configuration": {"data_type": "uint8"}})],
@@ -321,7 +321,7 @@ fn streamed_byte_table_decode_matches_the_stages() {
         .expect("u8 decodes");
     assert!(bits(&got) == bits(&want), "typed");
 
-    let chain = DynChain::from_metadata(
+    let chain = DynChain::from_array_to_array_codecs(
         &json!("float64"),
         &json!(250.0),
         &[
@@ -430,7 +430,7 @@ fn one_stage_dyn_chain_over_two_stream_windows_matches_the_typed_stage() {
         for &p in at {
             x[p] = f64::NAN;
         }
-        let chain = DynChain::from_metadata(
+        let chain = DynChain::from_array_to_array_codecs(
             &json!("float64"),
             &json!(0.0),
             &[json!({"name": "cast_value", "configuration": {"data_type": "uint8"}})],

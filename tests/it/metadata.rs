@@ -40,7 +40,7 @@ fn codes<T: Real>(rng: &mut Rng, n: usize) -> Vec<T> {
 }
 
 fn build(dt: &Value, fill: &Value, codecs: &[Value]) -> Result<DynChain, MetadataError> {
-    DynChain::from_metadata(dt, fill, codecs)
+    DynChain::from_array_to_array_codecs(dt, fill, codecs)
 }
 
 fn list(md: Value) -> Vec<Value> {
@@ -1221,20 +1221,25 @@ fn exact_json_rounds_once_from_the_decimal_text() {
     assert_eq!(x, Ok(half::f16::from_bits(0x3c01))); // 1 + 2^-10
 }
 
-/// The codec names the errors list, in the registry's order (that they are the codec
-/// modules' own names is a unit test of `codec::registry`).
+/// The registry's names are what the crate runs and what its errors offer: each is known
+/// to the configuration check, and an unknown name's message lists every one of them. No
+/// literal list here, so that a new codec needs only its registry line.
 #[test]
-fn codec_names_are_the_codecs_names() {
-    assert_eq!(
-        zquant::CODEC_NAMES,
-        [
-            "scale_offset",
-            "cast_value",
-            "bitround",
-            "numcodecs.bitround",
-            "numcodecs.fixedscaleoffset",
-            "numcodecs.quantize",
-            "numcodecs.astype"
-        ]
-    );
+fn codec_names_are_the_codecs_the_crate_runs() {
+    for name in zquant::CODEC_NAMES {
+        let known = zquant::config::check_configuration(name, None);
+        assert!(
+            !matches!(known, Err(MetadataError::UnknownCodec(_))),
+            "{name}: {known:?}"
+        );
+    }
+    let unknown = zquant::config::check_configuration("no_such_codec", None).unwrap_err();
+    assert_eq!(unknown, MetadataError::UnknownCodec("no_such_codec".into()));
+    let message = unknown.to_string();
+    for name in zquant::CODEC_NAMES {
+        assert!(
+            message.contains(&format!("{name:?}")),
+            "{name} not in {message}"
+        );
+    }
 }

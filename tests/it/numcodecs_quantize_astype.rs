@@ -118,7 +118,7 @@ fn run_case(case: &Value) -> (usize, usize) {
         json!(0)
     };
     let chain =
-        DynChain::from_metadata(&json!(decoded.name()), &fill, std::slice::from_ref(&codec))
+        DynChain::from_array_to_array_codecs(&json!(decoded.name()), &fill, std::slice::from_ref(&codec))
             .unwrap_or_else(|e| panic!("{codec}: {e}"));
     assert_eq!(chain.to_metadata(), json!([codec]));
     // numcodecs' get_config is the configuration, with its `id` (and `astype` always).

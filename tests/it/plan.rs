@@ -117,7 +117,7 @@ fn verify(p: &Plan, id: DTypeId, w: &WordBuf, fill: &Value, target: Target) {
             .filter(|f| f["name"] != "numcodecs.delta")
             .cloned()
             .collect();
-        let chain = DynChain::from_metadata(&json!(id.name()), fill, &filters)
+        let chain = DynChain::from_array_to_array_codecs(&json!(id.name()), fill, &filters)
             .unwrap_or_else(|e| panic!("{}: {e}", c.name));
         let to = chain.encoded_data_type().id;
         let mut enc = WordBuf::zeroed(to.word_bits(), n);
@@ -374,7 +374,9 @@ fn headroom_leaves_room_for_data_to_come() {
             .iter()
             .find(|c| c.name.ends_with("uint16"))
             .unwrap();
-        let chain = DynChain::from_metadata(&json!("float32"), &json!("NaN"), &c.filters).unwrap();
+        let chain =
+            DynChain::from_array_to_array_codecs(&json!("float32"), &json!("NaN"), &c.filters)
+                .unwrap();
         let w = words_of(DTypeId::Float32, &warmer);
         let mut enc = WordBuf::zeroed(16, 2);
         let r = chain.encode_words(w.as_words(), &[2], enc.as_words_mut());

@@ -420,7 +420,7 @@ fn exercise(
     bytes: &[u8],
     counts: Option<&mut [usize; 3]>,
 ) -> Result<(), TestCaseError> {
-    let chain = match DynChain::from_metadata(dt, fill, codecs) {
+    let chain = match DynChain::from_array_to_array_codecs(dt, fill, codecs) {
         Ok(c) => c,
         Err(e) => {
             // A typed error with a message.
@@ -452,7 +452,7 @@ fn exercise(
     // Metadata round trip.
     let md = chain.to_metadata();
     let list = md.as_array().expect("a codec list").clone();
-    let again = DynChain::from_metadata(&chain.data_type().to_json(), fill, &list);
+    let again = DynChain::from_array_to_array_codecs(&chain.data_type().to_json(), fill, &list);
     let again = match again {
         Ok(a) => a,
         Err(e) => {
@@ -698,8 +698,8 @@ fn large_scalar_maps_are_linear() {
     let codec = json!({"name": "cast_value", "configuration": {
         "data_type": "int32", "rounding": "nearest-even",
         "scalar_map": {"encode": encode}}});
-    let chain =
-        DynChain::from_metadata(&json!("float64"), &json!(0), &[codec]).expect("a valid chain");
+    let chain = DynChain::from_array_to_array_codecs(&json!("float64"), &json!(0), &[codec])
+        .expect("a valid chain");
     // 1M elements, every 50th one a key (20k distinct keys hit), the rest integers.
     let n = 1_000_000usize;
     let input: Vec<f64> = (0..n)
@@ -737,8 +737,10 @@ fn long_chains_run_in_bounded_memory() {
     let codecs: Vec<Value> = (0..stages)
         .map(|_| json!({"name": "bitround", "configuration": {"keepbits": 7}}))
         .collect();
-    let chain = DynChain::from_metadata(&json!("float32"), &json!(0), &codecs).expect("valid");
-    let one = DynChain::from_metadata(&json!("float32"), &json!(0), &codecs[..1]).expect("valid");
+    let chain =
+        DynChain::from_array_to_array_codecs(&json!("float32"), &json!(0), &codecs).expect("valid");
+    let one = DynChain::from_array_to_array_codecs(&json!("float32"), &json!(0), &codecs[..1])
+        .expect("valid");
     let n = 5_000;
     let input: Vec<f32> = (0..n).map(|i| (i as f32 * 0.37).sin() * 1000.0).collect();
     let arr = DynArray::Float32(

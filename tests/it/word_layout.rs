@@ -240,7 +240,7 @@ fn chain_words_entry_points_match_the_array_calls() {
     use zquant::dtype::{Words, WordsMut};
     use zquant::{DynArray, DynChain};
 
-    let chain = DynChain::from_metadata(
+    let chain = DynChain::from_array_to_array_codecs(
         &json!("float64"),
         &json!("NaN"),
         &[

@@ -44,7 +44,7 @@ fn split_keeps_array_to_bytes_and_bytes_to_bytes() {
     assert_eq!(split.array_to_bytes["name"], "sharding_indexed");
     assert_eq!(split.bytes_to_bytes.len(), 2);
     assert_eq!(split.to_codecs(), codecs);
-    let (chain, _) = DynChain::from_codecs(&json!("float32"), &json!(0), &codecs).unwrap();
+    let (chain, _) = DynChain::from_all_codecs(&json!("float32"), &json!(0), &codecs).unwrap();
     assert_eq!(chain.stages().len(), 1);
 }
 

@@ -9,7 +9,8 @@ use zarrs::metadata::v2::MetadataV2;
 use zarrs::metadata::v3::MetadataV3;
 use zarrs::storage::store::MemoryStore;
 use zarrs::storage::{ReadableStorageTraits, StoreKey, WritableStorageTraits};
-use zquant::zarr::{ArrayMetadata, ChunkCodec, ZQUANT_CODECS};
+use zquant::CODEC_NAMES;
+use zquant::zarr::{ArrayMetadata, ChunkCodec};
 use zquant::zarrs::{V2_IDS, ZquantCodec, open_array, register};
 use zquant::{DTypeId, DynArray, DynChain};
 
@@ -37,7 +38,7 @@ fn codec_json(name: &str) -> Value {
 #[test]
 fn zquant_codecs_shadow_zarrs_own() {
     register();
-    for name in ZQUANT_CODECS {
+    for name in CODEC_NAMES {
         let meta: MetadataV3 = serde_json::from_value(codec_json(name)).unwrap();
         let Codec::ArrayToArray(codec) = Codec::from_metadata(&meta).unwrap() else {
             panic!("{name}: not an array->array codec");
@@ -139,7 +140,7 @@ fn write_read(meta: &Value, data: &[f64]) -> (Arc<MemoryStore>, Vec<u8>) {
 /// What zquant's own chain gives for the whole array (elementwise, so chunking is moot).
 fn zquant_round_trip(codecs: &Value, fill: &Value, shape: &[usize], data: &[f64]) -> Vec<u8> {
     let (chain, _) =
-        DynChain::from_codecs(&json!("float64"), fill, codecs.as_array().unwrap()).unwrap();
+        DynChain::from_all_codecs(&json!("float64"), fill, codecs.as_array().unwrap()).unwrap();
     let input = DynArray::from_le_bytes(DTypeId::Float64, shape, &le(data)).unwrap();
     chain
         .decode(&chain.encode(&input).unwrap())
@@ -664,7 +665,7 @@ fn bitround_runs_on_zarrs_buffers_themselves() {
         .into_fixed()
         .unwrap();
     assert_eq!(encoded.as_ptr(), ptr);
-    let (chain, _) = DynChain::from_codecs(
+    let (chain, _) = DynChain::from_all_codecs(
         &json!("float64"),
         &json!(0.0),
         &[

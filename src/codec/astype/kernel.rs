@@ -2,14 +2,14 @@
 //! loop per (source, target) pair: what `numcodecs.astype` runs both ways and
 //! `numcodecs.quantize` decodes with.
 
+use crate::codec::fixed_scale_offset::NumpyNumber;
 use crate::codec::fixed_scale_offset::numpy::with_numpy;
-use crate::convert::numpy::NumpyNumber;
 use crate::dtype::DTypeId;
 use crate::number::storage::{Word, Words, WordsMut};
 
 /// NumPy's cast of one element on x86-64: float sources through their exact float64 value
 /// (nearest-even into floats, the `cvttsd2si` rule of
-/// [`float_to_int_x86`](crate::convert::numpy::float_to_int_x86) into integers); integer
+/// [`float_to_int_x86`](crate::codec::fixed_scale_offset::numpy_number::float_to_int_x86) into integers); integer
 /// sources through their exact value (the low bits into integers, nearest-even into floats:
 /// LLVM folds the widening to `i128` away, so `i64 -> f32` is one correctly rounded
 /// conversion, not two roundings).
@@ -42,7 +42,7 @@ pub(crate) fn cast_one<S: NumpyNumber, D: NumpyNumber>(x: S) -> D {
 
 /// Whether NumPy's C cast into the integer type `D` is a 32-bit `cvttsd2si` (`int8`,
 /// `uint8`, `int16`, `uint16`, `int32`; `uint32` and the 64-bit types take the 64-bit one,
-/// see [`float_to_int_x86`](crate::convert::numpy::float_to_int_x86)). Constant per `D`.
+/// see [`float_to_int_x86`](crate::codec::fixed_scale_offset::numpy_number::float_to_int_x86)). Constant per `D`.
 #[inline(always)]
 fn converts_through_i32<D: NumpyNumber>() -> bool {
     let signed = D::from_i128(-1).to_i128() < 0;

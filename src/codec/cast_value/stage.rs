@@ -10,7 +10,7 @@ use super::{CastCore, CastValueConfig, NAME};
 use crate::codec::{Direction, DynStage, check_words, element_error_words};
 use crate::convert::KeyMap;
 use crate::dtype::DTypeId;
-use crate::dtype::id::Scalar;
+use crate::dtype::id::ElementWords;
 use crate::error::{CodecError, MetadataError};
 use crate::metadata::DataType;
 use crate::number::CastOptions;
@@ -130,7 +130,7 @@ impl DynStage for CastValueStage {
             .into()
         })
     }
-    fn encode_fill_value(&self, fill: Scalar) -> Result<Scalar, MetadataError> {
+    fn encode_fill_value(&self, fill: ElementWords) -> Result<ElementWords, MetadataError> {
         let (i, o) = (self.input.id, self.output.id);
         let show_in = |b: u64| i.value_to_json([b, 0]);
         let show_out = |b: u64| o.value_to_json([b, 0]);

@@ -1,9 +1,8 @@
 //! The eleven NumPy types, listed once in `numpy_types!`, and what is built on that list:
 //! `with_numpy!` (a `match` on a data type that binds its Rust type, how the core picks a
 //! kernel), `numpy_supports`, `from_v2_code`. Their numeric rules on x86-64 (the casts and
-//! arithmetic numcodecs relies on, [`NumpyNumber`](crate::convert::numpy::NumpyNumber)) are
-//! `convert/numpy.rs`, below the codecs, since the element kernels
-//! (`convert/fixed_scale_offset.rs`) are generic over them.
+//! arithmetic numcodecs relies on, [`NumpyNumber`](super::NumpyNumber)) are
+//! `numpy_number.rs`, beside this file.
 
 use crate::dtype::DTypeId;
 

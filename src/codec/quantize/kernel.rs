@@ -3,7 +3,7 @@
 //! ([`astype::kernel`](crate::codec::astype::kernel)).
 
 use crate::codec::astype::kernel::{cast_one, map_words};
-use crate::convert::numpy::NumpyNumber;
+use crate::codec::fixed_scale_offset::NumpyNumber;
 use crate::dtype::DTypeId;
 use crate::number::storage::{Words, WordsMut};
 

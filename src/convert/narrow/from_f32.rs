@@ -16,7 +16,7 @@
 //! (NaN, ±Inf, overflow without `clamp`) are found by the largest magnitude of the block
 //! (`vpmaxud`), compared once at the end.
 //!
-//! Measured by callgrind (instructions per element, docs/performance.md, "Third pass"):
+//! Measured by callgrind (instructions per element; docs/performance.md has the runs):
 //! from 3.6-3.8 to 1.6 (bfloat16) and 2.1 (float8/float4).
 
 use crate::number::layout::{BFLOAT16, FloatLayout};

@@ -2,13 +2,12 @@
 //! ([`fused_float`]) and the two passes of the general path, on the source type
 //! ([`encode_source`], [`decode_target`]) and on the type written ([`to_target`]), each
 //! generic over one or two [`NumpyNumber`]s, with the parameters they take ([`EncodePath`],
-//! [`DecodeParams`], [`Mid`]). The codec's core (`codec::fixed_scale_offset`) holds the
-//! configuration, decides the path once, and picks the kernel per call (`with_numpy!`) and
-//! runs the general path block by block. Here, and not in the codec, because every loop
-//! over elements lives in `convert/` (or its AVX2 twins in `arch/`).
+//! [`DecodeParams`], [`Mid`]). The codec's core (`FixedScaleOffsetCore`) holds the
+//! configuration, decides the path once, picks the kernel per call (`with_numpy!`) and
+//! runs the general path block by block.
 
-use super::by_blocks;
-use super::numpy::NumpyNumber;
+use super::numpy_number::NumpyNumber;
+use crate::convert::by_blocks;
 use crate::number::storage::{Word, Words, WordsMut};
 
 /// How encoding computes, decided once from the types and the Python scalar kinds.

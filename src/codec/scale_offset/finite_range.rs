@@ -1,4 +1,4 @@
-//! The finite extremes of a run of float codes: the kernel of [`super::FiniteRange`].
+//! The finite extremes of a run of float codes: the kernel of [`super::range::FiniteRange`].
 
 use crate::number::storage::Word;
 

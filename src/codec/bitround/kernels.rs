@@ -1,9 +1,7 @@
 //! `bitround`'s element kernels: numcodecs' float formula on a storage word
 //! ([`bitround_word`]), the integer rounding of the magnitude ([`int_bitround`]), and the
-//! loops over slices of words that the codec's core (`codec::bitround`, which holds the
-//! parameters, the checks and the choice of kernel per call) runs. Here, and not in the
-//! codec, because every loop over elements lives in `convert/` (or its AVX2 twins in
-//! `arch/`).
+//! loops over slices of words that the codec's core (`BitRoundCore`, which holds the
+//! parameters, the checks and the choice of kernel per call) runs.
 
 use crate::number::Rounding;
 use crate::number::int::int_value;

@@ -1,9 +1,9 @@
 //! NumPy's numeric rules on x86-64, as numcodecs' `FixedScaleOffset` meets them: the
 //! float -> integer casts (`cvttsd2si` and its "integer indefinite" value), the correctly
 //! rounded `float64 -> float16`, and the casts and arithmetic numcodecs relies on for each
-//! NumPy type ([`NumpyNumber`]). Here, below the codecs, because the element kernels of
-//! `numcodecs.fixedscaleoffset` (`convert/fixed_scale_offset.rs`) are generic over them;
-//! the codec (`codec::fixed_scale_offset`) lists the eleven types and re-exports these.
+//! NumPy type ([`NumpyNumber`]). The codec's kernels (`kernels.rs`) are generic over them,
+//! and so are those of `numcodecs.quantize` and `numcodecs.astype`, which emulate the same
+//! NumPy; `numpy.rs` beside this file lists the eleven types.
 
 use crate::dtype::Real;
 

@@ -1,11 +1,10 @@
-//! `scale_offset`'s element kernels: the loops the codec's core (`codec::scale_offset`,
-//! which holds the parameters, the checks and the choice of kernel per call) runs over
-//! storage words. The hardware `f32`/`f64` maps, the small-integer kernel for integers of
+//! `scale_offset`'s element kernels: the loops the codec's core (`ScaleOffsetCore`, which
+//! holds the parameters, the checks and the choice of kernel per call) runs over storage
+//! words. The hardware `f32`/`f64` maps, the small-integer kernel for integers of
 //! at most 16 bits (in `i32` or 16-bit lanes, with its modular inverse and factor range),
 //! and the element-by-element loops over the type's own checked arithmetic, which record
-//! the first failure instead of building a `Result` per element. Here, and not in the
-//! codec, because every loop over elements lives in `convert/` (or its AVX2 twins in
-//! `arch/`).
+//! the first failure instead of building a `Result` per element. The AVX2 twins they
+//! call are in `arch/` (the only `unsafe` layer).
 
 use crate::number::layout::IntLayout;
 use crate::number::storage::Word;
