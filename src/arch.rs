@@ -45,6 +45,7 @@
 #[allow(clippy::incompatible_msrv)]
 mod bf16;
 mod bit_slice;
+#[allow(clippy::incompatible_msrv)] // AVX-512 target features: Rust 1.89, as above.
 mod byte_float;
 mod f16c;
 pub(crate) mod level;

@@ -433,6 +433,12 @@ mod tests {
 
     #[test]
     fn byte_formats_avx2_kernel_equals_portable() {
+        for level in crate::isa::Isa::available() {
+            crate::isa::with_max_isa(level, byte_formats);
+        }
+    }
+
+    fn byte_formats() {
         check::<true>(layout::<Float4E2M1Fn>());
         check::<true>(layout::<Float6E2M3Fn>());
         check::<true>(layout::<Float6E3M2Fn>());
