@@ -1,4 +1,4 @@
-//! `f32` to the 8-bit float formats, nearest-even, in explicit AVX2 (issue 10, third pass).
+//! `f32` to the 8-bit float formats, nearest-even, in explicit AVX2 and AVX-512.
 
 // Written with intrinsics because LLVM compiles the portable version
 // (`convert::narrow::from_f32::rebias`, which documents the arithmetic and runs without
@@ -25,8 +25,8 @@ pub(crate) struct ByteFloatPlan {
 
 /// `src` (`f32` bits) converted into 8-bit codes in `dst` (the shorter length) by the
 /// nearest-even kernel `convert::narrow::from_f32::rebias` (without `NEG_ZERO`, a zero code
-/// has no sign: `fnuz`), when the CPU has AVX2: the largest magnitude converted. `None`
-/// without AVX2 (nothing written): the caller converts.
+/// has no sign: `fnuz`), when the CPU has AVX2 (AVX-512 at that level): the largest
+/// magnitude converted. `None` without AVX2 (nothing written): the caller converts.
 #[inline(always)]
 pub(crate) fn f32_to_byte_float<const NEG_ZERO: bool>(
     src: &[u32],
