@@ -14,6 +14,8 @@
 //! a plain loop as the reference and the fallback:
 //! - `f16c`: float16 from and to `f32` (F16C's `vcvtps2ph`/`vcvtph2ps`, which portable code
 //!   cannot reach), and from `f64` through it: [`F16c`];
+//! - `bf16`: `f32` to bfloat16 with AVX-512 BF16's `vcvtne2ps2bf16` ([`f32_to_bf16`]),
+//!   subnormal blocks left to the portable kernel (the instruction takes them as zero);
 //! - `byte_float`: `f32` to the 8-bit float formats ([`f32_to_byte_float`]), where LLVM's
 //!   build of the portable kernel shuffles more than it needs;
 //! - `pos_popcount`: the positional popcount of `choose`'s bit counting in AVX-512
@@ -39,7 +41,11 @@
 //! read and written as words in place ([`words_of_bytes`], [`words_of_bytes_mut`]), and
 //! the fresh output buffers of the run-time API ([`zeroed_vec`]).
 
+// AVX-512 BF16 target feature and intrinsics: Rust 1.89, as for `pos_popcount` below.
+#[allow(clippy::incompatible_msrv)]
+mod bf16;
 mod bit_slice;
+#[allow(clippy::incompatible_msrv)] // AVX-512 target features: Rust 1.89, as above.
 mod byte_float;
 mod f16c;
 pub(crate) mod level;
@@ -54,6 +60,7 @@ mod wide;
 mod widen;
 mod words;
 
+pub(crate) use bf16::f32_to_bf16;
 pub(crate) use bit_slice::{
     bit_slice_u8, bit_slice_u16, bit_slice_u32, bit_slice_u64, count_plane_pairs_avx2,
 };
@@ -198,6 +205,17 @@ pub(crate) fn has_avx2() -> bool {
 #[inline]
 pub(crate) fn has_avx512() -> bool {
     level::isa() >= level::Isa::Avx512
+}
+
+/// Whether kernels may use AVX-512 with BF16 (`vcvtne2ps2bf16`) now: the level allows
+/// AVX-512 and the CPU also has BF16, which [`level::Isa::Avx512`] does not include.
+#[inline]
+pub(crate) fn has_avx512_bf16() -> bool {
+    #[cfg(target_arch = "x86_64")]
+    if has_avx512() && std::is_x86_feature_detected!("avx512bf16") {
+        return true;
+    }
+    false
 }
 
 #[cfg(test)]

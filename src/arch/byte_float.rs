@@ -1,4 +1,4 @@
-//! `f32` to the 8-bit float formats, nearest-even, in explicit AVX2 (issue 10, third pass).
+//! `f32` to the 8-bit float formats, nearest-even, in explicit AVX2 and AVX-512.
 
 // Written with intrinsics because LLVM compiles the portable version
 // (`convert::narrow::from_f32::rebias`, which documents the arithmetic and runs without
@@ -25,8 +25,8 @@ pub(crate) struct ByteFloatPlan {
 
 /// `src` (`f32` bits) converted into 8-bit codes in `dst` (the shorter length) by the
 /// nearest-even kernel `convert::narrow::from_f32::rebias` (without `NEG_ZERO`, a zero code
-/// has no sign: `fnuz`), when the CPU has AVX2: the largest magnitude converted. `None`
-/// without AVX2 (nothing written): the caller converts.
+/// has no sign: `fnuz`), when the CPU has AVX2 (AVX-512 at that level): the largest
+/// magnitude converted. `None` without AVX2 (nothing written): the caller converts.
 #[inline(always)]
 pub(crate) fn f32_to_byte_float<const NEG_ZERO: bool>(
     src: &[u32],
@@ -35,6 +35,11 @@ pub(crate) fn f32_to_byte_float<const NEG_ZERO: bool>(
 ) -> Option<u32> {
     #[cfg(target_arch = "x86_64")]
     {
+        if super::has_avx512() {
+            // SAFETY: `avx512_f32_to_byte_float` requires AVX-512 F and BW, which the
+            // `Isa::Avx512` level includes and `has_avx512` checked.
+            return Some(unsafe { avx512_f32_to_byte_float::<NEG_ZERO>(src, dst, plan) });
+        }
         if super::has_avx2() {
             // SAFETY: `avx2_f32_to_byte_float` requires only AVX2, which `has_avx2` checked.
             return Some(unsafe { avx2_f32_to_byte_float::<NEG_ZERO>(src, dst, plan) });
@@ -137,5 +142,76 @@ unsafe fn avx2_f32_to_byte_float<const NEG_ZERO: bool>(
         let m = _mm_max_epu32(m, _mm_shuffle_epi32::<0b01_00_11_10>(m));
         let m = _mm_max_epu32(m, _mm_shuffle_epi32::<0b10_11_00_01>(m));
         _mm_cvtsi128_si32(m) as u32
+    }
+}
+
+/// See [`f32_to_byte_float`]: the same arithmetic on 16 lanes, each code narrowed by
+/// `vpmovusdb` (after a signed `max` with 0: the portable kernel's clamp to `0..=255`), so
+/// that no permute restores the order.
+///
+/// # Safety
+/// The CPU must support AVX-512 F and BW.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx512bw")]
+#[inline]
+unsafe fn avx512_f32_to_byte_float<const NEG_ZERO: bool>(
+    src: &[u32],
+    dst: &mut [u8],
+    p: ByteFloatPlan,
+) -> u32 {
+    use std::arch::x86_64::*;
+    const STEP: usize = 16;
+    let len = src.len().min(dst.len());
+    let n = len / STEP * STEP;
+    // SAFETY: the CPU has AVX-512 F and BW (this function's contract). A step reads 16
+    // `u32` from its source pointer and writes 16 bytes at its target pointer (unaligned
+    // forms): in the loop `src[i..i + 16]` and `dst[i..i + 16]` with `i + 16 <= n <= len`,
+    // both slices at least `len` long; for the rest, two local arrays of 16.
+    unsafe {
+        let mag_mask = _mm512_set1_epi32(0x7fff_ffff);
+        let exp_mask = _mm512_set1_epi32(0x7f80_0000);
+        let clamp_source = _mm512_set1_epi32(p.clamp_source as i32);
+        let min_normal = _mm512_set1_epi32(p.min_normal as i32);
+        let to_magic = _mm512_set1_epi32(p.to_magic as i32);
+        let code_offset = _mm512_set1_epi32(i32::from(p.code_offset));
+        let shift = _mm_cvtsi32_si128(p.shift as i32);
+        let sign_bit = _mm512_set1_epi32(i32::from(p.sign_bit));
+        let zero = _mm512_setzero_si512();
+        let mut largest = zero;
+        macro_rules! step {
+            ($s:expr, $d:expr) => {{
+                let b = _mm512_loadu_si512($s.cast::<__m512i>());
+                let mag = _mm512_and_si512(b, mag_mask);
+                largest = _mm512_max_epu32(largest, mag);
+                let clamped = _mm512_min_epu32(mag, clamp_source);
+                let e = _mm512_max_epu32(_mm512_and_si512(clamped, exp_mask), min_normal);
+                let c = _mm512_add_epi32(e, to_magic);
+                let sum = _mm512_add_ps(_mm512_castsi512_ps(clamped), _mm512_castsi512_ps(c));
+                let k = _mm512_sub_epi32(_mm512_castps_si512(sum), c);
+                let code = _mm512_add_epi32(k, _mm512_srl_epi32(c, shift));
+                let code = _mm512_sub_epi32(code, code_offset);
+                let sign = _mm512_and_si512(_mm512_srai_epi32::<31>(b), sign_bit);
+                let sign = if NEG_ZERO {
+                    sign
+                } else {
+                    _mm512_mask_mov_epi32(sign, _mm512_cmpeq_epi32_mask(code, zero), zero)
+                };
+                let code = _mm512_max_epi32(_mm512_or_si512(code, sign), zero);
+                _mm_storeu_si128($d.cast::<__m128i>(), _mm512_cvtusepi32_epi8(code));
+            }};
+        }
+        for i in (0..n).step_by(STEP) {
+            step!(src.as_ptr().add(i), dst.as_mut_ptr().add(i));
+        }
+        // The last partial step through zero-padded buffers (zeros convert to zeros).
+        let rest = len - n;
+        if rest > 0 {
+            let mut s = [0u32; STEP];
+            let mut d = [0u8; STEP];
+            s[..rest].copy_from_slice(&src[n..len]);
+            step!(s.as_ptr(), d.as_mut_ptr());
+            dst[n..len].copy_from_slice(&d[..rest]);
+        }
+        _mm512_reduce_max_epu32(largest)
     }
 }

@@ -87,6 +87,12 @@ fn check<D: Real>() {
 
 #[test]
 fn f32_narrowing_matches_reference_at_every_rounding_and_range_point() {
+    for level in zquant::isa::Isa::available() {
+        zquant::isa::with_max_isa(level, every_format);
+    }
+}
+
+fn every_format() {
     check::<half::f16>();
     check::<half::bf16>();
     check::<Float4E2M1Fn>();
@@ -98,4 +104,60 @@ fn f32_narrowing_matches_reference_at_every_rounding_and_range_point() {
     check::<Float8E4M3Fnuz>();
     check::<Float8E5M2>();
     check::<Float8E5M2Fnuz>();
+}
+
+/// `f32 -> bfloat16` (and two float8 formats) through `cast_slice` at every instruction-set level the machine has
+/// (AVX-512 BF16's `vcvtne2ps2bf16` and the AVX-512 byte kernel where present), against the reference path: random
+/// bits in every binade, blocks with and without subnormals (which the AVX-512 kernel
+/// leaves to the portable one), NaN and Inf in some blocks, lengths that are not a
+/// multiple of the vector width, unaligned starts.
+#[test]
+fn f32_to_bfloat16_and_float8_match_reference_at_every_isa_level() {
+    random_blocks::<half::bf16>();
+    random_blocks::<Float8E5M2>();
+    random_blocks::<Float8E4M3Fnuz>();
+}
+
+fn random_blocks<D: Real>() {
+    use zquant::isa::{Isa, with_max_isa};
+    let mut state = 0xbf16_bf16_bf16_u64;
+    let mut next = move || {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        (state >> 16) as u32
+    };
+    let mut src = Vec::new();
+    for block in 0..40u32 {
+        for _ in 0..1000 {
+            let mut bits = next();
+            if block % 4 != 0 && bits & 0x7f80_0000 == 0 {
+                bits |= 0x0080_0000; // no subnormal in three blocks of four
+            }
+            if block % 8 != 1 && bits & 0x7f80_0000 == 0x7f80_0000 {
+                bits &= 0xff7f_ffff; // no NaN or Inf in seven blocks of eight
+            }
+            src.push(f32::from_bits(bits));
+        }
+    }
+    for oor in [OutOfRange::Clamp, OutOfRange::Error] {
+        let opts = CastOptions::new(Rounding::NearestEven, oor);
+        for (start, len) in [(0, src.len()), (1, 4095), (3, 31), (5, 1025), (7, 20_003)] {
+            let s = &src[start..start + len];
+            let mut reference = vec![D::default(); len];
+            let expected = cast_slice_reference(s, &mut reference, opts);
+            for level in Isa::available() {
+                let mut got = vec![D::default(); len + 1];
+                let result = with_max_isa(level, || cast_slice(s, &mut got[1..], opts));
+                assert_eq!(
+                    result, expected,
+                    "{level:?} {oor:?} start {start} len {len}"
+                );
+                if result.is_ok() {
+                    let first = (0..len).find(|&i| got[i + 1].to_bits() != reference[i].to_bits());
+                    assert_eq!(first, None, "{} {level:?} {oor:?} {start} {len}", D::NAME);
+                }
+            }
+        }
+    }
 }

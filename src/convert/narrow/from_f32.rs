@@ -11,10 +11,11 @@
 //!
 //! Both process 32 elements per step in fixed-size arrays, which LLVM compiles to whole
 //! vectors and narrows with saturating packs (`vpackssdw`/`vpackusdw`, `vpackuswb`) instead
-//! of a shuffle per 8 elements; for 8-bit targets `rebias` runs as explicit AVX2
-//! (`arch::f32_to_byte_float`, same arithmetic) when the CPU has it. The rare elements
-//! (NaN, ±Inf, overflow without `clamp`) are found by the largest magnitude of the block
-//! (`vpmaxud`), compared once at the end.
+//! of a shuffle per 8 elements; for 8-bit targets `rebias` runs as explicit AVX2 or AVX-512
+//! (`arch::f32_to_byte_float`, same arithmetic) when the CPU has it, and bfloat16 by
+//! AVX-512 BF16 (`arch::f32_to_bf16`). The rare elements (NaN, ±Inf, overflow without
+//! `clamp`) are found by the largest magnitude of the block (`vpmaxud`), compared once at
+//! the end.
 //!
 //! Measured by callgrind (instructions per element; docs/performance.md has the runs):
 //! from 3.6-3.8 to 1.6 (bfloat16) and 2.1 (float8/float4).
@@ -189,11 +190,25 @@ fn rebias_one<const NEG_ZERO: bool>(p: Plan) -> impl Fn(u32) -> (u32, u32) {
 /// `0x7f80_0000 + 2^(shift-1)`): the sign bit lands on the target's.
 #[inline(always)]
 fn truncate<SW: Word, DW: Word>(src: &[SW], dst: &mut [DW], p: Plan) -> bool {
-    let one = |b: u32| -> (u32, u32) {
+    // bfloat16 itself: `vcvtne2ps2bf16` where the CPU has AVX-512 BF16, for blocks without
+    // a subnormal (see `arch::f32_to_bf16`; it rounds every other element as below).
+    if p.shift == 16 {
+        if let (Some(s), Some(d)) = (u32::of(SW::words(src)), u16::of_mut(DW::words_mut(dst))) {
+            if let Some(largest) = crate::arch::f32_to_bf16(s, d) {
+                return largest < p.limit;
+            }
+        }
+    }
+    steps(src, dst, truncate_one(p)) < p.limit
+}
+
+/// One element of [`truncate`]: its code (sign included) and its magnitude.
+#[inline(always)]
+fn truncate_one(p: Plan) -> impl Fn(u32) -> (u32, u32) {
+    move |b: u32| {
         let code = b.wrapping_add(p.half_m1 + ((b >> p.shift) & 1)) >> p.shift;
         (code, b & MAG_MASK)
-    };
-    steps(src, dst, one) < p.limit
+    }
 }
 
 /// Run `one` (an element's bits to its code, sign included, and its magnitude) over `src`
@@ -289,8 +304,142 @@ mod tests {
         l
     }
 
+    /// A small deterministic generator (xorshift64*).
+    struct Rng(u64);
+    impl Rng {
+        fn next(&mut self) -> u32 {
+            self.0 ^= self.0 >> 12;
+            self.0 ^= self.0 << 25;
+            self.0 ^= self.0 >> 27;
+            (self.0.wrapping_mul(0x2545_f491_4f6c_dd1d) >> 32) as u32
+        }
+    }
+
+    /// `f32` patterns for bfloat16 without a subnormal: every exponent field with random
+    /// mantissas, the ties (even and odd kept bit), ±0, ±Inf, NaNs (quiet, signaling,
+    /// payloads), the overflow edge, both signs; shuffled so that blocks mix them.
+    fn bf16_patterns(rng: &mut Rng) -> Vec<u32> {
+        let mut out = Vec::new();
+        for exponent in 1..=255u32 {
+            for _ in 0..48 {
+                out.push(exponent << SM | (rng.next() & 0x7f_ffff));
+            }
+            for low in [0, 1, 0x7fff, 0x8000, 0x8001, 0xffff] {
+                for kept in [0, 1, 0x7e, 0x7f] {
+                    out.push(exponent << SM | kept << 16 | low);
+                }
+            }
+        }
+        out.extend([
+            0,
+            0x7f80_0000,
+            0x7fc0_0000,
+            0x7f80_0001,
+            0x7fbf_ffff,
+            0x7fff_ffff,
+        ]);
+        out.extend([
+            0x7f7f_7fff,
+            0x7f7f_8000,
+            0x7f7f_8001,
+            0x7f7f_ffff,
+            0x7f7e_8000,
+        ]);
+        let signed: Vec<u32> = out.iter().map(|b| b | 1 << 31).collect();
+        out.extend(signed);
+        for i in (1..out.len()).rev() {
+            out.swap(i, rng.next() as usize % (i + 1));
+        }
+        out
+    }
+
+    /// The AVX-512 BF16 kernel on `src` against the portable `truncate` it stands in for:
+    /// the same codes for every element but NaN (the caller redoes a block with one), the
+    /// same largest magnitude; `None` exactly when the level has BF16 and `src` a subnormal.
+    fn check_bf16(src: &[u32], p: Plan, dst_offset: usize) {
+        let mut fast = vec![0u16; src.len() + dst_offset];
+        let fast = &mut fast[dst_offset..];
+        let mut portable = vec![0u16; src.len()];
+        let largest = steps(src, &mut portable, truncate_one(p));
+        let has_subnormal = src.iter().any(|b| (1..0x80_0000).contains(&(b & MAG_MASK)));
+        match crate::arch::f32_to_bf16(src, fast) {
+            None => assert!(!crate::arch::has_avx512_bf16() || has_subnormal),
+            Some(got) => {
+                assert!(crate::arch::has_avx512_bf16() && !has_subnormal);
+                assert_eq!(got, largest);
+                for (i, (a, b)) in fast.iter().zip(&portable).enumerate() {
+                    if src[i] & MAG_MASK <= 0x7f80_0000 {
+                        assert_eq!(a, b, "f32 {:#010x}", src[i]);
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn bfloat16_avx512_kernel_equals_portable_at_every_level() {
+        let p = Plan::new(layout::<half::bf16>(), false);
+        assert!(p.valid && p.same_exponent && p.shift == 16);
+        let mut rng = Rng(0xbf16);
+        let all = bf16_patterns(&mut rng);
+        let subnormals = [
+            1,
+            0x8000,
+            0xffff,
+            0x1_8000,
+            0x7f_ffff,
+            0x8000_0001,
+            0x807f_ffff,
+        ];
+        for level in crate::isa::Isa::available() {
+            crate::isa::with_max_isa(level, || {
+                // Lengths around the step of 32, unaligned starts of source and target.
+                for len in [0, 1, 15, 16, 31, 32, 33, 63, 100, 1000, all.len() - 3] {
+                    for (src_offset, dst_offset) in [(0, 0), (1, 0), (0, 1), (3, 5)] {
+                        check_bf16(&all[src_offset..src_offset + len], p, dst_offset);
+                    }
+                }
+                // One subnormal anywhere in a block: not done, whatever its position.
+                for (k, &sub) in subnormals.iter().enumerate() {
+                    let mut src = all[..1000].to_vec();
+                    src[(k * 151) % 1000] = sub;
+                    check_bf16(&src, p, 0);
+                    check_bf16(&src[(k * 151) % 1000..], p, 0);
+                }
+            });
+        }
+    }
+
+    /// Every `f32` bit pattern, in blocks of 2^16 (slow in a debug build: run with
+    /// `cargo test --release --lib bfloat16_every_f32 -- --ignored`).
+    #[test]
+    #[ignore]
+    fn bfloat16_every_f32_avx512_kernel_equals_portable() {
+        let p = Plan::new(layout::<half::bf16>(), false);
+        let mut src = vec![0u32; 1 << 16];
+        for high in 0..1u32 << 16 {
+            for (low, b) in src.iter_mut().enumerate() {
+                *b = high << 16 | low as u32;
+            }
+            check_bf16(&src, p, 0);
+            // The same block with its subnormals at zero, so that the kernel converts it.
+            for b in &mut src {
+                if *b & EXP_MASK == 0 {
+                    *b &= !0x7f_ffff;
+                }
+            }
+            check_bf16(&src, p, 1);
+        }
+    }
+
     #[test]
     fn byte_formats_avx2_kernel_equals_portable() {
+        for level in crate::isa::Isa::available() {
+            crate::isa::with_max_isa(level, byte_formats);
+        }
+    }
+
+    fn byte_formats() {
         check::<true>(layout::<Float4E2M1Fn>());
         check::<true>(layout::<Float6E2M3Fn>());
         check::<true>(layout::<Float6E3M2Fn>());

@@ -1,0 +1,93 @@
+//! `f32` to bfloat16, nearest-even, with AVX-512 BF16's `vcvtne2ps2bf16`: 32 elements per
+//! instruction, where the portable kernel (`convert::narrow::from_f32::truncate`) rounds
+//! with integer arithmetic.
+//!
+//! The instruction rounds a normal `f32` to nearest-even exactly as the integer rounding
+//! does (Intel's pseudo-code adds `0x7fff + lsb` to the bits and keeps the top half), and
+//! so does it for zeros, ±Inf and overflow to Inf. It differs in two cases:
+//! - a NaN becomes a quiet NaN (bit 6 set, payload's top bits kept) — the caller hands
+//!   every block with a NaN to the general kernel anyway (its magnitude is above the
+//!   limit), so only the largest magnitude matters, which is computed on the source;
+//! - a subnormal input is taken as zero (denormals-are-zero, whatever MXCSR says), where
+//!   bfloat16 has the same subnormals as `f32` and cast_value rounds them. The kernel
+//!   tracks the smallest nonzero magnitude and reports a block with a subnormal as not
+//!   done; the caller then converts it by the portable kernel.
+
+/// `src` (`f32` bits) converted into bfloat16 codes in `dst` (the shorter length), rounded
+/// to nearest-even, when the CPU has AVX-512 BF16 and the level allows AVX-512: the largest
+/// magnitude (bits without the sign) of `src`. `None` without BF16 (nothing written) or
+/// when `src` holds a subnormal (`dst` partly written): the caller converts.
+#[inline(always)]
+pub(crate) fn f32_to_bf16(src: &[u32], dst: &mut [u16]) -> Option<u32> {
+    #[cfg(target_arch = "x86_64")]
+    {
+        if super::has_avx512_bf16() {
+            // SAFETY: `avx512_f32_to_bf16` requires AVX-512 F, BW and BF16, which
+            // `has_avx512_bf16` checked.
+            return unsafe { avx512_f32_to_bf16(src, dst) };
+        }
+    }
+    let _ = (src, dst);
+    None
+}
+
+/// See [`f32_to_bf16`].
+///
+/// # Safety
+/// The CPU must support AVX-512 F, BW and BF16.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx512bw,avx512bf16")]
+#[inline]
+unsafe fn avx512_f32_to_bf16(src: &[u32], dst: &mut [u16]) -> Option<u32> {
+    use std::arch::x86_64::*;
+    const STEP: usize = 32;
+    let len = src.len().min(dst.len());
+    let n = len / STEP * STEP;
+    // SAFETY: the CPU has AVX-512 F, BW and BF16 (this function's contract). A step reads
+    // 32 `u32` from its source pointer and writes 32 `u16` at its target pointer
+    // (unaligned forms): in the loop `src[i..i + 32]` and `dst[i..i + 32]` with
+    // `i + 32 <= n <= len`, both slices at least `len` long; for the rest, two local
+    // arrays of 32. The transmute is between two 64-byte vector types, every bit pattern
+    // valid in both.
+    unsafe {
+        let mag_mask = _mm512_set1_epi32(0x7fff_ffff);
+        let one = _mm512_set1_epi32(1);
+        let mut largest = _mm512_setzero_si512();
+        // The smallest `magnitude - 1` (wrapping): below `0x7f_ffff` exactly when a
+        // magnitude is a subnormal's (zero wraps to the largest value).
+        let mut smallest_m1 = _mm512_set1_epi32(-1);
+        macro_rules! step {
+            ($s:expr, $d:expr) => {{
+                let s = $s.cast::<__m512i>();
+                let lo = _mm512_loadu_si512(s);
+                let hi = _mm512_loadu_si512(s.add(1));
+                let m_lo = _mm512_and_si512(lo, mag_mask);
+                let m_hi = _mm512_and_si512(hi, mag_mask);
+                largest = _mm512_max_epu32(largest, _mm512_max_epu32(m_lo, m_hi));
+                let low =
+                    _mm512_min_epu32(_mm512_sub_epi32(m_lo, one), _mm512_sub_epi32(m_hi, one));
+                smallest_m1 = _mm512_min_epu32(smallest_m1, low);
+                // The second operand fills the lower 16 words.
+                let codes = _mm512_cvtne2ps_pbh(_mm512_castsi512_ps(hi), _mm512_castsi512_ps(lo));
+                let codes = std::mem::transmute::<__m512bh, __m512i>(codes);
+                _mm512_storeu_si512($d.cast::<__m512i>(), codes);
+            }};
+        }
+        for i in (0..n).step_by(STEP) {
+            step!(src.as_ptr().add(i), dst.as_mut_ptr().add(i));
+        }
+        // The last partial step through zero-padded buffers (zeros convert to zeros).
+        let rest = len - n;
+        if rest > 0 {
+            let mut s = [0u32; STEP];
+            let mut d = [0u16; STEP];
+            s[..rest].copy_from_slice(&src[n..len]);
+            step!(s.as_ptr(), d.as_mut_ptr());
+            dst[n..len].copy_from_slice(&d[..rest]);
+        }
+        if (_mm512_reduce_min_epu32(smallest_m1) as u32) < 0x007f_ffff {
+            return None;
+        }
+        Some(_mm512_reduce_max_epu32(largest) as u32)
+    }
+}
