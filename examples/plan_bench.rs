@@ -209,7 +209,8 @@ fn run_chain_with(
     with_delta: bool,
     with_shuffle: Option<u64>,
 ) -> (usize, f64) {
-    let chain = DynChain::from_array_to_array_codecs(&json!("float32"), &json!("NaN"), filters).unwrap();
+    let chain =
+        DynChain::from_array_to_array_codecs(&json!("float32"), &json!("NaN"), filters).unwrap();
     let to = chain.encoded_data_type().id;
     let pb = serializer.map(|s| PackBits::new(to, s.get("configuration")).unwrap());
     let (mut bytes, mut worst) = (0usize, 0.0f64);

@@ -1439,10 +1439,10 @@ fn main() -> ExitCode {
     let mut results = Vec::new();
     let mut skipped = Vec::new();
     for b in builders(opts.threads) {
-        if let Some(f) = &opts.filter {
-            if !b.name.contains(f.as_str()) {
-                continue;
-            }
+        if let Some(f) = &opts.filter
+            && !b.name.contains(f.as_str())
+        {
+            continue;
         }
         let mut case = match (b.build)(b.name, &unit) {
             Ok(c) => c,

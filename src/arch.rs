@@ -41,21 +41,14 @@
 //! read and written as words in place ([`words_of_bytes`], [`words_of_bytes_mut`]), and
 //! the fresh output buffers of the run-time API ([`zeroed_vec`]).
 
-// AVX-512 BF16 target feature and intrinsics: Rust 1.89, as for `pos_popcount` below.
-#[allow(clippy::incompatible_msrv)]
 mod bf16;
 mod bit_slice;
-#[allow(clippy::incompatible_msrv)] // AVX-512 target features: Rust 1.89, as above.
 mod byte_float;
 mod f16c;
 pub(crate) mod level;
 pub(crate) mod packbits;
-// The AVX-512 intrinsics and target features are stable since Rust 1.89: building these
-// twins needs it, above the `rust-version` of 1.85 the rest of the crate keeps for now.
-#[allow(clippy::incompatible_msrv)]
 mod pos_popcount;
 mod stream;
-#[allow(clippy::incompatible_msrv)] // AVX-512 target features: Rust 1.89, as above.
 mod wide;
 mod widen;
 mod words;

@@ -353,7 +353,7 @@ pub(crate) fn check_words(
     let n = src.len() / i.words_per_element();
     if src.bits() != i.word_bits()
         || dst.bits() != o.word_bits()
-        || src.len() % i.words_per_element() != 0
+        || !src.len().is_multiple_of(i.words_per_element())
         || dst.len() != n * o.words_per_element()
     {
         return Err(CodecError::Array(format!(

@@ -214,12 +214,12 @@ impl CodecObject {
                     )));
                 };
                 // The core spec defines `must_understand` as a boolean.
-                if let Some(mu) = m.get("must_understand") {
-                    if !mu.is_boolean() {
-                        return Err(MetadataError::CodecObject(format!(
-                            "codec {name:?}: `must_understand` must be true or false, got {mu}"
-                        )));
-                    }
+                if let Some(mu) = m.get("must_understand")
+                    && !mu.is_boolean()
+                {
+                    return Err(MetadataError::CodecObject(format!(
+                        "codec {name:?}: `must_understand` must be true or false, got {mu}"
+                    )));
                 }
                 Ok(CodecObject {
                     name: name.clone(),

@@ -262,13 +262,13 @@ where
         )));
     }
     let same_c = input.is_standard_layout() && output.is_standard_layout();
-    if same_c {
-        if let (Some(src), Some(dst)) = (
+    if same_c
+        && let (Some(src), Some(dst)) = (
             input.as_slice_memory_order(),
             output.as_slice_memory_order_mut(),
-        ) {
-            return kernel(src, dst).map_err(CodecError::from);
-        }
+        )
+    {
+        return kernel(src, dst).map_err(CodecError::from);
     }
     let result = run(input, kernel)?;
     output.assign(&result);

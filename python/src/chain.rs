@@ -28,7 +28,8 @@ impl RustChain {
             Value::Array(v) => v,
             other => return Err(err(format!("codecs must be a JSON list, got {other}"))),
         };
-        let chain = DynChain::from_array_to_array_codecs(&dt, &fill, &codecs).map_err(metadata_err)?;
+        let chain =
+            DynChain::from_array_to_array_codecs(&dt, &fill, &codecs).map_err(metadata_err)?;
         Ok(RustChain { chain })
     }
 

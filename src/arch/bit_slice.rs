@@ -358,7 +358,7 @@ pub(crate) fn count_plane_pairs_avx2(
     totals: [&mut [u64; 64]; 3],
 ) -> Option<u64> {
     let groups = valid.len();
-    let fits = bits % 4 == 0
+    let fits = bits.is_multiple_of(4)
         && bits <= 64
         && shift < 64
         && first.len() >= groups * bits

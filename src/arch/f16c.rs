@@ -83,7 +83,7 @@ impl F16c {
     /// [`STREAM_MIN`](super::stream::STREAM_MIN)) when `dst` starts on a 32-byte boundary, as that store requires;
     /// plain stores otherwise. The caller issues [`stream_fence`](super::stream_fence) after its last block.
     pub(crate) fn f32_from_f16_streamed(self, src: &[u16], dst: &mut [u32]) -> bool {
-        if dst.as_ptr() as usize % 32 != 0 {
+        if !(dst.as_ptr() as usize).is_multiple_of(32) {
             return self.f32_from_f16(src, dst);
         }
         // `dst` is 32-byte aligned, as the streamed kernel requires (checked just above).

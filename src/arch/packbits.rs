@@ -199,10 +199,8 @@ impl WideTables {
     }
 }
 
-// The AVX-512 intrinsics are stable from Rust 1.89; the crate's `rust-version` must follow
-// (see CHANGELOG.md), which other files' lints then depend on.
+// The AVX-512 intrinsics are stable from Rust 1.89, the crate's `rust-version`.
 #[cfg(target_arch = "x86_64")]
-#[clippy::msrv = "1.89"]
 mod x86 {
     use std::arch::x86_64::*;
 

@@ -82,19 +82,19 @@ pub(crate) fn lookup_bytes<W: crate::number::storage::Word>(
         use crate::number::storage::Word;
         let n = codes.len().min(out.len());
         let (codes, words) = (&codes[..n], W::words(&table[..]));
-        if let (Some(t), Some(o)) = (u64::of(words), u64::of_mut(W::words_mut(&mut out[..n]))) {
-            if let Ok(t) = <&[u64; 256]>::try_from(t) {
-                // SAFETY: the CPU has AVX2 (checked above).
-                unsafe { kernels::lookup_u64(t, codes, o) };
-                return;
-            }
+        if let (Some(t), Some(o)) = (u64::of(words), u64::of_mut(W::words_mut(&mut out[..n])))
+            && let Ok(t) = <&[u64; 256]>::try_from(t)
+        {
+            // SAFETY: the CPU has AVX2 (checked above).
+            unsafe { kernels::lookup_u64(t, codes, o) };
+            return;
         }
-        if let (Some(t), Some(o)) = (u32::of(words), u32::of_mut(W::words_mut(&mut out[..n]))) {
-            if let Ok(t) = <&[u32; 256]>::try_from(t) {
-                // SAFETY: as above.
-                unsafe { kernels::lookup_u32(t, codes, o) };
-                return;
-            }
+        if let (Some(t), Some(o)) = (u32::of(words), u32::of_mut(W::words_mut(&mut out[..n])))
+            && let Ok(t) = <&[u32; 256]>::try_from(t)
+        {
+            // SAFETY: as above.
+            unsafe { kernels::lookup_u32(t, codes, o) };
+            return;
         }
     }
     for (d, &c) in out.iter_mut().zip(codes) {

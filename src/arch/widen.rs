@@ -32,7 +32,7 @@ pub(crate) fn widen_bytes_to_f32(src: &[u8], dst: &mut [u32], p: WidenPlan, stre
         // SAFETY: the CPU has AVX2 (checked just above); the streamed kernel's `dst` is
         // 32-byte aligned (checked here).
         return unsafe {
-            if stream && dst.as_ptr() as usize % 32 == 0 {
+            if stream && (dst.as_ptr() as usize).is_multiple_of(32) {
                 kernels::bytes_to_f32::<true>(src, dst, p)
             } else {
                 kernels::bytes_to_f32::<false>(src, dst, p)

@@ -246,11 +246,11 @@ impl<A: ArrayCodec, B: ArrayCodec<In = A::Out>> ArrayCodec for Chain<A, B> {
     fn decode_slice(&self, src: &[B::Out], dst: &mut [A::In]) -> Result<(), ElementError> {
         super::same_length("chain", super::Direction::Decode, src.len(), dst.len())?;
         let n = src.len().min(dst.len());
-        if n >= BYTE_TABLE_MIN {
-            if let Some(t) = byte_table(|c, o| self.decode_slice(c, o)) {
-                byte_lookup(&t, src, dst);
-                return Ok(());
-            }
+        if n >= BYTE_TABLE_MIN
+            && let Some(t) = byte_table(|c, o| self.decode_slice(c, o))
+        {
+            byte_lookup(&t, src, dst);
+            return Ok(());
         }
         let mut buf = vec![A::Out::default(); n.min(BLOCK)];
         let step = |i: usize, start: usize, len: usize| {

@@ -310,7 +310,9 @@ impl PackBits {
 
     /// The element count of `words`.
     fn elements_of(&self, words: Words<'_>) -> Result<usize, PackBitsError> {
-        if words.bits() != self.dtype.word_bits() || words.len() % self.plan.components != 0 {
+        if words.bits() != self.dtype.word_bits()
+            || !words.len().is_multiple_of(self.plan.components)
+        {
             return Err(self.words_error(words.len(), words.bits()));
         }
         Ok(words.len() / self.plan.components)
@@ -400,17 +402,17 @@ impl PackBits {
             PaddingEncoding::FirstByte => (&bytes[1..], Some(0)),
             PaddingEncoding::LastByte => (&bytes[..data], Some(data)),
         };
-        if let Some(index) = at {
-            if bytes[index] != pad {
-                return Err(PackBitsError::PaddingByte {
-                    encoding: self.padding.name(),
-                    index,
-                    elements,
-                    bits: self.bits_per_element(),
-                    expected: pad,
-                    found: bytes[index],
-                });
-            }
+        if let Some(index) = at
+            && bytes[index] != pad
+        {
+            return Err(PackBitsError::PaddingByte {
+                encoding: self.padding.name(),
+                index,
+                elements,
+                bits: self.bits_per_element(),
+                expected: pad,
+                found: bytes[index],
+            });
         }
         match out {
             WordsMut::U8(w) => unpack(body, self.plan, w),

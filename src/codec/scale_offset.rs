@@ -255,13 +255,13 @@ impl ScaleOffsetCore {
         if self.hardware(src, dst, dir) {
             return Ok(());
         }
-        if let Some((l, o, s)) = self.small_int::<W>() {
-            if crate::arch::vectorized(
+        if let Some((l, o, s)) = self.small_int::<W>()
+            && crate::arch::vectorized(
                 #[inline(always)]
                 || small_int_map(src, dst, l, o, s, dir == Direction::Encode),
-            ) {
-                return Ok(());
-            }
+            )
+        {
+            return Ok(());
         }
         let one = |x: u64| match dir {
             Direction::Encode => self.encode_one(x),

@@ -354,11 +354,10 @@ narrow_dst! { u32 {
     }
     fn from_int<SW: Word>(src: &[SW], dst: &mut [Self], sl: IntLayout) -> usize {
         // `int32 -> float32` with an output too large for the cache: streamed out.
-        if let (true, Some(s)) = (sl.signed && sl.bits == 32, u32::of(SW::words(src))) {
-            if crate::arch::i32_to_f32_streamed(s, dst) {
+        if let (true, Some(s)) = (sl.signed && sl.bits == 32, u32::of(SW::words(src)))
+            && crate::arch::i32_to_f32_streamed(s, dst) {
                 return s.len().min(dst.len());
             }
-        }
         int_to_hw_float(src, dst, sl);
         src.len().min(dst.len())
     }

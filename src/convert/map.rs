@@ -146,10 +146,10 @@ impl KeyMap {
     #[inline(always)]
     pub fn lookup_bits(&self, bits: u64) -> Option<u64> {
         let bits = bits & self.key.mask();
-        if let Some(v) = self.nan {
-            if self.is_nan_code(bits) {
-                return Some(v);
-            }
+        if let Some(v) = self.nan
+            && self.is_nan_code(bits)
+        {
+            return Some(v);
         }
         self.code_value(bits)
     }

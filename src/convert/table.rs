@@ -109,17 +109,16 @@ impl CodeTable {
                 }
             }
         }
-        if self.any_bad {
-            if let Some(index) = src
+        if self.any_bad
+            && let Some(index) = src
                 .iter()
                 .position(|s| self.bad[(s.to_u64() & mask) as usize])
-            {
-                let x = exact_of(self.src, src[index].to_u64());
-                return Err(ElementFailure {
-                    index,
-                    status: round_into(self.dst, x, self.opts).1,
-                });
-            }
+        {
+            let x = exact_of(self.src, src[index].to_u64());
+            return Err(ElementFailure {
+                index,
+                status: round_into(self.dst, x, self.opts).1,
+            });
         }
         Ok(())
     }

@@ -230,7 +230,7 @@ pub(super) fn run_stages(
         }
         let (stage, dir) = stages[i];
         let (even, odd) = sets.split_at_mut(1);
-        let (mine, other) = if i % 2 == 0 {
+        let (mine, other) = if i.is_multiple_of(2) {
             (&mut even[0], &odd[0])
         } else {
             (&mut odd[0], &even[0])

@@ -120,10 +120,10 @@ impl ArrayMetadata {
                 ),
             ));
         }
-        if let Some(Value::Array(t)) = m.get("storage_transformers") {
-            if !t.is_empty() {
-                return Err(ZarrError::Unsupported("storage_transformers".into()));
-            }
+        if let Some(Value::Array(t)) = m.get("storage_transformers")
+            && !t.is_empty()
+        {
+            return Err(ZarrError::Unsupported("storage_transformers".into()));
         }
         let data_type = DataType::from_json(
             m.get("data_type")

@@ -161,7 +161,7 @@ fn random_inputs(s: &Target, t: &Target, n: usize, rng: &mut Rng) -> Vec<u64> {
     let mut out = Vec::with_capacity(n);
     while out.len() < n {
         let r = rng.next_u64();
-        if r % 4 == 0 {
+        if r.is_multiple_of(4) {
             // Any bit pattern.
             out.push(rng.next_u64() & sf.mask());
             continue;
@@ -184,7 +184,7 @@ fn random_inputs(s: &Target, t: &Target, n: usize, rng: &mut Rng) -> Vec<u64> {
                 (lo, hi)
             }
             Format::Int { bits, .. } => {
-                let k = if r % 2 == 0 {
+                let k = if r.is_multiple_of(2) {
                     rng.range(0, tmax.saturating_add(2))
                 } else {
                     let j = rng.range(0, bits as u64 + 1) as u32;

@@ -685,7 +685,7 @@ fn large_float16_widening_matches_reference() {
         .map(|_| {
             let r = rng.next();
             let h = half::f16::from_bits(r as u16);
-            if h.is_nan() && r % 64 != 0 {
+            if h.is_nan() && !r.is_multiple_of(64) {
                 half::f16::from_bits(r as u16 & 0x3fff)
             } else {
                 h

@@ -418,7 +418,7 @@ impl Grid {
         Some(match x.cmp_mag(&midpoint) {
             Ordering::Less => lo,
             Ordering::Greater => lo + 1,
-            Ordering::Equal if p.sig % 2 == 0 => lo,
+            Ordering::Equal if p.sig.is_multiple_of(2) => lo,
             Ordering::Equal => lo + 1,
         })
     }

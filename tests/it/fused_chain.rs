@@ -37,7 +37,7 @@ fn inputs(rng: &mut Rng, n: usize, rare: bool) -> Vec<f64> {
         .map(|i| {
             let r = rng.next();
             // A rare element in about one block of kernel size in four.
-            if rare && (i / 1024) % 4 == 1 && r % 997 == 0 {
+            if rare && (i / 1024) % 4 == 1 && r.is_multiple_of(997) {
                 return specials[(r >> 20) as usize % specials.len()];
             }
             // Quarter steps: after `* 4` every value is an integer, half of them ties after

@@ -117,9 +117,12 @@ fn run_case(case: &Value) -> (usize, usize) {
     } else {
         json!(0)
     };
-    let chain =
-        DynChain::from_array_to_array_codecs(&json!(decoded.name()), &fill, std::slice::from_ref(&codec))
-            .unwrap_or_else(|e| panic!("{codec}: {e}"));
+    let chain = DynChain::from_array_to_array_codecs(
+        &json!(decoded.name()),
+        &fill,
+        std::slice::from_ref(&codec),
+    )
+    .unwrap_or_else(|e| panic!("{codec}: {e}"));
     assert_eq!(chain.to_metadata(), json!([codec]));
     // numcodecs' get_config is the configuration, with its `id` (and `astype` always).
     let mut get_config = case["get_config"].clone();

@@ -362,7 +362,7 @@ impl Positional {
     /// Never inlined: one copy of the tree per level for every caller.
     #[inline(never)]
     pub(super) fn add(&mut self, bytes: &[u8]) {
-        debug_assert!(bytes.len() % CHUNK_BYTES == 0);
+        debug_assert!(bytes.len().is_multiple_of(CHUNK_BYTES));
         let (narrow, totals) = (&mut self.narrow, &mut self.totals);
         crate::arch::vectorized(
             #[inline(always)]
@@ -403,7 +403,7 @@ impl Positional {
     /// [`Positional::add`].
     #[inline(never)]
     pub(super) fn add_pairs(a: &mut Self, both: &mut Self, first: &[u8], second: &[u8]) {
-        debug_assert!(first.len() == second.len() && first.len() % CHUNK_BYTES == 0);
+        debug_assert!(first.len() == second.len() && first.len().is_multiple_of(CHUNK_BYTES));
         let mut done = 0;
         let wide = first.len() / WIDE_CHUNK_BYTES;
         while done < wide && crate::arch::has_avx512() {

@@ -206,7 +206,7 @@ pub(super) fn transpose_groups<W: SliceWord>(
     planes: &mut [u64],
     mplanes: &mut [u64],
 ) {
-    debug_assert!(codes.len() % 64 == 0 && masks.len() == codes.len());
+    debug_assert!(codes.len().is_multiple_of(64) && masks.len() == codes.len());
     let groups = codes.len() / 64;
     let bits = W::BITS as usize;
     let (planes, mplanes) = (&mut planes[..groups * bits], &mut mplanes[..groups]);
@@ -398,7 +398,7 @@ mod tests {
         for groups in [1usize, 2, 3, 7] {
             let codes: Vec<W> = (0..64 * groups).map(|_| W::from_u64(r())).collect();
             let masks: Vec<W> = (0..64 * groups)
-                .map(|_| W::from_u64(if r() % 5 == 0 { 0 } else { u64::MAX }))
+                .map(|_| W::from_u64(if r().is_multiple_of(5) { 0 } else { u64::MAX }))
                 .collect();
             let want = naive(&codes, &masks);
             let bits = W::BITS as usize;

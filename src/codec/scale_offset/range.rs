@@ -35,18 +35,18 @@ impl FiniteRange {
         S: Data<Elem = T>,
         D: Dimension,
     {
-        if let Format::Float(l) = T::FORMAT {
-            if l.signed {
-                if let Some(s) = data.as_slice_memory_order() {
-                    if let Some(r) = float_range_words(&l, crate::convert::words_of(s)) {
-                        return r;
-                    }
-                }
-                return match data.as_slice_memory_order() {
-                    Some(s) => float_range(&l, s.iter().copied()),
-                    None => float_range(&l, data.iter().copied()),
-                };
+        if let Format::Float(l) = T::FORMAT
+            && l.signed
+        {
+            if let Some(s) = data.as_slice_memory_order()
+                && let Some(r) = float_range_words(&l, crate::convert::words_of(s))
+            {
+                return r;
             }
+            return match data.as_slice_memory_order() {
+                Some(s) => float_range(&l, s.iter().copied()),
+                None => float_range(&l, data.iter().copied()),
+            };
         }
         let mut range: Option<FiniteRange> = None;
         for x in data.iter() {
@@ -109,12 +109,11 @@ impl FiniteRange {
                 id.word_bits()
             )));
         }
-        if let Format::Float(l) = format {
-            if l.signed {
-                if let Some(r) = float_range_words(&l, words) {
-                    return Ok(r);
-                }
-            }
+        if let Format::Float(l) = format
+            && l.signed
+            && let Some(r) = float_range_words(&l, words)
+        {
+            return Ok(r);
         }
         fn each<W: Word>(w: &[W], f: impl FnMut(u64)) {
             w.iter().map(|x| x.to_u64()).for_each(f);

@@ -159,10 +159,10 @@ pub(super) fn nearest_even<SW: Word, DW: Word, const NEG_ZERO: bool>(
 #[inline(always)]
 fn rebias<SW: Word, DW: Word, const NEG_ZERO: bool>(src: &[SW], dst: &mut [DW], p: Plan) -> bool {
     // 8-bit targets: the same arithmetic in explicit AVX2.
-    if let (Some(s), Some(d)) = (u32::of(SW::words(src)), u8::of_mut(DW::words_mut(dst))) {
-        if let Some(largest) = crate::arch::f32_to_byte_float::<NEG_ZERO>(s, d, p.bytes()) {
-            return largest < p.limit;
-        }
+    if let (Some(s), Some(d)) = (u32::of(SW::words(src)), u8::of_mut(DW::words_mut(dst)))
+        && let Some(largest) = crate::arch::f32_to_byte_float::<NEG_ZERO>(s, d, p.bytes())
+    {
+        return largest < p.limit;
     }
     steps(src, dst, rebias_one::<NEG_ZERO>(p)) < p.limit
 }
@@ -192,12 +192,11 @@ fn rebias_one<const NEG_ZERO: bool>(p: Plan) -> impl Fn(u32) -> (u32, u32) {
 fn truncate<SW: Word, DW: Word>(src: &[SW], dst: &mut [DW], p: Plan) -> bool {
     // bfloat16 itself: `vcvtne2ps2bf16` where the CPU has AVX-512 BF16, for blocks without
     // a subnormal (see `arch::f32_to_bf16`; it rounds every other element as below).
-    if p.shift == 16 {
-        if let (Some(s), Some(d)) = (u32::of(SW::words(src)), u16::of_mut(DW::words_mut(dst))) {
-            if let Some(largest) = crate::arch::f32_to_bf16(s, d) {
-                return largest < p.limit;
-            }
-        }
+    if p.shift == 16
+        && let (Some(s), Some(d)) = (u32::of(SW::words(src)), u16::of_mut(DW::words_mut(dst)))
+        && let Some(largest) = crate::arch::f32_to_bf16(s, d)
+    {
+        return largest < p.limit;
     }
     steps(src, dst, truncate_one(p)) < p.limit
 }

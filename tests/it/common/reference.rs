@@ -809,7 +809,7 @@ impl Target {
             lo: self.int_landing(neg, &Mag::int(lo)),
             hi: self.int_landing(neg, &Mag::int(hi)),
             vs_mid: mag.cmp(&mid),
-            lo_even: lo % 2 == 0,
+            lo_even: lo.is_multiple_of(2),
         }
     }
 
