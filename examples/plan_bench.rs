@@ -33,7 +33,7 @@ use zquant::DTypeId;
 use zquant::DynChain;
 use zquant::choose::{BitCounts, InformationOptions};
 use zquant::dtype::{WordBuf, Words, WordsMut};
-use zquant::plan::{Candidate, PlanOptions, PlanStats, Readers, Target, plan};
+use zquant::plan::{Candidate, Plan, PlanOptions, PlanStats, Readers, Target, plan};
 use zquant::zarr::PackBits;
 
 const T: usize = 24;
@@ -140,6 +140,26 @@ fn fields() -> Vec<(&'static str, Vec<f32>, Vec<f64>)> {
             vec![0.01, 1e-4],
         ),
     ]
+}
+
+/// The plan of a float32 field with fill value NaN for `bound`, sizes measured by `size`.
+fn plan_f32(
+    stats: &PlanStats,
+    samples: &[(Words<'_>, &[usize])],
+    bound: f64,
+    options: &PlanOptions,
+    size: &mut dyn FnMut(&[u8]) -> usize,
+) -> Plan {
+    plan(
+        DTypeId::Float32,
+        &json!("NaN"),
+        stats,
+        samples,
+        Target::MaxAbsError(bound),
+        options,
+        size,
+    )
+    .unwrap()
 }
 
 fn zstd_len(b: &[u8]) -> usize {
@@ -371,36 +391,18 @@ fn main() {
 
         for &bound in &bounds {
             let t0 = Instant::now();
-            let p = plan(
-                DTypeId::Float32,
-                &json!("NaN"),
-                &stats,
-                &samples,
-                Target::MaxAbsError(bound),
-                &zarr_python,
-                &mut |b: &[u8]| {
-                    let t = Instant::now();
-                    let n = zstd_len(b);
-                    t_zstd += t.elapsed().as_secs_f64();
-                    n
-                },
-            )
-            .unwrap();
+            let p = plan_f32(&stats, &samples, bound, &zarr_python, &mut |b: &[u8]| {
+                let t = Instant::now();
+                let n = zstd_len(b);
+                t_zstd += t.elapsed().as_secs_f64();
+                n
+            });
             t_plan += t0.elapsed().as_secs_f64();
             // The same plan without a sample: statistics to parameters, guarantees and the
             // extremes' check, the part of planning that is not the sample's encoding and
             // compression.
             let t0 = Instant::now();
-            plan(
-                DTypeId::Float32,
-                &json!("NaN"),
-                &stats,
-                &[],
-                Target::MaxAbsError(bound),
-                &PlanOptions::default(),
-                &mut |b: &[u8]| zstd_len(b),
-            )
-            .unwrap();
+            plan_f32(&stats, &[], bound, &PlanOptions::default(), &mut zstd_len);
             t_fixed += t0.elapsed().as_secs_f64();
             let w = p.winner();
             let (pb, pe) = run_plan(&data, w);
@@ -432,16 +434,13 @@ fn main() {
             let ratio = best as f64 / pb as f64;
             ratios.push(ratio);
             // The same, for stores zarrs writes too (Rust's default readers: no delta).
-            let pz = plan(
-                DTypeId::Float32,
-                &json!("NaN"),
+            let pz = plan_f32(
                 &stats,
                 &samples,
-                Target::MaxAbsError(bound),
+                bound,
                 &PlanOptions::default(),
-                &mut |b: &[u8]| zstd_len(b),
-            )
-            .unwrap();
+                &mut zstd_len,
+            );
             let (pzb, pze) = run_plan(&data, pz.winner());
             assert!(pze <= pz.bound(), "{name} {bound}: {pze} > {}", pz.bound());
             let ratio_zarrs = best as f64 / pzb as f64;
@@ -507,16 +506,13 @@ fn small_field() {
         let mut chain = String::new();
         for _ in 0..5 {
             let t0 = Instant::now();
-            let p = plan(
-                DTypeId::Float32,
-                &json!("NaN"),
+            let p = plan_f32(
                 &stats,
                 &samples,
-                Target::MaxAbsError(bound),
+                bound,
                 &PlanOptions::default(),
-                &mut |b: &[u8]| zstd_len(b),
-            )
-            .unwrap();
+                &mut zstd_len,
+            );
             best = best.min(t0.elapsed().as_secs_f64());
             chain = p.winner().name.clone();
         }
