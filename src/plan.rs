@@ -64,6 +64,7 @@
 
 mod candidate;
 mod rearrange;
+mod specs;
 mod stats;
 
 use serde_json::{Value, json};

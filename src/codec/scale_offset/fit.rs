@@ -19,8 +19,9 @@
 //! with `A = max |x - o|`, `D = A(1+u) + η`, `Q` the largest code magnitude, `Q' = Q(1+u)` and
 //! `e4 = uQ` when `Q` exceeds `2^(p)` (the code does not convert back exactly), else 0.
 //!
-//! One file (about 700 lines): the bound above, the exact check that refines it and the
-//! search over scales are one derivation, and each step is read against the others.
+//! One file (about 900 lines with its tests): the bound above, the arithmetic it is checked
+//! in, the exact check that refines it and the search over scales are one derivation, and
+//! each step is read against the others.
 
 use serde_json::{Value, json};
 
