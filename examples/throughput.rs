@@ -1404,14 +1404,13 @@ fn main() -> ExitCode {
         eprintln!("warning: debug build; run with --release for meaningful numbers");
     }
     #[cfg(feature = "rayon")]
-    if opts.threads > 1 {
-        if let Err(e) = rayon::ThreadPoolBuilder::new()
+    if opts.threads > 1
+        && let Err(e) = rayon::ThreadPoolBuilder::new()
             .num_threads(opts.threads)
             .build_global()
-        {
-            eprintln!("rayon pool: {e}");
-            return ExitCode::FAILURE;
-        }
+    {
+        eprintln!("rayon pool: {e}");
+        return ExitCode::FAILURE;
     }
     let n = opts.elements;
     let started = Instant::now();

@@ -68,10 +68,10 @@ fn share<C: Send>(
             };
             if let Err(mut e) = f(chunk) {
                 e.index += k * CHUNK;
-                if let Ok(mut best) = first.lock() {
-                    if best.as_ref().is_none_or(|b| e.index < b.index) {
-                        *best = Some(e);
-                    }
+                if let Ok(mut best) = first.lock()
+                    && best.as_ref().is_none_or(|b| e.index < b.index)
+                {
+                    *best = Some(e);
                 }
             }
         }
