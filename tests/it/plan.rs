@@ -393,3 +393,51 @@ fn headroom_leaves_room_for_data_to_come() {
         }
     }
 }
+
+/// Chains zarrs cannot read (`numcodecs.delta`) are ruled out by Rust's default readers,
+/// weighed under zarr-python's; shuffled chains list their shuffle as a bytes codec.
+#[test]
+fn readers_rule_out_what_zarrs_cannot_read() {
+    let xs = field(0, 10.0, 273.15, 0.0, 3, 64 * 64);
+    let has_delta =
+        |c: &zquant::plan::Candidate| c.filters.iter().any(|f| f["name"] == "numcodecs.delta");
+    let plan_with = |readers| {
+        let opts = PlanOptions {
+            readers,
+            ..PlanOptions::default()
+        };
+        plan_of(
+            DTypeId::Float32,
+            &xs,
+            64,
+            &json!("NaN"),
+            Target::MaxAbsError(0.01),
+            &opts,
+        )
+        .unwrap()
+        .0
+    };
+    let rust = plan_with(Readers::default());
+    assert!(rust.winner().readers.contains(&"zarrs"), "{}", rust.table());
+    for c in rust.candidates.iter().filter(|c| has_delta(c)) {
+        assert!(c.ruled_out.is_some(), "{}", rust.table());
+        assert!(!c.readers.contains(&"zarrs"));
+    }
+    let python = plan_with(Readers::ZarrPython);
+    assert!(
+        python
+            .candidates
+            .iter()
+            .any(|c| has_delta(c) && c.ruled_out.is_none()),
+        "{}",
+        python.table()
+    );
+    for c in python
+        .candidates
+        .iter()
+        .filter(|c| !c.bytes_codecs.is_empty())
+    {
+        assert_eq!(c.bytes_codecs[0]["name"], "numcodecs.shuffle");
+        assert_eq!(c.codecs().last(), c.bytes_codecs.last());
+    }
+}

@@ -428,7 +428,7 @@ impl Fit {
             .a
             .code(self.range.min - c, Rounding::NearestEven)
             .ok_or_else(no_fit)?;
-        self.choice(o, one).ok_or_else(no_fit)
+        self.choice(o, one, None).ok_or_else(no_fit)
     }
 
     /// The configuration at scale `s_val` (rounded towards zero into the source type),
@@ -460,7 +460,7 @@ impl Fit {
         let meets = |c: &ScaleOffsetChoice| bound.is_none_or(|b| c.max_abs_error <= b);
         if let Some(c) = self
             .snapped(o, s)
-            .filter_map(|o| self.choice_for(o, s, bound))
+            .filter_map(|o| self.choice(o, s, bound))
             .find(|c| meets(c))
         {
             return Step::Fits(Box::new(c));
@@ -469,7 +469,7 @@ impl Fit {
         if self.range.min <= 0.0 && self.range.max >= 0.0 {
             return Step::Next;
         }
-        match self.choice_for(o, s, bound) {
+        match self.choice(o, s, bound) {
             Some(c) if meets(&c) => Step::Fits(Box::new(c)),
             _ => Step::Next,
         }
@@ -492,38 +492,6 @@ impl Fit {
             }
             None => false,
         }
-    }
-
-    /// [`Fit::choice`], but with an exact-check budget and a bound asked for, the a-priori
-    /// bound first: when it meets `bound` the configuration is taken as it is.
-    fn choice_for(&self, o: u64, s: u64, bound: Option<f64>) -> Option<ScaleOffsetChoice> {
-        let (Some(_), Some(b)) = (&self.exact_budget, bound) else {
-            return self.choice(o, s);
-        };
-        let (a, range) = (&self.a, self.range);
-        let (qa, qb) = (a.encode(self.min_c, o, s)?, a.encode(self.max_c, o, s)?);
-        if qa < self.lo || qb > self.hi || self.min_c == self.max_c {
-            return self.choice(o, s);
-        }
-        let a_priori = error_bound(a, range, a.value(o), a.value(s), qa, qb);
-        if a_priori <= b {
-            // Both ends decode to finite values, so every code does (decoding is monotone).
-            a.decode(qa, o, s)?;
-            a.decode(qb, o, s)?;
-            return Some(ScaleOffsetChoice {
-                source: self.source,
-                target: self.target,
-                offset: a.value(o),
-                scale: a.value(s),
-                codes: (qa, qb),
-                max_abs_error: a_priori,
-                nan_code: self.opts.nan_sentinel.then_some(a.target.max()),
-                guarantee: Guarantee::APriori,
-                offset_code: o,
-                scale_code: s,
-            });
-        }
-        self.choice(o, s)
     }
 
     /// The offset moved (by at most half a code) onto the grid of `0`: `o = -(q0 / s)` in
@@ -563,7 +531,10 @@ impl Fit {
 
     /// The configuration `(o, s)` with its guarantee, when both ends encode within the
     /// target's codes and decode to finite values.
-    fn choice(&self, o: u64, s: u64) -> Option<ScaleOffsetChoice> {
+    ///
+    /// With an exact-check budget and a bound asked for (`enough`), an a-priori bound that
+    /// meets it is taken as it is: the exact check only refines what it rules out.
+    fn choice(&self, o: u64, s: u64, enough: Option<f64>) -> Option<ScaleOffsetChoice> {
         let (a, range) = (&self.a, self.range);
         let (qa, qb) = (a.encode(self.min_c, o, s)?, a.encode(self.max_c, o, s)?);
         if qa < self.lo || qb > self.hi {
@@ -573,8 +544,14 @@ impl Fit {
         let ya = a.decode(qa, o, s)?;
         a.decode(qb, o, s)?;
         let a_priori = || error_bound(a, range, a.value(o), a.value(s), qa, qb);
+        let enough = match enough {
+            Some(e) if self.exact_budget.is_some() => Some(a_priori()).filter(|&b| b <= e),
+            _ => None,
+        };
         let (bound, guarantee) = if self.min_c == self.max_c {
             ((ya - range.min).abs(), Guarantee::Exact)
+        } else if let Some(b) = enough {
+            (b, Guarantee::APriori)
         } else if self.may_check_exactly(qa, qb) {
             match exact_bound(a, self.min_c, self.max_c, o, s) {
                 Some(b) => (b, Guarantee::Exact),
@@ -823,15 +800,16 @@ pub(crate) fn fit_in_codes(
         }
         fit.exact_budget = budget;
         if let Some((i_ap, c)) = found {
-            let (mut lo, mut hi, mut best) = (None::<usize>, i_ap, c);
-            while hi > lo.map_or(0, |l| l + 1) {
-                let mid = lo.map_or(0, |l| l + 1) + (hi - lo.map_or(0, |l| l + 1)) / 2;
+            // `factors[i_ap]` fits; those below `lo` are known not to.
+            let (mut lo, mut hi, mut best) = (0, i_ap, c);
+            while lo < hi {
+                let mid = lo + (hi - lo) / 2;
                 match fit.at_scale(start * factors[mid], Some(max_abs_error)) {
                     Step::Fits(c) => {
                         hi = mid;
                         best = c;
                     }
-                    _ => lo = Some(mid),
+                    _ => lo = mid + 1,
                 }
                 if fit.exact_budget.as_ref().is_some_and(|b| b.get() == 0) {
                     break;
