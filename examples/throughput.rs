@@ -25,6 +25,10 @@
 //! `zquant::parallel` (chunks on a rayon pool of N threads); without it, and for the
 //! run-time (`dyn`) cases, the input is cut into N contiguous parts, one scoped thread each.
 //!
+//! `--count` runs each case `R` times and nothing else (no timing, no baseline, no scalar
+//! path), each run inside [`counted_run`] and each case after a call of [`next_case`]: for
+//! callgrind's instruction counts per element (`benches/instructions.sh` reads them).
+//!
 //! `--json PATH` writes `{"cases": [{"name", "elements", "in_bytes", "median_s", "gbps",
 //! "ratio_to_memcpy", ...}]}` (more keys are informative extras).
 
@@ -55,10 +59,11 @@ struct Opts {
     threads: usize,
     runs: usize,
     filter: Option<String>,
+    count: bool,
 }
 
 const USAGE: &str = "usage: throughput [--quick] [--json PATH] [--threads N] [--runs R] \
-                     [--elements N] [--filter TEXT]";
+                     [--elements N] [--filter TEXT] [--count]";
 
 fn parse_args() -> Result<Opts, String> {
     let mut quick = false;
@@ -67,6 +72,7 @@ fn parse_args() -> Result<Opts, String> {
     let mut runs = None;
     let mut elements = None;
     let mut filter = None;
+    let mut count = false;
     let mut args = std::env::args().skip(1);
     let num = |v: Option<String>, what: &str| -> Result<usize, String> {
         v.ok_or_else(|| format!("{what} needs a value"))?
@@ -81,6 +87,7 @@ fn parse_args() -> Result<Opts, String> {
             "--runs" => runs = Some(num(args.next(), "--runs")?),
             "--elements" => elements = Some(num(args.next(), "--elements")?),
             "--filter" => filter = Some(args.next().ok_or("--filter needs a value")?),
+            "--count" => count = true,
             "-h" | "--help" => return Err(USAGE.into()),
             // `cargo bench` style harness flags are not ours; anything else is a mistake.
             other => return Err(format!("unknown argument {other:?}\n{USAGE}")),
@@ -94,6 +101,7 @@ fn parse_args() -> Result<Opts, String> {
         threads,
         runs: runs.unwrap_or(if quick { 5 } else { 7 }).max(5),
         filter,
+        count,
     })
 }
 
@@ -1203,6 +1211,20 @@ impl Measured {
     }
 }
 
+/// Marks the start of a case for `--count`: callgrind dumps its counters here
+/// (`--dump-before=*next_case*`), so that each dump holds one case's runs.
+#[inline(never)]
+fn next_case(name: &str) {
+    std::hint::black_box(name);
+}
+
+/// One run of a case for `--count`: callgrind collects inside this function only
+/// (`--toggle-collect=*counted_run*`).
+#[inline(never)]
+fn counted_run(case: &mut Case, threads: usize) {
+    drop(std::hint::black_box((case.run)(threads)));
+}
+
 fn measure(case: &mut Case, threads: usize, runs: usize, base: &mut Baseline) -> Measured {
     let bytes = case.in_bytes.max(case.out_bytes);
     // Warm-up: faults in the output pages, fills caches and branch predictors.
@@ -1434,7 +1456,9 @@ fn main() -> ExitCode {
     let unit = data::unit_field(n, 0x5eed);
     // The largest case moves 8 bytes per element (f64 in or out).
     let mut base = Baseline::new(n * 8);
-    base.warm_up(Duration::from_millis(500), opts.threads);
+    if !opts.count {
+        base.warm_up(Duration::from_millis(500), opts.threads);
+    }
     let mut results = Vec::new();
     let mut skipped = Vec::new();
     for b in builders(opts.threads) {
@@ -1451,6 +1475,14 @@ fn main() -> ExitCode {
                 continue;
             }
         };
+        if opts.count {
+            next_case(b.name);
+            for _ in 0..opts.runs {
+                counted_run(&mut case, opts.threads);
+            }
+            println!("counted\t{}\t{}\t{}", b.name, case.elements, opts.runs);
+            continue;
+        }
         let m = measure(&mut case, opts.threads, opts.runs, &mut base);
         drop(case);
         eprintln!(
@@ -1461,6 +1493,9 @@ fn main() -> ExitCode {
             m.ratio()
         );
         results.push(m);
+    }
+    if opts.count {
+        return ExitCode::SUCCESS;
     }
     println!();
     print_table(&results, opts.threads);
