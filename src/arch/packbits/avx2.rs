@@ -1,0 +1,403 @@
+//! packbits' AVX2 twins, for CPUs without AVX-512 (or capped below it): one-byte words and
+//! two-byte words, codes of `b <= 8` and `b <= 16` bits.
+//!
+//! AVX2 has no byte permute across the two 128-bit halves of a vector, no variable 16-bit
+//! shift and no multishift, so each half is a stream of its own: a step of 32 one-byte codes
+//! (`4b` bytes) or 16 two-byte codes (`2b` bytes) is two half-steps of `2b` or `b` bytes,
+//! which end on byte boundaries and share one set of byte tables. Encoding stores each half
+//! with a 16-byte store (its bytes past the half-step's are written again by the next store
+//! or by the portable tail, as in the AVX-512 twins); decoding loads each half with a 16-byte
+//! load. The counts done and the results are as the AVX-512 twins': whole steps, bit for bit
+//! those of the portable kernels.
+//!
+//! - One-byte words, encoding: the AVX-512 twin's merge within lanes (`vpmaddubsw` and
+//!   `vpmaddwd` for 2, 4 and 6 bits, three shift-and-select steps otherwise), then `vpshufb`
+//!   packs each half's bytes together.
+//! - One-byte words, decoding: `vpshufb` gathers, for each code, the two stream bytes that
+//!   hold it into a 16-bit lane (even codes in one vector, odd codes in another); a multiply
+//!   by `2^(8 - s)` (`vpmullw`, the variable 16-bit shift AVX2 lacks) lifts the field at bit
+//!   offset `s` into the lane's high byte.
+//! - Two-byte words, encoding: the even and the odd codes each in 32-bit lanes, shifted to
+//!   their bit offset in their first byte (`vpsllvd`); each output byte ORs the bytes of the
+//!   codes that cover it, gathered by `vpshufb` from the two vectors (one gather each for
+//!   `b >= 8`, up to four for narrower fields).
+//! - Two-byte words, decoding: `vpshufb` gathers each code's first four stream bytes into a
+//!   32-bit lane, even codes in one vector, odd in another, cut at the bit offset by
+//!   `vpsrlvd` and `vpsllvd`, and the two halves of each 32-bit lane joined.
+
+use std::arch::x86_64::*;
+
+use super::{Fields, low};
+
+/// `x` in each byte.
+const fn rep8(x: u64) -> u64 {
+    x * 0x0101_0101_0101_0101
+}
+
+/// `x` in each 16-bit lane.
+const fn rep16(x: u64) -> u64 {
+    x * 0x0001_0001_0001_0001
+}
+
+/// `x` in each 32-bit half.
+const fn rep32(x: u64) -> u64 {
+    x | (x << 32)
+}
+
+/// The same 16 bytes in both halves of a vector.
+#[inline]
+#[target_feature(enable = "avx2")]
+fn both_halves(t: &[u8; 16]) -> __m256i {
+    // SAFETY: 16 bytes from an array of 16.
+    let h = unsafe { _mm_loadu_si128(t.as_ptr().cast()) };
+    _mm256_broadcastsi128_si256(h)
+}
+
+/// The same 32-bit lanes (four of them) in both halves of a vector.
+#[inline]
+#[target_feature(enable = "avx2")]
+fn both_halves32(t: [u32; 4]) -> __m256i {
+    let [a, b, c, d] = t.map(|x| x as i32);
+    _mm256_setr_epi32(a, b, c, d, a, b, c, d)
+}
+
+/// A shift count for `vpsrlw`/`vpsrlq` and their kin.
+#[inline]
+#[target_feature(enable = "sse2")]
+fn count(c: u32) -> __m128i {
+    _mm_cvtsi64_si128(i64::from(c))
+}
+
+/// The bits of `a` where `m` is set, of `b` elsewhere.
+#[inline]
+#[target_feature(enable = "avx2")]
+fn select(m: __m256i, a: __m256i, b: __m256i) -> __m256i {
+    _mm256_or_si256(_mm256_and_si256(m, a), _mm256_andnot_si256(m, b))
+}
+
+/// Store the low `2b`-byte (or `b`-byte) half-step of `y` at `at` and the high one at
+/// `at + half`, 16 bytes each.
+///
+/// # Safety
+/// Bytes `at..at + half + 16` are in `out`.
+#[inline]
+#[target_feature(enable = "avx2")]
+unsafe fn store_halves(out: &mut [u8], at: usize, half: usize, y: __m256i) {
+    // SAFETY: the caller's promise covers both 16-byte stores.
+    unsafe {
+        let p = out.as_mut_ptr().add(at);
+        _mm_storeu_si128(p.cast(), _mm256_castsi256_si128(y));
+        _mm_storeu_si128(p.add(half).cast(), _mm256_extracti128_si256::<1>(y));
+    }
+}
+
+/// Load the 16 bytes at `at` into the low half and those at `at + half` into the high one.
+///
+/// # Safety
+/// Bytes `at..at + half + 16` are in `src`.
+#[inline]
+#[target_feature(enable = "avx2")]
+unsafe fn load_halves(src: &[u8], at: usize, half: usize) -> __m256i {
+    // SAFETY: the caller's promise covers both 16-byte loads.
+    unsafe {
+        let p = src.as_ptr().add(at);
+        let lo = _mm_loadu_si128(p.cast());
+        let hi = _mm_loadu_si128(p.add(half).cast());
+        _mm256_inserti128_si256::<1>(_mm256_castsi128_si256(lo), hi)
+    }
+}
+
+/// The loop invariants of [`merge`], as in the AVX-512 twin.
+struct Merge {
+    f: __m128i,
+    mask: __m256i,
+    m1: __m256i,
+    m2: __m256i,
+    m4: __m256i,
+    c1: __m128i,
+    c2: __m128i,
+    c3: __m128i,
+}
+
+/// 32 one-byte codes merged within lanes: with `EVEN` (`b` in 2, 4, 6) each 32-bit lane
+/// holds its four fields in its low `b/2` bytes (two multiply-adds whose products stay far
+/// below saturation); otherwise each 64-bit lane holds its eight fields in its low `b`
+/// bytes (three shift-and-select steps).
+#[inline]
+#[target_feature(enable = "avx2")]
+fn merge<const EVEN: bool>(k: &Merge, x: __m256i) -> __m256i {
+    let x = _mm256_and_si256(_mm256_srl_epi64(x, k.f), k.mask);
+    if EVEN {
+        _mm256_madd_epi16(_mm256_maddubs_epi16(x, k.m1), k.m2)
+    } else {
+        let x = select(k.m1, x, _mm256_srl_epi16(x, k.c1));
+        let x = select(k.m2, x, _mm256_srl_epi32(x, k.c2));
+        select(k.m4, x, _mm256_srl_epi64(x, k.c3))
+    }
+}
+
+/// [`super::pack_u8`] with AVX2: the count done, a multiple of 32.
+///
+/// # Safety
+/// The CPU must have AVX2; `p.f + p.b <= 8`.
+#[target_feature(enable = "avx2")]
+pub(super) unsafe fn pack_u8(src: &[u8], p: Fields, out: &mut [u8]) -> usize {
+    if p.b.is_multiple_of(2) && p.b <= 6 {
+        pack_u8_steps::<true>(src, p, out)
+    } else {
+        pack_u8_steps::<false>(src, p, out)
+    }
+}
+
+#[inline]
+#[target_feature(enable = "avx2")]
+fn pack_u8_steps<const EVEN: bool>(src: &[u8], p: Fields, out: &mut [u8]) -> usize {
+    let b = p.b as usize;
+    let mask = _mm256_set1_epi64x(rep8(low(p.b)) as i64);
+    let k = if EVEN {
+        Merge {
+            f: count(p.f),
+            mask,
+            m1: _mm256_set1_epi16((1 | (1 << (p.b + 8))) as i16),
+            m2: _mm256_set1_epi32(1 | (1 << (2 * p.b + 16))),
+            m4: _mm256_setzero_si256(),
+            c1: count(0),
+            c2: count(0),
+            c3: count(0),
+        }
+    } else {
+        Merge {
+            f: count(p.f),
+            mask,
+            m1: _mm256_set1_epi64x(rep16(low(p.b)) as i64),
+            m2: _mm256_set1_epi64x(rep32(low(2 * p.b)) as i64),
+            m4: _mm256_set1_epi64x(low(4 * p.b) as i64),
+            c1: count(8 - p.b),
+            c2: count(16 - 2 * p.b),
+            c3: count(32 - 4 * p.b),
+        }
+    };
+    // A half's output byte `m` (of `2b`) is byte `m % per` of its lane `m / per` (`per`
+    // bytes in each lane of `width` bytes); the rest of the 16 are zero (index 0x80).
+    let (per, width) = if EVEN { (b / 2, 4) } else { (b, 8) };
+    let mut idx = [0x80u8; 16];
+    for (m, i) in idx.iter_mut().enumerate().take(2 * b) {
+        *i = ((m / per) * width + m % per) as u8;
+    }
+    let idx = both_halves(&idx);
+    let (half, step) = (2 * b, 4 * b);
+    let mut g = 0;
+    while (g + 1) * 32 <= src.len() && g * step + half + 16 <= out.len() {
+        // SAFETY: bytes `32g..32g + 32` are in `src` (the loop's condition).
+        let x = unsafe { _mm256_loadu_si256(src.as_ptr().add(32 * g).cast()) };
+        let y = _mm256_shuffle_epi8(merge::<EVEN>(&k, x), idx);
+        // SAFETY: bytes `g*step..g*step + half + 16` are in `out` (the loop's condition).
+        unsafe { store_halves(out, g * step, half, y) };
+        g += 1;
+    }
+    32 * g
+}
+
+/// [`super::unpack_u8`] with AVX2: the count done, a multiple of 32.
+///
+/// # Safety
+/// The CPU must have AVX2; `p.f + p.b <= p.n <= 8`.
+#[target_feature(enable = "avx2")]
+pub(super) unsafe fn unpack_u8(src: &[u8], p: Fields, out: &mut [u8]) -> usize {
+    let b = p.b as usize;
+    // Code `j` of a half starts at bit `s = j*b % 8` of byte `st = j*b / 8` (of `2b <= 16`):
+    // its 16-bit window is bytes `st` and `st + 1` (a byte past the half is never part of a
+    // field: index 0x80, zero), times `2^(8 - s)` puts the field's bits at bit 8.
+    let (mut even, mut odd) = ([0x80u8; 16], [0x80u8; 16]);
+    let (mut me, mut mo) = ([0u16; 8], [0u16; 8]);
+    for j in 0..16 {
+        let (st, s) = (j * b / 8, j * b % 8);
+        let (t, m) = if j % 2 == 0 {
+            (&mut even, &mut me)
+        } else {
+            (&mut odd, &mut mo)
+        };
+        for k in 0..2 {
+            if st + k < 16 {
+                t[2 * (j / 2) + k] = (st + k) as u8;
+            }
+        }
+        m[j / 2] = 1 << (8 - s);
+    }
+    let (even, odd) = (both_halves(&even), both_halves(&odd));
+    let words = |m: [u16; 8]| {
+        let [a, b, c, d, e, f, g, h] = m.map(|x| x as i16);
+        _mm256_setr_epi16(a, b, c, d, e, f, g, h, a, b, c, d, e, f, g, h)
+    };
+    let (me, mo) = (words(me), words(mo));
+    let high = _mm256_set1_epi16(0xff00u16 as i16);
+    let mask = _mm256_set1_epi64x(rep8(low(p.b)) as i64);
+    let top = p.f + p.b - 1;
+    let sign = _mm256_set1_epi64x(rep8(1 << top) as i64);
+    let keep = _mm256_set1_epi64x(rep8(low(p.n)) as i64);
+    let (extend, f) = (p.extends(), count(p.f));
+    let (half, step) = (2 * b, 4 * b);
+    let mut g = 0;
+    while (g + 1) * 32 <= out.len() && g * step + half + 16 <= src.len() {
+        // SAFETY: bytes `g*step..g*step + half + 16` are in `src` (the loop's condition).
+        let x = unsafe { load_halves(src, g * step, half) };
+        let e = _mm256_mullo_epi16(_mm256_shuffle_epi8(x, even), me);
+        let o = _mm256_mullo_epi16(_mm256_shuffle_epi8(x, odd), mo);
+        let v = _mm256_or_si256(_mm256_srli_epi16::<8>(e), _mm256_and_si256(o, high));
+        // Fields of `f + b <= 8` bits: the shift moves no bit across a byte once the mask
+        // has cleared the bits above the field.
+        let mut y = _mm256_sll_epi16(_mm256_and_si256(v, mask), f);
+        if extend {
+            // `(y ^ s) - s` sets the bits above a field whose top bit is set.
+            let t = _mm256_xor_si256(y, sign);
+            y = _mm256_and_si256(_mm256_sub_epi8(t, sign), keep);
+        }
+        // SAFETY: bytes `32g..32g + 32` are in `out` (the loop's condition).
+        unsafe { _mm256_storeu_si256(out.as_mut_ptr().add(32 * g).cast(), y) };
+        g += 1;
+    }
+    32 * g
+}
+
+/// The byte tables of the two-byte kernels: a half holds 8 codes, `b` bytes of stream;
+/// code `j` starts at bit `s_j = j*b % 8` of byte `j*b / 8`. Even codes sit in one vector's
+/// 32-bit lanes, odd codes in another's.
+struct HalfTables {
+    /// Per 32-bit lane `i`: the bit offsets of codes `2i` and `2i + 1`.
+    shift: [[u32; 4]; 2],
+    /// Encoding: for each of up to four slots, the `vpshufb` index of each output byte
+    /// into the even and the odd vector (0x80 where the slot is unused).
+    gather: [[[u8; 16]; 2]; 4],
+    /// How many slots are used.
+    slots: usize,
+    /// Decoding: for each 32-bit lane, the stream bytes from the code's first one.
+    spread: [[u8; 16]; 2],
+}
+
+impl HalfTables {
+    fn new(b: u32) -> HalfTables {
+        let b = b as usize;
+        let mut t = HalfTables {
+            shift: [[0; 4]; 2],
+            gather: [[[0x80; 16]; 2]; 4],
+            slots: 0,
+            spread: [[0x80; 16]; 2],
+        };
+        let mut used = [[0usize; 16]; 2];
+        for j in 0..8 {
+            let (v, lane) = (j % 2, j / 2);
+            let (st, s) = (j * b / 8, j * b % 8);
+            t.shift[v][lane] = s as u32;
+            for k in 0..4 {
+                // Bytes past the half's `b` are never part of the field: zero.
+                if st + k < b {
+                    t.spread[v][4 * lane + k] = (st + k) as u8;
+                }
+            }
+            // The shifted field is bits `s..s + b` of its lane (`s + b <= 23`): bytes
+            // `0..=last` of the lane go to output bytes `st..=st + last`.
+            for k in 0..=(s + b - 1) / 8 {
+                let m = st + k;
+                let slot = used[v][m];
+                used[v][m] += 1;
+                t.gather[slot][v][m] = (4 * lane + k) as u8;
+                t.slots = t.slots.max(slot + 1);
+            }
+        }
+        t
+    }
+}
+
+/// [`super::pack_u16`] with AVX2 (`words`: the words' little-endian bytes): the count of
+/// codes done, a multiple of 16.
+///
+/// # Safety
+/// The CPU must have AVX2; `p.f + p.b <= 16`.
+#[target_feature(enable = "avx2")]
+pub(super) unsafe fn pack_u16(words: &[u8], p: Fields, out: &mut [u8]) -> usize {
+    let t = HalfTables::new(p.b);
+    let gather: [[__m256i; 2]; 4] = t.gather.map(|g| g.map(|h| both_halves(&h)));
+    // The slot count as a constant, so that the tables stay in registers.
+    match t.slots {
+        1 => pack_u16_steps::<1>(&t, &gather, words, p, out),
+        2 => pack_u16_steps::<2>(&t, &gather, words, p, out),
+        _ => pack_u16_steps::<4>(&t, &gather, words, p, out),
+    }
+}
+
+#[inline]
+#[target_feature(enable = "avx2")]
+fn pack_u16_steps<const S: usize>(
+    t: &HalfTables,
+    gather: &[[__m256i; 2]; 4],
+    src: &[u8],
+    p: Fields,
+    out: &mut [u8],
+) -> usize {
+    let (se, so) = (both_halves32(t.shift[0]), both_halves32(t.shift[1]));
+    let mask = _mm256_set1_epi16(low(p.b) as u16 as i16);
+    let low16 = _mm256_set1_epi32(0xffff);
+    let f = count(p.f);
+    let (half, step) = (p.b as usize, 2 * p.b as usize);
+    let mut g = 0;
+    while (g + 1) * 32 <= src.len() && g * step + half + 16 <= out.len() {
+        // SAFETY: bytes `32g..32g + 32` are in `src` (the loop's condition).
+        let x = unsafe { _mm256_loadu_si256(src.as_ptr().add(32 * g).cast()) };
+        let x = _mm256_and_si256(_mm256_srl_epi16(x, f), mask);
+        let e = _mm256_sllv_epi32(_mm256_and_si256(x, low16), se);
+        let o = _mm256_sllv_epi32(_mm256_srli_epi32::<16>(x), so);
+        let mut y = _mm256_or_si256(
+            _mm256_shuffle_epi8(e, gather[0][0]),
+            _mm256_shuffle_epi8(o, gather[0][1]),
+        );
+        for [ge, go] in &gather[1..S] {
+            y = _mm256_or_si256(y, _mm256_shuffle_epi8(e, *ge));
+            y = _mm256_or_si256(y, _mm256_shuffle_epi8(o, *go));
+        }
+        // SAFETY: bytes `g*step..g*step + half + 16` are in `out` (the loop's condition).
+        unsafe { store_halves(out, g * step, half, y) };
+        g += 1;
+    }
+    16 * g
+}
+
+/// [`super::unpack_u16`] with AVX2, into the words' little-endian bytes `out`: the count of
+/// **bytes** written, a multiple of 32.
+///
+/// # Safety
+/// The CPU must have AVX2; `p.f + p.b <= p.n <= 16`.
+#[target_feature(enable = "avx2")]
+pub(super) unsafe fn unpack_u16(src: &[u8], p: Fields, out: &mut [u8]) -> usize {
+    let t = HalfTables::new(p.b);
+    let (spread_e, spread_o) = (both_halves(&t.spread[0]), both_halves(&t.spread[1]));
+    let se = both_halves32(t.shift[0]);
+    // The odd code's field goes to bits 16.. of its lane.
+    let so = both_halves32(t.shift[1].map(|s| 16 - s));
+    let (mask_e, mask_o) = (
+        _mm256_set1_epi32(low(p.b) as i32),
+        _mm256_set1_epi32((low(p.b) << 16) as u32 as i32),
+    );
+    let top = p.f + p.b - 1;
+    let sign = _mm256_set1_epi16((1u32 << top) as u16 as i16);
+    let keep = _mm256_set1_epi16(low(p.n) as u16 as i16);
+    let (extend, f) = (p.extends(), count(p.f));
+    let (half, step) = (p.b as usize, 2 * p.b as usize);
+    let mut g = 0;
+    while (g + 1) * 32 <= out.len() && g * step + half + 16 <= src.len() {
+        // SAFETY: bytes `g*step..g*step + half + 16` are in `src` (the loop's condition).
+        let x = unsafe { load_halves(src, g * step, half) };
+        let e = _mm256_srlv_epi32(_mm256_shuffle_epi8(x, spread_e), se);
+        let o = _mm256_sllv_epi32(_mm256_shuffle_epi8(x, spread_o), so);
+        let v = _mm256_or_si256(_mm256_and_si256(e, mask_e), _mm256_and_si256(o, mask_o));
+        let mut y = _mm256_sll_epi16(v, f);
+        if extend {
+            // `(y ^ s) - s` sets the bits above a field whose top bit is set.
+            let t = _mm256_xor_si256(y, sign);
+            y = _mm256_and_si256(_mm256_sub_epi16(t, sign), keep);
+        }
+        // SAFETY: bytes `32g..32g + 32` are in `out` (the loop's condition).
+        unsafe { _mm256_storeu_si256(out.as_mut_ptr().add(32 * g).cast(), y) };
+        g += 1;
+    }
+    32 * g
+}
