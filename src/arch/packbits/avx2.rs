@@ -142,6 +142,12 @@ fn merge<const EVEN: bool>(k: &Merge, x: __m256i) -> __m256i {
 /// The CPU must have AVX2; `p.f + p.b <= 8`.
 #[target_feature(enable = "avx2")]
 pub(super) unsafe fn pack_u8(src: &[u8], p: Fields, out: &mut [u8]) -> usize {
+    match p.b {
+        1 => return pack_u8_bits(src, p, out),
+        2 => return pack_u8_narrow::<2>(src, p, out),
+        4 => return pack_u8_narrow::<4>(src, p, out),
+        _ => {}
+    }
     if p.b.is_multiple_of(2) && p.b <= 6 {
         pack_u8_steps::<true>(src, p, out)
     } else {
@@ -198,12 +204,123 @@ fn pack_u8_steps<const EVEN: bool>(src: &[u8], p: Fields, out: &mut [u8]) -> usi
     32 * g
 }
 
+/// [`pack_u8`] of one-bit fields: bit `f` of each byte to bit 7, then `vpmovmskb`.
+#[inline]
+#[target_feature(enable = "avx2")]
+fn pack_u8_bits(src: &[u8], p: Fields, out: &mut [u8]) -> usize {
+    // Bit 7 of each byte after the shift is bit `f` of the same byte (a left shift by
+    // `7 - f <= 7` brings nothing from a lower byte up to bit 7).
+    let up = count(7 - p.f);
+    let mut g = 0;
+    while (g + 1) * 32 <= src.len() && (g + 1) * 4 <= out.len() {
+        // SAFETY: bytes `32g..32g + 32` are in `src` (the loop's condition).
+        let x = unsafe { _mm256_loadu_si256(src.as_ptr().add(32 * g).cast()) };
+        let bits = _mm256_movemask_epi8(_mm256_sll_epi64(x, up)) as u32;
+        out[4 * g..4 * g + 4].copy_from_slice(&bits.to_le_bytes());
+        g += 1;
+    }
+    32 * g
+}
+
+/// [`pack_u8`] of 2- and 4-bit fields: the multiply-adds leave one output byte in each
+/// 16-bit (`B = 4`) or 32-bit (`B = 2`) lane, which `vpackuswb` (and `vpackusdw`) narrow
+/// without saturating (every value is below 256); `vpermq`/`vpermd` puts the halves back in
+/// order. 64 (`B = 4`) or 128 (`B = 2`) codes a step, 32 bytes out.
+#[inline]
+#[target_feature(enable = "avx2")]
+fn pack_u8_narrow<const B: u32>(src: &[u8], p: Fields, out: &mut [u8]) -> usize {
+    let mask = _mm256_set1_epi64x(rep8(low(B)) as i64);
+    let f = count(p.f);
+    let m1 = _mm256_set1_epi16((1 | (1 << (B + 8))) as i16);
+    let m2 = _mm256_set1_epi32(1 | (1 << (2 * B + 16)));
+    let per = (32 * 8 / B) as usize;
+    let field = |g: usize, i: usize| {
+        // SAFETY: callers pass `(g + 1) * per <= src.len()` and `i < per / 32`.
+        let x = unsafe { _mm256_loadu_si256(src.as_ptr().add(g * per + 32 * i).cast()) };
+        _mm256_maddubs_epi16(_mm256_and_si256(_mm256_srl_epi64(x, f), mask), m1)
+    };
+    let mut g = 0;
+    while (g + 1) * per <= src.len() && (g + 1) * 32 <= out.len() {
+        let y = if B == 4 {
+            // Lane order after the pack: 0.lo, 1.lo, 0.hi, 1.hi (64-bit units).
+            let y = _mm256_packus_epi16(field(g, 0), field(g, 1));
+            _mm256_permute4x64_epi64::<0b11_01_10_00>(y)
+        } else {
+            let d = |i| _mm256_madd_epi16(field(g, i), m2);
+            let w01 = _mm256_packus_epi32(d(0), d(1));
+            let w23 = _mm256_packus_epi32(d(2), d(3));
+            // 32-bit units: 0.lo, 1.lo, 2.lo, 3.lo, 0.hi, 1.hi, 2.hi, 3.hi.
+            let y = _mm256_packus_epi16(w01, w23);
+            _mm256_permutevar8x32_epi32(y, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7))
+        };
+        // SAFETY: bytes `32g..32g + 32` are in `out` (the loop's condition).
+        unsafe { _mm256_storeu_si256(out.as_mut_ptr().add(32 * g).cast(), y) };
+        g += 1;
+    }
+    per * g
+}
+
+/// [`unpack_u8`] of 1-, 2- and 4-bit fields: each stream byte zero-extended to a lane of
+/// `8 * 8 / B` bits, then copies of it shifted so that code `k` lands at bit `8k` (the
+/// inverse of the merge: shifts of `(8 - B) * 4`, `* 2` and `* 1`, as far as the lane
+/// needs), and the mask keeps each byte's field. 32 codes a step, `4B` bytes in.
+#[inline]
+#[target_feature(enable = "avx2")]
+fn unpack_u8_spread<const B: u32>(src: &[u8], p: Fields, out: &mut [u8]) -> usize {
+    let mask = _mm256_set1_epi64x(rep8(low(B)) as i64);
+    let top = p.f + p.b - 1;
+    let sign = _mm256_set1_epi64x(rep8(1 << top) as i64);
+    let keep = _mm256_set1_epi64x(rep8(low(p.n)) as i64);
+    let (extend, f) = (p.extends(), count(p.f));
+    let step = 4 * B as usize;
+    let mut g = 0;
+    while (g + 1) * 32 <= out.len() && (g + 1) * step <= src.len() {
+        let at = g * step;
+        let t = if B == 4 {
+            // SAFETY: bytes `at..at + 16` are in `src` (the loop's condition).
+            let x = unsafe { _mm_loadu_si128(src.as_ptr().add(at).cast()) };
+            let w = _mm256_cvtepu8_epi16(x);
+            _mm256_or_si256(w, _mm256_slli_epi16::<4>(w))
+        } else if B == 2 {
+            // SAFETY: bytes `at..at + 8` are in `src` (the loop's condition).
+            let x = unsafe { _mm_loadl_epi64(src.as_ptr().add(at).cast()) };
+            let w = _mm256_cvtepu8_epi32(x);
+            let t = _mm256_or_si256(w, _mm256_slli_epi32::<12>(w));
+            _mm256_or_si256(t, _mm256_slli_epi32::<6>(t))
+        } else {
+            let mut four = [0u8; 4];
+            four.copy_from_slice(&src[at..at + 4]);
+            let x = _mm_cvtsi32_si128(i32::from_le_bytes(four));
+            let w = _mm256_cvtepu8_epi64(x);
+            let t = _mm256_or_si256(w, _mm256_slli_epi64::<28>(w));
+            let t = _mm256_or_si256(t, _mm256_slli_epi64::<14>(t));
+            _mm256_or_si256(t, _mm256_slli_epi64::<7>(t))
+        };
+        // Fields of `f + b <= 8` bits: as in `unpack_u8`.
+        let mut y = _mm256_sll_epi16(_mm256_and_si256(t, mask), f);
+        if extend {
+            let t = _mm256_xor_si256(y, sign);
+            y = _mm256_and_si256(_mm256_sub_epi8(t, sign), keep);
+        }
+        // SAFETY: bytes `32g..32g + 32` are in `out` (the loop's condition).
+        unsafe { _mm256_storeu_si256(out.as_mut_ptr().add(32 * g).cast(), y) };
+        g += 1;
+    }
+    32 * g
+}
+
 /// [`super::unpack_u8`] with AVX2: the count done, a multiple of 32.
 ///
 /// # Safety
 /// The CPU must have AVX2; `p.f + p.b <= p.n <= 8`.
 #[target_feature(enable = "avx2")]
 pub(super) unsafe fn unpack_u8(src: &[u8], p: Fields, out: &mut [u8]) -> usize {
+    match p.b {
+        1 => return unpack_u8_spread::<1>(src, p, out),
+        2 => return unpack_u8_spread::<2>(src, p, out),
+        4 => return unpack_u8_spread::<4>(src, p, out),
+        _ => {}
+    }
     let b = p.b as usize;
     // Code `j` of a half starts at bit `s = j*b % 8` of byte `st = j*b / 8` (of `2b <= 16`):
     // its 16-bit window is bytes `st` and `st + 1` (a byte past the half is never part of a
