@@ -107,6 +107,86 @@ unsafe fn load_halves(src: &[u8], at: usize, half: usize) -> __m256i {
     }
 }
 
+/// The `vpermd` that joins two half-steps of `half` bytes at the low end of a vector (the
+/// high half's 32-bit lanes moved next to the low half's), when `half` is whole 32-bit lanes.
+#[inline]
+#[target_feature(enable = "avx2")]
+fn joiner(half: usize) -> Option<__m256i> {
+    if !half.is_multiple_of(4) {
+        return None;
+    }
+    let q = half / 4;
+    let lane = |i: usize| (if i < q { i } else { 4 + i - q }) as i32;
+    Some(_mm256_setr_epi32(
+        lane(0),
+        lane(1),
+        lane(2),
+        lane(3),
+        lane(4),
+        lane(5),
+        lane(6),
+        lane(7),
+    ))
+}
+
+/// Store the two half-steps of `y` (`half` bytes each) at `at`: joined into one 32-byte
+/// store where `join` is given and room is left, else one 16-byte store each.
+///
+/// # Safety
+/// Bytes `at..at + half + 16` are in `out`.
+#[inline]
+#[target_feature(enable = "avx2")]
+unsafe fn store_step(out: &mut [u8], at: usize, half: usize, join: Option<__m256i>, y: __m256i) {
+    match join {
+        Some(j) if at + 32 <= out.len() => {
+            // SAFETY: bytes `at..at + 32` are in `out` (just checked).
+            unsafe {
+                let y = _mm256_permutevar8x32_epi32(y, j);
+                _mm256_storeu_si256(out.as_mut_ptr().add(at).cast(), y)
+            }
+        }
+        // SAFETY: the caller's promise.
+        _ => unsafe { store_halves(out, at, half, y) },
+    }
+}
+
+/// A byte table for a step loaded whole from `at - (16 - half)` (see [`load_step`]): the
+/// low half's indices moved up by `16 - half` (those that leave the half become 0x80,
+/// zero), the high half's as given.
+#[inline]
+#[target_feature(enable = "avx2")]
+fn displaced(t: &[u8; 16], half: usize) -> __m256i {
+    let d = 16 - half;
+    let mut both = [0x80u8; 32];
+    for (i, &x) in t.iter().enumerate() {
+        if usize::from(x) + d < 16 {
+            both[i] = x + d as u8;
+        }
+        both[16 + i] = x;
+    }
+    // SAFETY: 32 bytes from an array of 32.
+    unsafe { _mm256_loadu_si256(both.as_ptr().cast()) }
+}
+
+/// A step's two halves of `half <= 16` bytes, from `at` and `at + half`: with `WHOLE`, one
+/// 32-byte load from `at - (16 - half)` (the tables are then the [`displaced`] ones), else
+/// two 16-byte loads ([`load_halves`]).
+///
+/// # Safety
+/// Bytes `at..at + half + 16` are in `src`; with `WHOLE`, `at >= 16 - half`.
+#[inline]
+#[target_feature(enable = "avx2")]
+unsafe fn load_step<const WHOLE: bool>(src: &[u8], at: usize, half: usize) -> __m256i {
+    if WHOLE {
+        // SAFETY: bytes `at - d..at - d + 32 = at + half + 16` are in `src`, `d = 16 - half
+        // <= at` (the promise).
+        unsafe { _mm256_loadu_si256(src.as_ptr().add(at - (16 - half)).cast()) }
+    } else {
+        // SAFETY: the caller's promise.
+        unsafe { load_halves(src, at, half) }
+    }
+}
+
 /// The loop invariants of [`merge`], as in the AVX-512 twin.
 struct Merge {
     f: __m128i,
@@ -192,13 +272,14 @@ fn pack_u8_steps<const EVEN: bool>(src: &[u8], p: Fields, out: &mut [u8]) -> usi
     }
     let idx = both_halves(&idx);
     let (half, step) = (2 * b, 4 * b);
+    let join = joiner(half);
     let mut g = 0;
     while (g + 1) * 32 <= src.len() && g * step + half + 16 <= out.len() {
         // SAFETY: bytes `32g..32g + 32` are in `src` (the loop's condition).
         let x = unsafe { _mm256_loadu_si256(src.as_ptr().add(32 * g).cast()) };
         let y = _mm256_shuffle_epi8(merge::<EVEN>(&k, x), idx);
         // SAFETY: bytes `g*step..g*step + half + 16` are in `out` (the loop's condition).
-        unsafe { store_halves(out, g * step, half, y) };
+        unsafe { store_step(out, g * step, half, join, y) };
         g += 1;
     }
     32 * g
@@ -341,7 +422,11 @@ pub(super) unsafe fn unpack_u8(src: &[u8], p: Fields, out: &mut [u8]) -> usize {
         }
         m[j / 2] = 1 << (8 - s);
     }
-    let (even, odd) = (both_halves(&even), both_halves(&odd));
+    let half = 2 * b;
+    let tables = [
+        (both_halves(&even), both_halves(&odd)),
+        (displaced(&even, half), displaced(&odd, half)),
+    ];
     let words = |m: [u16; 8]| {
         let [a, b, c, d, e, f, g, h] = m.map(|x| x as i16);
         _mm256_setr_epi16(a, b, c, d, e, f, g, h, a, b, c, d, e, f, g, h)
@@ -353,11 +438,9 @@ pub(super) unsafe fn unpack_u8(src: &[u8], p: Fields, out: &mut [u8]) -> usize {
     let sign = _mm256_set1_epi64x(rep8(1 << top) as i64);
     let keep = _mm256_set1_epi64x(rep8(low(p.n)) as i64);
     let (extend, f) = (p.extends(), count(p.f));
-    let (half, step) = (2 * b, 4 * b);
+    let step = 4 * b;
     let mut g = 0;
-    while (g + 1) * 32 <= out.len() && g * step + half + 16 <= src.len() {
-        // SAFETY: bytes `g*step..g*step + half + 16` are in `src` (the loop's condition).
-        let x = unsafe { load_halves(src, g * step, half) };
+    let each = |x: __m256i, (even, odd): (__m256i, __m256i)| {
         let e = _mm256_mullo_epi16(_mm256_shuffle_epi8(x, even), me);
         let o = _mm256_mullo_epi16(_mm256_shuffle_epi8(x, odd), mo);
         let v = _mm256_or_si256(_mm256_srli_epi16::<8>(e), _mm256_and_si256(o, high));
@@ -369,6 +452,21 @@ pub(super) unsafe fn unpack_u8(src: &[u8], p: Fields, out: &mut [u8]) -> usize {
             let t = _mm256_xor_si256(y, sign);
             y = _mm256_and_si256(_mm256_sub_epi8(t, sign), keep);
         }
+        y
+    };
+    // The stream's first bytes by two loads a step, then by one from before the step.
+    while (g + 1) * 32 <= out.len() && g * step + half + 16 <= src.len() && g * step < 16 - half {
+        // SAFETY: bytes `g*step..g*step + half + 16` are in `src` (the loop's condition).
+        let x = unsafe { load_step::<false>(src, g * step, half) };
+        let y = each(x, tables[0]);
+        // SAFETY: bytes `32g..32g + 32` are in `out` (the loop's condition).
+        unsafe { _mm256_storeu_si256(out.as_mut_ptr().add(32 * g).cast(), y) };
+        g += 1;
+    }
+    while (g + 1) * 32 <= out.len() && g * step + half + 16 <= src.len() {
+        // SAFETY: as above, and `g*step >= 16 - half` (the first loop's end).
+        let x = unsafe { load_step::<true>(src, g * step, half) };
+        let y = each(x, tables[1]);
         // SAFETY: bytes `32g..32g + 32` are in `out` (the loop's condition).
         unsafe { _mm256_storeu_si256(out.as_mut_ptr().add(32 * g).cast(), y) };
         g += 1;
@@ -456,6 +554,7 @@ fn pack_u16_steps<const S: usize>(
     let low16 = _mm256_set1_epi32(0xffff);
     let f = count(p.f);
     let (half, step) = (p.b as usize, 2 * p.b as usize);
+    let join = joiner(half);
     let mut g = 0;
     while (g + 1) * 32 <= src.len() && g * step + half + 16 <= out.len() {
         // SAFETY: bytes `32g..32g + 32` are in `src` (the loop's condition).
@@ -472,7 +571,7 @@ fn pack_u16_steps<const S: usize>(
             y = _mm256_or_si256(y, _mm256_shuffle_epi8(o, *go));
         }
         // SAFETY: bytes `g*step..g*step + half + 16` are in `out` (the loop's condition).
-        unsafe { store_halves(out, g * step, half, y) };
+        unsafe { store_step(out, g * step, half, join, y) };
         g += 1;
     }
     16 * g
@@ -486,7 +585,11 @@ fn pack_u16_steps<const S: usize>(
 #[target_feature(enable = "avx2")]
 pub(super) unsafe fn unpack_u16(src: &[u8], p: Fields, out: &mut [u8]) -> usize {
     let t = HalfTables::new(p.b);
-    let (spread_e, spread_o) = (both_halves(&t.spread[0]), both_halves(&t.spread[1]));
+    let half = p.b as usize;
+    let tables = [
+        (both_halves(&t.spread[0]), both_halves(&t.spread[1])),
+        (displaced(&t.spread[0], half), displaced(&t.spread[1], half)),
+    ];
     let se = both_halves32(t.shift[0]);
     // The odd code's field goes to bits 16.. of its lane.
     let so = both_halves32(t.shift[1].map(|s| 16 - s));
@@ -498,11 +601,9 @@ pub(super) unsafe fn unpack_u16(src: &[u8], p: Fields, out: &mut [u8]) -> usize 
     let sign = _mm256_set1_epi16((1u32 << top) as u16 as i16);
     let keep = _mm256_set1_epi16(low(p.n) as u16 as i16);
     let (extend, f) = (p.extends(), count(p.f));
-    let (half, step) = (p.b as usize, 2 * p.b as usize);
+    let step = 2 * half;
     let mut g = 0;
-    while (g + 1) * 32 <= out.len() && g * step + half + 16 <= src.len() {
-        // SAFETY: bytes `g*step..g*step + half + 16` are in `src` (the loop's condition).
-        let x = unsafe { load_halves(src, g * step, half) };
+    let each = |x: __m256i, (spread_e, spread_o): (__m256i, __m256i)| {
         let e = _mm256_srlv_epi32(_mm256_shuffle_epi8(x, spread_e), se);
         let o = _mm256_sllv_epi32(_mm256_shuffle_epi8(x, spread_o), so);
         let v = _mm256_or_si256(_mm256_and_si256(e, mask_e), _mm256_and_si256(o, mask_o));
@@ -512,6 +613,21 @@ pub(super) unsafe fn unpack_u16(src: &[u8], p: Fields, out: &mut [u8]) -> usize 
             let t = _mm256_xor_si256(y, sign);
             y = _mm256_and_si256(_mm256_sub_epi16(t, sign), keep);
         }
+        y
+    };
+    // The stream's first bytes by two loads a step, then by one from before the step.
+    while (g + 1) * 32 <= out.len() && g * step + half + 16 <= src.len() && g * step < 16 - half {
+        // SAFETY: bytes `g*step..g*step + half + 16` are in `src` (the loop's condition).
+        let x = unsafe { load_step::<false>(src, g * step, half) };
+        let y = each(x, tables[0]);
+        // SAFETY: bytes `32g..32g + 32` are in `out` (the loop's condition).
+        unsafe { _mm256_storeu_si256(out.as_mut_ptr().add(32 * g).cast(), y) };
+        g += 1;
+    }
+    while (g + 1) * 32 <= out.len() && g * step + half + 16 <= src.len() {
+        // SAFETY: as above, and `g*step >= 16 - half` (the first loop's end).
+        let x = unsafe { load_step::<true>(src, g * step, half) };
+        let y = each(x, tables[1]);
         // SAFETY: bytes `32g..32g + 32` are in `out` (the loop's condition).
         unsafe { _mm256_storeu_si256(out.as_mut_ptr().add(32 * g).cast(), y) };
         g += 1;
