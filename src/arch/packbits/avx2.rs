@@ -68,6 +68,16 @@ fn count(c: u32) -> __m128i {
     _mm_cvtsi64_si128(i64::from(c))
 }
 
+/// How many steps `g` (from 0) have `g * step + need <= len`: a loop's trip count, worked
+/// out before it so that the loop tests one counter.
+const fn fit(len: usize, need: usize, step: usize) -> usize {
+    if len < need {
+        0
+    } else {
+        (len - need) / step + 1
+    }
+}
+
 /// The bits of `a` where `m` is set, of `b` elsewhere.
 #[inline]
 #[target_feature(enable = "avx2")]
@@ -273,16 +283,15 @@ fn pack_u8_steps<const EVEN: bool>(src: &[u8], p: Fields, out: &mut [u8]) -> usi
     let idx = both_halves(&idx);
     let (half, step) = (2 * b, 4 * b);
     let join = joiner(half);
-    let mut g = 0;
-    while (g + 1) * 32 <= src.len() && g * step + half + 16 <= out.len() {
-        // SAFETY: bytes `32g..32g + 32` are in `src` (the loop's condition).
+    let steps = fit(src.len(), 32, 32).min(fit(out.len(), half + 16, step));
+    for g in 0..steps {
+        // SAFETY: bytes `32g..32g + 32` are in `src` (`g < steps`).
         let x = unsafe { _mm256_loadu_si256(src.as_ptr().add(32 * g).cast()) };
         let y = _mm256_shuffle_epi8(merge::<EVEN>(&k, x), idx);
-        // SAFETY: bytes `g*step..g*step + half + 16` are in `out` (the loop's condition).
+        // SAFETY: bytes `g*step..g*step + half + 16` are in `out` (`g < steps`).
         unsafe { store_step(out, g * step, half, join, y) };
-        g += 1;
     }
-    32 * g
+    32 * steps
 }
 
 /// [`pack_u8`] of one-bit fields: bit `f` of each byte to bit 7, then `vpmovmskb`.
@@ -292,15 +301,14 @@ fn pack_u8_bits(src: &[u8], p: Fields, out: &mut [u8]) -> usize {
     // Bit 7 of each byte after the shift is bit `f` of the same byte (a left shift by
     // `7 - f <= 7` brings nothing from a lower byte up to bit 7).
     let up = count(7 - p.f);
-    let mut g = 0;
-    while (g + 1) * 32 <= src.len() && (g + 1) * 4 <= out.len() {
-        // SAFETY: bytes `32g..32g + 32` are in `src` (the loop's condition).
+    let steps = (src.len() / 32).min(out.len() / 4);
+    for g in 0..steps {
+        // SAFETY: bytes `32g..32g + 32` are in `src` (`g < steps`).
         let x = unsafe { _mm256_loadu_si256(src.as_ptr().add(32 * g).cast()) };
         let bits = _mm256_movemask_epi8(_mm256_sll_epi64(x, up)) as u32;
         out[4 * g..4 * g + 4].copy_from_slice(&bits.to_le_bytes());
-        g += 1;
     }
-    32 * g
+    32 * steps
 }
 
 /// [`pack_u8`] of 2- and 4-bit fields: the multiply-adds leave one output byte in each
@@ -320,8 +328,8 @@ fn pack_u8_narrow<const B: u32>(src: &[u8], p: Fields, out: &mut [u8]) -> usize 
         let x = unsafe { _mm256_loadu_si256(src.as_ptr().add(g * per + 32 * i).cast()) };
         _mm256_maddubs_epi16(_mm256_and_si256(_mm256_srl_epi64(x, f), mask), m1)
     };
-    let mut g = 0;
-    while (g + 1) * per <= src.len() && (g + 1) * 32 <= out.len() {
+    let steps = (src.len() / per).min(out.len() / 32);
+    for g in 0..steps {
         let y = if B == 4 {
             // Lane order after the pack: 0.lo, 1.lo, 0.hi, 1.hi (64-bit units).
             let y = _mm256_packus_epi16(field(g, 0), field(g, 1));
@@ -334,11 +342,10 @@ fn pack_u8_narrow<const B: u32>(src: &[u8], p: Fields, out: &mut [u8]) -> usize 
             let y = _mm256_packus_epi16(w01, w23);
             _mm256_permutevar8x32_epi32(y, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7))
         };
-        // SAFETY: bytes `32g..32g + 32` are in `out` (the loop's condition).
+        // SAFETY: bytes `32g..32g + 32` are in `out` (`g < steps`).
         unsafe { _mm256_storeu_si256(out.as_mut_ptr().add(32 * g).cast(), y) };
-        g += 1;
     }
-    per * g
+    per * steps
 }
 
 /// [`unpack_u8`] of 1-, 2- and 4-bit fields: each stream byte zero-extended to a lane of
@@ -354,16 +361,16 @@ fn unpack_u8_spread<const B: u32>(src: &[u8], p: Fields, out: &mut [u8]) -> usiz
     let keep = _mm256_set1_epi64x(rep8(low(p.n)) as i64);
     let (extend, f) = (p.extends(), count(p.f));
     let step = 4 * B as usize;
-    let mut g = 0;
-    while (g + 1) * 32 <= out.len() && (g + 1) * step <= src.len() {
+    let steps = (out.len() / 32).min(src.len() / step);
+    for g in 0..steps {
         let at = g * step;
         let t = if B == 4 {
-            // SAFETY: bytes `at..at + 16` are in `src` (the loop's condition).
+            // SAFETY: bytes `at..at + 16` are in `src` (`g < steps`).
             let x = unsafe { _mm_loadu_si128(src.as_ptr().add(at).cast()) };
             let w = _mm256_cvtepu8_epi16(x);
             _mm256_or_si256(w, _mm256_slli_epi16::<4>(w))
         } else if B == 2 {
-            // SAFETY: bytes `at..at + 8` are in `src` (the loop's condition).
+            // SAFETY: bytes `at..at + 8` are in `src` (`g < steps`).
             let x = unsafe { _mm_loadl_epi64(src.as_ptr().add(at).cast()) };
             let w = _mm256_cvtepu8_epi32(x);
             let t = _mm256_or_si256(w, _mm256_slli_epi32::<12>(w));
@@ -383,11 +390,10 @@ fn unpack_u8_spread<const B: u32>(src: &[u8], p: Fields, out: &mut [u8]) -> usiz
             let t = _mm256_xor_si256(y, sign);
             y = _mm256_and_si256(_mm256_sub_epi8(t, sign), keep);
         }
-        // SAFETY: bytes `32g..32g + 32` are in `out` (the loop's condition).
+        // SAFETY: bytes `32g..32g + 32` are in `out` (`g < steps`).
         unsafe { _mm256_storeu_si256(out.as_mut_ptr().add(32 * g).cast(), y) };
-        g += 1;
     }
-    32 * g
+    32 * steps
 }
 
 /// [`super::unpack_u8`] with AVX2: the count done, a multiple of 32.
@@ -439,7 +445,6 @@ pub(super) unsafe fn unpack_u8(src: &[u8], p: Fields, out: &mut [u8]) -> usize {
     let keep = _mm256_set1_epi64x(rep8(low(p.n)) as i64);
     let (extend, f) = (p.extends(), count(p.f));
     let step = 4 * b;
-    let mut g = 0;
     let each = |x: __m256i, (even, odd): (__m256i, __m256i)| {
         let e = _mm256_mullo_epi16(_mm256_shuffle_epi8(x, even), me);
         let o = _mm256_mullo_epi16(_mm256_shuffle_epi8(x, odd), mo);
@@ -455,23 +460,24 @@ pub(super) unsafe fn unpack_u8(src: &[u8], p: Fields, out: &mut [u8]) -> usize {
         y
     };
     // The stream's first bytes by two loads a step, then by one from before the step.
-    while (g + 1) * 32 <= out.len() && g * step + half + 16 <= src.len() && g * step < 16 - half {
-        // SAFETY: bytes `g*step..g*step + half + 16` are in `src` (the loop's condition).
+    let steps = (out.len() / 32).min(fit(src.len(), half + 16, step));
+    // The first `head` steps start within `16 - half` bytes of the stream's start.
+    let head = steps.min((16 - half).div_ceil(step));
+    for g in 0..head {
+        // SAFETY: bytes `g*step..g*step + half + 16` are in `src` (`g < steps`).
         let x = unsafe { load_step::<false>(src, g * step, half) };
         let y = each(x, tables[0]);
-        // SAFETY: bytes `32g..32g + 32` are in `out` (the loop's condition).
+        // SAFETY: bytes `32g..32g + 32` are in `out` (`g < steps`).
         unsafe { _mm256_storeu_si256(out.as_mut_ptr().add(32 * g).cast(), y) };
-        g += 1;
     }
-    while (g + 1) * 32 <= out.len() && g * step + half + 16 <= src.len() {
-        // SAFETY: as above, and `g*step >= 16 - half` (the first loop's end).
+    for g in head..steps {
+        // SAFETY: as above, and `g*step >= 16 - half` (`g >= head`).
         let x = unsafe { load_step::<true>(src, g * step, half) };
         let y = each(x, tables[1]);
-        // SAFETY: bytes `32g..32g + 32` are in `out` (the loop's condition).
+        // SAFETY: bytes `32g..32g + 32` are in `out` (`g < steps`).
         unsafe { _mm256_storeu_si256(out.as_mut_ptr().add(32 * g).cast(), y) };
-        g += 1;
     }
-    32 * g
+    32 * steps
 }
 
 /// The byte tables of the two-byte kernels: a half holds 8 codes, `b` bytes of stream;
@@ -555,9 +561,9 @@ fn pack_u16_steps<const S: usize>(
     let f = count(p.f);
     let (half, step) = (p.b as usize, 2 * p.b as usize);
     let join = joiner(half);
-    let mut g = 0;
-    while (g + 1) * 32 <= src.len() && g * step + half + 16 <= out.len() {
-        // SAFETY: bytes `32g..32g + 32` are in `src` (the loop's condition).
+    let steps = fit(src.len(), 32, 32).min(fit(out.len(), half + 16, step));
+    for g in 0..steps {
+        // SAFETY: bytes `32g..32g + 32` are in `src` (`g < steps`).
         let x = unsafe { _mm256_loadu_si256(src.as_ptr().add(32 * g).cast()) };
         let x = _mm256_and_si256(_mm256_srl_epi16(x, f), mask);
         let e = _mm256_sllv_epi32(_mm256_and_si256(x, low16), se);
@@ -570,11 +576,10 @@ fn pack_u16_steps<const S: usize>(
             y = _mm256_or_si256(y, _mm256_shuffle_epi8(e, *ge));
             y = _mm256_or_si256(y, _mm256_shuffle_epi8(o, *go));
         }
-        // SAFETY: bytes `g*step..g*step + half + 16` are in `out` (the loop's condition).
+        // SAFETY: bytes `g*step..g*step + half + 16` are in `out` (`g < steps`).
         unsafe { store_step(out, g * step, half, join, y) };
-        g += 1;
     }
-    16 * g
+    16 * steps
 }
 
 /// [`super::unpack_u16`] with AVX2, into the words' little-endian bytes `out`: the count of
@@ -602,7 +607,6 @@ pub(super) unsafe fn unpack_u16(src: &[u8], p: Fields, out: &mut [u8]) -> usize 
     let keep = _mm256_set1_epi16(low(p.n) as u16 as i16);
     let (extend, f) = (p.extends(), count(p.f));
     let step = 2 * half;
-    let mut g = 0;
     let each = |x: __m256i, (spread_e, spread_o): (__m256i, __m256i)| {
         let e = _mm256_srlv_epi32(_mm256_shuffle_epi8(x, spread_e), se);
         let o = _mm256_sllv_epi32(_mm256_shuffle_epi8(x, spread_o), so);
@@ -616,21 +620,22 @@ pub(super) unsafe fn unpack_u16(src: &[u8], p: Fields, out: &mut [u8]) -> usize 
         y
     };
     // The stream's first bytes by two loads a step, then by one from before the step.
-    while (g + 1) * 32 <= out.len() && g * step + half + 16 <= src.len() && g * step < 16 - half {
-        // SAFETY: bytes `g*step..g*step + half + 16` are in `src` (the loop's condition).
+    let steps = (out.len() / 32).min(fit(src.len(), half + 16, step));
+    // The first `head` steps start within `16 - half` bytes of the stream's start.
+    let head = steps.min((16 - half).div_ceil(step));
+    for g in 0..head {
+        // SAFETY: bytes `g*step..g*step + half + 16` are in `src` (`g < steps`).
         let x = unsafe { load_step::<false>(src, g * step, half) };
         let y = each(x, tables[0]);
-        // SAFETY: bytes `32g..32g + 32` are in `out` (the loop's condition).
+        // SAFETY: bytes `32g..32g + 32` are in `out` (`g < steps`).
         unsafe { _mm256_storeu_si256(out.as_mut_ptr().add(32 * g).cast(), y) };
-        g += 1;
     }
-    while (g + 1) * 32 <= out.len() && g * step + half + 16 <= src.len() {
-        // SAFETY: as above, and `g*step >= 16 - half` (the first loop's end).
+    for g in head..steps {
+        // SAFETY: as above, and `g*step >= 16 - half` (`g >= head`).
         let x = unsafe { load_step::<true>(src, g * step, half) };
         let y = each(x, tables[1]);
-        // SAFETY: bytes `32g..32g + 32` are in `out` (the loop's condition).
+        // SAFETY: bytes `32g..32g + 32` are in `out` (`g < steps`).
         unsafe { _mm256_storeu_si256(out.as_mut_ptr().add(32 * g).cast(), y) };
-        g += 1;
     }
-    32 * g
+    32 * steps
 }
