@@ -92,7 +92,7 @@ fn near_codes<S: Real, D: Real>(rng: &mut Rng, n: usize) -> Vec<S> {
         let y = S::from_bits(bits ^ low);
         // A NaN or an infinity now and then only (one block in a few).
         let finite = matches!(y.to_exact().class, Class::Zero | Class::Finite);
-        if !finite && r % 512 != 0 {
+        if !finite && !r.is_multiple_of(512) {
             continue;
         }
         codes.push(y);
