@@ -101,7 +101,7 @@ pub(crate) fn pack_u16(src: &[u16], p: Fields, out: &mut [u8]) -> usize {
     #[cfg(target_arch = "x86_64")]
     if super::has_avx2() && p.f + p.b <= 16 {
         // SAFETY: the CPU has AVX2 (checked just above).
-        return unsafe { avx2::pack_u16(words_as_bytes(src), p, out) };
+        return unsafe { avx2::pack_wide::<2>(words_as_bytes(src), p, out) };
     }
     let _ = (src, p, out);
     0
@@ -113,6 +113,11 @@ pub(crate) fn pack_u32(src: &[u32], p: Fields, out: &mut [u8]) -> usize {
     if super::has_avx512() && p.f + p.b <= 32 {
         // SAFETY: as in `pack_u8`.
         return unsafe { x86::pack_wide::<32>(words_as_bytes(src), p, out) };
+    }
+    #[cfg(target_arch = "x86_64")]
+    if super::has_avx2() && p.b <= 16 && p.f + p.b <= 32 {
+        // SAFETY: the CPU has AVX2 (checked just above).
+        return unsafe { avx2::pack_wide::<4>(words_as_bytes(src), p, out) };
     }
     let _ = (src, p, out);
     0
@@ -128,7 +133,7 @@ pub(crate) fn unpack_u16(src: &[u8], p: Fields, out: &mut [u16]) -> usize {
     #[cfg(target_arch = "x86_64")]
     if super::has_avx2() && p.f + p.b <= p.n && p.n <= 16 {
         // SAFETY: the CPU has AVX2 (checked just above).
-        return unsafe { avx2::unpack_u16(src, p, words_as_bytes_mut(out)) } / 2;
+        return unsafe { avx2::unpack_wide::<2>(src, p, words_as_bytes_mut(out)) } / 2;
     }
     let _ = (src, p, out);
     0
@@ -140,6 +145,11 @@ pub(crate) fn unpack_u32(src: &[u8], p: Fields, out: &mut [u32]) -> usize {
     if super::has_avx512() && p.f + p.b <= p.n && p.n <= 32 {
         // SAFETY: as in `pack_u8`.
         return unsafe { x86::unpack_wide::<32>(src, p, words_as_bytes_mut(out)) } / 4;
+    }
+    #[cfg(target_arch = "x86_64")]
+    if super::has_avx2() && p.b <= 16 && p.f + p.b <= p.n && p.n <= 32 {
+        // SAFETY: the CPU has AVX2 (checked just above).
+        return unsafe { avx2::unpack_wide::<4>(src, p, words_as_bytes_mut(out)) } / 4;
     }
     let _ = (src, p, out);
     0

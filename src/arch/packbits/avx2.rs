@@ -529,26 +529,28 @@ impl HalfTables {
     }
 }
 
-/// [`super::pack_u16`] with AVX2 (`words`: the words' little-endian bytes): the count of
-/// codes done, a multiple of 16.
+/// [`super::pack_u16`] (`W = 2`) and [`super::pack_u32`] (`W = 4`, fields of `b <= 16`
+/// bits) with AVX2 (`words`: the words' little-endian bytes): the count of codes done, a
+/// multiple of 16. Four-byte words are cut to their fields and narrowed to two-byte lanes
+/// (`vpackusdw`, which cannot saturate a value below `2^16`, then `vpermq`) first.
 ///
 /// # Safety
-/// The CPU must have AVX2; `p.f + p.b <= 16`.
+/// The CPU must have AVX2; `W` is 2 or 4; `p.f + p.b <= 8 * W` and `p.b <= 16`.
 #[target_feature(enable = "avx2")]
-pub(super) unsafe fn pack_u16(words: &[u8], p: Fields, out: &mut [u8]) -> usize {
+pub(super) unsafe fn pack_wide<const W: usize>(words: &[u8], p: Fields, out: &mut [u8]) -> usize {
     let t = HalfTables::new(p.b);
     let gather: [[__m256i; 2]; 4] = t.gather.map(|g| g.map(|h| both_halves(&h)));
     // The slot count as a constant, so that the tables stay in registers.
     match t.slots {
-        1 => pack_u16_steps::<1>(&t, &gather, words, p, out),
-        2 => pack_u16_steps::<2>(&t, &gather, words, p, out),
-        _ => pack_u16_steps::<4>(&t, &gather, words, p, out),
+        1 => pack_wide_steps::<W, 1>(&t, &gather, words, p, out),
+        2 => pack_wide_steps::<W, 2>(&t, &gather, words, p, out),
+        _ => pack_wide_steps::<W, 4>(&t, &gather, words, p, out),
     }
 }
 
 #[inline]
 #[target_feature(enable = "avx2")]
-fn pack_u16_steps<const S: usize>(
+fn pack_wide_steps<const W: usize, const S: usize>(
     t: &HalfTables,
     gather: &[[__m256i; 2]; 4],
     src: &[u8],
@@ -557,15 +559,32 @@ fn pack_u16_steps<const S: usize>(
 ) -> usize {
     let (se, so) = (both_halves32(t.shift[0]), both_halves32(t.shift[1]));
     let mask = _mm256_set1_epi16(low(p.b) as u16 as i16);
+    let mask32 = _mm256_set1_epi32(low(p.b) as u32 as i32);
     let low16 = _mm256_set1_epi32(0xffff);
     let f = count(p.f);
     let (half, step) = (p.b as usize, 2 * p.b as usize);
     let join = joiner(half);
-    let steps = fit(src.len(), 32, 32).min(fit(out.len(), half + 16, step));
+    let size = 16 * W;
+    let steps = fit(src.len(), size, size).min(fit(out.len(), half + 16, step));
     for g in 0..steps {
-        // SAFETY: bytes `32g..32g + 32` are in `src` (`g < steps`).
-        let x = unsafe { _mm256_loadu_si256(src.as_ptr().add(32 * g).cast()) };
-        let x = _mm256_and_si256(_mm256_srl_epi16(x, f), mask);
+        let x = if W == 2 {
+            // SAFETY: bytes `32g..32g + 32` are in `src` (`g < steps`).
+            let x = unsafe { _mm256_loadu_si256(src.as_ptr().add(32 * g).cast()) };
+            _mm256_and_si256(_mm256_srl_epi16(x, f), mask)
+        } else {
+            // SAFETY: bytes `64g..64g + 64` are in `src` (`g < steps`).
+            let (a, b) = unsafe {
+                let at = src.as_ptr().add(64 * g);
+                (
+                    _mm256_loadu_si256(at.cast()),
+                    _mm256_loadu_si256(at.add(32).cast()),
+                )
+            };
+            let a = _mm256_and_si256(_mm256_srl_epi32(a, f), mask32);
+            let b = _mm256_and_si256(_mm256_srl_epi32(b, f), mask32);
+            // 64-bit units after the pack: a.lo, b.lo, a.hi, b.hi.
+            _mm256_permute4x64_epi64::<0b11_01_10_00>(_mm256_packus_epi32(a, b))
+        };
         let e = _mm256_sllv_epi32(_mm256_and_si256(x, low16), se);
         let o = _mm256_sllv_epi32(_mm256_srli_epi32::<16>(x), so);
         let mut y = _mm256_or_si256(
@@ -582,13 +601,15 @@ fn pack_u16_steps<const S: usize>(
     16 * steps
 }
 
-/// [`super::unpack_u16`] with AVX2, into the words' little-endian bytes `out`: the count of
-/// **bytes** written, a multiple of 32.
+/// [`super::unpack_u16`] (`W = 2`) and [`super::unpack_u32`] (`W = 4`, fields of `b <= 16`
+/// bits) with AVX2, into the words' little-endian bytes `out`: the count of **bytes**
+/// written, a multiple of `16 * W`. Four-byte words are widened from two-byte lanes
+/// (`vpmovzxwd`) before the shift to `f` and the sign extension.
 ///
 /// # Safety
-/// The CPU must have AVX2; `p.f + p.b <= p.n <= 16`.
+/// The CPU must have AVX2; `W` is 2 or 4; `p.f + p.b <= p.n <= 8 * W` and `p.b <= 16`.
 #[target_feature(enable = "avx2")]
-pub(super) unsafe fn unpack_u16(src: &[u8], p: Fields, out: &mut [u8]) -> usize {
+pub(super) unsafe fn unpack_wide<const W: usize>(src: &[u8], p: Fields, out: &mut [u8]) -> usize {
     let t = HalfTables::new(p.b);
     let half = p.b as usize;
     let tables = [
@@ -603,39 +624,63 @@ pub(super) unsafe fn unpack_u16(src: &[u8], p: Fields, out: &mut [u8]) -> usize 
         _mm256_set1_epi32((low(p.b) << 16) as u32 as i32),
     );
     let top = p.f + p.b - 1;
-    let sign = _mm256_set1_epi16((1u32 << top) as u16 as i16);
-    let keep = _mm256_set1_epi16(low(p.n) as u16 as i16);
+    let (sign, keep) = if W == 2 {
+        (
+            _mm256_set1_epi16((1u32 << top) as u16 as i16),
+            _mm256_set1_epi16(low(p.n) as u16 as i16),
+        )
+    } else {
+        (
+            _mm256_set1_epi32((1u64 << top) as u32 as i32),
+            _mm256_set1_epi32(low(p.n) as u32 as i32),
+        )
+    };
     let (extend, f) = (p.extends(), count(p.f));
     let step = 2 * half;
-    let each = |x: __m256i, (spread_e, spread_o): (__m256i, __m256i)| {
+    let size = 16 * W;
+    // 16 codes, each in a two-byte lane, cut from the step in `x`.
+    let cut = |x: __m256i, (spread_e, spread_o): (__m256i, __m256i)| {
         let e = _mm256_srlv_epi32(_mm256_shuffle_epi8(x, spread_e), se);
         let o = _mm256_sllv_epi32(_mm256_shuffle_epi8(x, spread_o), so);
-        let v = _mm256_or_si256(_mm256_and_si256(e, mask_e), _mm256_and_si256(o, mask_o));
-        let mut y = _mm256_sll_epi16(v, f);
-        if extend {
-            // `(y ^ s) - s` sets the bits above a field whose top bit is set.
-            let t = _mm256_xor_si256(y, sign);
-            y = _mm256_and_si256(_mm256_sub_epi16(t, sign), keep);
+        _mm256_or_si256(_mm256_and_si256(e, mask_e), _mm256_and_si256(o, mask_o))
+    };
+    // `(y ^ s) - s` sets the bits above a field whose top bit is set.
+    let put = |g: usize, v: __m256i, out: &mut [u8]| {
+        if W == 2 {
+            let mut y = _mm256_sll_epi16(v, f);
+            if extend {
+                let t = _mm256_xor_si256(y, sign);
+                y = _mm256_and_si256(_mm256_sub_epi16(t, sign), keep);
+            }
+            // SAFETY: callers pass `g < out.len() / 32`: bytes `32g..32g + 32` are in `out`.
+            unsafe { _mm256_storeu_si256(out.as_mut_ptr().add(32 * g).cast(), y) };
+        } else {
+            let halves = [_mm256_castsi256_si128(v), _mm256_extracti128_si256::<1>(v)];
+            for (k, h) in halves.into_iter().enumerate() {
+                let mut y = _mm256_sll_epi32(_mm256_cvtepu16_epi32(h), f);
+                if extend {
+                    let t = _mm256_xor_si256(y, sign);
+                    y = _mm256_and_si256(_mm256_sub_epi32(t, sign), keep);
+                }
+                // SAFETY: callers pass `g < out.len() / 64`: bytes `64g + 32k..64g + 32k +
+                // 32` are in `out`.
+                unsafe { _mm256_storeu_si256(out.as_mut_ptr().add(64 * g + 32 * k).cast(), y) };
+            }
         }
-        y
     };
     // The stream's first bytes by two loads a step, then by one from before the step.
-    let steps = (out.len() / 32).min(fit(src.len(), half + 16, step));
+    let steps = (out.len() / size).min(fit(src.len(), half + 16, step));
     // The first `head` steps start within `16 - half` bytes of the stream's start.
     let head = steps.min((16 - half).div_ceil(step));
     for g in 0..head {
         // SAFETY: bytes `g*step..g*step + half + 16` are in `src` (`g < steps`).
         let x = unsafe { load_step::<false>(src, g * step, half) };
-        let y = each(x, tables[0]);
-        // SAFETY: bytes `32g..32g + 32` are in `out` (`g < steps`).
-        unsafe { _mm256_storeu_si256(out.as_mut_ptr().add(32 * g).cast(), y) };
+        put(g, cut(x, tables[0]), out);
     }
     for g in head..steps {
         // SAFETY: as above, and `g*step >= 16 - half` (`g >= head`).
         let x = unsafe { load_step::<true>(src, g * step, half) };
-        let y = each(x, tables[1]);
-        // SAFETY: bytes `32g..32g + 32` are in `out` (`g < steps`).
-        unsafe { _mm256_storeu_si256(out.as_mut_ptr().add(32 * g).cast(), y) };
+        put(g, cut(x, tables[1]), out);
     }
-    32 * steps
+    size * steps
 }
