@@ -1,16 +1,15 @@
-//! packbits' AVX-512 twins, and (in `avx2`) the AVX2 ones for one- and two-byte words:
-//! codes of `b` bits packed into a bit stream and back, a whole vector of codes per step,
-//! where the portable kernels (`codec::packbits::kernels`) move one `u64` of them.
+//! packbits' AVX-512 twins, and (in `avx2`) the AVX2 ones: codes of `b` bits packed into a
+//! bit stream and back, a whole vector of codes per step, where the portable kernels
+//! (`codec::packbits::kernels`) move one `u64` of them.
 //!
 //! A *field* is `b` bits starting at bit `f` of each `n`-bit component, in storage words of
 //! 8, 16 or 32 bits; the stream holds field `i` at bits `[i*b, (i+1)*b)`, least significant
 //! bit first. Every function takes the bulk of the slices, a whole number of vector steps,
-//! and returns the count of codes it did (0 below AVX-512, see [`has_avx512`], unless an AVX2
-//! twin covers the words and the width: then a multiple of 32 one-byte or 16 two-byte codes,
-//! see `avx2`); a step
-//! ends on a byte boundary of the stream (64 one-byte codes are `8b` bits, 32 two-byte
-//! codes `4b` bytes, 16 four-byte codes `2b` bytes), so the portable kernel goes on from
-//! there. The results are those of the portable kernels, bit for bit: the same fields, the
+//! and returns the count of codes it did: with AVX-512 (see [`has_avx512`]) a multiple of
+//! 64, 32 or 16 codes (one-, two-, four-byte words), with AVX2 only a multiple of 32 one-byte
+//! or 16 wider codes where the `avx2` twins cover the width, else 0. A step ends on a byte
+//! boundary of the stream (64 one-byte codes are `8b` bits, 32 two-byte codes `4b` bytes,
+//! 16 codes `2b` bytes), so the portable kernel goes on from there. The results are those of the portable kernels, bit for bit: the same fields, the
 //! same sign extension, nothing else written.
 //!
 //! - One-byte words: encoding merges neighbours within lanes, by two multiply-adds

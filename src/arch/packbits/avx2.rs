@@ -1,29 +1,37 @@
-//! packbits' AVX2 twins, for CPUs without AVX-512 (or capped below it): one-byte words and
-//! two-byte words, codes of `b <= 8` and `b <= 16` bits.
+//! packbits' AVX2 twins, for CPUs without AVX-512 (or capped below it): one-byte words with
+//! fields of `b <= 8` bits, two- and four-byte words with fields of `b <= 16` bits (wider
+//! fields in four-byte words stay with the portable kernels below AVX-512).
 //!
 //! AVX2 has no byte permute across the two 128-bit halves of a vector, no variable 16-bit
 //! shift and no multishift, so each half is a stream of its own: a step of 32 one-byte codes
-//! (`4b` bytes) or 16 two-byte codes (`2b` bytes) is two half-steps of `2b` or `b` bytes,
-//! which end on byte boundaries and share one set of byte tables. Encoding stores each half
-//! with a 16-byte store (its bytes past the half-step's are written again by the next store
-//! or by the portable tail, as in the AVX-512 twins); decoding loads each half with a 16-byte
-//! load. The counts done and the results are as the AVX-512 twins': whole steps, bit for bit
-//! those of the portable kernels.
+//! (`4b` bytes) or 16 wider codes (`2b` bytes) is two half-steps of `2b` or `b` bytes, which
+//! end on byte boundaries and share one set of byte tables. Encoding stores the two halves
+//! joined by `vpermd` where they are whole 32-bit lanes, else with one 16-byte store each
+//! (bytes past the step are written again by the next store or by the portable tail, as in
+//! the AVX-512 twins); decoding loads a step with one 32-byte load from `16 - half` bytes
+//! before it (the low half's tables displaced to match), except at the stream's start, where
+//! it loads each half alone. The counts done and the results are as the AVX-512 twins':
+//! whole steps, bit for bit those of the portable kernels.
 //!
-//! - One-byte words, encoding: the AVX-512 twin's merge within lanes (`vpmaddubsw` and
-//!   `vpmaddwd` for 2, 4 and 6 bits, three shift-and-select steps otherwise), then `vpshufb`
-//!   packs each half's bytes together.
-//! - One-byte words, decoding: `vpshufb` gathers, for each code, the two stream bytes that
-//!   hold it into a 16-bit lane (even codes in one vector, odd codes in another); a multiply
-//!   by `2^(8 - s)` (`vpmullw`, the variable 16-bit shift AVX2 lacks) lifts the field at bit
-//!   offset `s` into the lane's high byte.
-//! - Two-byte words, encoding: the even and the odd codes each in 32-bit lanes, shifted to
-//!   their bit offset in their first byte (`vpsllvd`); each output byte ORs the bytes of the
-//!   codes that cover it, gathered by `vpshufb` from the two vectors (one gather each for
-//!   `b >= 8`, up to four for narrower fields).
-//! - Two-byte words, decoding: `vpshufb` gathers each code's first four stream bytes into a
+//! - One-byte words, encoding: 1 bit by `vpmovmskb`; 2 and 4 bits by multiply-adds
+//!   (`vpmaddubsw`, `vpmaddwd`) that leave one output byte per lane, narrowed by `vpackus`;
+//!   other widths by the AVX-512 twin's merge within lanes (multiply-adds for 6 bits, three
+//!   shift-and-select steps otherwise), then `vpshufb` packs each half's bytes together.
+//! - One-byte words, decoding: 1, 2 and 4 bits by zero-extending each stream byte to a lane
+//!   (`vpmovzx`) and shifted copies that put code `k` at bit `8k`; other widths by `vpshufb`
+//!   gathering, for each code, the two stream bytes that hold it into a 16-bit lane (even
+//!   codes in one vector, odd codes in another), and a multiply by `2^(8 - s)` (`vpmullw`,
+//!   the variable 16-bit shift AVX2 lacks) that lifts the field at bit offset `s` into the
+//!   lane's high byte.
+//! - Wider words, encoding: four-byte words cut to their fields and narrowed to two-byte
+//!   lanes first (`vpackusdw`, `vpermq`); the even and the odd codes each in 32-bit lanes,
+//!   shifted to their bit offset in their first byte (`vpsllvd`); each output byte ORs the
+//!   bytes of the codes that cover it, gathered by `vpshufb` from the two vectors (one
+//!   gather each for `b >= 8`, up to four for narrower fields).
+//! - Wider words, decoding: `vpshufb` gathers each code's first four stream bytes into a
 //!   32-bit lane, even codes in one vector, odd in another, cut at the bit offset by
-//!   `vpsrlvd` and `vpsllvd`, and the two halves of each 32-bit lane joined.
+//!   `vpsrlvd` and `vpsllvd`, and the two halves of each 32-bit lane joined; four-byte words
+//!   are widened (`vpmovzxwd`) before the shift to `f` and the sign extension.
 
 use std::arch::x86_64::*;
 
