@@ -11,6 +11,9 @@
 //! - `arch::bf16` (AVX-512 BF16): `f32` -> bfloat16;
 //! - `arch::stream` (AVX2, outputs of 16 MiB or more): `int32 -> float32`, float16 -> `f32`,
 //!   and the one-byte table lookup (fixedscaleoffset's decode), in [`streamed_outputs`].
+//! - `arch::vectorized` (portable kernels built for AVX2): the fast casts between floats
+//!   and integers, and the kernels of scale_offset, bitround and fixedscaleoffset (these
+//!   against the portable level, see [`codec_at_every_level`]).
 //!
 //! The rest of the arch layer has its own per-level tests: packbits in `packbits.rs`
 //! (`every_width_at_every_isa_level`), the bit-information twins in `bit_counts.rs`
@@ -214,4 +217,85 @@ fn streamed_outputs() {
             assert_eq!(first, None, "lookup {level:?} {from}/{to}");
         }
     }
+}
+
+/// The cast kernels that are portable code built for AVX2 by `arch::vectorized` (float ->
+/// float, float -> int, int -> float, int -> int): the same rows, against the reference.
+#[test]
+fn vectorized_casts_at_every_isa_level() {
+    let mut rng = Rng(0xca57_0005);
+    every_level::<f64, f32>(&near_codes::<f64, f32>(&mut rng, N));
+    every_level::<f32, f64>(&near_codes::<f32, f64>(&mut rng, N));
+    every_level::<f64, i32>(&near_codes::<f64, i32>(&mut rng, N));
+    every_level::<f32, i16>(&near_codes::<f32, i16>(&mut rng, N));
+    every_level::<f32, u8>(&near_codes::<f32, u8>(&mut rng, N));
+    every_level::<i32, f32>(&near_codes::<i32, f32>(&mut rng, N));
+    every_level::<i64, f64>(&near_codes::<i64, f64>(&mut rng, N));
+    every_level::<u16, f32>(&near_codes::<u16, f32>(&mut rng, N));
+    every_level::<i16, u8>(&near_codes::<i16, u8>(&mut rng, N));
+    every_level::<i64, i32>(&near_codes::<i64, i32>(&mut rng, N));
+    every_level::<u8, i16>(&near_codes::<u8, i16>(&mut rng, N));
+}
+
+/// `c`'s encode and decode at every level against the portable level, every length and
+/// start. The portable kernels are the reference here because they are themselves checked
+/// against the codecs' definitions elsewhere (`codecs.rs`, `formula.rs`, `conformance.rs`,
+/// `fixedscaleoffset_fixture.rs`); the twins are the same source built for AVX2.
+fn codec_at_every_level<C>(c: &C, src: &[C::In])
+where
+    C: zquant::ArrayCodec,
+    C::In: Real,
+    C::Out: Real,
+{
+    let bits = |v: &[C::Out]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+    let back = |v: &[C::In]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+    for len in LENGTHS {
+        for (from, to) in STARTS {
+            let Some(s) = src.get(from..from + len) else {
+                continue;
+            };
+            let run = |level| {
+                with_max_isa(level, || {
+                    let mut enc = vec![C::Out::default(); to + len];
+                    let e = c.encode_slice(s, &mut enc[to..]);
+                    let mut dec = vec![C::In::default(); to + len];
+                    let d = e
+                        .as_ref()
+                        .ok()
+                        .map(|_| c.decode_slice(&enc[to..], &mut dec[to..]));
+                    (e, bits(&enc[to..]), d, back(&dec[to..]))
+                })
+            };
+            let want = run(Isa::Portable);
+            for level in Isa::available() {
+                let got = run(level);
+                let what = format!("{} {level:?} len {len} starts {from}/{to}", c.name());
+                assert_eq!(got.0, want.0, "{what}: encode result");
+                assert_eq!(got.1, want.1, "{what}: encoded");
+                assert_eq!(got.2, want.2, "{what}: decode result");
+                assert_eq!(got.3, want.3, "{what}: decoded");
+            }
+        }
+    }
+}
+
+/// The codecs whose kernels run under `arch::vectorized`: scale_offset, bitround,
+/// numcodecs.fixedscaleoffset.
+#[test]
+fn vectorized_codecs_at_every_isa_level() {
+    use zquant::{BitRound, FixedScaleOffset, PyNumber, ScaleOffset};
+    let mut rng = Rng(0xc0de_0006);
+    let smooth: Vec<f64> = (0..N)
+        .map(|i| 280.0 + 20.0 * (i as f64 * 0.01).sin() + (rng.next() % 1000) as f64 * 1e-3)
+        .collect();
+    let f32s: Vec<f32> = smooth.iter().map(|&x| x as f32).collect();
+    codec_at_every_level(&ScaleOffset::<f64>::new(250.0, 4.0).unwrap(), &smooth);
+    codec_at_every_level(&ScaleOffset::<f32>::new(250.0, 0.25).unwrap(), &f32s);
+    codec_at_every_level(&BitRound::<f32>::new(7).unwrap(), &f32s);
+    codec_at_every_level(&BitRound::<f64>::new(20).unwrap(), &smooth);
+    let fso = |o: f64, s: f64| (PyNumber::Float(o), PyNumber::Float(s));
+    let (o, s) = fso(270.0, 100.0);
+    codec_at_every_level(&FixedScaleOffset::<f64, i16>::new(o, s).unwrap(), &smooth);
+    let (o, s) = fso(260.0, 5.0);
+    codec_at_every_level(&FixedScaleOffset::<f32, u8>::new(o, s).unwrap(), &f32s);
 }
