@@ -25,7 +25,8 @@
 //! - `bit_slice`: the bit-matrix transpose of `choose`'s bit counting
 //!   ([`bit_slice_u32`] and its siblings), byte gathers and `vpmovmskb`;
 //! - `packbits`: packbits' bit packing and unpacking with AVX-512 (`vpmultishiftqb`,
-//!   `vpermb`/`vpermi2b`, `vpshrdv`), beside the portable kernels of `codec::packbits`;
+//!   `vpermb`/`vpermi2b`, `vpshrdv`) and with AVX2 (`packbits/avx2.rs`: `vpshufb` per
+//!   128-bit half), beside the portable kernels of `codec::packbits`;
 //! - `widen`: one-byte small floats to `f32` ([`widen_bytes_to_f32`]), which can stream;
 //! - `stream`: non-temporal stores for outputs too large for the cache ([`streams`]), which
 //!   portable code cannot emit: the one-byte table lookup ([`lookup_bytes`]) and

@@ -1,14 +1,15 @@
-//! packbits' AVX-512 twins: codes of `b` bits packed into a bit stream and back, a whole
-//! vector of codes per step, where the portable kernels (`codec::packbits::kernels`) move
-//! one `u64` of them.
+//! packbits' AVX-512 twins, and (in `avx2`) the AVX2 ones: codes of `b` bits packed into a
+//! bit stream and back, a whole vector of codes per step, where the portable kernels
+//! (`codec::packbits::kernels`) move one `u64` of them.
 //!
 //! A *field* is `b` bits starting at bit `f` of each `n`-bit component, in storage words of
 //! 8, 16 or 32 bits; the stream holds field `i` at bits `[i*b, (i+1)*b)`, least significant
 //! bit first. Every function takes the bulk of the slices, a whole number of vector steps,
-//! and returns the count of codes it did (0 without AVX-512, see [`has_avx512`]); a step
-//! ends on a byte boundary of the stream (64 one-byte codes are `8b` bits, 32 two-byte
-//! codes `4b` bytes, 16 four-byte codes `2b` bytes), so the portable kernel goes on from
-//! there. The results are those of the portable kernels, bit for bit: the same fields, the
+//! and returns the count of codes it did: with AVX-512 (see [`has_avx512`]) a multiple of
+//! 64, 32 or 16 codes (one-, two-, four-byte words), with AVX2 only a multiple of 32 one-byte
+//! or 16 wider codes where the `avx2` twins cover the width, else 0. A step ends on a byte
+//! boundary of the stream (64 one-byte codes are `8b` bits, 32 two-byte codes `4b` bytes,
+//! 16 codes `2b` bytes), so the portable kernel goes on from there. The results are those of the portable kernels, bit for bit: the same fields, the
 //! same sign extension, nothing else written.
 //!
 //! - One-byte words: encoding merges neighbours within lanes, by two multiply-adds
@@ -24,6 +25,9 @@
 //!   halves shifted by the bit offset (`vpshrdvw`/`vpshrdvd`).
 //!
 //! [`has_avx512`]: super::has_avx512
+
+#[cfg(target_arch = "x86_64")]
+mod avx2;
 
 /// The layout of the fields: `b` bits from bit `f` of `n`-bit components; `signed`: decoding
 /// sign-extends the field to `n` bits.
@@ -60,6 +64,11 @@ pub(crate) fn pack_u8(src: &[u8], p: Fields, out: &mut [u8]) -> usize {
         // VBMI and VBMI2.
         return unsafe { x86::pack_u8(src, p, out) };
     }
+    #[cfg(target_arch = "x86_64")]
+    if super::has_avx2() && p.b <= 8 && p.f + p.b <= 8 {
+        // SAFETY: the CPU has AVX2 (checked just above).
+        return unsafe { avx2::pack_u8(src, p, out) };
+    }
     let _ = (src, p, out);
     0
 }
@@ -72,6 +81,11 @@ pub(crate) fn unpack_u8(src: &[u8], p: Fields, out: &mut [u8]) -> usize {
         // SAFETY: as in `pack_u8`.
         return unsafe { x86::unpack_u8(src, p, out) };
     }
+    #[cfg(target_arch = "x86_64")]
+    if super::has_avx2() && p.b <= 8 && p.f + p.b <= p.n && p.n <= 8 {
+        // SAFETY: the CPU has AVX2 (checked just above).
+        return unsafe { avx2::unpack_u8(src, p, out) };
+    }
     let _ = (src, p, out);
     0
 }
@@ -82,6 +96,11 @@ pub(crate) fn pack_u16(src: &[u16], p: Fields, out: &mut [u8]) -> usize {
     if super::has_avx512() && p.f + p.b <= 16 {
         // SAFETY: as in `pack_u8`.
         return unsafe { x86::pack_wide::<16>(words_as_bytes(src), p, out) };
+    }
+    #[cfg(target_arch = "x86_64")]
+    if super::has_avx2() && p.f + p.b <= 16 {
+        // SAFETY: the CPU has AVX2 (checked just above).
+        return unsafe { avx2::pack_wide::<2>(words_as_bytes(src), p, out) };
     }
     let _ = (src, p, out);
     0
@@ -94,6 +113,11 @@ pub(crate) fn pack_u32(src: &[u32], p: Fields, out: &mut [u8]) -> usize {
         // SAFETY: as in `pack_u8`.
         return unsafe { x86::pack_wide::<32>(words_as_bytes(src), p, out) };
     }
+    #[cfg(target_arch = "x86_64")]
+    if super::has_avx2() && p.b <= 16 && p.f + p.b <= 32 {
+        // SAFETY: the CPU has AVX2 (checked just above).
+        return unsafe { avx2::pack_wide::<4>(words_as_bytes(src), p, out) };
+    }
     let _ = (src, p, out);
     0
 }
@@ -105,6 +129,11 @@ pub(crate) fn unpack_u16(src: &[u8], p: Fields, out: &mut [u16]) -> usize {
         // SAFETY: as in `pack_u8`.
         return unsafe { x86::unpack_wide::<16>(src, p, words_as_bytes_mut(out)) } / 2;
     }
+    #[cfg(target_arch = "x86_64")]
+    if super::has_avx2() && p.f + p.b <= p.n && p.n <= 16 {
+        // SAFETY: the CPU has AVX2 (checked just above).
+        return unsafe { avx2::unpack_wide::<2>(src, p, words_as_bytes_mut(out)) } / 2;
+    }
     let _ = (src, p, out);
     0
 }
@@ -115,6 +144,11 @@ pub(crate) fn unpack_u32(src: &[u8], p: Fields, out: &mut [u32]) -> usize {
     if super::has_avx512() && p.f + p.b <= p.n && p.n <= 32 {
         // SAFETY: as in `pack_u8`.
         return unsafe { x86::unpack_wide::<32>(src, p, words_as_bytes_mut(out)) } / 4;
+    }
+    #[cfg(target_arch = "x86_64")]
+    if super::has_avx2() && p.b <= 16 && p.f + p.b <= p.n && p.n <= 32 {
+        // SAFETY: the CPU has AVX2 (checked just above).
+        return unsafe { avx2::unpack_wide::<4>(src, p, words_as_bytes_mut(out)) } / 4;
     }
     let _ = (src, p, out);
     0

@@ -42,10 +42,11 @@
 //! through a `u64` bit accumulator that writes whole words, and whole-word codes (`b == N`,
 //! a multiple of 8) as the little-endian copy the `bytes` codec writes. Words of two bytes
 //! or more also go eight codes a step where the width allows (no branch per code), and on
-//! CPUs with AVX-512 the arch layer's twins take the bulk of every width.
+//! CPUs with AVX-512 the arch layer's twins take the bulk of every width (with AVX2 only,
+//! of one-byte words and of fields up to 16 bits in wider words).
 //!
 //! The module holds the configuration (`configuration`), the codec (here) and its kernels
-//! (`kernels`, whose AVX-512 twins are in the arch layer).
+//! (`kernels`, whose AVX-512 and AVX2 twins are in the arch layer).
 
 mod configuration;
 mod kernels;

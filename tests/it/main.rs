@@ -24,6 +24,7 @@ mod fixedscaleoffset_metadata;
 #[cfg(feature = "float8")]
 mod float8_interop;
 mod fused_chain;
+mod isa_levels;
 mod layouts;
 mod messages;
 mod metadata;

@@ -1,7 +1,7 @@
 //! packbits' portable kernels: storage words to packed bits and back, a word at a time
 //! (eight codes a step where the width allows; see the codec's header). Where the CPU has
-//! AVX-512, the arch layer's twins (`crate::arch::packbits`) take the bulk of the array and
-//! these kernels the rest.
+//! AVX-512 (or AVX2, for the widths its twins cover), the arch layer's twins
+//! (`crate::arch::packbits`) take the bulk of the array and these kernels the rest.
 
 use super::Plan;
 use crate::arch;
@@ -73,7 +73,7 @@ pub(super) fn pack<W: Word>(src: &[W], p: Plan, out: &mut [u8]) {
     let fields = p.fields();
     let done = match W::words(src) {
         Words::U8(s) => {
-            // AVX-512 takes the bulk, then eight codes at a time, then the accumulator.
+            // The arch twins take the bulk, then eight codes at a time, then the accumulator.
             let d = arch::packbits::pack_u8(s, fields, out);
             let (s, o) = (&s[d..], &mut out[d * p.b as usize / 8..]);
             d + arch::vectorized(

@@ -1,0 +1,301 @@
+//! The cast engine's arch twins at every instruction-set level this machine has
+//! (`Isa::available()`, each in turn by `with_max_isa`), against the exact reference path
+//! (`cast_slice_reference`, which rounds through exact rationals and never reaches a twin):
+//! on lengths around every vector width and block (odd ones, shorter than one vector,
+//! several vectors and a tail), from unaligned starts of the source and the output.
+//!
+//! One table row per twin, reached through `cast_slice`:
+//! - `arch::f16c` (AVX2 level): `f32`/`f64` -> float16, float16 -> `f32`;
+//! - `arch::widen` (AVX2): one-byte floats -> `f32`;
+//! - `arch::byte_float` (AVX2, AVX-512): `f32` -> one-byte floats;
+//! - `arch::bf16` (AVX-512 BF16): `f32` -> bfloat16;
+//! - `arch::stream` (AVX2, outputs of 16 MiB or more): `int32 -> float32`, float16 -> `f32`,
+//!   and the one-byte table lookup (fixedscaleoffset's decode), in [`streamed_outputs`].
+//! - `arch::vectorized` (portable kernels built for AVX2): the fast casts between floats
+//!   and integers, and the kernels of scale_offset, bitround and fixedscaleoffset (these
+//!   against the portable level, see [`codec_at_every_level`]).
+//!
+//! The rest of the arch layer has its own per-level tests: packbits in `packbits.rs`
+//! (`every_width_at_every_isa_level`), the bit-information twins in `bit_counts.rs`
+//! (`counts_from_unaligned_starts`); docs/performance.md lists them all.
+
+use zquant::__private::cast_slice_reference;
+use zquant::dtype::*;
+use zquant::isa::{Isa, with_max_isa};
+use zquant::{CastOptions, OutOfRange, Real, Rounding, cast_slice};
+
+use crate::common::XorShift as Rng;
+
+/// Lengths around the vector widths (8 to 64 elements) and the kernels' blocks (up to 1024
+/// elements), most of them odd.
+const LENGTHS: [usize; 16] = [
+    0, 1, 3, 7, 15, 16, 17, 31, 33, 63, 65, 127, 129, 1025, 2049, 4099,
+];
+
+/// (source start, output start) in elements: none, either or both unaligned.
+const STARTS: [(usize, usize); 4] = [(0, 0), (1, 0), (0, 3), (5, 1)];
+
+/// `cast_slice` of `src` into `D` at every level, every length and every start, against
+/// the reference path: the same result (the same first failing index) and, when it
+/// succeeds, the same bits.
+fn every_level<S: Real, D: Real>(src: &[S]) {
+    for oor in [OutOfRange::Error, OutOfRange::Clamp] {
+        let opts = CastOptions::new(Rounding::NearestEven, oor);
+        for len in LENGTHS {
+            for (from, to) in STARTS {
+                let Some(s) = src.get(from..from + len) else {
+                    continue;
+                };
+                let mut want = vec![D::default(); len];
+                let expected = cast_slice_reference(s, &mut want, opts);
+                for level in Isa::available() {
+                    let mut got = vec![D::default(); to + len];
+                    let result = with_max_isa(level, || cast_slice(s, &mut got[to..], opts));
+                    let what = format!(
+                        "{} -> {} {level:?} {oor:?} len {len} starts {from}/{to}",
+                        S::NAME,
+                        D::NAME
+                    );
+                    assert_eq!(result, expected, "{what}");
+                    if result.is_ok() {
+                        let first = (0..len).find(|&i| got[to + i].to_bits() != want[i].to_bits());
+                        assert_eq!(first, None, "{what}: first differing element");
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// Values of `S` near the codes of `D`: a random code of `D` (rarely a NaN or an infinity,
+/// so that most blocks stay on the fast kernels) in `S`, its low bits perturbed so that
+/// the cast rounds, ties included.
+fn near_codes<S: Real, D: Real>(rng: &mut Rng, n: usize) -> Vec<S> {
+    let width = D::BITS.min(64);
+    let opts = CastOptions::new(Rounding::NearestEven, OutOfRange::Clamp);
+    let mut codes = Vec::with_capacity(n);
+    while codes.len() < n {
+        let r = rng.next();
+        let d = D::from_bits(if width == 64 {
+            r
+        } else {
+            r & ((1 << width) - 1)
+        });
+        let mut x = [S::default()];
+        if cast_slice_reference(&[d], &mut x, opts).is_err() {
+            continue;
+        }
+        let bits = x[0].to_bits();
+        let low = match (r >> 56) % 4 {
+            0 => 0,
+            1 => 1,
+            2 => (r >> 32) & 0xff,
+            _ => (r >> 20) & ((1 << (S::BITS / 2)) - 1),
+        };
+        let y = S::from_bits(bits ^ low);
+        // A NaN or an infinity now and then only (one block in a few).
+        let finite = matches!(y.to_exact().class, Class::Zero | Class::Finite);
+        if !finite && !r.is_multiple_of(512) {
+            continue;
+        }
+        codes.push(y);
+    }
+    codes
+}
+
+/// Every code of a one-byte type, then random codes.
+fn byte_codes<S: Real>(rng: &mut Rng, n: usize) -> Vec<S> {
+    let width = S::BITS;
+    (0..n)
+        .map(|i| {
+            let c = if i < 256 { i as u64 } else { rng.next() };
+            S::from_bits(c & ((1 << width) - 1))
+        })
+        .collect()
+}
+
+const N: usize = 4099 + 8;
+
+/// `arch::f16c` at the AVX2 level and above (F16C's `vcvtps2ph`/`vcvtph2ps`).
+#[test]
+fn float16_casts_at_every_isa_level() {
+    let mut rng = Rng(0xf16c_0001);
+    every_level::<f32, half::f16>(&near_codes::<f32, half::f16>(&mut rng, N));
+    every_level::<f64, half::f16>(&near_codes::<f64, half::f16>(&mut rng, N));
+    let codes: Vec<half::f16> = (0..N)
+        .map(|i| {
+            half::f16::from_bits(if i < 4096 {
+                (i * 16) as u16
+            } else {
+                rng.next() as u16
+            })
+        })
+        .collect();
+    every_level::<half::f16, f32>(&codes);
+    every_level::<half::f16, f64>(&codes);
+}
+
+/// `arch::widen`: one-byte floats to `f32`, every code of each format.
+#[test]
+fn byte_floats_widened_at_every_isa_level() {
+    let mut rng = Rng(0x51de_0002);
+    every_level::<Float8E4M3, f32>(&byte_codes(&mut rng, N));
+    every_level::<Float8E5M2, f32>(&byte_codes(&mut rng, N));
+    every_level::<Float8E4M3Fnuz, f32>(&byte_codes(&mut rng, N));
+    every_level::<Float8E5M2Fnuz, f32>(&byte_codes(&mut rng, N));
+    every_level::<Float8E3M4, f32>(&byte_codes(&mut rng, N));
+    every_level::<Float6E2M3Fn, f32>(&byte_codes(&mut rng, N));
+    every_level::<Float6E3M2Fn, f32>(&byte_codes(&mut rng, N));
+    every_level::<Float4E2M1Fn, f32>(&byte_codes(&mut rng, N));
+}
+
+/// `arch::byte_float` (AVX2 and AVX-512 twins) and `arch::bf16`: `f32` narrowed.
+#[test]
+fn f32_narrowed_at_every_isa_level() {
+    let mut rng = Rng(0xb17e_0003);
+    every_level::<f32, half::bf16>(&near_codes::<f32, half::bf16>(&mut rng, N));
+    every_level::<f32, Float8E4M3>(&near_codes::<f32, Float8E4M3>(&mut rng, N));
+    every_level::<f32, Float8E5M2>(&near_codes::<f32, Float8E5M2>(&mut rng, N));
+    every_level::<f32, Float8E4M3Fnuz>(&near_codes::<f32, Float8E4M3Fnuz>(&mut rng, N));
+    every_level::<f32, Float8E5M2Fnuz>(&near_codes::<f32, Float8E5M2Fnuz>(&mut rng, N));
+    every_level::<f32, Float8E4M3B11Fnuz>(&near_codes::<f32, Float8E4M3B11Fnuz>(&mut rng, N));
+    every_level::<f32, Float8E3M4>(&near_codes::<f32, Float8E3M4>(&mut rng, N));
+    every_level::<f32, Float6E2M3Fn>(&near_codes::<f32, Float6E2M3Fn>(&mut rng, N));
+    every_level::<f32, Float6E3M2Fn>(&near_codes::<f32, Float6E3M2Fn>(&mut rng, N));
+    every_level::<f32, Float4E2M1Fn>(&near_codes::<f32, Float4E2M1Fn>(&mut rng, N));
+}
+
+/// `arch::stream`'s kernels, which only run for outputs of 16 MiB or more: one such output
+/// per kernel, at every level, from unaligned starts.
+#[test]
+fn streamed_outputs() {
+    let n = (16 << 20) / 4 + 37;
+    let mut rng = Rng(0x57ea_0004);
+    let opts = CastOptions::default();
+    let check = |what: &str, got: &[f32], want: &[f32]| {
+        let first = (0..want.len()).find(|&i| got[i].to_bits() != want[i].to_bits());
+        assert_eq!(first, None, "{what}");
+    };
+    // int32 -> float32 (`vcvtdq2ps` and streamed stores).
+    let ints: Vec<i32> = (0..n).map(|_| rng.next() as i32).collect();
+    let mut want = vec![0f32; n];
+    cast_slice_reference(&ints, &mut want, opts).expect("every int32 is a float32");
+    // float16 -> f32, streamed by F16C.
+    let halves: Vec<half::f16> = (0..n)
+        .map(|_| half::f16::from_bits(rng.next() as u16 & 0x7bff))
+        .collect();
+    let mut want16 = vec![0f32; n];
+    cast_slice_reference(&halves, &mut want16, opts).expect("finite float16 codes");
+    let mut got = vec![0f32; n + 3];
+    for level in Isa::available() {
+        for (from, to) in [(0, 0), (1, 3), (2, 1)] {
+            let len = n - from;
+            let out = &mut got[to..to + len];
+            with_max_isa(level, || cast_slice(&ints[from..], out, opts)).expect("casts");
+            check(&format!("int32 {level:?} {from}/{to}"), out, &want[from..]);
+            with_max_isa(level, || cast_slice(&halves[from..], out, opts)).expect("casts");
+            check(
+                &format!("float16 {level:?} {from}/{to}"),
+                out,
+                &want16[from..],
+            );
+        }
+    }
+    // The one-byte lookup: fixedscaleoffset's decode of `u8` codes into f32, each element
+    // against its decode alone.
+    use zquant::{ArrayCodec, FixedScaleOffset, PyNumber};
+    let c = FixedScaleOffset::<f32, u8>::new(PyNumber::Float(-3.0), PyNumber::Float(7.5))
+        .expect("valid");
+    let codes: Vec<u8> = (0..n).map(|_| rng.next() as u8).collect();
+    for level in Isa::available() {
+        for (from, to) in [(0, 0), (3, 1)] {
+            let len = n - from;
+            let out = &mut got[to..to + len];
+            with_max_isa(level, || c.decode_slice(&codes[from..], out)).expect("decodes");
+            let first =
+                (0..len).find(|&i| out[i].to_bits() != c.decode_one(codes[from + i]).to_bits());
+            assert_eq!(first, None, "lookup {level:?} {from}/{to}");
+        }
+    }
+}
+
+/// The cast kernels that are portable code built for AVX2 by `arch::vectorized` (float ->
+/// float, float -> int, int -> float, int -> int): the same rows, against the reference.
+#[test]
+fn vectorized_casts_at_every_isa_level() {
+    let mut rng = Rng(0xca57_0005);
+    every_level::<f64, f32>(&near_codes::<f64, f32>(&mut rng, N));
+    every_level::<f32, f64>(&near_codes::<f32, f64>(&mut rng, N));
+    every_level::<f64, i32>(&near_codes::<f64, i32>(&mut rng, N));
+    every_level::<f32, i16>(&near_codes::<f32, i16>(&mut rng, N));
+    every_level::<f32, u8>(&near_codes::<f32, u8>(&mut rng, N));
+    every_level::<i32, f32>(&near_codes::<i32, f32>(&mut rng, N));
+    every_level::<i64, f64>(&near_codes::<i64, f64>(&mut rng, N));
+    every_level::<u16, f32>(&near_codes::<u16, f32>(&mut rng, N));
+    every_level::<i16, u8>(&near_codes::<i16, u8>(&mut rng, N));
+    every_level::<i64, i32>(&near_codes::<i64, i32>(&mut rng, N));
+    every_level::<u8, i16>(&near_codes::<u8, i16>(&mut rng, N));
+}
+
+/// `c`'s encode and decode at every level against the portable level, every length and
+/// start. The portable kernels are the reference here because they are themselves checked
+/// against the codecs' definitions elsewhere (`codecs.rs`, `formula.rs`, `conformance.rs`,
+/// `fixedscaleoffset_fixture.rs`); the twins are the same source built for AVX2.
+fn codec_at_every_level<C>(c: &C, src: &[C::In])
+where
+    C: zquant::ArrayCodec,
+    C::In: Real,
+    C::Out: Real,
+{
+    let bits = |v: &[C::Out]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+    let back = |v: &[C::In]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+    for len in LENGTHS {
+        for (from, to) in STARTS {
+            let Some(s) = src.get(from..from + len) else {
+                continue;
+            };
+            let run = |level| {
+                with_max_isa(level, || {
+                    let mut enc = vec![C::Out::default(); to + len];
+                    let e = c.encode_slice(s, &mut enc[to..]);
+                    let mut dec = vec![C::In::default(); to + len];
+                    let d = e
+                        .as_ref()
+                        .ok()
+                        .map(|_| c.decode_slice(&enc[to..], &mut dec[to..]));
+                    (e, bits(&enc[to..]), d, back(&dec[to..]))
+                })
+            };
+            let want = run(Isa::Portable);
+            for level in Isa::available() {
+                let got = run(level);
+                let what = format!("{} {level:?} len {len} starts {from}/{to}", c.name());
+                assert_eq!(got.0, want.0, "{what}: encode result");
+                assert_eq!(got.1, want.1, "{what}: encoded");
+                assert_eq!(got.2, want.2, "{what}: decode result");
+                assert_eq!(got.3, want.3, "{what}: decoded");
+            }
+        }
+    }
+}
+
+/// The codecs whose kernels run under `arch::vectorized`: scale_offset, bitround,
+/// numcodecs.fixedscaleoffset.
+#[test]
+fn vectorized_codecs_at_every_isa_level() {
+    use zquant::{BitRound, FixedScaleOffset, PyNumber, ScaleOffset};
+    let mut rng = Rng(0xc0de_0006);
+    let smooth: Vec<f64> = (0..N)
+        .map(|i| 280.0 + 20.0 * (i as f64 * 0.01).sin() + (rng.next() % 1000) as f64 * 1e-3)
+        .collect();
+    let f32s: Vec<f32> = smooth.iter().map(|&x| x as f32).collect();
+    codec_at_every_level(&ScaleOffset::<f64>::new(250.0, 4.0).unwrap(), &smooth);
+    codec_at_every_level(&ScaleOffset::<f32>::new(250.0, 0.25).unwrap(), &f32s);
+    codec_at_every_level(&BitRound::<f32>::new(7).unwrap(), &f32s);
+    codec_at_every_level(&BitRound::<f64>::new(20).unwrap(), &smooth);
+    let fso = |o: f64, s: f64| (PyNumber::Float(o), PyNumber::Float(s));
+    let (o, s) = fso(270.0, 100.0);
+    codec_at_every_level(&FixedScaleOffset::<f64, i16>::new(o, s).unwrap(), &smooth);
+    let (o, s) = fso(260.0, 5.0);
+    codec_at_every_level(&FixedScaleOffset::<f32, u8>::new(o, s).unwrap(), &f32s);
+}
