@@ -27,7 +27,8 @@
 //! - `packbits`: packbits' bit packing and unpacking with AVX-512 (`vpmultishiftqb`,
 //!   `vpermb`/`vpermi2b`, `vpshrdv`) and with AVX2 (`packbits/avx2.rs`: `vpshufb` per
 //!   128-bit half), beside the portable kernels of `codec::packbits`;
-//! - `widen`: one-byte small floats to `f32` ([`widen_bytes_to_f32`]), which can stream;
+//! - `widen`: one-byte small floats to `f32` ([`widen_bytes_to_f32`], AVX2 and AVX-512),
+//!   which can stream;
 //! - `stream`: non-temporal stores for outputs too large for the cache ([`streams`]), which
 //!   portable code cannot emit: the one-byte table lookup ([`lookup_bytes`]) and
 //!   `int32 -> float32` ([`i32_to_f32_streamed`]).
@@ -264,9 +265,9 @@ mod tests {
                 W::from_u64((i as u64 + 1).wrapping_mul(0x0101_0103_0507_0b0d))
             });
             let mut all = vec![W::default(); n];
-            // The output's offset from a 32-byte boundary moves with `start` (every head
+            // The output's offset from a 64-byte boundary moves with `start` (every head
             // length of plain stores), and the length with it (every tail length).
-            for start in 0..9 {
+            for start in 0..17 {
                 let out = &mut all[start..];
                 super::lookup_bytes(&table, &codes[2 * start..], out);
                 let want: Vec<W> = codes[2 * start..]
@@ -280,9 +281,13 @@ mod tests {
                 );
             }
         }
-        check::<u64>(super::stream::STREAM_MIN);
-        check::<u32>(super::stream::STREAM_MIN);
-        check::<u16>(1 << 12);
+        for level in crate::isa::Isa::available() {
+            crate::isa::with_max_isa(level, || {
+                check::<u64>(super::stream::STREAM_MIN);
+                check::<u32>(super::stream::STREAM_MIN);
+                check::<u16>(1 << 12);
+            });
+        }
     }
 
     /// The streamed `i32 -> f32` kernel rounds as `as` does, at every offset of the

@@ -248,7 +248,7 @@ pub(crate) trait Dst: Word {
     /// The number `value` gives for each `SW` word (an `f32`/`f64`, or `scale_offset`'s
     /// result on it) to an integer format of at most 32 bits in these words (`u8`, `u16`,
     /// `u32` only: see `float_to_int::f2i_narrow`); with `NAN_MAP`, NaN to `nan_code`.
-    fn from_float_narrow<SW: Word, const NAN_MAP: bool>(
+    fn from_float_narrow<SW: Word, const NAN_MAP: bool, const WIDE: bool>(
         _: &[SW],
         _: &mut [Self],
         _: CastOptions,
@@ -266,7 +266,7 @@ macro_rules! float_src {
         impl Src for $t {
             fn float_to_int<DW: Dst>(src: &[Self], dst: &mut [DW], opts: CastOptions, l: IntLayout) -> usize {
                 if l.bits <= 32 {
-                    DW::from_float_narrow::<Self, false>(src, dst, opts, l, as_f64::<Self>, 0)
+                    DW::from_float_narrow::<Self, false, false>(src, dst, opts, l, as_f64::<Self>, 0)
                 } else {
                     DW::from_float_wide(src, dst, opts, l)
                 }
@@ -278,7 +278,7 @@ macro_rules! float_src {
                 l: IntLayout,
                 nan_code: u64,
             ) -> usize {
-                DW::from_float_narrow::<Self, true>(src, dst, opts, l, as_f64::<Self>, nan_code)
+                DW::from_float_narrow::<Self, true, false>(src, dst, opts, l, as_f64::<Self>, nan_code)
             }
             fn affine_to_int<DW: Dst>(
                 src: &[Self],
@@ -288,7 +288,9 @@ macro_rules! float_src {
                 a: Affine,
             ) -> usize {
                 let value = $affine(a);
-                DW::from_float_narrow::<Self, false>(src, dst, opts, l, value, 0)
+                // The fused chain's loop also has an AVX-512 build (see
+                // `float_to_int::float_to_narrow_int`).
+                DW::from_float_narrow::<Self, false, true>(src, dst, opts, l, value, 0)
             }
             fn narrow<DW: Dst>(
                 src: &[Self],
@@ -332,7 +334,7 @@ macro_rules! narrow_dst {
             ) -> usize {
                 narrow(src, dst, mode, oor, l)
             }
-            fn from_float_narrow<SW: Word, const NAN_MAP: bool>(
+            fn from_float_narrow<SW: Word, const NAN_MAP: bool, const WIDE: bool>(
                 src: &[SW],
                 dst: &mut [Self],
                 opts: CastOptions,
@@ -340,7 +342,7 @@ macro_rules! narrow_dst {
                 value: impl Fn(SW) -> f64 + Copy,
                 nan_code: u64,
             ) -> usize {
-                float_to_narrow_int::<SW, Self, NAN_MAP>(src, dst, opts, l, value, nan_code)
+                float_to_narrow_int::<SW, Self, NAN_MAP, WIDE>(src, dst, opts, l, value, nan_code)
             }
             $($extra)*
         }

@@ -23,7 +23,8 @@ pub(crate) const SMALL_INT_CHUNK: usize = 1024;
 ///   the range of quotients (see the loop). Then `q + offset`.
 ///
 /// Each intermediate is range-checked as the type's own arithmetic requires. The encode is
-/// 8-lane AVX2 (`vpmulld`), the decode 16-lane (`vpmullw`). `encode` picks the direction.
+/// 8-lane AVX2 (`vpmulld`) for 8-bit types and 16-lane (`vpmullw`, the check moved onto
+/// `x`) for 16-bit ones, the decode 16-lane (`vpmullw`). `encode` picks the direction.
 /// Returns whether every element succeeded (otherwise `dst` holds garbage).
 ///
 /// The caller gives an integer layout of 8 or 16 bits that fills the word `W` (so that
@@ -79,6 +80,27 @@ fn small_int_map_in<W: Word, const SIGNED: bool>(
         let (dlo, dhi) = factor_range(lo, hi, s);
         if dlo > dhi {
             return src.is_empty() || dst.is_empty();
+        }
+        if W::BITS == 16 {
+            // 16-bit words in 16-bit lanes (16 per AVX2 vector, no widening to `i32` and
+            // packing back): `d = x - o` is in `[dlo, dhi]` exactly when `x` is in
+            // `[dlo + o, dhi + o]`, intersected with the type's range `x` is always in;
+            // and the stored word is the low 16 bits of `(x - o) * s`, which are those of
+            // `x * s - o * s`.
+            let (xlo, xhi) = ((dlo + o).max(lo), (dhi + o).min(hi));
+            if xlo > xhi {
+                return src.is_empty() || dst.is_empty();
+            }
+            // `xlo <= x <= xhi` as one unsigned 16-bit comparison: `x - xlo` wraps to at
+            // least `2^16 + lo - xlo > xhi - xlo` for `x < xlo` (`xhi <= hi < lo + 2^16`).
+            let (xlo16, xspan16) = (xlo as u16, (xhi - xlo) as u16);
+            let (s16, c16) = (s as u16, o.wrapping_mul(s).wrapping_neg() as u16);
+            for (x, y) in src.iter().zip(dst.iter_mut()) {
+                let v = x.to_u64() as u16;
+                ok &= v.wrapping_sub(xlo16) <= xspan16;
+                *y = W::from_u64(u64::from(v.wrapping_mul(s16).wrapping_add(c16)));
+            }
+            return ok;
         }
         let span = (dhi - dlo) as u32;
         for (x, y) in src.iter().zip(dst.iter_mut()) {
@@ -309,4 +331,64 @@ pub(crate) fn checked_map_in_place<W: Word, E>(
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The 16-bit encode (16-bit lanes, its check moved onto `x`) against the `i32`
+    /// formula of the narrower types: `d = x - o` in `[dlo, dhi]`, the word the low 16
+    /// bits of `d * s`. Every code of `int16` and `uint16`, scales and offsets at the ends
+    /// of the range, in blocks of an odd length from an unaligned start (each block's
+    /// success is whether all of its elements pass), at every instruction-set level.
+    #[test]
+    fn small_int_16_bit_encode_equals_i32_formula_at_every_level() {
+        for level in crate::isa::Isa::available() {
+            crate::isa::with_max_isa(level, || {
+                for signed in [true, false] {
+                    check_encode_16(signed);
+                }
+            });
+        }
+    }
+
+    fn check_encode_16(signed: bool) {
+        let l = IntLayout { bits: 16, signed };
+        let (lo, hi) = (l.min() as i32, l.max() as i32);
+        let value = |w: u16| {
+            if signed {
+                i32::from(w as i16)
+            } else {
+                i32::from(w)
+            }
+        };
+        let words: Vec<u16> = (0..=u16::MAX).chain(0..7).collect();
+        let scales = [
+            0, 1, 2, 3, 7, 100, 127, 255, 256, 1000, 32767, 40000, 65535, -1, -2, -100, -32768,
+        ];
+        let offsets = [0, 1, -1, 100, -3000, lo, hi, lo + 1, hi - 1];
+        for &s in scales.iter().filter(|&&s| (lo..=hi).contains(&s)) {
+            let (dlo, dhi) = factor_range(lo, hi, s);
+            for &o in offsets.iter().filter(|&&o| (lo..=hi).contains(&o)) {
+                for block in words[1..].chunks(997) {
+                    let mut out = vec![0u16; block.len()];
+                    let ok = crate::arch::vectorized(
+                        #[inline(always)]
+                        || small_int_map(block, &mut out, l, o, s, true),
+                    );
+                    let mut want_ok = true;
+                    for (&x, &y) in block.iter().zip(&out) {
+                        let d = value(x) - o;
+                        let pass = (dlo..=dhi).contains(&d);
+                        want_ok &= pass;
+                        if pass {
+                            assert_eq!(y, d.wrapping_mul(s) as u16, "{l:?} {x} * {s} - {o}");
+                        }
+                    }
+                    assert_eq!(ok, want_ok, "{l:?} scale {s} offset {o}: {block:?}");
+                }
+            }
+        }
+    }
 }

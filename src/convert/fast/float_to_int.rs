@@ -133,9 +133,14 @@ fn float_to_int_in<SW: Word, DW: Word, const MODE: u8>(
 /// `f32`/`f64` (or `scale_offset`'s result on them: `value`) to an integer format of at
 /// most 32 bits, every rounding mode, with NaN mapped to `nan_code` when `NAN_MAP`. The
 /// rounding mode is made a constant here, outside the loop: with a `match` on it per
-/// element LLVM keeps the loop scalar.
+/// element LLVM keeps the loop scalar. With `WIDE` (the fused `scale_offset -> cast_value`
+/// loop only, so that the plain casts are not compiled a third time) the loop is also
+/// built for AVX-512 (`arch::vectorized_wide`), where LLVM converts 8 `f64` per
+/// instruction and narrows by `vpmovdb`: the fused `f64 -> u8` chain on a cached input
+/// (128Ki elements) ran at 40.5 GB/s against 33.1 with AVX2 (minima of 301 runs, three
+/// alternations, load 7).
 #[inline(always)]
-pub(super) fn float_to_narrow_int<SW: Word, DW: Word, const NAN_MAP: bool>(
+pub(super) fn float_to_narrow_int<SW: Word, DW: Word, const NAN_MAP: bool, const WIDE: bool>(
     src: &[SW],
     dst: &mut [DW],
     opts: CastOptions,
@@ -150,12 +155,24 @@ pub(super) fn float_to_narrow_int<SW: Word, DW: Word, const NAN_MAP: bool>(
     macro_rules! by_mode {
         ($($mode:ident => $m:ident),*) => {
             match opts.rounding {
-                $(Rounding::$mode => crate::arch::vectorized(
-                    #[inline(always)]
-                    move || by_blocks(src, dst, #[inline(always)] |s, d| {
-                        by_oor_f2i::<SW, DW, $m, NAN_MAP>(s, d, oor, l, value, nan_code)
-                    }),
-                ),)*
+                $(Rounding::$mode => {
+                    // `const`: the other twin is not compiled (see `f2i_narrow`).
+                    if const { WIDE } {
+                        crate::arch::vectorized_wide(
+                            #[inline(always)]
+                            move || by_blocks(src, dst, #[inline(always)] |s, d| {
+                                by_oor_f2i::<SW, DW, $m, NAN_MAP>(s, d, oor, l, value, nan_code)
+                            }),
+                        )
+                    } else {
+                        crate::arch::vectorized(
+                            #[inline(always)]
+                            move || by_blocks(src, dst, #[inline(always)] |s, d| {
+                                by_oor_f2i::<SW, DW, $m, NAN_MAP>(s, d, oor, l, value, nan_code)
+                            }),
+                        )
+                    }
+                })*
             }
         };
     }
@@ -376,5 +393,120 @@ fn narrow_mask<DW: Word>(bits: u64, mask: u64) -> u64 {
         u64::from(bits as u32 & mask as u32)
     } else {
         bits & mask
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::{Affine, Src};
+    use crate::number::layout::IntLayout;
+    use crate::number::{CastOptions, OutOfRange, Rounding};
+
+    /// The fused `scale_offset -> cast_value` loop (AVX-512, AVX2 and portable builds) does
+    /// the same elements and writes the same words at every level as the portable build:
+    /// `f64` and `f32` words into `uint8`, `int16` and `uint32`, every rounding mode and
+    /// out-of-range rule, on ties, values out of range, ±Inf and NaN (declined blocks), odd
+    /// lengths and unaligned starts.
+    #[test]
+    fn fused_affine_cast_is_the_same_at_every_level() {
+        let mut x = 0x9e37_79b9_u32;
+        let mut values: Vec<f64> = (0..3000)
+            .map(|i| {
+                x ^= x << 13;
+                x ^= x >> 17;
+                x ^= x << 5;
+                let r = f64::from(x) / f64::from(u32::MAX);
+                match i % 5 {
+                    // Ties after the affine step: (x - 100) * 4 = k + 1/2.
+                    0 => (r * 120.0).round() / 4.0 + 100.125,
+                    _ => r * 30.0 + 100.0,
+                }
+            })
+            .collect();
+        let clean = values.clone();
+        values.extend([f64::NAN, 1e12, -1e12, f64::INFINITY, 0.0]);
+        values.extend(&clean[..1500]);
+        let w64: Vec<u64> = values.iter().map(|v| v.to_bits()).collect();
+        let w32: Vec<u32> = values.iter().map(|&v| (v as f32).to_bits()).collect();
+        let a64 = Affine {
+            offset: 100.0f64.to_bits(),
+            scale: 4.0f64.to_bits(),
+        };
+        let a32 = Affine {
+            offset: u64::from(100.0f32.to_bits()),
+            scale: u64::from(4.0f32.to_bits()),
+        };
+        fn run<SW: Src, DW: super::super::Dst>(
+            src: &[SW],
+            o: CastOptions,
+            l: IntLayout,
+            a: Affine,
+        ) -> (usize, Vec<DW>) {
+            let mut out = vec![DW::from_u64(0); src.len()];
+            let done = SW::affine_to_int(src, &mut out, o, l, a);
+            out.truncate(done);
+            (done, out)
+        }
+        fn check<DW: super::super::Dst>(
+            w64: &[u64],
+            w32: &[u32],
+            a64: Affine,
+            a32: Affine,
+            l: IntLayout,
+        ) {
+            for rounding in Rounding::ALL {
+                for oor in [OutOfRange::Clamp, OutOfRange::Wrap, OutOfRange::Error] {
+                    let o = CastOptions::new(rounding, oor);
+                    for (start, len) in [(0, w64.len()), (1, 2999), (3, 77), (0, 1)] {
+                        let (s64, s32) = (&w64[start..start + len], &w32[start..start + len]);
+                        let both = || {
+                            (
+                                run::<u64, DW>(s64, o, l, a64),
+                                run::<u32, DW>(s32, o, l, a32),
+                            )
+                        };
+                        let want = crate::isa::with_max_isa(crate::isa::Isa::Portable, both);
+                        if start == 1 {
+                            // In range and finite: the kernel does all of it.
+                            assert_eq!((want.0.0, want.1.0), (len, len), "{o:?} {l:?}");
+                        }
+                        for level in crate::isa::Isa::available() {
+                            let got = crate::isa::with_max_isa(level, both);
+                            assert!(got == want, "{level:?} {o:?} {l:?} start {start} len {len}");
+                        }
+                    }
+                }
+            }
+        }
+        check::<u8>(
+            &w64,
+            &w32,
+            a64,
+            a32,
+            IntLayout {
+                bits: 8,
+                signed: false,
+            },
+        );
+        check::<u16>(
+            &w64,
+            &w32,
+            a64,
+            a32,
+            IntLayout {
+                bits: 16,
+                signed: true,
+            },
+        );
+        check::<u32>(
+            &w64,
+            &w32,
+            a64,
+            a32,
+            IntLayout {
+                bits: 32,
+                signed: false,
+            },
+        );
     }
 }

@@ -135,7 +135,7 @@ fn widen<SW: Word, DW: Word>(src: &[SW], dst: &mut [DW], p: crate::arch::WidenPl
 }
 
 /// `kernel(src, dst, stream)` block by block (see [`by_blocks`]). An output to stream
-/// (`arch::streams`) goes by plain stores up to its first 32-byte boundary, then with
+/// (`arch::streams`) goes by plain stores up to its first 64-byte boundary, then with
 /// `stream` set (every block of `by_blocks` but the last starts a multiple of 64 elements
 /// further, so they stay aligned), then the fence.
 #[inline(always)]
@@ -153,7 +153,8 @@ fn by_blocks_streamed<SW: Word, DW: Word>(
         );
     }
     let n = src.len().min(dst.len());
-    let head = dst.as_ptr().align_offset(32).min(n);
+    // 64: the AVX-512 kernels stream whole cache lines (AVX2's 32-byte vectors need 32).
+    let head = dst.as_ptr().align_offset(64).min(n);
     let done = by_blocks(
         &src[..head],
         &mut dst[..head],
@@ -183,6 +184,12 @@ mod tests {
     /// one-byte float type it serves, at every tail length.
     #[test]
     fn byte_widening_twin_equals_portable() {
+        for level in crate::isa::Isa::available() {
+            crate::isa::with_max_isa(level, byte_widening);
+        }
+    }
+
+    fn byte_widening() {
         if !crate::arch::has_avx2() {
             return;
         }
@@ -194,15 +201,24 @@ mod tests {
             })
             .collect();
         assert!(layouts.len() >= 3, "the float8 types at least: {layouts:?}");
-        let codes: Vec<u8> = (0..=255).collect();
-        let mut buf = vec![0u32; 256 + 8];
-        // A 32-byte aligned output, so that the streamed form is taken.
-        let start = buf.as_ptr().align_offset(32).min(8);
+        let codes: Vec<u8> = (0..=255).chain(0..=255).collect();
+        let mut buf = vec![0u32; 256 + 32];
+        // A 64-byte aligned output, so that the streamed form is taken, and an unaligned one.
+        let aligned = buf.as_ptr().align_offset(64).min(16);
         for l in layouts {
             let p = super::widen_plan(l);
-            for stream in [false, true] {
-                for len in [256, 255, 249, 8, 7, 1] {
-                    let src = &codes[256 - len..];
+            for (stream, start) in [(false, aligned), (true, aligned), (true, aligned + 3)] {
+                for (len, from) in [
+                    (256, 0),
+                    (256, 5),
+                    (255, 0),
+                    (249, 1),
+                    (17, 250),
+                    (8, 0),
+                    (7, 3),
+                    (1, 0),
+                ] {
+                    let src = &codes[256 - len + from..][..len];
                     let out = &mut buf[start..start + len];
                     let ok = crate::arch::widen_bytes_to_f32(src, out, p, stream);
                     let mut want = vec![0u32; len];

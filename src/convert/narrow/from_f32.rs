@@ -54,19 +54,17 @@ pub(crate) struct Plan {
     same_exponent: bool,
     /// Whether a variant is exact for the layout.
     pub(super) valid: bool,
+    /// The same constants for `arch::f32_to_byte_float`.
+    bytes: crate::arch::ByteFloatPlan,
 }
 
 impl Plan {
-    /// The constants of the AVX2 kernel for 8-bit targets.
-    fn bytes(&self) -> crate::arch::ByteFloatPlan {
-        crate::arch::ByteFloatPlan {
-            clamp_source: self.clamp_source,
-            min_normal: self.min_normal,
-            to_magic: self.to_magic,
-            code_offset: self.code_offset as u16,
-            shift: self.shift,
-            sign_bit: self.sign_bit as u16,
-        }
+    /// The constants of the explicit kernels for 8-bit targets, made with the plan: passed
+    /// by reference, they are read from where the plan was stored once per call, not from a
+    /// copy stored just before each block's kernel call (whose wide loads then wait for the
+    /// failed forwarding of those narrow stores).
+    fn bytes(&self) -> &crate::arch::ByteFloatPlan {
+        &self.bytes
     }
 
     /// The plan for `l`; when neither variant is exact for it, `valid` is false (the caller
@@ -107,17 +105,29 @@ impl Plan {
             (clamped >> m != 0) & (field >= 1) & (field + shift <= 254)
         };
         let valid = valid & usable;
+        let sign_bit = 1 << (l.exponent_bits + m);
+        let min_normal = (((1 - bias) + SOURCE_BIAS) as u32) << SM;
+        let to_magic = shift << SM;
+        let code_offset = ((151 - bias) as u32 - m) << m;
         Plan {
             shift,
-            sign_bit: 1 << (l.exponent_bits + m),
-            min_normal: (((1 - bias) + SOURCE_BIAS) as u32) << SM,
-            to_magic: shift << SM,
-            code_offset: ((151 - bias) as u32 - m) << m,
+            sign_bit,
+            min_normal,
+            to_magic,
+            code_offset,
             clamp_source,
             limit,
             half_m1: (1 << (shift - 1)) - 1,
             same_exponent,
             valid,
+            bytes: crate::arch::ByteFloatPlan {
+                clamp_source,
+                min_normal,
+                to_magic,
+                code_offset,
+                shift,
+                sign_bit,
+            },
         }
     }
 }
@@ -277,21 +287,32 @@ mod tests {
         for clamp in [false, true] {
             let p = Plan::new(l, clamp);
             assert!(p.valid && !p.same_exponent, "{l:?}");
-            let src = patterns(l.mantissa_bits);
-            let mut fast = vec![0u8; src.len()];
-            let mut portable = vec![0u8; src.len()];
-            let Some(largest) =
-                crate::arch::f32_to_byte_float::<NEG_ZERO>(&src, &mut fast, p.bytes())
-            else {
-                return; // no AVX2 here: nothing to compare
-            };
-            assert_eq!(
-                largest,
-                steps(&src, &mut portable, rebias_one::<NEG_ZERO>(p)),
-                "{l:?}"
-            );
-            for (i, (a, b)) in fast.iter().zip(&portable).enumerate() {
-                assert_eq!(a, b, "{l:?} clamp {clamp}: f32 {:#010x}", src[i]);
+            let all = patterns(l.mantissa_bits);
+            // The whole sweep (a partial last step), short lengths around the steps of 32
+            // and 64, unaligned starts of source and target.
+            let lens = [all.len() - 5, 0, 1, 15, 31, 32, 63, 64, 65, 127, 200];
+            for (len, (src_offset, dst_offset)) in lens
+                .into_iter()
+                .flat_map(|n| [(0, 0), (1, 0), (0, 1), (3, 5)].map(|o| (n, o)))
+            {
+                // Rotated so that the short lengths see other patterns than the first few.
+                let src = &all[src_offset + (len * 977) % (all.len() - len - 3)..][..len];
+                let mut fast = vec![0u8; len + dst_offset];
+                let fast = &mut fast[dst_offset..];
+                let mut portable = vec![0u8; len];
+                let Some(largest) =
+                    crate::arch::f32_to_byte_float::<NEG_ZERO>(src, fast, p.bytes())
+                else {
+                    return; // no AVX2 here: nothing to compare
+                };
+                assert_eq!(
+                    largest,
+                    steps(src, &mut portable, rebias_one::<NEG_ZERO>(p)),
+                    "{l:?} len {len}"
+                );
+                for (i, (a, b)) in fast.iter().zip(&portable).enumerate() {
+                    assert_eq!(a, b, "{l:?} clamp {clamp} len {len}: f32 {:#010x}", src[i]);
+                }
             }
         }
     }
