@@ -35,11 +35,114 @@ pub(crate) fn pos_popcount_pairs_avx512(
     false
 }
 
+/// One 64-byte vector at a 64-byte boundary: a slot of [`PairRing`].
+#[derive(Clone, Copy, Debug, Default)]
+#[repr(C, align(64))]
+pub(crate) struct Vector64(pub(crate) [u64; 8]);
+
+/// The word preparation of `choose::bit_information`'s `Prepare` in the form the fused
+/// kernel takes (its in-place signed exponent), for words of 32 or 64 bits whose code is the
+/// whole word: the counted word of `x` is `(x & !emask) | |d| | (esign if d < 0)` with
+/// `d = (x & emask) - bias_field` (wrapping), and 0 when `x` is masked.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct PairPrep {
+    /// The lane width, 32 or 64.
+    pub(crate) bits: u32,
+    pub(crate) emask: u64,
+    pub(crate) bias_field: u64,
+    pub(crate) esign: u64,
+    /// Whether NaN is masked: the lanes are IEEE binary32 (binary64) floats, whose NaN an
+    /// unordered compare finds.
+    pub(crate) nan: bool,
+    /// A code masked in addition.
+    pub(crate) masked: Option<u64>,
+}
+
+/// The prepared words of a stream of pairs `(j, j + inner)`, as the fused kernel leaves them
+/// between calls: vector `m` (words `m · lanes ..`) in slot `m mod slots`, the vectors
+/// `0 .. prepared` done. Pair vector `k` reads its first words from vector `k` and its
+/// second ones from vectors `k + q` and `k + q + 1` (`inner = q · lanes + r`), so the ring
+/// holds `q + 2` vectors at least.
+#[derive(Clone, Debug)]
+pub(crate) struct PairRing {
+    slots: Vec<Vector64>,
+    q: usize,
+    r: usize,
+    prepared: usize,
+}
+
+impl PairRing {
+    /// The ring for pairs `inner` words apart, of `bits`-bit words (32 or 64).
+    pub(crate) fn new(inner: usize, bits: u32) -> Self {
+        let lanes = 512 / bits as usize;
+        let q = inner / lanes;
+        PairRing {
+            slots: vec![Vector64::default(); (q + 2).next_power_of_two()],
+            q,
+            r: inner % lanes,
+            prepared: 0,
+        }
+    }
+
+    /// The vectors past pair vector `k` that the kernel reads to count it: the words up to
+    /// vector `k + q + 1` (exclusive of nothing: vector `k + q` and the next one).
+    pub(crate) fn lookahead(&self) -> usize {
+        self.q + 1
+    }
+}
+
+/// Count the pairs of `chunks` chunks of 32 pair vectors from pair vector `k0` (pairs
+/// `j = 64 · k0 / bits ..`, each with `j + inner`) of the raw words `words` (native-endian,
+/// `prep.bits` each): the prepared first words into `a`, the prepared first and second
+/// words' common bits into `both`, as `pos_popcount_pairs_avx512` counts them; preparing each
+/// word once, in registers, and keeping the prepared vectors in `ring` for the pairs that
+/// need them again. The calls of one stream come in order (`k0` the previous call's end).
+///
+/// Returns `None` when the level is below AVX-512 (nothing counted), else whether a word
+/// prepared by this call (vectors up to `k0 + 32 · chunks + ring.lookahead()`) was masked.
+///
+/// # Panics
+/// When `words` is shorter than those vectors, or the calls skip pair vectors: both are the
+/// caller's bugs, never the data's.
+pub(crate) fn pos_popcount_prepared_pairs_avx512(
+    a: WideState<'_>,
+    both: WideState<'_>,
+    ring: &mut PairRing,
+    words: &[u8],
+    prep: &PairPrep,
+    k0: usize,
+    chunks: usize,
+) -> Option<bool> {
+    let end = k0 + 32 * chunks + ring.q + 1;
+    assert!(end * 64 <= words.len() && ring.prepared <= k0 + ring.q + 1);
+    assert!(prep.bits == 32 || prep.bits == 64);
+    #[cfg(target_arch = "x86_64")]
+    if super::has_avx512() {
+        use kernels::{L32, L64, fused};
+        let run = match (prep.bits, prep.nan, prep.masked.is_some()) {
+            (32, false, false) => fused::<L32, false, false>,
+            (32, false, true) => fused::<L32, false, true>,
+            (32, true, false) => fused::<L32, true, false>,
+            (32, true, true) => fused::<L32, true, true>,
+            (_, false, false) => fused::<L64, false, false>,
+            (_, false, true) => fused::<L64, false, true>,
+            (_, true, false) => fused::<L64, true, false>,
+            (_, true, true) => fused::<L64, true, true>,
+        };
+        // SAFETY: the CPU has AVX-512 F and DQ (checked just above); `words` holds the
+        // vectors up to `end` (asserted above), which are all the kernel reads.
+        let masked = unsafe { run(a, both, ring, words, prep, k0, chunks) };
+        return Some(masked);
+    }
+    let _ = (a, both, ring, words, prep, k0, chunks);
+    None
+}
+
 #[cfg(target_arch = "x86_64")]
 mod kernels {
     use std::arch::x86_64::*;
 
-    use super::{WIDE_CHUNK_BYTES, WideState};
+    use super::{PairPrep, PairRing, WIDE_CHUNK_BYTES, WideState};
 
     /// (carry, sum) of three vectors in every bit position: majority and parity. (Safe
     /// with its target feature: callable only from code compiled with AVX-512 F.)
@@ -142,5 +245,283 @@ mod kernels {
             // SAFETY: as above.
             unsafe { _mm512_storeu_si512(out.as_mut_ptr().cast(), *v) };
         }
+    }
+    /// The lane operations of the fused kernel at one lane width (32 or 64 bits).
+    ///
+    /// Every method is `unsafe` with one precondition: the CPU has AVX-512 F and DQ (they
+    /// are inlined into [`fused`], compiled with them).
+    pub(super) trait Lane {
+        /// Lanes per vector.
+        const LANES: usize;
+        /// The mask of every lane.
+        const FULL: u32;
+        unsafe fn splat(x: u64) -> __m512i;
+        /// The lanes that are not NaN, the lanes read as IEEE floats of their width.
+        unsafe fn ordered(x: __m512i) -> u32;
+        unsafe fn not_equal(x: __m512i, y: __m512i) -> u32;
+        unsafe fn sub(x: __m512i, y: __m512i) -> __m512i;
+        /// All ones in the lanes whose top bit is set.
+        unsafe fn negative(x: __m512i) -> __m512i;
+        unsafe fn abs(x: __m512i) -> __m512i;
+        /// `u | (neg & esign)` in the lanes of `keep`, 0 in the others.
+        unsafe fn finish(keep: u32, u: __m512i, neg: __m512i, esign: __m512i) -> __m512i;
+        /// The lanes `r ..` of `lo` followed by the first `r` of `hi`, given
+        /// [`Lane::shift_index`]`(r)`.
+        unsafe fn shifted(lo: __m512i, index: __m512i, hi: __m512i) -> __m512i;
+        unsafe fn shift_index(r: usize) -> __m512i;
+    }
+
+    pub(super) struct L32;
+    pub(super) struct L64;
+
+    impl Lane for L32 {
+        const LANES: usize = 16;
+        const FULL: u32 = 0xffff;
+        #[inline(always)]
+        unsafe fn splat(x: u64) -> __m512i {
+            // SAFETY: the trait's precondition: the CPU has AVX-512 F and DQ.
+            unsafe { _mm512_set1_epi32(x as u32 as i32) }
+        }
+        #[inline(always)]
+        unsafe fn ordered(x: __m512i) -> u32 {
+            // SAFETY: the trait's precondition: the CPU has AVX-512 F and DQ.
+            unsafe {
+                let f = _mm512_castsi512_ps(x);
+                u32::from(_mm512_cmp_ps_mask::<_CMP_ORD_Q>(f, f))
+            }
+        }
+        #[inline(always)]
+        unsafe fn not_equal(x: __m512i, y: __m512i) -> u32 {
+            // SAFETY: the trait's precondition: the CPU has AVX-512 F and DQ.
+            unsafe { u32::from(_mm512_cmpneq_epi32_mask(x, y)) }
+        }
+        #[inline(always)]
+        unsafe fn sub(x: __m512i, y: __m512i) -> __m512i {
+            // SAFETY: the trait's precondition: the CPU has AVX-512 F and DQ.
+            unsafe { _mm512_sub_epi32(x, y) }
+        }
+        #[inline(always)]
+        unsafe fn negative(x: __m512i) -> __m512i {
+            // SAFETY: the trait's precondition: the CPU has AVX-512 F and DQ.
+            unsafe { _mm512_srai_epi32::<31>(x) }
+        }
+        #[inline(always)]
+        unsafe fn abs(x: __m512i) -> __m512i {
+            // SAFETY: the trait's precondition: the CPU has AVX-512 F and DQ.
+            unsafe { _mm512_abs_epi32(x) }
+        }
+        #[inline(always)]
+        unsafe fn finish(keep: u32, u: __m512i, neg: __m512i, esign: __m512i) -> __m512i {
+            // SAFETY: the trait's precondition: the CPU has AVX-512 F and DQ.
+            unsafe { _mm512_maskz_ternarylogic_epi32::<0xf8>(keep as u16, u, neg, esign) }
+        }
+        #[inline(always)]
+        unsafe fn shifted(lo: __m512i, index: __m512i, hi: __m512i) -> __m512i {
+            // SAFETY: the trait's precondition: the CPU has AVX-512 F and DQ.
+            unsafe { _mm512_permutex2var_epi32(lo, index, hi) }
+        }
+        #[inline(always)]
+        unsafe fn shift_index(r: usize) -> __m512i {
+            // SAFETY: the trait's precondition: the CPU has AVX-512 F and DQ.
+            unsafe {
+                let r = r as i32;
+                _mm512_add_epi32(
+                    _mm512_set_epi32(15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0),
+                    _mm512_set1_epi32(r),
+                )
+            }
+        }
+    }
+
+    impl Lane for L64 {
+        const LANES: usize = 8;
+        const FULL: u32 = 0xff;
+        #[inline(always)]
+        unsafe fn splat(x: u64) -> __m512i {
+            // SAFETY: the trait's precondition: the CPU has AVX-512 F and DQ.
+            unsafe { _mm512_set1_epi64(x as i64) }
+        }
+        #[inline(always)]
+        unsafe fn ordered(x: __m512i) -> u32 {
+            // SAFETY: the trait's precondition: the CPU has AVX-512 F and DQ.
+            unsafe {
+                let f = _mm512_castsi512_pd(x);
+                u32::from(_mm512_cmp_pd_mask::<_CMP_ORD_Q>(f, f))
+            }
+        }
+        #[inline(always)]
+        unsafe fn not_equal(x: __m512i, y: __m512i) -> u32 {
+            // SAFETY: the trait's precondition: the CPU has AVX-512 F and DQ.
+            unsafe { u32::from(_mm512_cmpneq_epi64_mask(x, y)) }
+        }
+        #[inline(always)]
+        unsafe fn sub(x: __m512i, y: __m512i) -> __m512i {
+            // SAFETY: the trait's precondition: the CPU has AVX-512 F and DQ.
+            unsafe { _mm512_sub_epi64(x, y) }
+        }
+        #[inline(always)]
+        unsafe fn negative(x: __m512i) -> __m512i {
+            // SAFETY: the trait's precondition: the CPU has AVX-512 F and DQ.
+            unsafe { _mm512_srai_epi64::<63>(x) }
+        }
+        #[inline(always)]
+        unsafe fn abs(x: __m512i) -> __m512i {
+            // SAFETY: the trait's precondition: the CPU has AVX-512 F and DQ.
+            unsafe { _mm512_abs_epi64(x) }
+        }
+        #[inline(always)]
+        unsafe fn finish(keep: u32, u: __m512i, neg: __m512i, esign: __m512i) -> __m512i {
+            // SAFETY: the trait's precondition: the CPU has AVX-512 F and DQ.
+            unsafe { _mm512_maskz_ternarylogic_epi64::<0xf8>(keep as u8, u, neg, esign) }
+        }
+        #[inline(always)]
+        unsafe fn shifted(lo: __m512i, index: __m512i, hi: __m512i) -> __m512i {
+            // SAFETY: the trait's precondition: the CPU has AVX-512 F and DQ.
+            unsafe { _mm512_permutex2var_epi64(lo, index, hi) }
+        }
+        #[inline(always)]
+        unsafe fn shift_index(r: usize) -> __m512i {
+            // SAFETY: the trait's precondition: the CPU has AVX-512 F and DQ.
+            unsafe {
+                let r = r as i64;
+                _mm512_add_epi64(
+                    _mm512_set_epi64(7, 6, 5, 4, 3, 2, 1, 0),
+                    _mm512_set1_epi64(r),
+                )
+            }
+        }
+    }
+
+    /// The carry of weight 32 of a chunk (`csa` of the sixteens plane and the carries
+    /// `s_a`, `s_b` of its two halves) into the byte counters, as [`chunk`] does.
+    #[inline]
+    #[target_feature(enable = "avx512f")]
+    fn carry_out(planes: &mut [__m512i; 5], bytes: &mut [[u64; 8]; 8], s_a: __m512i, s_b: __m512i) {
+        let (thirty_twos, s) = csa(planes[4], s_a, s_b);
+        planes[4] = s;
+        let low = _mm512_set1_epi64(0x0101_0101_0101_0101);
+        let shifted = [
+            thirty_twos,
+            _mm512_srli_epi64::<1>(thirty_twos),
+            _mm512_srli_epi64::<2>(thirty_twos),
+            _mm512_srli_epi64::<3>(thirty_twos),
+            _mm512_srli_epi64::<4>(thirty_twos),
+            _mm512_srli_epi64::<5>(thirty_twos),
+            _mm512_srli_epi64::<6>(thirty_twos),
+            _mm512_srli_epi64::<7>(thirty_twos),
+        ];
+        for (b, x) in bytes.iter_mut().zip(shifted) {
+            // SAFETY: each `[u64; 8]` is 64 readable and writable bytes.
+            unsafe {
+                let acc = _mm512_loadu_si512(b.as_ptr().cast());
+                let sum = _mm512_add_epi64(acc, _mm512_and_si512(x, low));
+                _mm512_storeu_si512(b.as_mut_ptr().cast(), sum);
+            }
+        }
+    }
+
+    /// The kernel of `pos_popcount_prepared_pairs_avx512`, with the NaN test (`NAN`) and
+    /// the masked-code test (`MASKED`) chosen at compile time. Returns whether a prepared
+    /// word was masked.
+    ///
+    /// # Safety
+    /// The CPU must have AVX-512 F and DQ; `words` must hold the vectors up to
+    /// `k0 + 32 · chunks + ring.q + 1` (exclusive), and `ring.prepared <= k0 + ring.q + 1`.
+    #[target_feature(enable = "avx512f,avx512dq")]
+    pub(super) unsafe fn fused<L: Lane, const NAN: bool, const MASKED: bool>(
+        (pa, ba): WideState<'_>,
+        (pb, bb): WideState<'_>,
+        ring: &mut PairRing,
+        words: &[u8],
+        prep: &PairPrep,
+        k0: usize,
+        chunks: usize,
+    ) -> bool {
+        // SAFETY (of every `unsafe` below without its own comment): the CPU has the
+        // features `Lane`'s methods need (this function's precondition).
+        let (emask, bias_field, esign, keep_bits, masked) = unsafe {
+            (
+                L::splat(prep.emask),
+                L::splat(prep.bias_field),
+                L::splat(prep.esign),
+                L::splat(!prep.emask),
+                L::splat(prep.masked.unwrap_or(0)),
+            )
+        };
+        let src = words.as_ptr();
+        let mut clean = L::FULL;
+        // The counted word of raw vector `m`, and the lanes kept (not masked).
+        let prepare = |m: usize| -> (__m512i, u32) {
+            // SAFETY: `m < k0 + 32 · chunks + q + 1`, so the 64 bytes at `64 · m` are inside
+            // `words` (the precondition); unaligned loads.
+            let x = unsafe { _mm512_loadu_si512(src.add(64 * m).cast()) };
+            unsafe {
+                let mut keep = L::FULL;
+                if NAN {
+                    keep &= L::ordered(x);
+                }
+                if MASKED {
+                    keep &= L::not_equal(x, masked);
+                }
+                let d = L::sub(_mm512_and_si512(x, emask), bias_field);
+                let magnitude = L::abs(d);
+                // `(x & !emask) | magnitude`.
+                let u = _mm512_ternarylogic_epi64::<0xea>(x, keep_bits, magnitude);
+                (L::finish(keep, u, L::negative(d), esign), keep)
+            }
+        };
+        let (q, slots) = (ring.q, ring.slots.len() - 1);
+        let ring_ptr = ring.slots.as_mut_ptr();
+        // SAFETY: `i & slots` is an index of `ring.slots` (a power-of-two length); each slot
+        // is 64 aligned bytes.
+        let store =
+            |i: usize, v: __m512i| unsafe { _mm512_store_si512(ring_ptr.add(i & slots).cast(), v) };
+        // SAFETY: as above.
+        let load = |i: usize| unsafe { _mm512_load_si512(ring_ptr.add(i & slots).cast()) };
+        while ring.prepared < k0 + q + 1 {
+            let (v, keep) = prepare(ring.prepared);
+            clean &= keep;
+            store(ring.prepared, v);
+            ring.prepared += 1;
+        }
+        // SAFETY: each `[u64; 8]` is 64 readable bytes.
+        let load_state = |v: &[u64; 8]| unsafe { _mm512_loadu_si512(v.as_ptr().cast()) };
+        let mut planes_a: [__m512i; 5] = std::array::from_fn(|i| load_state(&pa[i]));
+        let mut planes_b: [__m512i; 5] = std::array::from_fn(|i| load_state(&pb[i]));
+        // SAFETY: the features (above).
+        let index = unsafe { L::shift_index(ring.r) };
+        let mut prev = load(k0 + q);
+        for c in 0..chunks {
+            let mut carries = [[_mm512_setzero_si512(); 2]; 2];
+            for h in 0..2 {
+                let mut first = [_mm512_setzero_si512(); 16];
+                let mut common = [_mm512_setzero_si512(); 16];
+                for i in 0..16 {
+                    let k = k0 + 32 * c + 16 * h + i;
+                    let (next, keep) = prepare(k + q + 1);
+                    clean &= keep;
+                    store(k + q + 1, next);
+                    let f = load(k);
+                    // SAFETY: the features (above).
+                    let second = unsafe { L::shifted(prev, index, next) };
+                    (first[i], common[i]) = (f, _mm512_and_si512(f, second));
+                    prev = next;
+                }
+                carries[0][h] = tree16(&mut planes_a, first);
+                carries[1][h] = tree16(&mut planes_b, common);
+            }
+            carry_out(&mut planes_a, ba, carries[0][0], carries[0][1]);
+            carry_out(&mut planes_b, bb, carries[1][0], carries[1][1]);
+        }
+        ring.prepared = k0 + 32 * chunks + q + 1;
+        for (v, out) in planes_a.iter().zip(pa.iter_mut()) {
+            // SAFETY: each `[u64; 8]` is 64 writable bytes.
+            unsafe { _mm512_storeu_si512(out.as_mut_ptr().cast(), *v) };
+        }
+        for (v, out) in planes_b.iter().zip(pb.iter_mut()) {
+            // SAFETY: as above.
+            unsafe { _mm512_storeu_si512(out.as_mut_ptr().cast(), *v) };
+        }
+        clean != L::FULL
     }
 }
