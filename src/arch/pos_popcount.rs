@@ -392,6 +392,53 @@ mod kernels {
         }
     }
 
+    /// Sixteen pairs of vectors `v(0) .. v(15)` (called in that order) into two sets of
+    /// planes at once, as [`tree16`] adds sixteen vectors to one: straight-line code in
+    /// which every input is used as soon as it is made. Returns the two carries of weight
+    /// 16.
+    #[inline]
+    #[target_feature(enable = "avx512f")]
+    fn tree16_pairs(
+        pa: &mut [__m512i; 5],
+        pb: &mut [__m512i; 5],
+        mut v: impl FnMut(usize) -> (__m512i, __m512i),
+    ) -> (__m512i, __m512i) {
+        let [mut oa, mut ta, mut fa, ea, _] = *pa;
+        let [mut ob, mut tb, mut fb, eb, _] = *pb;
+        let mut eights = [[_mm512_setzero_si512(); 2]; 2];
+        for h in 0..2 {
+            let mut fours = [[_mm512_setzero_si512(); 2]; 2];
+            for g in 0..2 {
+                let i = 8 * h + 4 * g;
+                let ((a0, b0), (a1, b1)) = (v(i), v(i + 1));
+                let (twos_a0, o) = csa(oa, a0, a1);
+                oa = o;
+                let (twos_b0, o) = csa(ob, b0, b1);
+                ob = o;
+                let ((a2, b2), (a3, b3)) = (v(i + 2), v(i + 3));
+                let (twos_a1, o) = csa(oa, a2, a3);
+                oa = o;
+                let (twos_b1, o) = csa(ob, b2, b3);
+                ob = o;
+                let (fours_a, t) = csa(ta, twos_a0, twos_a1);
+                ta = t;
+                let (fours_b, t) = csa(tb, twos_b0, twos_b1);
+                tb = t;
+                fours[g] = [fours_a, fours_b];
+            }
+            let (eights_a, f) = csa(fa, fours[0][0], fours[1][0]);
+            fa = f;
+            let (eights_b, f) = csa(fb, fours[0][1], fours[1][1]);
+            fb = f;
+            eights[h] = [eights_a, eights_b];
+        }
+        let (sixteens_a, e) = csa(ea, eights[0][0], eights[1][0]);
+        (pa[0], pa[1], pa[2], pa[3]) = (oa, ta, fa, e);
+        let (sixteens_b, e) = csa(eb, eights[0][1], eights[1][1]);
+        (pb[0], pb[1], pb[2], pb[3]) = (ob, tb, fb, e);
+        (sixteens_a, sixteens_b)
+    }
+
     /// The carry of weight 32 of a chunk (`csa` of the sixteens plane and the carries
     /// `s_a`, `s_b` of its two halves) into the byte counters, as [`chunk`] does.
     #[inline]
@@ -492,26 +539,21 @@ mod kernels {
         let index = unsafe { L::shift_index(ring.r) };
         let mut prev = load(k0 + q);
         for c in 0..chunks {
-            let mut carries = [[_mm512_setzero_si512(); 2]; 2];
-            for h in 0..2 {
-                let mut first = [_mm512_setzero_si512(); 16];
-                let mut common = [_mm512_setzero_si512(); 16];
-                for i in 0..16 {
-                    let k = k0 + 32 * c + 16 * h + i;
-                    let (next, keep) = prepare(k + q + 1);
-                    clean &= keep;
-                    store(k + q + 1, next);
-                    let f = load(k);
-                    // SAFETY: the features (above).
-                    let second = unsafe { L::shifted(prev, index, next) };
-                    (first[i], common[i]) = (f, _mm512_and_si512(f, second));
-                    prev = next;
-                }
-                carries[0][h] = tree16(&mut planes_a, first);
-                carries[1][h] = tree16(&mut planes_b, common);
-            }
-            carry_out(&mut planes_a, ba, carries[0][0], carries[0][1]);
-            carry_out(&mut planes_b, bb, carries[1][0], carries[1][1]);
+            let k = k0 + 32 * c;
+            let mut pair = |i: usize| {
+                let (next, keep) = prepare(k + i + q + 1);
+                clean &= keep;
+                store(k + i + q + 1, next);
+                let f = load(k + i);
+                // SAFETY: the features (above).
+                let second = unsafe { L::shifted(prev, index, next) };
+                prev = next;
+                (f, _mm512_and_si512(f, second))
+            };
+            let (a0, b0) = tree16_pairs(&mut planes_a, &mut planes_b, |i| pair(i));
+            let (a1, b1) = tree16_pairs(&mut planes_a, &mut planes_b, |i| pair(16 + i));
+            carry_out(&mut planes_a, ba, a0, a1);
+            carry_out(&mut planes_b, bb, b0, b1);
         }
         ring.prepared = k0 + 32 * chunks + q + 1;
         for (v, out) in planes_a.iter().zip(pa.iter_mut()) {
