@@ -138,11 +138,110 @@ pub(crate) fn pos_popcount_prepared_pairs_avx512(
     None
 }
 
+/// A strip of a block of rows: `rows` rows (as the caller counts them) of `vectors`
+/// vectors of words, the last one holding `last_lanes` words (the others a whole vector),
+/// row `i` at byte `base + i · stride`.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Strip {
+    pub(crate) base: usize,
+    pub(crate) stride: usize,
+    pub(crate) vectors: usize,
+    pub(crate) last_lanes: usize,
+}
+
+/// The prepared words of a strip's first row and of its row last prepared (32 vectors
+/// each, 0 past the strip's `vectors`), as the strip kernel leaves them.
+#[derive(Clone, Debug)]
+pub(crate) struct StripRows {
+    first: [Vector64; 32],
+    current: [Vector64; 32],
+}
+
+impl StripRows {
+    /// Zeros.
+    pub(crate) fn new() -> Self {
+        StripRows {
+            first: [Vector64::default(); 32],
+            current: [Vector64::default(); 32],
+        }
+    }
+
+    /// The prepared first row of the last strip counted from row 0, as bytes.
+    pub(crate) fn first(&self) -> &[u8] {
+        bytes_of_vectors(&self.first)
+    }
+
+    /// The prepared row last reached (the second rows of the last pairs counted).
+    pub(crate) fn current(&self) -> &[u8] {
+        bytes_of_vectors(&self.current)
+    }
+}
+
+/// The bytes of vectors.
+fn bytes_of_vectors(v: &[Vector64]) -> &[u8] {
+    let words: &[[u64; 8]] = {
+        // Each `Vector64` is `[u64; 8]` (`repr(C)`, no padding: 64 bytes, aligned to 64).
+        let (ptr, len) = (v.as_ptr().cast::<[u64; 8]>(), v.len());
+        // SAFETY: `Vector64` is `repr(C)` around one `[u64; 8]` of the same size, so the
+        // slice's memory is `len` initialized `[u64; 8]`, borrowed as long as `v`.
+        unsafe { std::slice::from_raw_parts(ptr, len) }
+    };
+    super::bytes_of_words(words.as_flattened())
+}
+
+/// Count the pairs of rows `(i, i + 1)` of `strip` for `i` in `rows`, vector by vector:
+/// the prepared first words into `a`, the common bits into `both` (as
+/// [`pos_popcount_prepared_pairs_avx512`]), in `ceil(len(rows) · vectors / 32)` chunks,
+/// which the caller keeps within the byte counters' room. Row `rows.start` is prepared
+/// here when it is 0 (into `rows_buf`'s first and current rows), else taken from
+/// `rows_buf` (the previous call's last row); the call leaves row `rows.end` in it.
+///
+/// Returns `None` below the AVX-512 level (nothing counted), else whether a word prepared
+/// was masked.
+///
+/// # Panics
+/// When `words` does not hold the rows up to `rows.end`, or the strip is not 1 to 32
+/// vectors: the caller's bugs.
+pub(crate) fn pos_popcount_strip_pairs_avx512(
+    a: WideState<'_>,
+    both: WideState<'_>,
+    rows_buf: &mut StripRows,
+    words: &[u8],
+    prep: &PairPrep,
+    strip: &Strip,
+    rows: std::ops::Range<usize>,
+) -> Option<bool> {
+    let lanes = 512 / prep.bits as usize;
+    let (v, l) = (strip.vectors, strip.last_lanes);
+    assert!((1..=32).contains(&v) && (1..=lanes).contains(&l) && rows.start <= rows.end);
+    let end = strip.base + rows.end * strip.stride + 64 * (v - 1) + l * (prep.bits as usize / 8);
+    assert!(end <= words.len() && (prep.bits == 32 || prep.bits == 64));
+    #[cfg(target_arch = "x86_64")]
+    if super::has_avx512() {
+        use kernels::{L32, L64, strip as run};
+        let run = match (prep.bits, prep.nan, prep.masked.is_some()) {
+            (32, false, false) => run::<L32, false, false>,
+            (32, false, true) => run::<L32, false, true>,
+            (32, true, false) => run::<L32, true, false>,
+            (32, true, true) => run::<L32, true, true>,
+            (_, false, false) => run::<L64, false, false>,
+            (_, false, true) => run::<L64, false, true>,
+            (_, true, false) => run::<L64, true, false>,
+            (_, true, true) => run::<L64, true, true>,
+        };
+        // SAFETY: the CPU has AVX-512 F and DQ (checked just above); `words` holds the
+        // rows up to `rows.end` (asserted above).
+        return Some(unsafe { run(a, both, rows_buf, words, prep, strip, rows) });
+    }
+    let _ = (a, both, rows_buf, words, prep, strip, rows);
+    None
+}
+
 #[cfg(target_arch = "x86_64")]
 mod kernels {
     use std::arch::x86_64::*;
 
-    use super::{PairPrep, PairRing, WIDE_CHUNK_BYTES, WideState};
+    use super::{PairPrep, PairRing, Strip, StripRows, WIDE_CHUNK_BYTES, WideState};
 
     /// (carry, sum) of three vectors in every bit position: majority and parity. (Safe
     /// with its target feature: callable only from code compiled with AVX-512 F.)
@@ -256,6 +355,8 @@ mod kernels {
         /// The mask of every lane.
         const FULL: u32;
         unsafe fn splat(x: u64) -> __m512i;
+        /// The lanes `lanes` of the vector at `p` (which must be readable), 0 in the others.
+        unsafe fn load(lanes: u32, p: *const u8) -> __m512i;
         /// The lanes that are not NaN, the lanes read as IEEE floats of their width.
         unsafe fn ordered(x: __m512i) -> u32;
         unsafe fn not_equal(x: __m512i, y: __m512i) -> u32;
@@ -275,6 +376,11 @@ mod kernels {
     pub(super) struct L64;
 
     impl Lane for L32 {
+        #[inline(always)]
+        unsafe fn load(lanes: u32, p: *const u8) -> __m512i {
+            // SAFETY: the trait's precondition, and the caller's (`p`'s lanes readable).
+            unsafe { _mm512_maskz_loadu_epi32(lanes as u16, p.cast()) }
+        }
         const LANES: usize = 16;
         const FULL: u32 = 0xffff;
         #[inline(always)]
@@ -334,6 +440,11 @@ mod kernels {
     }
 
     impl Lane for L64 {
+        #[inline(always)]
+        unsafe fn load(lanes: u32, p: *const u8) -> __m512i {
+            // SAFETY: the trait's precondition, and the caller's (`p`'s lanes readable).
+            unsafe { _mm512_maskz_loadu_epi64(lanes as u8, p.cast()) }
+        }
         const LANES: usize = 8;
         const FULL: u32 = 0xff;
         #[inline(always)]
@@ -484,17 +595,7 @@ mod kernels {
         k0: usize,
         chunks: usize,
     ) -> bool {
-        // SAFETY (of every `unsafe` below without its own comment): the CPU has the
-        // features `Lane`'s methods need (this function's precondition).
-        let (emask, bias_field, esign, keep_bits, masked) = unsafe {
-            (
-                L::splat(prep.emask),
-                L::splat(prep.bias_field),
-                L::splat(prep.esign),
-                L::splat(!prep.emask),
-                L::splat(prep.masked.unwrap_or(0)),
-            )
-        };
+        let consts = Consts::new::<L>(prep);
         let src = words.as_ptr();
         let mut clean = L::FULL;
         // The counted word of raw vector `m`, and the lanes kept (not masked).
@@ -502,20 +603,7 @@ mod kernels {
             // SAFETY: `m < k0 + 32 · chunks + q + 1`, so the 64 bytes at `64 · m` are inside
             // `words` (the precondition); unaligned loads.
             let x = unsafe { _mm512_loadu_si512(src.add(64 * m).cast()) };
-            unsafe {
-                let mut keep = L::FULL;
-                if NAN {
-                    keep &= L::ordered(x);
-                }
-                if MASKED {
-                    keep &= L::not_equal(x, masked);
-                }
-                let d = L::sub(_mm512_and_si512(x, emask), bias_field);
-                let magnitude = L::abs(d);
-                // `(x & !emask) | magnitude`.
-                let u = _mm512_ternarylogic_epi64::<0xea>(x, keep_bits, magnitude);
-                (L::finish(keep, u, L::negative(d), esign), keep)
-            }
+            consts.prepare::<L, NAN, MASKED>(x, L::FULL)
         };
         let (q, slots) = (ring.q, ring.slots.len() - 1);
         let ring_ptr = ring.slots.as_mut_ptr();
@@ -535,7 +623,7 @@ mod kernels {
         let load_state = |v: &[u64; 8]| unsafe { _mm512_loadu_si512(v.as_ptr().cast()) };
         let mut planes_a: [__m512i; 5] = std::array::from_fn(|i| load_state(&pa[i]));
         let mut planes_b: [__m512i; 5] = std::array::from_fn(|i| load_state(&pb[i]));
-        // SAFETY: the features (above).
+        // SAFETY: the CPU has the features `Lane`'s methods need (the precondition).
         let index = unsafe { L::shift_index(ring.r) };
         let mut prev = load(k0 + q);
         for c in 0..chunks {
@@ -545,7 +633,7 @@ mod kernels {
                 clean &= keep;
                 store(k + i + q + 1, next);
                 let f = load(k + i);
-                // SAFETY: the features (above).
+                // SAFETY: as for `index`.
                 let second = unsafe { L::shifted(prev, index, next) };
                 prev = next;
                 (f, _mm512_and_si512(f, second))
@@ -556,6 +644,143 @@ mod kernels {
             carry_out(&mut planes_b, bb, b0, b1);
         }
         ring.prepared = k0 + 32 * chunks + q + 1;
+        for (v, out) in planes_a.iter().zip(pa.iter_mut()) {
+            // SAFETY: each `[u64; 8]` is 64 writable bytes.
+            unsafe { _mm512_storeu_si512(out.as_mut_ptr().cast(), *v) };
+        }
+        for (v, out) in planes_b.iter().zip(pb.iter_mut()) {
+            // SAFETY: as above.
+            unsafe { _mm512_storeu_si512(out.as_mut_ptr().cast(), *v) };
+        }
+        clean != L::FULL
+    }
+    /// The loop-invariant vectors of the preparation.
+    struct Consts {
+        emask: __m512i,
+        bias_field: __m512i,
+        esign: __m512i,
+        keep_bits: __m512i,
+        masked: __m512i,
+    }
+
+    impl Consts {
+        #[inline]
+        #[target_feature(enable = "avx512f,avx512dq")]
+        fn new<L: Lane>(prep: &PairPrep) -> Self {
+            // SAFETY: the CPU has the features `Lane`'s methods need (this function's).
+            unsafe {
+                Consts {
+                    emask: L::splat(prep.emask),
+                    bias_field: L::splat(prep.bias_field),
+                    esign: L::splat(prep.esign),
+                    keep_bits: L::splat(!prep.emask),
+                    masked: L::splat(prep.masked.unwrap_or(0)),
+                }
+            }
+        }
+
+        /// The counted words of the raw words `x` in the lanes of `lanes` (0 in the
+        /// others and in the masked ones), and the lanes of `lanes` that are not masked.
+        #[inline]
+        #[target_feature(enable = "avx512f,avx512dq")]
+        fn prepare<L: Lane, const NAN: bool, const MASKED: bool>(
+            &self,
+            x: __m512i,
+            lanes: u32,
+        ) -> (__m512i, u32) {
+            // SAFETY: the CPU has the features `Lane`'s methods need (this function's).
+            unsafe {
+                let mut keep = lanes;
+                if NAN {
+                    keep &= L::ordered(x);
+                }
+                if MASKED {
+                    keep &= L::not_equal(x, self.masked);
+                }
+                let d = L::sub(_mm512_and_si512(x, self.emask), self.bias_field);
+                let magnitude = L::abs(d);
+                // `(x & !emask) | magnitude`.
+                let u = _mm512_ternarylogic_epi64::<0xea>(x, self.keep_bits, magnitude);
+                (L::finish(keep, u, L::negative(d), self.esign), keep)
+            }
+        }
+    }
+
+    /// The kernel of `pos_popcount_strip_pairs_avx512`, as [`fused`] for its arguments.
+    ///
+    /// # Safety
+    /// The CPU must have AVX-512 F and DQ; `words` must hold the words of rows
+    /// `rows.start ..= rows.end` of `strip` (`strip_bytes` checked it).
+    #[target_feature(enable = "avx512f,avx512dq")]
+    pub(super) unsafe fn strip<L: Lane, const NAN: bool, const MASKED: bool>(
+        (pa, ba): WideState<'_>,
+        (pb, bb): WideState<'_>,
+        rows_buf: &mut StripRows,
+        words: &[u8],
+        prep: &PairPrep,
+        strip: &Strip,
+        rows: std::ops::Range<usize>,
+    ) -> bool {
+        let consts = Consts::new::<L>(prep);
+        let src = words.as_ptr();
+        let (vectors, last) = (strip.vectors, strip.vectors - 1);
+        let last_lanes = L::FULL >> (L::LANES - strip.last_lanes);
+        let mut clean = L::FULL;
+        // The counted words of vector `s` of row `i`, and the lanes kept.
+        let mut prepare = |i: usize, s: usize| -> __m512i {
+            let lanes = if s == last { last_lanes } else { L::FULL };
+            // SAFETY: row `i <= rows.end`, vector `s < vectors`, its lanes `lanes`: inside
+            // `words` (the precondition); a masked load reads only those lanes.
+            let x = unsafe { L::load(lanes, src.add(strip.base + i * strip.stride + 64 * s)) };
+            let (v, keep) = consts.prepare::<L, NAN, MASKED>(x, lanes);
+            clean &= keep | !lanes;
+            v
+        };
+        let buf = &mut rows_buf.current;
+        if rows.start == 0 {
+            for (s, (b, f)) in buf.iter_mut().zip(rows_buf.first.iter_mut()).enumerate() {
+                let v = if s < vectors {
+                    prepare(0, s)
+                } else {
+                    _mm512_setzero_si512()
+                };
+                // SAFETY: each slot is 64 aligned bytes.
+                unsafe {
+                    _mm512_store_si512(b.0.as_mut_ptr().cast(), v);
+                    _mm512_store_si512(f.0.as_mut_ptr().cast(), v);
+                }
+            }
+        }
+        // SAFETY: each `[u64; 8]` is 64 readable bytes.
+        let load_state = |v: &[u64; 8]| unsafe { _mm512_loadu_si512(v.as_ptr().cast()) };
+        let mut planes_a: [__m512i; 5] = std::array::from_fn(|i| load_state(&pa[i]));
+        let mut planes_b: [__m512i; 5] = std::array::from_fn(|i| load_state(&pb[i]));
+        let pairs = (rows.end - rows.start) * vectors;
+        let (mut i, mut s, mut done) = (rows.start, 0, 0);
+        // The pairs of rows `i` and `i + 1`, vector by vector, then zeros.
+        let mut pair = |_| {
+            if done == pairs {
+                return (_mm512_setzero_si512(), _mm512_setzero_si512());
+            }
+            let next = prepare(i + 1, s);
+            let slot = &mut buf[s].0;
+            // SAFETY: each slot is 64 aligned bytes.
+            let f = unsafe { _mm512_load_si512(slot.as_ptr().cast()) };
+            // SAFETY: as above.
+            unsafe { _mm512_store_si512(slot.as_mut_ptr().cast(), next) };
+            done += 1;
+            s += 1;
+            if s == vectors {
+                (i, s) = (i + 1, 0);
+            }
+            (f, _mm512_and_si512(f, next))
+        };
+        for _ in 0..pairs.div_ceil(32) {
+            let (a0, b0) = tree16_pairs(&mut planes_a, &mut planes_b, &mut pair);
+            let (a1, b1) = tree16_pairs(&mut planes_a, &mut planes_b, &mut pair);
+            carry_out(&mut planes_a, ba, a0, a1);
+            carry_out(&mut planes_b, bb, b0, b1);
+        }
         for (v, out) in planes_a.iter().zip(pa.iter_mut()) {
             // SAFETY: each `[u64; 8]` is 64 writable bytes.
             unsafe { _mm512_storeu_si512(out.as_mut_ptr().cast(), *v) };

@@ -255,6 +255,10 @@ fn sliced_counts_equal_the_reference() {
             (2, 700, 37),
             (2, 16, 520),
             (1, 20, 1800),
+            // The strip kernel (`inner` past the fused kernel's ring): whole strips and a
+            // last narrow one, blocks whose strips pass the byte counters' room.
+            (4, 20, 1100),
+            (4, 17, 2100),
         ];
         for &(blocks, n, inner) in shapes {
             for dense in [true, false] {
