@@ -755,31 +755,58 @@ mod kernels {
         let load_state = |v: &[u64; 8]| unsafe { _mm512_loadu_si512(v.as_ptr().cast()) };
         let mut planes_a: [__m512i; 5] = std::array::from_fn(|i| load_state(&pa[i]));
         let mut planes_b: [__m512i; 5] = std::array::from_fn(|i| load_state(&pb[i]));
-        let pairs = (rows.end - rows.start) * vectors;
-        let (mut i, mut s, mut done) = (rows.start, 0, 0);
-        // The pairs of rows `i` and `i + 1`, vector by vector, then zeros.
-        let mut pair = |_| {
-            if done == pairs {
-                return (_mm512_setzero_si512(), _mm512_setzero_si512());
-            }
+        // The pair of vector `s` of rows `i` and `i + 1`: the first row's from `buf`, where
+        // the second row's takes its place.
+        // Rows apart from one another are far apart in memory, which the hardware's
+        // prefetchers do not follow: each vector asks for its own `ahead` rows later (a
+        // hint, never a read: any address will do, so it is computed wrapping).
+        let ahead = 2 + 192 / vectors;
+        let mut pair = |i: usize, s: usize| {
+            let later = src.wrapping_add(strip.base + (i + 1 + ahead) * strip.stride + 64 * s);
+            _mm_prefetch::<_MM_HINT_T0>(later.cast());
             let next = prepare(i + 1, s);
             let slot = &mut buf[s].0;
             // SAFETY: each slot is 64 aligned bytes.
             let f = unsafe { _mm512_load_si512(slot.as_ptr().cast()) };
             // SAFETY: as above.
             unsafe { _mm512_store_si512(slot.as_mut_ptr().cast(), next) };
-            done += 1;
-            s += 1;
-            if s == vectors {
-                (i, s) = (i + 1, 0);
-            }
             (f, _mm512_and_si512(f, next))
         };
-        for _ in 0..pairs.div_ceil(32) {
-            let (a0, b0) = tree16_pairs(&mut planes_a, &mut planes_b, &mut pair);
-            let (a1, b1) = tree16_pairs(&mut planes_a, &mut planes_b, &mut pair);
-            carry_out(&mut planes_a, ba, a0, a1);
-            carry_out(&mut planes_b, bb, b0, b1);
+        if vectors == 32 {
+            // A row is a chunk.
+            for i in rows {
+                let (a0, b0) = tree16_pairs(&mut planes_a, &mut planes_b, |s| pair(i, s));
+                let (a1, b1) = tree16_pairs(&mut planes_a, &mut planes_b, |s| pair(i, 16 + s));
+                carry_out(&mut planes_a, ba, a0, a1);
+                carry_out(&mut planes_b, bb, b0, b1);
+            }
+        } else {
+            // Narrower rows: the pairs staged until they make a chunk, the last one padded
+            // with zeros.
+            let mut staged = [[_mm512_setzero_si512(); 2]; 32];
+            let mut fill = 0;
+            let (len, mut at) = (rows.end - rows.start, 0);
+            while at < len * vectors || fill > 0 {
+                if at < len * vectors {
+                    let (i, s) = (rows.start + at / vectors, at % vectors);
+                    let (f, c) = pair(i, s);
+                    staged[fill] = [f, c];
+                    (fill, at) = (fill + 1, at + 1);
+                    if fill < 32 {
+                        continue;
+                    }
+                } else {
+                    for z in &mut staged[fill..] {
+                        *z = [_mm512_setzero_si512(); 2];
+                    }
+                }
+                let v = |s: usize| (staged[s][0], staged[s][1]);
+                let (a0, b0) = tree16_pairs(&mut planes_a, &mut planes_b, v);
+                let (a1, b1) = tree16_pairs(&mut planes_a, &mut planes_b, |s| v(16 + s));
+                carry_out(&mut planes_a, ba, a0, a1);
+                carry_out(&mut planes_b, bb, b0, b1);
+                fill = 0;
+            }
         }
         for (v, out) in planes_a.iter().zip(pa.iter_mut()) {
             // SAFETY: each `[u64; 8]` is 64 writable bytes.
