@@ -149,31 +149,36 @@ pub(crate) struct Strip {
     pub(crate) last_lanes: usize,
 }
 
-/// The prepared words of a strip's first row and of its row last prepared (32 vectors
-/// each, 0 past the strip's `vectors`), as the strip kernel leaves them.
+/// The most vectors in a row of a strip: 8 KiB, which the first-level cache keeps beside
+/// the rows streaming through it.
+pub(crate) const STRIP_VECTORS: usize = 128;
+
+/// The prepared words of a strip's first row and of its row last prepared
+/// ([`STRIP_VECTORS`] each, 0 past the strip's `vectors`), as the strip kernel leaves
+/// them; one more slot, always 0, for the pairs that pad a chunk.
 #[derive(Clone, Debug)]
 pub(crate) struct StripRows {
-    first: [Vector64; 32],
-    current: [Vector64; 32],
+    first: [Vector64; STRIP_VECTORS + 1],
+    current: [Vector64; STRIP_VECTORS + 1],
 }
 
 impl StripRows {
     /// Zeros.
     pub(crate) fn new() -> Self {
         StripRows {
-            first: [Vector64::default(); 32],
-            current: [Vector64::default(); 32],
+            first: [Vector64::default(); STRIP_VECTORS + 1],
+            current: [Vector64::default(); STRIP_VECTORS + 1],
         }
     }
 
     /// The prepared first row of the last strip counted from row 0, as bytes.
     pub(crate) fn first(&self) -> &[u8] {
-        bytes_of_vectors(&self.first)
+        bytes_of_vectors(&self.first[..STRIP_VECTORS])
     }
 
     /// The prepared row last reached (the second rows of the last pairs counted).
     pub(crate) fn current(&self) -> &[u8] {
-        bytes_of_vectors(&self.current)
+        bytes_of_vectors(&self.current[..STRIP_VECTORS])
     }
 }
 
@@ -201,7 +206,7 @@ fn bytes_of_vectors(v: &[Vector64]) -> &[u8] {
 ///
 /// # Panics
 /// When `words` does not hold the rows up to `rows.end`, or the strip is not 1 to 32
-/// vectors: the caller's bugs.
+/// [`STRIP_VECTORS`] vectors: the caller's bugs.
 pub(crate) fn pos_popcount_strip_pairs_avx512(
     a: WideState<'_>,
     both: WideState<'_>,
@@ -213,7 +218,7 @@ pub(crate) fn pos_popcount_strip_pairs_avx512(
 ) -> Option<bool> {
     let lanes = 512 / prep.bits as usize;
     let (v, l) = (strip.vectors, strip.last_lanes);
-    assert!((1..=32).contains(&v) && (1..=lanes).contains(&l) && rows.start <= rows.end);
+    assert!((1..=STRIP_VECTORS).contains(&v) && (1..=lanes).contains(&l) && rows.start <= rows.end);
     let end = strip.base + rows.end * strip.stride + 64 * (v - 1) + l * (prep.bits as usize / 8);
     assert!(end <= words.len() && (prep.bits == 32 || prep.bits == 64));
     #[cfg(target_arch = "x86_64")]
@@ -241,7 +246,7 @@ pub(crate) fn pos_popcount_strip_pairs_avx512(
 mod kernels {
     use std::arch::x86_64::*;
 
-    use super::{PairPrep, PairRing, Strip, StripRows, WIDE_CHUNK_BYTES, WideState};
+    use super::{PairPrep, PairRing, STRIP_VECTORS, Strip, StripRows, WIDE_CHUNK_BYTES, WideState};
 
     /// (carry, sum) of three vectors in every bit position: majority and parity. (Safe
     /// with its target feature: callable only from code compiled with AVX-512 F.)
@@ -726,21 +731,22 @@ mod kernels {
         let (vectors, last) = (strip.vectors, strip.vectors - 1);
         let last_lanes = L::FULL >> (L::LANES - strip.last_lanes);
         let mut clean = L::FULL;
-        // The counted words of vector `s` of row `i`, and the lanes kept.
-        let mut prepare = |i: usize, s: usize| -> __m512i {
-            let lanes = if s == last { last_lanes } else { L::FULL };
-            // SAFETY: row `i <= rows.end`, vector `s < vectors`, its lanes `lanes`: inside
-            // `words` (the precondition); a masked load reads only those lanes.
-            let x = unsafe { L::load(lanes, src.add(strip.base + i * strip.stride + 64 * s)) };
+        // The counted words of the vector at byte `at` of `words` in the lanes `lanes`.
+        let mut prepare = |at: usize, lanes: u32| -> __m512i {
+            // SAFETY: the vector is one of rows `rows.start ..= rows.end` of the strip and
+            // `lanes` its words there (the callers below), inside `words` (the
+            // precondition); a masked load reads only those lanes (none: nothing read).
+            let x = unsafe { L::load(lanes, src.add(at)) };
             let (v, keep) = consts.prepare::<L, NAN, MASKED>(x, lanes);
             clean &= keep | !lanes;
             v
         };
+        let lanes_of = |s: usize| if s == last { last_lanes } else { L::FULL };
         let buf = &mut rows_buf.current;
         if rows.start == 0 {
             for (s, (b, f)) in buf.iter_mut().zip(rows_buf.first.iter_mut()).enumerate() {
                 let v = if s < vectors {
-                    prepare(0, s)
+                    prepare(strip.base + 64 * s, lanes_of(s))
                 } else {
                     _mm512_setzero_si512()
                 };
@@ -755,58 +761,45 @@ mod kernels {
         let load_state = |v: &[u64; 8]| unsafe { _mm512_loadu_si512(v.as_ptr().cast()) };
         let mut planes_a: [__m512i; 5] = std::array::from_fn(|i| load_state(&pa[i]));
         let mut planes_b: [__m512i; 5] = std::array::from_fn(|i| load_state(&pb[i]));
-        // The pair of vector `s` of rows `i` and `i + 1`: the first row's from `buf`, where
-        // the second row's takes its place.
         // Rows apart from one another are far apart in memory, which the hardware's
         // prefetchers do not follow: each vector asks for its own `ahead` rows later (a
         // hint, never a read: any address will do, so it is computed wrapping).
-        let ahead = 2 + 192 / vectors;
-        let mut pair = |i: usize, s: usize| {
-            let later = src.wrapping_add(strip.base + (i + 1 + ahead) * strip.stride + 64 * s);
-            _mm_prefetch::<_MM_HINT_T0>(later.cast());
-            let next = prepare(i + 1, s);
-            let slot = &mut buf[s].0;
-            // SAFETY: each slot is 64 aligned bytes.
-            let f = unsafe { _mm512_load_si512(slot.as_ptr().cast()) };
-            // SAFETY: as above.
-            unsafe { _mm512_store_si512(slot.as_mut_ptr().cast(), next) };
-            (f, _mm512_and_si512(f, next))
-        };
-        if vectors == 32 {
-            // A row is a chunk.
-            for i in rows {
-                let (a0, b0) = tree16_pairs(&mut planes_a, &mut planes_b, |s| pair(i, s));
-                let (a1, b1) = tree16_pairs(&mut planes_a, &mut planes_b, |s| pair(i, 16 + s));
-                carry_out(&mut planes_a, ba, a0, a1);
-                carry_out(&mut planes_b, bb, b0, b1);
-            }
-        } else {
-            // Narrower rows: the pairs staged until they make a chunk, the last one padded
-            // with zeros.
-            let mut staged = [[_mm512_setzero_si512(); 2]; 32];
-            let mut fill = 0;
-            let (len, mut at) = (rows.end - rows.start, 0);
-            while at < len * vectors || fill > 0 {
-                if at < len * vectors {
-                    let (i, s) = (rows.start + at / vectors, at % vectors);
-                    let (f, c) = pair(i, s);
-                    staged[fill] = [f, c];
-                    (fill, at) = (fill + 1, at + 1);
-                    if fill < 32 {
-                        continue;
-                    }
-                } else {
-                    for z in &mut staged[fill..] {
-                        *z = [_mm512_setzero_si512(); 2];
+        let ahead = (1 + 256 / vectors) * strip.stride;
+        let total = (rows.end - rows.start) * vectors;
+        let (mut i, mut s, mut done) = (rows.start, 0, 0);
+        for _ in 0..total.div_ceil(32) {
+            // The chunk's 32 pairs, in order: vector `s` of rows `i` and `i + 1`; past the
+            // rows, pairs of zeros (no lanes read, the zero slot).
+            let mut at = [0usize; 32];
+            let mut slot = [STRIP_VECTORS; 32];
+            let mut lanes = [0u32; 32];
+            for j in 0..32 {
+                if done < total {
+                    at[j] = strip.base + (i + 1) * strip.stride + 64 * s;
+                    (slot[j], lanes[j]) = (s, lanes_of(s));
+                    done += 1;
+                    s += 1;
+                    if s == vectors {
+                        (i, s) = (i + 1, 0);
                     }
                 }
-                let v = |s: usize| (staged[s][0], staged[s][1]);
-                let (a0, b0) = tree16_pairs(&mut planes_a, &mut planes_b, v);
-                let (a1, b1) = tree16_pairs(&mut planes_a, &mut planes_b, |s| v(16 + s));
-                carry_out(&mut planes_a, ba, a0, a1);
-                carry_out(&mut planes_b, bb, b0, b1);
-                fill = 0;
             }
+            // The pair `j`: the first row's vector from `buf`, where the second row's takes
+            // its place.
+            let mut pair = |j: usize| {
+                _mm_prefetch::<_MM_HINT_T1>(src.wrapping_add(at[j] + ahead).cast());
+                let next = prepare(at[j], lanes[j]);
+                let slot = &mut buf[slot[j]].0;
+                // SAFETY: each slot is 64 aligned bytes.
+                let f = unsafe { _mm512_load_si512(slot.as_ptr().cast()) };
+                // SAFETY: as above.
+                unsafe { _mm512_store_si512(slot.as_mut_ptr().cast(), next) };
+                (f, _mm512_and_si512(f, next))
+            };
+            let (a0, b0) = tree16_pairs(&mut planes_a, &mut planes_b, &mut pair);
+            let (a1, b1) = tree16_pairs(&mut planes_a, &mut planes_b, |j| pair(16 + j));
+            carry_out(&mut planes_a, ba, a0, a1);
+            carry_out(&mut planes_b, bb, b0, b1);
         }
         for (v, out) in planes_a.iter().zip(pa.iter_mut()) {
             // SAFETY: each `[u64; 8]` is 64 writable bytes.

@@ -7,7 +7,7 @@ use num_traits::{PrimInt, WrappingAdd, WrappingSub};
 use super::prepare::{Prepare, prepare_codes, prepare_masks};
 use super::sliced::{SliceWord, count_sliced};
 use super::statistics::PairCounts;
-use crate::arch::{PairRing, Strip, StripRows, WIDE_CHUNK_BYTES};
+use crate::arch::{PairRing, STRIP_VECTORS, Strip, StripRows, WIDE_CHUNK_BYTES};
 use crate::number::storage::Word;
 
 /// Pairs per tile of the positional counter (at least; a multiple of every chunk).
@@ -280,9 +280,9 @@ where
 }
 
 /// The pair counts of [`count_positional`] at the AVX-512 level when `inner` is large: each
-/// block's `n` rows of `inner` words are cut into strips of up to 32 vectors, and each
+/// block's `n` rows of `inner` words are cut into strips of up to `STRIP_VECTORS` vectors, and each
 /// strip's pairs of rows `(i, i + 1)` counted by `arch::pos_popcount_strip_pairs_avx512`,
-/// which keeps one row of the strip prepared (2 KiB) instead of `inner` words. Only the
+/// which keeps one row of the strip prepared (8 KiB) instead of `inner` words. Only the
 /// pairs inside blocks are counted, so per bit position, with `A` and `Z` the first words
 /// and common bits counted, `F` and `L` each strip's first and last rows:
 ///
@@ -304,7 +304,7 @@ where
     use crate::arch::bytes_of_words as bytes;
     let size = std::mem::size_of::<W>();
     let (lanes, period) = (64 / size, n * inner);
-    let width = 32 * lanes;
+    let width = STRIP_VECTORS * lanes;
     let (mut sum_a, mut sum_z) = (Positional::new(), Positional::new());
     let (mut first_rows, mut last_rows) = (Positional::new(), Positional::new());
     let [mut lost_a, mut lost_b] = std::array::from_fn(|_| Collector::<W>::new());
@@ -324,8 +324,15 @@ where
             };
             let (mut i0, mut masked) = (0, false);
             while i0 < n - 1 {
-                let room = 255 - sum_a.wide.pending.max(sum_z.wide.pending) as usize;
-                let i1 = (n - 1).min(i0 + (32 * room / vectors).max(1));
+                let mut room = 255 - sum_a.wide.pending.max(sum_z.wide.pending) as usize;
+                if 32 * room < vectors {
+                    // Not room for one row.
+                    for s in [&mut sum_a, &mut sum_z] {
+                        s.wide.empty_bytes(&mut s.totals);
+                    }
+                    room = 255;
+                }
+                let i1 = (n - 1).min(i0 + 32 * room / vectors);
                 let Some(m) = crate::arch::pos_popcount_strip_pairs_avx512(
                     (&mut sum_a.wide.planes, &mut sum_a.wide.bytes),
                     (&mut sum_z.wide.planes, &mut sum_z.wide.bytes),
