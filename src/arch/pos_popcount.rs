@@ -35,6 +35,10 @@ pub(crate) fn pos_popcount_pairs_avx512(
     false
 }
 
+/// The most vectors a [`PairRing`] holds (8 KiB): beyond, the ring and the stream of words
+/// no longer share the first-level cache.
+const RING_SLOTS: usize = 128;
+
 /// One 64-byte vector at a 64-byte boundary: a slot of [`PairRing`].
 #[derive(Clone, Copy, Debug, Default)]
 #[repr(C, align(64))]
@@ -69,6 +73,11 @@ pub(crate) struct PairRing {
     q: usize,
     r: usize,
     prepared: usize,
+    /// Whether the ring would be too large for the first-level cache beside the stream:
+    /// then each word is prepared twice instead (as a first element, and `gap` bytes
+    /// earlier as a second one), and the ring is not used.
+    twice: bool,
+    gap: usize,
 }
 
 impl PairRing {
@@ -76,11 +85,14 @@ impl PairRing {
     pub(crate) fn new(inner: usize, bits: u32) -> Self {
         let lanes = 512 / bits as usize;
         let q = inner / lanes;
+        let twice = q + 2 > RING_SLOTS;
         PairRing {
-            slots: vec![Vector64::default(); (q + 2).next_power_of_two()],
+            slots: vec![Vector64::default(); if twice { 1 } else { (q + 2).next_power_of_two() }],
             q,
             r: inner % lanes,
             prepared: 0,
+            twice,
+            gap: inner * bits as usize / 8,
         }
     }
 
@@ -151,7 +163,7 @@ pub(crate) struct Strip {
 
 /// The most vectors in a row of a strip: 8 KiB, which the first-level cache keeps beside
 /// the rows streaming through it.
-pub(crate) const STRIP_VECTORS: usize = 128;
+pub(crate) const STRIP_VECTORS: usize = 64;
 
 /// The prepared words of a strip's first row and of its row last prepared
 /// ([`STRIP_VECTORS`] each, 0 past the strip's `vectors`), as the strip kernel leaves
@@ -603,13 +615,15 @@ mod kernels {
         let consts = Consts::new::<L>(prep);
         let src = words.as_ptr();
         let mut clean = L::FULL;
-        // The counted word of raw vector `m`, and the lanes kept (not masked).
-        let prepare = |m: usize| -> (__m512i, u32) {
-            // SAFETY: `m < k0 + 32 · chunks + q + 1`, so the 64 bytes at `64 · m` are inside
-            // `words` (the precondition); unaligned loads.
-            let x = unsafe { _mm512_loadu_si512(src.add(64 * m).cast()) };
+        // The counted words of the vector at byte `at`, and the lanes kept (not masked).
+        let prepare_at = |at: usize| -> (__m512i, u32) {
+            // SAFETY: `at + 64 <= 64 · (k0 + 32 · chunks + q + 1)` (every caller below), so
+            // the 64 bytes at `at` are inside `words` (the precondition); unaligned loads.
+            let x = unsafe { _mm512_loadu_si512(src.add(at).cast()) };
             consts.prepare::<L, NAN, MASKED>(x, L::FULL)
         };
+        // Those of raw vector `m`.
+        let prepare = |m: usize| prepare_at(64 * m);
         let (q, slots) = (ring.q, ring.slots.len() - 1);
         let ring_ptr = ring.slots.as_mut_ptr();
         // SAFETY: `i & slots` is an index of `ring.slots` (a power-of-two length); each slot
@@ -618,7 +632,7 @@ mod kernels {
             |i: usize, v: __m512i| unsafe { _mm512_store_si512(ring_ptr.add(i & slots).cast(), v) };
         // SAFETY: as above.
         let load = |i: usize| unsafe { _mm512_load_si512(ring_ptr.add(i & slots).cast()) };
-        while ring.prepared < k0 + q + 1 {
+        while !ring.twice && ring.prepared < k0 + q + 1 {
             let (v, keep) = prepare(ring.prepared);
             clean &= keep;
             store(ring.prepared, v);
@@ -628,6 +642,35 @@ mod kernels {
         let load_state = |v: &[u64; 8]| unsafe { _mm512_loadu_si512(v.as_ptr().cast()) };
         let mut planes_a: [__m512i; 5] = std::array::from_fn(|i| load_state(&pa[i]));
         let mut planes_b: [__m512i; 5] = std::array::from_fn(|i| load_state(&pb[i]));
+        if ring.twice {
+            // Each word prepared as a first and again as a second element, `inner` words
+            // later: two reads of the stream, no ring.
+            let gap = ring.gap;
+            for c in 0..chunks {
+                let k = k0 + 32 * c;
+                let mut pair = |i: usize| {
+                    let (f, keep_f) = prepare(k + i);
+                    // `64 · (k + i) + gap + 64 <= 64 · (k + i + q + 1)`: inside.
+                    let (g, keep_g) = prepare_at(64 * (k + i) + gap);
+                    clean &= keep_f & keep_g;
+                    (f, _mm512_and_si512(f, g))
+                };
+                let (a0, b0) = tree16_pairs(&mut planes_a, &mut planes_b, |i| pair(i));
+                let (a1, b1) = tree16_pairs(&mut planes_a, &mut planes_b, |i| pair(16 + i));
+                carry_out(&mut planes_a, ba, a0, a1);
+                carry_out(&mut planes_b, bb, b0, b1);
+            }
+            ring.prepared = k0 + 32 * chunks + q + 1;
+            for (v, out) in planes_a.iter().zip(pa.iter_mut()) {
+                // SAFETY: each `[u64; 8]` is 64 writable bytes.
+                unsafe { _mm512_storeu_si512(out.as_mut_ptr().cast(), *v) };
+            }
+            for (v, out) in planes_b.iter().zip(pb.iter_mut()) {
+                // SAFETY: as above.
+                unsafe { _mm512_storeu_si512(out.as_mut_ptr().cast(), *v) };
+            }
+            return clean != L::FULL;
+        }
         // SAFETY: the CPU has the features `Lane`'s methods need (the precondition).
         let index = unsafe { L::shift_index(ring.r) };
         let mut prev = load(k0 + q);
@@ -764,7 +807,7 @@ mod kernels {
         // Rows apart from one another are far apart in memory, which the hardware's
         // prefetchers do not follow: each vector asks for its own `ahead` rows later (a
         // hint, never a read: any address will do, so it is computed wrapping).
-        let ahead = (1 + 256 / vectors) * strip.stride;
+        let ahead = (2 + 256 / vectors) * strip.stride;
         let total = (rows.end - rows.start) * vectors;
         let (mut i, mut s, mut done) = (rows.start, 0, 0);
         for _ in 0..total.div_ceil(32) {
@@ -787,7 +830,7 @@ mod kernels {
             // The pair `j`: the first row's vector from `buf`, where the second row's takes
             // its place.
             let mut pair = |j: usize| {
-                _mm_prefetch::<_MM_HINT_T1>(src.wrapping_add(at[j] + ahead).cast());
+                _mm_prefetch::<_MM_HINT_T0>(src.wrapping_add(at[j] + ahead).cast());
                 let next = prepare(at[j], lanes[j]);
                 let slot = &mut buf[slot[j]].0;
                 // SAFETY: each slot is 64 aligned bytes.

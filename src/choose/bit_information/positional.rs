@@ -124,9 +124,10 @@ where
     let lanes = 64 / std::mem::size_of::<W>();
     let pair_prep = prep
         .pair_prep()
-        .filter(|_| n >= FUSED_MIN_N && crate::arch::has_avx512());
+        .filter(|_| n >= FUSED_MIN_N && inner <= POS_SHARED_SPAN && crate::arch::has_avx512());
     if let Some(pp) = pair_prep
         && inner / lanes + 2 > FUSED_RING
+        && std::env::var_os("ZQ_STRIPS").is_some()
     {
         return count_strips(words, n, inner, prep, &pp);
     }
