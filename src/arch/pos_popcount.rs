@@ -35,10 +35,6 @@ pub(crate) fn pos_popcount_pairs_avx512(
     false
 }
 
-/// The most vectors a [`PairRing`] holds (8 KiB): beyond, the ring and the stream of words
-/// no longer share the first-level cache.
-const RING_SLOTS: usize = 128;
-
 /// One 64-byte vector at a 64-byte boundary: a slot of [`PairRing`].
 #[derive(Clone, Copy, Debug, Default)]
 #[repr(C, align(64))]
@@ -63,21 +59,16 @@ pub(crate) struct PairPrep {
 }
 
 /// The prepared words of a stream of pairs `(j, j + inner)`, as the fused kernel leaves them
-/// between calls: vector `m` (words `m · lanes ..`) in slot `m mod slots`, the vectors
+/// between calls: vector `m` (words `m · lanes ..`) in slot `m mod max(q + 2, 64)` (from a
+/// start chosen by the kernel among 64 more slots), the vectors
 /// `0 .. prepared` done. Pair vector `k` reads its first words from vector `k` and its
-/// second ones from vectors `k + q` and `k + q + 1` (`inner = q · lanes + r`), so the ring
-/// holds `q + 2` vectors at least.
+/// second ones from vectors `k + q` and `k + q + 1` (`inner = q · lanes + r`).
 #[derive(Clone, Debug)]
 pub(crate) struct PairRing {
     slots: Vec<Vector64>,
     q: usize,
     r: usize,
     prepared: usize,
-    /// Whether the ring would be too large for the first-level cache beside the stream:
-    /// then each word is prepared twice instead (as a first element, and `gap` bytes
-    /// earlier as a second one), and the ring is not used.
-    twice: bool,
-    gap: usize,
 }
 
 impl PairRing {
@@ -85,14 +76,11 @@ impl PairRing {
     pub(crate) fn new(inner: usize, bits: u32) -> Self {
         let lanes = 512 / bits as usize;
         let q = inner / lanes;
-        let twice = q + 2 > RING_SLOTS;
         PairRing {
-            slots: vec![Vector64::default(); if twice { 1 } else { (q + 2).next_power_of_two() }],
+            slots: vec![Vector64::default(); (q + 2).max(64) + 64],
             q,
             r: inner % lanes,
             prepared: 0,
-            twice,
-            gap: inner * bits as usize / 8,
         }
     }
 
@@ -602,6 +590,9 @@ mod kernels {
     /// # Safety
     /// The CPU must have AVX-512 F and DQ; `words` must hold the vectors up to
     /// `k0 + 32 · chunks + ring.q + 1` (exclusive), and `ring.prepared <= k0 + ring.q + 1`.
+    /// Vectors ahead of the stream that the fused kernel prefetches.
+    const STREAM_AHEAD: usize = 32;
+
     #[target_feature(enable = "avx512f,avx512dq")]
     pub(super) unsafe fn fused<L: Lane, const NAN: bool, const MASKED: bool>(
         (pa, ba): WideState<'_>,
@@ -624,63 +615,51 @@ mod kernels {
         };
         // Those of raw vector `m`.
         let prepare = |m: usize| prepare_at(64 * m);
-        let (q, slots) = (ring.q, ring.slots.len() - 1);
-        let ring_ptr = ring.slots.as_mut_ptr();
-        // SAFETY: `i & slots` is an index of `ring.slots` (a power-of-two length); each slot
-        // is 64 aligned bytes.
-        let store =
-            |i: usize, v: __m512i| unsafe { _mm512_store_si512(ring_ptr.add(i & slots).cast(), v) };
+        // Vector `m` in slot `m mod slots`, `slots = max(q + 2, 64)`. Loads at the same
+        // offset in a 4 KiB page as a store still in flight wait for it, whatever the page,
+        // so: a ring of 64 slots is one page's offsets, each once; in a longer one the slot
+        // loaded `j` vectors after a store is `(j + 1) · 64` bytes from it, a multiple of 4
+        // KiB only for `j = 63`; and the ring starts half a page from the stream's offset
+        // (`base`), so that the stream's loads meet the ring's stores half a page apart.
+        let (q, slots) = (ring.q, ring.slots.len() - 64);
+        let base = (src as usize + 2048).wrapping_sub(ring.slots.as_ptr() as usize) % 4096 / 64;
+        let ring_ptr = ring.slots[base..].as_mut_ptr();
+        // SAFETY: `i < slots`, an index of `ring.slots[base..]` (`base < 64`); each slot is
+        // 64 aligned bytes.
+        let store = |i: usize, v: __m512i| unsafe { _mm512_store_si512(ring_ptr.add(i).cast(), v) };
         // SAFETY: as above.
-        let load = |i: usize| unsafe { _mm512_load_si512(ring_ptr.add(i & slots).cast()) };
-        while !ring.twice && ring.prepared < k0 + q + 1 {
+        let load = |i: usize| unsafe { _mm512_load_si512(ring_ptr.add(i).cast()) };
+        // `i + j mod slots`, for `i < slots` and `j < 64 <= slots`.
+        let plus = |i: usize, j: usize| if i + j >= slots { i + j - slots } else { i + j };
+        while ring.prepared < k0 + q + 1 {
             let (v, keep) = prepare(ring.prepared);
             clean &= keep;
-            store(ring.prepared, v);
+            store(ring.prepared % slots, v);
             ring.prepared += 1;
         }
         // SAFETY: each `[u64; 8]` is 64 readable bytes.
         let load_state = |v: &[u64; 8]| unsafe { _mm512_loadu_si512(v.as_ptr().cast()) };
         let mut planes_a: [__m512i; 5] = std::array::from_fn(|i| load_state(&pa[i]));
         let mut planes_b: [__m512i; 5] = std::array::from_fn(|i| load_state(&pb[i]));
-        if ring.twice {
-            // Each word prepared as a first and again as a second element, `inner` words
-            // later: two reads of the stream, no ring.
-            let gap = ring.gap;
-            for c in 0..chunks {
-                let k = k0 + 32 * c;
-                let mut pair = |i: usize| {
-                    let (f, keep_f) = prepare(k + i);
-                    // `64 · (k + i) + gap + 64 <= 64 · (k + i + q + 1)`: inside.
-                    let (g, keep_g) = prepare_at(64 * (k + i) + gap);
-                    clean &= keep_f & keep_g;
-                    (f, _mm512_and_si512(f, g))
-                };
-                let (a0, b0) = tree16_pairs(&mut planes_a, &mut planes_b, |i| pair(i));
-                let (a1, b1) = tree16_pairs(&mut planes_a, &mut planes_b, |i| pair(16 + i));
-                carry_out(&mut planes_a, ba, a0, a1);
-                carry_out(&mut planes_b, bb, b0, b1);
-            }
-            ring.prepared = k0 + 32 * chunks + q + 1;
-            for (v, out) in planes_a.iter().zip(pa.iter_mut()) {
-                // SAFETY: each `[u64; 8]` is 64 writable bytes.
-                unsafe { _mm512_storeu_si512(out.as_mut_ptr().cast(), *v) };
-            }
-            for (v, out) in planes_b.iter().zip(pb.iter_mut()) {
-                // SAFETY: as above.
-                unsafe { _mm512_storeu_si512(out.as_mut_ptr().cast(), *v) };
-            }
-            return clean != L::FULL;
-        }
         // SAFETY: the CPU has the features `Lane`'s methods need (the precondition).
         let index = unsafe { L::shift_index(ring.r) };
-        let mut prev = load(k0 + q);
+        // The slots of the chunk's first pair vector and of the next vector it prepares.
+        let (mut first_slot, mut next_slot) = (k0 % slots, (k0 + q + 1) % slots);
+        let mut prev = load((k0 + q) % slots);
         for c in 0..chunks {
             let k = k0 + 32 * c;
+            let (fs, ns) = (first_slot, next_slot);
             let mut pair = |i: usize| {
+                // A hint that reads nothing (its address computed wrapping): the stream of
+                // words some vectors ahead, to the first-level cache only (`NTA`: each is
+                // read once, and should not push the ring out).
+                _mm_prefetch::<_MM_HINT_NTA>(
+                    src.wrapping_add(64 * (k + i + q + 1 + STREAM_AHEAD)).cast(),
+                );
                 let (next, keep) = prepare(k + i + q + 1);
                 clean &= keep;
-                store(k + i + q + 1, next);
-                let f = load(k + i);
+                store(plus(ns, i), next);
+                let f = load(plus(fs, i));
                 // SAFETY: as for `index`.
                 let second = unsafe { L::shifted(prev, index, next) };
                 prev = next;
@@ -690,6 +669,7 @@ mod kernels {
             let (a1, b1) = tree16_pairs(&mut planes_a, &mut planes_b, |i| pair(16 + i));
             carry_out(&mut planes_a, ba, a0, a1);
             carry_out(&mut planes_b, bb, b0, b1);
+            (first_slot, next_slot) = (plus(first_slot, 32), plus(next_slot, 32));
         }
         ring.prepared = k0 + 32 * chunks + q + 1;
         for (v, out) in planes_a.iter().zip(pa.iter_mut()) {

@@ -27,7 +27,7 @@ const FUSED_MIN_N: usize = 16;
 /// The most vectors the fused kernel keeps between a pair's first and second words (the
 /// ring, 8 KiB): beyond, the ring and the stream of words no longer share the first-level
 /// cache, and the strip kernel runs instead.
-const FUSED_RING: usize = 128;
+const FUSED_RING: usize = 4096;
 /// Below this block length (`n · inner` elements) the positional counter's per-block
 /// corrections would cost more than its counting: the bit-sliced counter runs instead.
 const POS_MIN_PERIOD: usize = 512;
