@@ -59,8 +59,8 @@ pub(crate) struct PairPrep {
 }
 
 /// The prepared words of a stream of pairs `(j, j + inner)`, as the fused kernel leaves them
-/// between calls: vector `m` (words `m · lanes ..`) in slot `m mod max(q + 2, 64)` (from a
-/// start chosen by the kernel among 64 more slots), the vectors
+/// between calls: vector `m` (words `m · lanes ..`) in slot `m mod slots` (from a start
+/// the kernel chooses among 64 more slots), the vectors
 /// `0 .. prepared` done. Pair vector `k` reads its first words from vector `k` and its
 /// second ones from vectors `k + q` and `k + q + 1` (`inner = q · lanes + r`).
 #[derive(Clone, Debug)]
@@ -76,8 +76,13 @@ impl PairRing {
     pub(crate) fn new(inner: usize, bits: u32) -> Self {
         let lanes = 512 / bits as usize;
         let q = inner / lanes;
+        // A small ring as a power of two; a large one (past 8 KiB, where it no longer stays
+        // in the first-level cache) of `q + 2` slots exactly, so that the slot loaded `j`
+        // vectors after a store is `(j + 1) · 64` bytes from it, a multiple of 4 KiB only
+        // for `j = 63` (see the kernel on why that matters).
+        let slots = if q + 2 <= 128 { (q + 2).next_power_of_two() } else { q + 2 };
         PairRing {
-            slots: vec![Vector64::default(); (q + 2).max(64) + 64],
+            slots: vec![Vector64::default(); slots + 64],
             q,
             r: inner % lanes,
             prepared: 0,
@@ -615,12 +620,10 @@ mod kernels {
         };
         // Those of raw vector `m`.
         let prepare = |m: usize| prepare_at(64 * m);
-        // Vector `m` in slot `m mod slots`, `slots = max(q + 2, 64)`. Loads at the same
-        // offset in a 4 KiB page as a store still in flight wait for it, whatever the page,
-        // so: a ring of 64 slots is one page's offsets, each once; in a longer one the slot
-        // loaded `j` vectors after a store is `(j + 1) · 64` bytes from it, a multiple of 4
-        // KiB only for `j = 63`; and the ring starts half a page from the stream's offset
-        // (`base`), so that the stream's loads meet the ring's stores half a page apart.
+        // Vector `m` in slot `m mod slots` (see `PairRing::new`). Loads at the same offset
+        // in a 4 KiB page as a store still in flight wait for it, whatever the page, so
+        // the ring starts half a page from the stream's offset (`base`): the stream's loads
+        // meet the ring's stores half a page apart.
         let (q, slots) = (ring.q, ring.slots.len() - 64);
         let base = (src as usize + 2048).wrapping_sub(ring.slots.as_ptr() as usize) % 4096 / 64;
         let ring_ptr = ring.slots[base..].as_mut_ptr();
@@ -629,8 +632,13 @@ mod kernels {
         let store = |i: usize, v: __m512i| unsafe { _mm512_store_si512(ring_ptr.add(i).cast(), v) };
         // SAFETY: as above.
         let load = |i: usize| unsafe { _mm512_load_si512(ring_ptr.add(i).cast()) };
-        // `i + j mod slots`, for `i < slots` and `j < 64 <= slots`.
-        let plus = |i: usize, j: usize| if i + j >= slots { i + j - slots } else { i + j };
+        // `i + j mod slots` for `i < slots`, `j <= 32`: a mask for a power of two, else
+        // `slots > 32` and one subtraction.
+        let mask = if slots.is_power_of_two() { slots - 1 } else { usize::MAX };
+        let plus = |i: usize, j: usize| {
+            let t = (i + j) & mask;
+            if t >= slots { t - slots } else { t }
+        };
         while ring.prepared < k0 + q + 1 {
             let (v, keep) = prepare(ring.prepared);
             clean &= keep;
