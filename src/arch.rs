@@ -61,8 +61,8 @@ pub(crate) use bit_slice::{
 pub(crate) use byte_float::{ByteFloatPlan, f32_to_byte_float};
 pub(crate) use f16c::F16c;
 pub(crate) use pos_popcount::{
-    PairPrep, PairRing, STRIP_VECTORS, Strip, StripRows, WIDE_CHUNK_BYTES, pos_popcount_pairs_avx512,
-    pos_popcount_prepared_pairs_avx512, pos_popcount_strip_pairs_avx512,
+    PairPrep, PairRing, WIDE_CHUNK_BYTES, pos_popcount_pairs_avx512,
+    pos_popcount_prepared_pairs_avx512,
 };
 #[cfg(any(feature = "rayon", test))]
 pub(crate) use stream::Region;

@@ -80,7 +80,11 @@ impl PairRing {
         // in the first-level cache) of `q + 2` slots exactly, so that the slot loaded `j`
         // vectors after a store is `(j + 1) · 64` bytes from it, a multiple of 4 KiB only
         // for `j = 63` (see the kernel on why that matters).
-        let slots = if q + 2 <= 128 { (q + 2).next_power_of_two() } else { q + 2 };
+        let slots = if q + 2 <= 128 {
+            (q + 2).next_power_of_two()
+        } else {
+            q + 2
+        };
         PairRing {
             slots: vec![Vector64::default(); slots + 64],
             q,
@@ -143,115 +147,11 @@ pub(crate) fn pos_popcount_prepared_pairs_avx512(
     None
 }
 
-/// A strip of a block of rows: `rows` rows (as the caller counts them) of `vectors`
-/// vectors of words, the last one holding `last_lanes` words (the others a whole vector),
-/// row `i` at byte `base + i · stride`.
-#[derive(Clone, Copy, Debug)]
-pub(crate) struct Strip {
-    pub(crate) base: usize,
-    pub(crate) stride: usize,
-    pub(crate) vectors: usize,
-    pub(crate) last_lanes: usize,
-}
-
-/// The most vectors in a row of a strip: 8 KiB, which the first-level cache keeps beside
-/// the rows streaming through it.
-pub(crate) const STRIP_VECTORS: usize = 64;
-
-/// The prepared words of a strip's first row and of its row last prepared
-/// ([`STRIP_VECTORS`] each, 0 past the strip's `vectors`), as the strip kernel leaves
-/// them; one more slot, always 0, for the pairs that pad a chunk.
-#[derive(Clone, Debug)]
-pub(crate) struct StripRows {
-    first: [Vector64; STRIP_VECTORS + 1],
-    current: [Vector64; STRIP_VECTORS + 1],
-}
-
-impl StripRows {
-    /// Zeros.
-    pub(crate) fn new() -> Self {
-        StripRows {
-            first: [Vector64::default(); STRIP_VECTORS + 1],
-            current: [Vector64::default(); STRIP_VECTORS + 1],
-        }
-    }
-
-    /// The prepared first row of the last strip counted from row 0, as bytes.
-    pub(crate) fn first(&self) -> &[u8] {
-        bytes_of_vectors(&self.first[..STRIP_VECTORS])
-    }
-
-    /// The prepared row last reached (the second rows of the last pairs counted).
-    pub(crate) fn current(&self) -> &[u8] {
-        bytes_of_vectors(&self.current[..STRIP_VECTORS])
-    }
-}
-
-/// The bytes of vectors.
-fn bytes_of_vectors(v: &[Vector64]) -> &[u8] {
-    let words: &[[u64; 8]] = {
-        // Each `Vector64` is `[u64; 8]` (`repr(C)`, no padding: 64 bytes, aligned to 64).
-        let (ptr, len) = (v.as_ptr().cast::<[u64; 8]>(), v.len());
-        // SAFETY: `Vector64` is `repr(C)` around one `[u64; 8]` of the same size, so the
-        // slice's memory is `len` initialized `[u64; 8]`, borrowed as long as `v`.
-        unsafe { std::slice::from_raw_parts(ptr, len) }
-    };
-    super::bytes_of_words(words.as_flattened())
-}
-
-/// Count the pairs of rows `(i, i + 1)` of `strip` for `i` in `rows`, vector by vector:
-/// the prepared first words into `a`, the common bits into `both` (as
-/// [`pos_popcount_prepared_pairs_avx512`]), in `ceil(len(rows) · vectors / 32)` chunks,
-/// which the caller keeps within the byte counters' room. Row `rows.start` is prepared
-/// here when it is 0 (into `rows_buf`'s first and current rows), else taken from
-/// `rows_buf` (the previous call's last row); the call leaves row `rows.end` in it.
-///
-/// Returns `None` below the AVX-512 level (nothing counted), else whether a word prepared
-/// was masked.
-///
-/// # Panics
-/// When `words` does not hold the rows up to `rows.end`, or the strip is not 1 to 32
-/// [`STRIP_VECTORS`] vectors: the caller's bugs.
-pub(crate) fn pos_popcount_strip_pairs_avx512(
-    a: WideState<'_>,
-    both: WideState<'_>,
-    rows_buf: &mut StripRows,
-    words: &[u8],
-    prep: &PairPrep,
-    strip: &Strip,
-    rows: std::ops::Range<usize>,
-) -> Option<bool> {
-    let lanes = 512 / prep.bits as usize;
-    let (v, l) = (strip.vectors, strip.last_lanes);
-    assert!((1..=STRIP_VECTORS).contains(&v) && (1..=lanes).contains(&l) && rows.start <= rows.end);
-    let end = strip.base + rows.end * strip.stride + 64 * (v - 1) + l * (prep.bits as usize / 8);
-    assert!(end <= words.len() && (prep.bits == 32 || prep.bits == 64));
-    #[cfg(target_arch = "x86_64")]
-    if super::has_avx512() {
-        use kernels::{L32, L64, strip as run};
-        let run = match (prep.bits, prep.nan, prep.masked.is_some()) {
-            (32, false, false) => run::<L32, false, false>,
-            (32, false, true) => run::<L32, false, true>,
-            (32, true, false) => run::<L32, true, false>,
-            (32, true, true) => run::<L32, true, true>,
-            (_, false, false) => run::<L64, false, false>,
-            (_, false, true) => run::<L64, false, true>,
-            (_, true, false) => run::<L64, true, false>,
-            (_, true, true) => run::<L64, true, true>,
-        };
-        // SAFETY: the CPU has AVX-512 F and DQ (checked just above); `words` holds the
-        // rows up to `rows.end` (asserted above).
-        return Some(unsafe { run(a, both, rows_buf, words, prep, strip, rows) });
-    }
-    let _ = (a, both, rows_buf, words, prep, strip, rows);
-    None
-}
-
 #[cfg(target_arch = "x86_64")]
 mod kernels {
     use std::arch::x86_64::*;
 
-    use super::{PairPrep, PairRing, STRIP_VECTORS, Strip, StripRows, WIDE_CHUNK_BYTES, WideState};
+    use super::{PairPrep, PairRing, WIDE_CHUNK_BYTES, WideState};
 
     /// (carry, sum) of three vectors in every bit position: majority and parity. (Safe
     /// with its target feature: callable only from code compiled with AVX-512 F.)
@@ -294,27 +194,7 @@ mod kernels {
     fn chunk(planes: &mut [__m512i; 5], bytes: &mut [[u64; 8]; 8], v: impl Fn(usize) -> __m512i) {
         let s_a = tree16(planes, std::array::from_fn(&v));
         let s_b = tree16(planes, std::array::from_fn(|i| v(16 + i)));
-        let (thirty_twos, s) = csa(planes[4], s_a, s_b);
-        planes[4] = s;
-        let low = _mm512_set1_epi64(0x0101_0101_0101_0101);
-        let shifted = [
-            thirty_twos,
-            _mm512_srli_epi64::<1>(thirty_twos),
-            _mm512_srli_epi64::<2>(thirty_twos),
-            _mm512_srli_epi64::<3>(thirty_twos),
-            _mm512_srli_epi64::<4>(thirty_twos),
-            _mm512_srli_epi64::<5>(thirty_twos),
-            _mm512_srli_epi64::<6>(thirty_twos),
-            _mm512_srli_epi64::<7>(thirty_twos),
-        ];
-        for (b, x) in bytes.iter_mut().zip(shifted) {
-            // SAFETY: each `[u64; 8]` is 64 readable and writable bytes.
-            unsafe {
-                let acc = _mm512_loadu_si512(b.as_ptr().cast());
-                let sum = _mm512_add_epi64(acc, _mm512_and_si512(x, low));
-                _mm512_storeu_si512(b.as_mut_ptr().cast(), sum);
-            }
-        }
+        carry_out(planes, bytes, s_a, s_b);
     }
 
     /// # Safety
@@ -360,13 +240,9 @@ mod kernels {
     /// Every method is `unsafe` with one precondition: the CPU has AVX-512 F and DQ (they
     /// are inlined into [`fused`], compiled with them).
     pub(super) trait Lane {
-        /// Lanes per vector.
-        const LANES: usize;
         /// The mask of every lane.
         const FULL: u32;
         unsafe fn splat(x: u64) -> __m512i;
-        /// The lanes `lanes` of the vector at `p` (which must be readable), 0 in the others.
-        unsafe fn load(lanes: u32, p: *const u8) -> __m512i;
         /// The lanes that are not NaN, the lanes read as IEEE floats of their width.
         unsafe fn ordered(x: __m512i) -> u32;
         unsafe fn not_equal(x: __m512i, y: __m512i) -> u32;
@@ -386,12 +262,6 @@ mod kernels {
     pub(super) struct L64;
 
     impl Lane for L32 {
-        #[inline(always)]
-        unsafe fn load(lanes: u32, p: *const u8) -> __m512i {
-            // SAFETY: the trait's precondition, and the caller's (`p`'s lanes readable).
-            unsafe { _mm512_maskz_loadu_epi32(lanes as u16, p.cast()) }
-        }
-        const LANES: usize = 16;
         const FULL: u32 = 0xffff;
         #[inline(always)]
         unsafe fn splat(x: u64) -> __m512i {
@@ -450,12 +320,6 @@ mod kernels {
     }
 
     impl Lane for L64 {
-        #[inline(always)]
-        unsafe fn load(lanes: u32, p: *const u8) -> __m512i {
-            // SAFETY: the trait's precondition, and the caller's (`p`'s lanes readable).
-            unsafe { _mm512_maskz_loadu_epi64(lanes as u8, p.cast()) }
-        }
-        const LANES: usize = 8;
         const FULL: u32 = 0xff;
         #[inline(always)]
         unsafe fn splat(x: u64) -> __m512i {
@@ -527,9 +391,9 @@ mod kernels {
         let [mut oa, mut ta, mut fa, ea, _] = *pa;
         let [mut ob, mut tb, mut fb, eb, _] = *pb;
         let mut eights = [[_mm512_setzero_si512(); 2]; 2];
-        for h in 0..2 {
+        for (h, eights_h) in eights.iter_mut().enumerate() {
             let mut fours = [[_mm512_setzero_si512(); 2]; 2];
-            for g in 0..2 {
+            for (g, fours_g) in fours.iter_mut().enumerate() {
                 let i = 8 * h + 4 * g;
                 let ((a0, b0), (a1, b1)) = (v(i), v(i + 1));
                 let (twos_a0, o) = csa(oa, a0, a1);
@@ -545,13 +409,13 @@ mod kernels {
                 ta = t;
                 let (fours_b, t) = csa(tb, twos_b0, twos_b1);
                 tb = t;
-                fours[g] = [fours_a, fours_b];
+                *fours_g = [fours_a, fours_b];
             }
             let (eights_a, f) = csa(fa, fours[0][0], fours[1][0]);
             fa = f;
             let (eights_b, f) = csa(fb, fours[0][1], fours[1][1]);
             fb = f;
-            eights[h] = [eights_a, eights_b];
+            *eights_h = [eights_a, eights_b];
         }
         let (sixteens_a, e) = csa(ea, eights[0][0], eights[1][0]);
         (pa[0], pa[1], pa[2], pa[3]) = (oa, ta, fa, e);
@@ -611,15 +475,13 @@ mod kernels {
         let consts = Consts::new::<L>(prep);
         let src = words.as_ptr();
         let mut clean = L::FULL;
-        // The counted words of the vector at byte `at`, and the lanes kept (not masked).
-        let prepare_at = |at: usize| -> (__m512i, u32) {
-            // SAFETY: `at + 64 <= 64 · (k0 + 32 · chunks + q + 1)` (every caller below), so
-            // the 64 bytes at `at` are inside `words` (the precondition); unaligned loads.
-            let x = unsafe { _mm512_loadu_si512(src.add(at).cast()) };
+        // The counted words of raw vector `m`, and the lanes kept (not masked).
+        let prepare = |m: usize| -> (__m512i, u32) {
+            // SAFETY: `m < k0 + 32 · chunks + q + 1` (every caller below), so the 64 bytes at
+            // `64 · m` are inside `words` (the precondition); unaligned loads.
+            let x = unsafe { _mm512_loadu_si512(src.add(64 * m).cast()) };
             consts.prepare::<L, NAN, MASKED>(x, L::FULL)
         };
-        // Those of raw vector `m`.
-        let prepare = |m: usize| prepare_at(64 * m);
         // Vector `m` in slot `m mod slots` (see `PairRing::new`). Loads at the same offset
         // in a 4 KiB page as a store still in flight wait for it, whatever the page, so
         // the ring starts half a page from the stream's offset (`base`): the stream's loads
@@ -634,7 +496,11 @@ mod kernels {
         let load = |i: usize| unsafe { _mm512_load_si512(ring_ptr.add(i).cast()) };
         // `i + j mod slots` for `i < slots`, `j <= 32`: a mask for a power of two, else
         // `slots > 32` and one subtraction.
-        let mask = if slots.is_power_of_two() { slots - 1 } else { usize::MAX };
+        let mask = if slots.is_power_of_two() {
+            slots - 1
+        } else {
+            usize::MAX
+        };
         let plus = |i: usize, j: usize| {
             let t = (i + j) & mask;
             if t >= slots { t - slots } else { t }
@@ -673,7 +539,7 @@ mod kernels {
                 prev = next;
                 (f, _mm512_and_si512(f, second))
             };
-            let (a0, b0) = tree16_pairs(&mut planes_a, &mut planes_b, |i| pair(i));
+            let (a0, b0) = tree16_pairs(&mut planes_a, &mut planes_b, &mut pair);
             let (a1, b1) = tree16_pairs(&mut planes_a, &mut planes_b, |i| pair(16 + i));
             carry_out(&mut planes_a, ba, a0, a1);
             carry_out(&mut planes_b, bb, b0, b1);
@@ -695,7 +561,6 @@ mod kernels {
         emask: __m512i,
         bias_field: __m512i,
         esign: __m512i,
-        keep_bits: __m512i,
         masked: __m512i,
     }
 
@@ -709,7 +574,6 @@ mod kernels {
                     emask: L::splat(prep.emask),
                     bias_field: L::splat(prep.bias_field),
                     esign: L::splat(prep.esign),
-                    keep_bits: L::splat(!prep.emask),
                     masked: L::splat(prep.masked.unwrap_or(0)),
                 }
             }
@@ -736,110 +600,9 @@ mod kernels {
                 let d = L::sub(_mm512_and_si512(x, self.emask), self.bias_field);
                 let magnitude = L::abs(d);
                 // `(x & !emask) | magnitude`.
-                let u = _mm512_ternarylogic_epi64::<0xea>(x, self.keep_bits, magnitude);
+                let u = _mm512_ternarylogic_epi64::<0xba>(x, self.emask, magnitude);
                 (L::finish(keep, u, L::negative(d), self.esign), keep)
             }
         }
-    }
-
-    /// The kernel of `pos_popcount_strip_pairs_avx512`, as [`fused`] for its arguments.
-    ///
-    /// # Safety
-    /// The CPU must have AVX-512 F and DQ; `words` must hold the words of rows
-    /// `rows.start ..= rows.end` of `strip` (`strip_bytes` checked it).
-    #[target_feature(enable = "avx512f,avx512dq")]
-    pub(super) unsafe fn strip<L: Lane, const NAN: bool, const MASKED: bool>(
-        (pa, ba): WideState<'_>,
-        (pb, bb): WideState<'_>,
-        rows_buf: &mut StripRows,
-        words: &[u8],
-        prep: &PairPrep,
-        strip: &Strip,
-        rows: std::ops::Range<usize>,
-    ) -> bool {
-        let consts = Consts::new::<L>(prep);
-        let src = words.as_ptr();
-        let (vectors, last) = (strip.vectors, strip.vectors - 1);
-        let last_lanes = L::FULL >> (L::LANES - strip.last_lanes);
-        let mut clean = L::FULL;
-        // The counted words of the vector at byte `at` of `words` in the lanes `lanes`.
-        let mut prepare = |at: usize, lanes: u32| -> __m512i {
-            // SAFETY: the vector is one of rows `rows.start ..= rows.end` of the strip and
-            // `lanes` its words there (the callers below), inside `words` (the
-            // precondition); a masked load reads only those lanes (none: nothing read).
-            let x = unsafe { L::load(lanes, src.add(at)) };
-            let (v, keep) = consts.prepare::<L, NAN, MASKED>(x, lanes);
-            clean &= keep | !lanes;
-            v
-        };
-        let lanes_of = |s: usize| if s == last { last_lanes } else { L::FULL };
-        let buf = &mut rows_buf.current;
-        if rows.start == 0 {
-            for (s, (b, f)) in buf.iter_mut().zip(rows_buf.first.iter_mut()).enumerate() {
-                let v = if s < vectors {
-                    prepare(strip.base + 64 * s, lanes_of(s))
-                } else {
-                    _mm512_setzero_si512()
-                };
-                // SAFETY: each slot is 64 aligned bytes.
-                unsafe {
-                    _mm512_store_si512(b.0.as_mut_ptr().cast(), v);
-                    _mm512_store_si512(f.0.as_mut_ptr().cast(), v);
-                }
-            }
-        }
-        // SAFETY: each `[u64; 8]` is 64 readable bytes.
-        let load_state = |v: &[u64; 8]| unsafe { _mm512_loadu_si512(v.as_ptr().cast()) };
-        let mut planes_a: [__m512i; 5] = std::array::from_fn(|i| load_state(&pa[i]));
-        let mut planes_b: [__m512i; 5] = std::array::from_fn(|i| load_state(&pb[i]));
-        // Rows apart from one another are far apart in memory, which the hardware's
-        // prefetchers do not follow: each vector asks for its own `ahead` rows later (a
-        // hint, never a read: any address will do, so it is computed wrapping).
-        let ahead = (2 + 256 / vectors) * strip.stride;
-        let total = (rows.end - rows.start) * vectors;
-        let (mut i, mut s, mut done) = (rows.start, 0, 0);
-        for _ in 0..total.div_ceil(32) {
-            // The chunk's 32 pairs, in order: vector `s` of rows `i` and `i + 1`; past the
-            // rows, pairs of zeros (no lanes read, the zero slot).
-            let mut at = [0usize; 32];
-            let mut slot = [STRIP_VECTORS; 32];
-            let mut lanes = [0u32; 32];
-            for j in 0..32 {
-                if done < total {
-                    at[j] = strip.base + (i + 1) * strip.stride + 64 * s;
-                    (slot[j], lanes[j]) = (s, lanes_of(s));
-                    done += 1;
-                    s += 1;
-                    if s == vectors {
-                        (i, s) = (i + 1, 0);
-                    }
-                }
-            }
-            // The pair `j`: the first row's vector from `buf`, where the second row's takes
-            // its place.
-            let mut pair = |j: usize| {
-                _mm_prefetch::<_MM_HINT_T0>(src.wrapping_add(at[j] + ahead).cast());
-                let next = prepare(at[j], lanes[j]);
-                let slot = &mut buf[slot[j]].0;
-                // SAFETY: each slot is 64 aligned bytes.
-                let f = unsafe { _mm512_load_si512(slot.as_ptr().cast()) };
-                // SAFETY: as above.
-                unsafe { _mm512_store_si512(slot.as_mut_ptr().cast(), next) };
-                (f, _mm512_and_si512(f, next))
-            };
-            let (a0, b0) = tree16_pairs(&mut planes_a, &mut planes_b, &mut pair);
-            let (a1, b1) = tree16_pairs(&mut planes_a, &mut planes_b, |j| pair(16 + j));
-            carry_out(&mut planes_a, ba, a0, a1);
-            carry_out(&mut planes_b, bb, b0, b1);
-        }
-        for (v, out) in planes_a.iter().zip(pa.iter_mut()) {
-            // SAFETY: each `[u64; 8]` is 64 writable bytes.
-            unsafe { _mm512_storeu_si512(out.as_mut_ptr().cast(), *v) };
-        }
-        for (v, out) in planes_b.iter().zip(pb.iter_mut()) {
-            // SAFETY: as above.
-            unsafe { _mm512_storeu_si512(out.as_mut_ptr().cast(), *v) };
-        }
-        clean != L::FULL
     }
 }

@@ -7,7 +7,7 @@ use num_traits::{PrimInt, WrappingAdd, WrappingSub};
 use super::prepare::{Prepare, prepare_codes, prepare_masks};
 use super::sliced::{SliceWord, count_sliced};
 use super::statistics::PairCounts;
-use crate::arch::{PairRing, STRIP_VECTORS, Strip, StripRows, WIDE_CHUNK_BYTES};
+use crate::arch::{PairRing, WIDE_CHUNK_BYTES};
 use crate::number::storage::Word;
 
 /// Pairs per tile of the positional counter (at least; a multiple of every chunk).
@@ -20,14 +20,9 @@ pub(super) const POS_SHARED_SPAN: usize = 1 << 13;
 /// Pairs per call of the fused kernel (a multiple of its chunk of 32 vectors at every
 /// width).
 const FUSED_TILE: usize = 8192;
-/// The fewest elements per block along the axis for which the fused kernels run: a
-/// block's last `inner` pairs, which cross its end, are corrected one word at a time (and
-/// the strip kernel counts a block's first and last rows apart).
+/// The fewest elements per block along the axis for which the fused kernel runs: a
+/// block's last `inner` pairs, which cross its end, are corrected one word at a time.
 const FUSED_MIN_N: usize = 16;
-/// The most vectors the fused kernel keeps between a pair's first and second words (the
-/// ring, 8 KiB): beyond, the ring and the stream of words no longer share the first-level
-/// cache, and the strip kernel runs instead.
-const FUSED_RING: usize = 4096;
 /// Below this block length (`n · inner` elements) the positional counter's per-block
 /// corrections would cost more than its counting: the bit-sliced counter runs instead.
 const POS_MIN_PERIOD: usize = 512;
@@ -125,12 +120,6 @@ where
     let pair_prep = prep
         .pair_prep()
         .filter(|_| n >= FUSED_MIN_N && inner <= POS_SHARED_SPAN && crate::arch::has_avx512());
-    if let Some(pp) = pair_prep
-        && inner / lanes + 2 > FUSED_RING
-        && std::env::var_os("ZQ_STRIPS").is_some()
-    {
-        return count_strips(words, n, inner, prep, &pp);
-    }
     let mut fused = pair_prep.map(|p| (p, PairRing::new(inner, p.bits)));
     let fused_end = fused.as_ref().map_or(0, |(_, ring)| {
         let pairs = npairs.min(len.saturating_sub(ring.lookahead() * lanes));
@@ -276,118 +265,6 @@ where
         counts.a[p] = a[p] - ca[p] - la[p];
         counts.b[p] = a[p] + tail[p] - h[p] - cb[p] - lb[p];
         counts.both[p] = z[p] - cz[p];
-    }
-    counts
-}
-
-/// The pair counts of [`count_positional`] at the AVX-512 level when `inner` is large: each
-/// block's `n` rows of `inner` words are cut into strips of up to `STRIP_VECTORS` vectors, and each
-/// strip's pairs of rows `(i, i + 1)` counted by `arch::pos_popcount_strip_pairs_avx512`,
-/// which keeps one row of the strip prepared (8 KiB) instead of `inner` words. Only the
-/// pairs inside blocks are counted, so per bit position, with `A` and `Z` the first words
-/// and common bits counted, `F` and `L` each strip's first and last rows:
-///
-/// ```text
-/// a = A - Σ_I c'_j & !v_(j+inner)      b = A + L - F - Σ_I c'_(j+inner) & !v_j      both = Z
-/// ```
-///
-/// the sums over the inside pairs `I` taken only in strips that hold a masked element.
-fn count_strips<W>(
-    words: &[W],
-    n: usize,
-    inner: usize,
-    prep: Prepare<W>,
-    pp: &crate::arch::PairPrep,
-) -> PairCounts
-where
-    W: SliceWord + PrimInt + WrappingAdd + WrappingSub,
-{
-    use crate::arch::bytes_of_words as bytes;
-    let size = std::mem::size_of::<W>();
-    let (lanes, period) = (64 / size, n * inner);
-    let width = STRIP_VECTORS * lanes;
-    let (mut sum_a, mut sum_z) = (Positional::new(), Positional::new());
-    let (mut first_rows, mut last_rows) = (Positional::new(), Positional::new());
-    let [mut lost_a, mut lost_b] = std::array::from_fn(|_| Collector::<W>::new());
-    let mut lost = 0u64;
-    let mut rows_buf = StripRows::new();
-    let (mut code, mut mask) = (vec![W::zero(); 2 * width], vec![W::zero(); 2 * width]);
-    let blocks = words.len() / period;
-    for b in 0..blocks {
-        for c0 in (0..inner).step_by(width) {
-            let w = width.min(inner - c0);
-            let vectors = w.div_ceil(lanes);
-            let strip = Strip {
-                base: (b * period + c0) * size,
-                stride: inner * size,
-                vectors,
-                last_lanes: w - (vectors - 1) * lanes,
-            };
-            let (mut i0, mut masked) = (0, false);
-            while i0 < n - 1 {
-                let mut room = 255 - sum_a.wide.pending.max(sum_z.wide.pending) as usize;
-                if 32 * room < vectors {
-                    // Not room for one row.
-                    for s in [&mut sum_a, &mut sum_z] {
-                        s.wide.empty_bytes(&mut s.totals);
-                    }
-                    room = 255;
-                }
-                let i1 = (n - 1).min(i0 + 32 * room / vectors);
-                let Some(m) = crate::arch::pos_popcount_strip_pairs_avx512(
-                    (&mut sum_a.wide.planes, &mut sum_a.wide.bytes),
-                    (&mut sum_z.wide.planes, &mut sum_z.wide.bytes),
-                    &mut rows_buf,
-                    bytes(words),
-                    pp,
-                    &strip,
-                    i0..i1,
-                ) else {
-                    unreachable!("the strip kernel runs at the AVX-512 level only");
-                };
-                masked |= m;
-                let chunks = ((i1 - i0) * vectors).div_ceil(32) as u32;
-                for s in [&mut sum_a, &mut sum_z] {
-                    s.wide.pending += chunks;
-                    if s.wide.pending == 255 {
-                        s.wide.empty_bytes(&mut s.totals);
-                    }
-                }
-                i0 = i1;
-            }
-            first_rows.add(rows_buf.first());
-            last_rows.add(rows_buf.current());
-            if masked {
-                // The corrections, pair of rows by pair of rows, from the codes and masks.
-                let (c1, c2) = code.split_at_mut(width);
-                let (m1, m2) = mask.split_at_mut(width);
-                for i in 0..n - 1 {
-                    let t = b * period + i * inner + c0;
-                    prepare_codes(&prep, &words[t..t + w], c1);
-                    prepare_codes(&prep, &words[t + inner..t + inner + w], c2);
-                    prepare_masks(&prep, &words[t..t + w], m1);
-                    prepare_masks(&prep, &words[t + inner..t + inner + w], m2);
-                    lost += correct_masked(
-                        (&mut lost_a, &mut lost_b),
-                        t,
-                        w,
-                        (period, period - inner),
-                        (&c1[..w], &c2[..w]),
-                        (&m1[..w], &m2[..w]),
-                    );
-                }
-            }
-        }
-    }
-    let (a, z) = (sum_a.totals(W::BITS), sum_z.totals(W::BITS));
-    let (f, l) = (first_rows.totals(W::BITS), last_rows.totals(W::BITS));
-    let (la, lb) = (lost_a.totals(), lost_b.totals());
-    let mut counts = PairCounts::new();
-    counts.pairs = (blocks * (n - 1) * inner) as u64 - lost;
-    for p in 0..W::BITS as usize {
-        counts.a[p] = a[p] - la[p];
-        counts.b[p] = a[p] + l[p] - f[p] - lb[p];
-        counts.both[p] = z[p];
     }
     counts
 }

@@ -255,8 +255,7 @@ fn sliced_counts_equal_the_reference() {
             (2, 700, 37),
             (2, 16, 520),
             (1, 20, 1800),
-            // The strip kernel (`inner` past the fused kernel's ring): whole strips and a
-            // last narrow one, blocks whose strips pass the byte counters' room.
+            // Rings past 8 KiB (`q + 2` slots), blocks that end inside tiles.
             (4, 20, 1100),
             (4, 17, 2100),
         ];
