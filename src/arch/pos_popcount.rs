@@ -520,30 +520,56 @@ mod kernels {
         // The slots of the chunk's first pair vector and of the next vector it prepares.
         let (mut first_slot, mut next_slot) = (k0 % slots, (k0 + q + 1) % slots);
         let mut prev = load((k0 + q) % slots);
-        for c in 0..chunks {
-            let k = k0 + 32 * c;
-            let (fs, ns) = (first_slot, next_slot);
-            let mut pair = |i: usize| {
-                // A hint that reads nothing (its address computed wrapping): the stream of
-                // words some vectors ahead, to the first-level cache only (`NTA`: each is
-                // read once, and should not push the ring out).
-                _mm_prefetch::<_MM_HINT_NTA>(
-                    src.wrapping_add(64 * (k + i + q + 1 + STREAM_AHEAD)).cast(),
-                );
-                let (next, keep) = prepare(k + i + q + 1);
-                clean &= keep;
-                store(plus(ns, i), next);
-                let f = load(plus(fs, i));
-                // SAFETY: as for `index`.
-                let second = unsafe { L::shifted(prev, index, next) };
-                prev = next;
-                (f, _mm512_and_si512(f, second))
-            };
-            let (a0, b0) = tree16_pairs(&mut planes_a, &mut planes_b, &mut pair);
-            let (a1, b1) = tree16_pairs(&mut planes_a, &mut planes_b, |i| pair(16 + i));
-            carry_out(&mut planes_a, ba, a0, a1);
-            carry_out(&mut planes_b, bb, b0, b1);
-            (first_slot, next_slot) = (plus(first_slot, 32), plus(next_slot, 32));
+        if q == 0 {
+            // Neighbours less than a vector apart: the first words are the vector
+            // prepared just before, still in a register; the ring is left alone but for
+            // the last vector (where the next call starts).
+            for c in 0..chunks {
+                let k = k0 + 32 * c;
+                let mut pair = |i: usize| {
+                    _mm_prefetch::<_MM_HINT_NTA>(
+                        src.wrapping_add(64 * (k + i + 1 + STREAM_AHEAD)).cast(),
+                    );
+                    let (next, keep) = prepare(k + i + 1);
+                    clean &= keep;
+                    // SAFETY: as for `index`.
+                    let second = unsafe { L::shifted(prev, index, next) };
+                    let f = prev;
+                    prev = next;
+                    (f, _mm512_and_si512(f, second))
+                };
+                let (a0, b0) = tree16_pairs(&mut planes_a, &mut planes_b, &mut pair);
+                let (a1, b1) = tree16_pairs(&mut planes_a, &mut planes_b, |i| pair(16 + i));
+                carry_out(&mut planes_a, ba, a0, a1);
+                carry_out(&mut planes_b, bb, b0, b1);
+            }
+            store((k0 + 32 * chunks) % slots, prev);
+        } else {
+            for c in 0..chunks {
+                let k = k0 + 32 * c;
+                let (fs, ns) = (first_slot, next_slot);
+                let mut pair = |i: usize| {
+                    // A hint that reads nothing (its address computed wrapping): the stream of
+                    // words some vectors ahead, to the first-level cache only (`NTA`: each is
+                    // read once, and should not push the ring out).
+                    _mm_prefetch::<_MM_HINT_NTA>(
+                        src.wrapping_add(64 * (k + i + q + 1 + STREAM_AHEAD)).cast(),
+                    );
+                    let (next, keep) = prepare(k + i + q + 1);
+                    clean &= keep;
+                    store(plus(ns, i), next);
+                    let f = load(plus(fs, i));
+                    // SAFETY: as for `index`.
+                    let second = unsafe { L::shifted(prev, index, next) };
+                    prev = next;
+                    (f, _mm512_and_si512(f, second))
+                };
+                let (a0, b0) = tree16_pairs(&mut planes_a, &mut planes_b, &mut pair);
+                let (a1, b1) = tree16_pairs(&mut planes_a, &mut planes_b, |i| pair(16 + i));
+                carry_out(&mut planes_a, ba, a0, a1);
+                carry_out(&mut planes_b, bb, b0, b1);
+                (first_slot, next_slot) = (plus(first_slot, 32), plus(next_slot, 32));
+            }
         }
         ring.prepared = k0 + 32 * chunks + q + 1;
         for (v, out) in planes_a.iter().zip(pa.iter_mut()) {
