@@ -4,6 +4,11 @@
 //! words and their common bits (`first & second`). One carry of weight 32 per chunk goes to
 //! the byte counters (half as often as the portable tree's carries of weight 16). The
 //! portable `Lanes` there is the reference: the counts are the same bit for bit.
+//!
+//! The same trees fused with the word preparation ([`pos_popcount_prepared_pairs_avx512`]):
+//! raw words in, each prepared once in registers and counted at once as a first word and
+//! (`inner` words later) as a second one, without a buffer between the two; the portable
+//! `prepare_codes` and `Positional::add_pairs` are the reference.
 
 /// The carry-save state of one stream, as `Lanes<8>` holds it: five bit planes (`ones`,
 /// `twos`, `fours`, `eights`, `sixteens`) and eight byte counters of the carries of
@@ -93,8 +98,8 @@ impl PairRing {
         }
     }
 
-    /// The vectors past pair vector `k` that the kernel reads to count it: the words up to
-    /// vector `k + q + 1` (exclusive of nothing: vector `k + q` and the next one).
+    /// How many vectors past pair vector `k` the kernel reads to count it: vectors up to
+    /// `k + q + 1` (inclusive), which hold the second words `k · lanes + inner ..`.
     pub(crate) fn lookahead(&self) -> usize {
         self.q + 1
     }
@@ -111,8 +116,8 @@ impl PairRing {
 /// prepared by this call (vectors up to `k0 + 32 · chunks + ring.lookahead()`) was masked.
 ///
 /// # Panics
-/// When `words` is shorter than those vectors, or the calls skip pair vectors: both are the
-/// caller's bugs, never the data's.
+/// When `words` is shorter than those vectors, or a call starts before the previous one's
+/// end: both are the caller's bugs, never the data's.
 pub(crate) fn pos_popcount_prepared_pairs_avx512(
     a: WideState<'_>,
     both: WideState<'_>,

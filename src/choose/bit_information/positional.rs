@@ -564,6 +564,8 @@ impl Positional {
                 k0 + 32 * done,
                 run,
             ) else {
+                // `count_positional` asked `has_avx512` on this thread before the first
+                // call, and the level of a thread does not change inside a call.
                 unreachable!("the fused kernel runs at the AVX-512 level only");
             };
             masked |= m;
