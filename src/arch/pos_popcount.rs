@@ -83,12 +83,14 @@ impl PairRing {
         let q = inner / lanes;
         // A small ring as a power of two; a large one (past 8 KiB, where it no longer stays
         // in the first-level cache) of `q + 2` slots exactly, so that the slot loaded `j`
-        // vectors after a store is `(j + 1) · 64` bytes from it, a multiple of 4 KiB only
-        // for `j = 63` (see the kernel on why that matters).
+        // vectors after a store is `(j + d) · 64` bytes from it (`d = slots - q - 1`, 1 to
+        // 32), a multiple of 4 KiB only for `j >= 32`; and `slots` a multiple of 32, so
+        // that the ring's place against the stream moves by whole half pages from one turn
+        // to the next (see the kernel on why both matter).
         let slots = if q + 2 <= 128 {
             (q + 2).next_power_of_two()
         } else {
-            q + 2
+            (q + 2).next_multiple_of(32)
         };
         PairRing {
             slots: vec![Vector64::default(); slots + 64],
@@ -489,10 +491,11 @@ mod kernels {
         };
         // Vector `m` in slot `m mod slots` (see `PairRing::new`). Loads at the same offset
         // in a 4 KiB page as a store still in flight wait for it, whatever the page, so
-        // the ring starts half a page from the stream's offset (`base`): the stream's loads
-        // meet the ring's stores half a page apart.
+        // the ring starts a quarter page from the stream's offset, modulo half a page
+        // (`base`): the stream's loads meet the ring's stores a quarter page apart or
+        // more, whichever turn of the ring (`slots` is a multiple of 32) or a power of two.
         let (q, slots) = (ring.q, ring.slots.len() - 64);
-        let base = (src as usize + 2048).wrapping_sub(ring.slots.as_ptr() as usize) % 4096 / 64;
+        let base = (src as usize + 1024).wrapping_sub(ring.slots.as_ptr() as usize) % 2048 / 64;
         let ring_ptr = ring.slots[base..].as_mut_ptr();
         // SAFETY: `i < slots`, an index of `ring.slots[base..]` (`base < 64`); each slot is
         // 64 aligned bytes.
