@@ -4,6 +4,11 @@
 //! words and their common bits (`first & second`). One carry of weight 32 per chunk goes to
 //! the byte counters (half as often as the portable tree's carries of weight 16). The
 //! portable `Lanes` there is the reference: the counts are the same bit for bit.
+//!
+//! The same trees fused with the word preparation ([`pos_popcount_prepared_pairs_avx512`]):
+//! raw words in, each prepared once in registers and counted at once as a first word and
+//! (`inner` words later) as a second one, without a buffer between the two; the portable
+//! `prepare_codes` and `Positional::add_pairs` are the reference.
 
 /// The carry-save state of one stream, as `Lanes<8>` holds it: five bit planes (`ones`,
 /// `twos`, `fours`, `eights`, `sixteens`) and eight byte counters of the carries of
@@ -35,11 +40,125 @@ pub(crate) fn pos_popcount_pairs_avx512(
     false
 }
 
+/// One 64-byte vector at a 64-byte boundary: a slot of [`PairRing`].
+#[derive(Clone, Copy, Debug, Default)]
+#[repr(C, align(64))]
+pub(crate) struct Vector64(pub(crate) [u64; 8]);
+
+/// The word preparation of `choose::bit_information`'s `Prepare` in the form the fused
+/// kernel takes (its in-place signed exponent), for words of 32 or 64 bits whose code is the
+/// whole word: the counted word of `x` is `(x & !emask) | |d| | (esign if d < 0)` with
+/// `d = (x & emask) - bias_field` (wrapping), and 0 when `x` is masked.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct PairPrep {
+    /// The lane width, 32 or 64.
+    pub(crate) bits: u32,
+    pub(crate) emask: u64,
+    pub(crate) bias_field: u64,
+    pub(crate) esign: u64,
+    /// Whether NaN is masked: the lanes are IEEE binary32 (binary64) floats, whose NaN an
+    /// unordered compare finds.
+    pub(crate) nan: bool,
+    /// A code masked in addition.
+    pub(crate) masked: Option<u64>,
+}
+
+/// The prepared words of a stream of pairs `(j, j + inner)`, as the fused kernel leaves them
+/// between calls: vector `m` (words `m · lanes ..`) in slot `m mod slots` (from a start
+/// the kernel chooses among 64 more slots), the vectors
+/// `0 .. prepared` done. Pair vector `k` reads its first words from vector `k` and its
+/// second ones from vectors `k + q` and `k + q + 1` (`inner = q · lanes + r`).
+#[derive(Clone, Debug)]
+pub(crate) struct PairRing {
+    slots: Vec<Vector64>,
+    q: usize,
+    r: usize,
+    prepared: usize,
+}
+
+impl PairRing {
+    /// The ring for pairs `inner` words apart, of `bits`-bit words (32 or 64).
+    pub(crate) fn new(inner: usize, bits: u32) -> Self {
+        let lanes = 512 / bits as usize;
+        let q = inner / lanes;
+        // A small ring as a power of two; a large one (past 8 KiB, where it no longer stays
+        // in the first-level cache) of `q + 2` slots exactly, so that the slot loaded `j`
+        // vectors after a store is `(j + d) · 64` bytes from it (`d = slots - q - 1`, 1 to
+        // 32), a multiple of 4 KiB only for `j >= 32`; and `slots` a multiple of 32, so
+        // that the ring's place against the stream moves by whole half pages from one turn
+        // to the next (see the kernel on why both matter).
+        let slots = if q + 2 <= 128 {
+            (q + 2).next_power_of_two()
+        } else {
+            (q + 2).next_multiple_of(32)
+        };
+        PairRing {
+            slots: vec![Vector64::default(); slots + 64],
+            q,
+            r: inner % lanes,
+            prepared: 0,
+        }
+    }
+
+    /// How many vectors past pair vector `k` the kernel reads to count it: vectors up to
+    /// `k + q + 1` (inclusive), which hold the second words `k · lanes + inner ..`.
+    pub(crate) fn lookahead(&self) -> usize {
+        self.q + 1
+    }
+}
+
+/// Count the pairs of `chunks` chunks of 32 pair vectors from pair vector `k0` (pairs
+/// `j = 64 · k0 / bits ..`, each with `j + inner`) of the raw words `words` (native-endian,
+/// `prep.bits` each): the prepared first words into `a`, the prepared first and second
+/// words' common bits into `both`, as `pos_popcount_pairs_avx512` counts them; preparing each
+/// word once, in registers, and keeping the prepared vectors in `ring` for the pairs that
+/// need them again. The calls of one stream come in order (`k0` the previous call's end).
+///
+/// Returns `None` when the level is below AVX-512 (nothing counted), else whether a word
+/// prepared by this call (vectors up to `k0 + 32 · chunks + ring.lookahead()`) was masked.
+///
+/// # Panics
+/// When `words` is shorter than those vectors, or a call starts before the previous one's
+/// end: both are the caller's bugs, never the data's.
+pub(crate) fn pos_popcount_prepared_pairs_avx512(
+    a: WideState<'_>,
+    both: WideState<'_>,
+    ring: &mut PairRing,
+    words: &[u8],
+    prep: &PairPrep,
+    k0: usize,
+    chunks: usize,
+) -> Option<bool> {
+    let end = k0 + 32 * chunks + ring.q + 1;
+    assert!(end * 64 <= words.len() && ring.prepared <= k0 + ring.q + 1);
+    assert!(prep.bits == 32 || prep.bits == 64);
+    #[cfg(target_arch = "x86_64")]
+    if super::has_avx512() {
+        use kernels::{L32, L64, fused};
+        let run = match (prep.bits, prep.nan, prep.masked.is_some()) {
+            (32, false, false) => fused::<L32, false, false>,
+            (32, false, true) => fused::<L32, false, true>,
+            (32, true, false) => fused::<L32, true, false>,
+            (32, true, true) => fused::<L32, true, true>,
+            (_, false, false) => fused::<L64, false, false>,
+            (_, false, true) => fused::<L64, false, true>,
+            (_, true, false) => fused::<L64, true, false>,
+            (_, true, true) => fused::<L64, true, true>,
+        };
+        // SAFETY: the CPU has AVX-512 F and DQ (checked just above); `words` holds the
+        // vectors up to `end` (asserted above), which are all the kernel reads.
+        let masked = unsafe { run(a, both, ring, words, prep, k0, chunks) };
+        return Some(masked);
+    }
+    let _ = (a, both, ring, words, prep, k0, chunks);
+    None
+}
+
 #[cfg(target_arch = "x86_64")]
 mod kernels {
     use std::arch::x86_64::*;
 
-    use super::{WIDE_CHUNK_BYTES, WideState};
+    use super::{PairPrep, PairRing, WIDE_CHUNK_BYTES, WideState};
 
     /// (carry, sum) of three vectors in every bit position: majority and parity. (Safe
     /// with its target feature: callable only from code compiled with AVX-512 F.)
@@ -82,27 +201,7 @@ mod kernels {
     fn chunk(planes: &mut [__m512i; 5], bytes: &mut [[u64; 8]; 8], v: impl Fn(usize) -> __m512i) {
         let s_a = tree16(planes, std::array::from_fn(&v));
         let s_b = tree16(planes, std::array::from_fn(|i| v(16 + i)));
-        let (thirty_twos, s) = csa(planes[4], s_a, s_b);
-        planes[4] = s;
-        let low = _mm512_set1_epi64(0x0101_0101_0101_0101);
-        let shifted = [
-            thirty_twos,
-            _mm512_srli_epi64::<1>(thirty_twos),
-            _mm512_srli_epi64::<2>(thirty_twos),
-            _mm512_srli_epi64::<3>(thirty_twos),
-            _mm512_srli_epi64::<4>(thirty_twos),
-            _mm512_srli_epi64::<5>(thirty_twos),
-            _mm512_srli_epi64::<6>(thirty_twos),
-            _mm512_srli_epi64::<7>(thirty_twos),
-        ];
-        for (b, x) in bytes.iter_mut().zip(shifted) {
-            // SAFETY: each `[u64; 8]` is 64 readable and writable bytes.
-            unsafe {
-                let acc = _mm512_loadu_si512(b.as_ptr().cast());
-                let sum = _mm512_add_epi64(acc, _mm512_and_si512(x, low));
-                _mm512_storeu_si512(b.as_mut_ptr().cast(), sum);
-            }
-        }
+        carry_out(planes, bytes, s_a, s_b);
     }
 
     /// # Safety
@@ -141,6 +240,403 @@ mod kernels {
         for (v, out) in planes_b.iter().zip(pb.iter_mut()) {
             // SAFETY: as above.
             unsafe { _mm512_storeu_si512(out.as_mut_ptr().cast(), *v) };
+        }
+    }
+    /// The lane operations of the fused kernel at one lane width (32 or 64 bits).
+    ///
+    /// Every method is `unsafe` with one precondition: the CPU has AVX-512 F and DQ (they
+    /// are inlined into [`fused`], compiled with them).
+    pub(super) trait Lane {
+        /// The mask of every lane.
+        const FULL: u32;
+        unsafe fn splat(x: u64) -> __m512i;
+        /// The lanes that are not NaN, the lanes read as IEEE floats of their width.
+        unsafe fn ordered(x: __m512i) -> u32;
+        unsafe fn not_equal(x: __m512i, y: __m512i) -> u32;
+        unsafe fn sub(x: __m512i, y: __m512i) -> __m512i;
+        /// All ones in the lanes whose top bit is set.
+        unsafe fn negative(x: __m512i) -> __m512i;
+        unsafe fn abs(x: __m512i) -> __m512i;
+        /// `u | (neg & esign)` in the lanes of `keep`, 0 in the others.
+        unsafe fn finish(keep: u32, u: __m512i, neg: __m512i, esign: __m512i) -> __m512i;
+        /// The lanes `r ..` of `lo` followed by the first `r` of `hi`, given
+        /// [`Lane::shift_index`]`(r)`.
+        unsafe fn shifted(lo: __m512i, index: __m512i, hi: __m512i) -> __m512i;
+        unsafe fn shift_index(r: usize) -> __m512i;
+    }
+
+    pub(super) struct L32;
+    pub(super) struct L64;
+
+    impl Lane for L32 {
+        const FULL: u32 = 0xffff;
+        #[inline(always)]
+        unsafe fn splat(x: u64) -> __m512i {
+            // SAFETY: the trait's precondition: the CPU has AVX-512 F and DQ.
+            unsafe { _mm512_set1_epi32(x as u32 as i32) }
+        }
+        #[inline(always)]
+        unsafe fn ordered(x: __m512i) -> u32 {
+            // SAFETY: the trait's precondition: the CPU has AVX-512 F and DQ.
+            unsafe {
+                let f = _mm512_castsi512_ps(x);
+                u32::from(_mm512_cmp_ps_mask::<_CMP_ORD_Q>(f, f))
+            }
+        }
+        #[inline(always)]
+        unsafe fn not_equal(x: __m512i, y: __m512i) -> u32 {
+            // SAFETY: the trait's precondition: the CPU has AVX-512 F and DQ.
+            unsafe { u32::from(_mm512_cmpneq_epi32_mask(x, y)) }
+        }
+        #[inline(always)]
+        unsafe fn sub(x: __m512i, y: __m512i) -> __m512i {
+            // SAFETY: the trait's precondition: the CPU has AVX-512 F and DQ.
+            unsafe { _mm512_sub_epi32(x, y) }
+        }
+        #[inline(always)]
+        unsafe fn negative(x: __m512i) -> __m512i {
+            // SAFETY: the trait's precondition: the CPU has AVX-512 F and DQ.
+            unsafe { _mm512_srai_epi32::<31>(x) }
+        }
+        #[inline(always)]
+        unsafe fn abs(x: __m512i) -> __m512i {
+            // SAFETY: the trait's precondition: the CPU has AVX-512 F and DQ.
+            unsafe { _mm512_abs_epi32(x) }
+        }
+        #[inline(always)]
+        unsafe fn finish(keep: u32, u: __m512i, neg: __m512i, esign: __m512i) -> __m512i {
+            // SAFETY: the trait's precondition: the CPU has AVX-512 F and DQ.
+            unsafe { _mm512_maskz_ternarylogic_epi32::<0xf8>(keep as u16, u, neg, esign) }
+        }
+        #[inline(always)]
+        unsafe fn shifted(lo: __m512i, index: __m512i, hi: __m512i) -> __m512i {
+            // SAFETY: the trait's precondition: the CPU has AVX-512 F and DQ.
+            unsafe { _mm512_permutex2var_epi32(lo, index, hi) }
+        }
+        #[inline(always)]
+        unsafe fn shift_index(r: usize) -> __m512i {
+            // SAFETY: the trait's precondition: the CPU has AVX-512 F and DQ.
+            unsafe {
+                let r = r as i32;
+                _mm512_add_epi32(
+                    _mm512_set_epi32(15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0),
+                    _mm512_set1_epi32(r),
+                )
+            }
+        }
+    }
+
+    impl Lane for L64 {
+        const FULL: u32 = 0xff;
+        #[inline(always)]
+        unsafe fn splat(x: u64) -> __m512i {
+            // SAFETY: the trait's precondition: the CPU has AVX-512 F and DQ.
+            unsafe { _mm512_set1_epi64(x as i64) }
+        }
+        #[inline(always)]
+        unsafe fn ordered(x: __m512i) -> u32 {
+            // SAFETY: the trait's precondition: the CPU has AVX-512 F and DQ.
+            unsafe {
+                let f = _mm512_castsi512_pd(x);
+                u32::from(_mm512_cmp_pd_mask::<_CMP_ORD_Q>(f, f))
+            }
+        }
+        #[inline(always)]
+        unsafe fn not_equal(x: __m512i, y: __m512i) -> u32 {
+            // SAFETY: the trait's precondition: the CPU has AVX-512 F and DQ.
+            unsafe { u32::from(_mm512_cmpneq_epi64_mask(x, y)) }
+        }
+        #[inline(always)]
+        unsafe fn sub(x: __m512i, y: __m512i) -> __m512i {
+            // SAFETY: the trait's precondition: the CPU has AVX-512 F and DQ.
+            unsafe { _mm512_sub_epi64(x, y) }
+        }
+        #[inline(always)]
+        unsafe fn negative(x: __m512i) -> __m512i {
+            // SAFETY: the trait's precondition: the CPU has AVX-512 F and DQ.
+            unsafe { _mm512_srai_epi64::<63>(x) }
+        }
+        #[inline(always)]
+        unsafe fn abs(x: __m512i) -> __m512i {
+            // SAFETY: the trait's precondition: the CPU has AVX-512 F and DQ.
+            unsafe { _mm512_abs_epi64(x) }
+        }
+        #[inline(always)]
+        unsafe fn finish(keep: u32, u: __m512i, neg: __m512i, esign: __m512i) -> __m512i {
+            // SAFETY: the trait's precondition: the CPU has AVX-512 F and DQ.
+            unsafe { _mm512_maskz_ternarylogic_epi64::<0xf8>(keep as u8, u, neg, esign) }
+        }
+        #[inline(always)]
+        unsafe fn shifted(lo: __m512i, index: __m512i, hi: __m512i) -> __m512i {
+            // SAFETY: the trait's precondition: the CPU has AVX-512 F and DQ.
+            unsafe { _mm512_permutex2var_epi64(lo, index, hi) }
+        }
+        #[inline(always)]
+        unsafe fn shift_index(r: usize) -> __m512i {
+            // SAFETY: the trait's precondition: the CPU has AVX-512 F and DQ.
+            unsafe {
+                let r = r as i64;
+                _mm512_add_epi64(
+                    _mm512_set_epi64(7, 6, 5, 4, 3, 2, 1, 0),
+                    _mm512_set1_epi64(r),
+                )
+            }
+        }
+    }
+
+    /// Sixteen pairs of vectors `v(0) .. v(15)` (called in that order) into two sets of
+    /// planes at once, as [`tree16`] adds sixteen vectors to one: straight-line code in
+    /// which every input is used as soon as it is made. Returns the two carries of weight
+    /// 16.
+    #[inline]
+    #[target_feature(enable = "avx512f")]
+    fn tree16_pairs(
+        pa: &mut [__m512i; 5],
+        pb: &mut [__m512i; 5],
+        mut v: impl FnMut(usize) -> (__m512i, __m512i),
+    ) -> (__m512i, __m512i) {
+        let [mut oa, mut ta, mut fa, ea, _] = *pa;
+        let [mut ob, mut tb, mut fb, eb, _] = *pb;
+        let mut eights = [[_mm512_setzero_si512(); 2]; 2];
+        for (h, eights_h) in eights.iter_mut().enumerate() {
+            let mut fours = [[_mm512_setzero_si512(); 2]; 2];
+            for (g, fours_g) in fours.iter_mut().enumerate() {
+                let i = 8 * h + 4 * g;
+                let ((a0, b0), (a1, b1)) = (v(i), v(i + 1));
+                let (twos_a0, o) = csa(oa, a0, a1);
+                oa = o;
+                let (twos_b0, o) = csa(ob, b0, b1);
+                ob = o;
+                let ((a2, b2), (a3, b3)) = (v(i + 2), v(i + 3));
+                let (twos_a1, o) = csa(oa, a2, a3);
+                oa = o;
+                let (twos_b1, o) = csa(ob, b2, b3);
+                ob = o;
+                let (fours_a, t) = csa(ta, twos_a0, twos_a1);
+                ta = t;
+                let (fours_b, t) = csa(tb, twos_b0, twos_b1);
+                tb = t;
+                *fours_g = [fours_a, fours_b];
+            }
+            let (eights_a, f) = csa(fa, fours[0][0], fours[1][0]);
+            fa = f;
+            let (eights_b, f) = csa(fb, fours[0][1], fours[1][1]);
+            fb = f;
+            *eights_h = [eights_a, eights_b];
+        }
+        let (sixteens_a, e) = csa(ea, eights[0][0], eights[1][0]);
+        (pa[0], pa[1], pa[2], pa[3]) = (oa, ta, fa, e);
+        let (sixteens_b, e) = csa(eb, eights[0][1], eights[1][1]);
+        (pb[0], pb[1], pb[2], pb[3]) = (ob, tb, fb, e);
+        (sixteens_a, sixteens_b)
+    }
+
+    /// The carry of weight 32 of a chunk (`csa` of the sixteens plane and the carries
+    /// `s_a`, `s_b` of its two halves) into the byte counters, as [`chunk`] does.
+    #[inline]
+    #[target_feature(enable = "avx512f")]
+    fn carry_out(planes: &mut [__m512i; 5], bytes: &mut [[u64; 8]; 8], s_a: __m512i, s_b: __m512i) {
+        let (thirty_twos, s) = csa(planes[4], s_a, s_b);
+        planes[4] = s;
+        let low = _mm512_set1_epi64(0x0101_0101_0101_0101);
+        let shifted = [
+            thirty_twos,
+            _mm512_srli_epi64::<1>(thirty_twos),
+            _mm512_srli_epi64::<2>(thirty_twos),
+            _mm512_srli_epi64::<3>(thirty_twos),
+            _mm512_srli_epi64::<4>(thirty_twos),
+            _mm512_srli_epi64::<5>(thirty_twos),
+            _mm512_srli_epi64::<6>(thirty_twos),
+            _mm512_srli_epi64::<7>(thirty_twos),
+        ];
+        for (b, x) in bytes.iter_mut().zip(shifted) {
+            // SAFETY: each `[u64; 8]` is 64 readable and writable bytes.
+            unsafe {
+                let acc = _mm512_loadu_si512(b.as_ptr().cast());
+                let sum = _mm512_add_epi64(acc, _mm512_and_si512(x, low));
+                _mm512_storeu_si512(b.as_mut_ptr().cast(), sum);
+            }
+        }
+    }
+
+    /// The kernel of `pos_popcount_prepared_pairs_avx512`, with the NaN test (`NAN`) and
+    /// the masked-code test (`MASKED`) chosen at compile time. Returns whether a prepared
+    /// word was masked.
+    ///
+    /// # Safety
+    /// The CPU must have AVX-512 F and DQ; `words` must hold the vectors up to
+    /// `k0 + 32 · chunks + ring.q + 1` (exclusive), and `ring.prepared <= k0 + ring.q + 1`.
+    /// Vectors ahead of the stream that the fused kernel prefetches.
+    const STREAM_AHEAD: usize = 32;
+
+    #[target_feature(enable = "avx512f,avx512dq")]
+    pub(super) unsafe fn fused<L: Lane, const NAN: bool, const MASKED: bool>(
+        (pa, ba): WideState<'_>,
+        (pb, bb): WideState<'_>,
+        ring: &mut PairRing,
+        words: &[u8],
+        prep: &PairPrep,
+        k0: usize,
+        chunks: usize,
+    ) -> bool {
+        let consts = Consts::new::<L>(prep);
+        let src = words.as_ptr();
+        let mut clean = L::FULL;
+        // The counted words of raw vector `m`, and the lanes kept (not masked).
+        let prepare = |m: usize| -> (__m512i, u32) {
+            // SAFETY: `m < k0 + 32 · chunks + q + 1` (every caller below), so the 64 bytes at
+            // `64 · m` are inside `words` (the precondition); unaligned loads.
+            let x = unsafe { _mm512_loadu_si512(src.add(64 * m).cast()) };
+            consts.prepare::<L, NAN, MASKED>(x, L::FULL)
+        };
+        // Vector `m` in slot `m mod slots` (see `PairRing::new`). Loads at the same offset
+        // in a 4 KiB page as a store still in flight wait for it, whatever the page, so
+        // the ring starts a quarter page from the stream's offset, modulo half a page
+        // (`base`): the stream's loads meet the ring's stores a quarter page apart or
+        // more, whichever turn of the ring (`slots` is a multiple of 32) or a power of two.
+        let (q, slots) = (ring.q, ring.slots.len() - 64);
+        let base = (src as usize + 1024).wrapping_sub(ring.slots.as_ptr() as usize) % 2048 / 64;
+        let ring_ptr = ring.slots[base..].as_mut_ptr();
+        // SAFETY: `i < slots`, an index of `ring.slots[base..]` (`base < 64`); each slot is
+        // 64 aligned bytes.
+        let store = |i: usize, v: __m512i| unsafe { _mm512_store_si512(ring_ptr.add(i).cast(), v) };
+        // SAFETY: as above.
+        let load = |i: usize| unsafe { _mm512_load_si512(ring_ptr.add(i).cast()) };
+        // `i + j mod slots` for `i < slots`, `j <= 32`: a mask for a power of two, else
+        // `slots > 32` and one subtraction.
+        let mask = if slots.is_power_of_two() {
+            slots - 1
+        } else {
+            usize::MAX
+        };
+        let plus = |i: usize, j: usize| {
+            let t = (i + j) & mask;
+            if t >= slots { t - slots } else { t }
+        };
+        while ring.prepared < k0 + q + 1 {
+            let (v, keep) = prepare(ring.prepared);
+            clean &= keep;
+            store(ring.prepared % slots, v);
+            ring.prepared += 1;
+        }
+        // SAFETY: each `[u64; 8]` is 64 readable bytes.
+        let load_state = |v: &[u64; 8]| unsafe { _mm512_loadu_si512(v.as_ptr().cast()) };
+        let mut planes_a: [__m512i; 5] = std::array::from_fn(|i| load_state(&pa[i]));
+        let mut planes_b: [__m512i; 5] = std::array::from_fn(|i| load_state(&pb[i]));
+        // SAFETY: the CPU has the features `Lane`'s methods need (the precondition).
+        let index = unsafe { L::shift_index(ring.r) };
+        // The slots of the chunk's first pair vector and of the next vector it prepares.
+        let (mut first_slot, mut next_slot) = (k0 % slots, (k0 + q + 1) % slots);
+        let mut prev = load((k0 + q) % slots);
+        if q == 0 {
+            // Neighbours less than a vector apart: the first words are the vector
+            // prepared just before, still in a register; the ring is left alone but for
+            // the last vector (where the next call starts).
+            for c in 0..chunks {
+                let k = k0 + 32 * c;
+                let mut pair = |i: usize| {
+                    _mm_prefetch::<_MM_HINT_NTA>(
+                        src.wrapping_add(64 * (k + i + 1 + STREAM_AHEAD)).cast(),
+                    );
+                    let (next, keep) = prepare(k + i + 1);
+                    clean &= keep;
+                    // SAFETY: as for `index`.
+                    let second = unsafe { L::shifted(prev, index, next) };
+                    let f = prev;
+                    prev = next;
+                    (f, _mm512_and_si512(f, second))
+                };
+                let (a0, b0) = tree16_pairs(&mut planes_a, &mut planes_b, &mut pair);
+                let (a1, b1) = tree16_pairs(&mut planes_a, &mut planes_b, |i| pair(16 + i));
+                carry_out(&mut planes_a, ba, a0, a1);
+                carry_out(&mut planes_b, bb, b0, b1);
+            }
+            store((k0 + 32 * chunks) % slots, prev);
+        } else {
+            for c in 0..chunks {
+                let k = k0 + 32 * c;
+                let (fs, ns) = (first_slot, next_slot);
+                let mut pair = |i: usize| {
+                    // A hint that reads nothing (its address computed wrapping): the stream of
+                    // words some vectors ahead, to the first-level cache only (`NTA`: each is
+                    // read once, and should not push the ring out).
+                    _mm_prefetch::<_MM_HINT_NTA>(
+                        src.wrapping_add(64 * (k + i + q + 1 + STREAM_AHEAD)).cast(),
+                    );
+                    let (next, keep) = prepare(k + i + q + 1);
+                    clean &= keep;
+                    store(plus(ns, i), next);
+                    let f = load(plus(fs, i));
+                    // SAFETY: as for `index`.
+                    let second = unsafe { L::shifted(prev, index, next) };
+                    prev = next;
+                    (f, _mm512_and_si512(f, second))
+                };
+                let (a0, b0) = tree16_pairs(&mut planes_a, &mut planes_b, &mut pair);
+                let (a1, b1) = tree16_pairs(&mut planes_a, &mut planes_b, |i| pair(16 + i));
+                carry_out(&mut planes_a, ba, a0, a1);
+                carry_out(&mut planes_b, bb, b0, b1);
+                (first_slot, next_slot) = (plus(first_slot, 32), plus(next_slot, 32));
+            }
+        }
+        ring.prepared = k0 + 32 * chunks + q + 1;
+        for (v, out) in planes_a.iter().zip(pa.iter_mut()) {
+            // SAFETY: each `[u64; 8]` is 64 writable bytes.
+            unsafe { _mm512_storeu_si512(out.as_mut_ptr().cast(), *v) };
+        }
+        for (v, out) in planes_b.iter().zip(pb.iter_mut()) {
+            // SAFETY: as above.
+            unsafe { _mm512_storeu_si512(out.as_mut_ptr().cast(), *v) };
+        }
+        clean != L::FULL
+    }
+    /// The loop-invariant vectors of the preparation.
+    struct Consts {
+        emask: __m512i,
+        bias_field: __m512i,
+        esign: __m512i,
+        masked: __m512i,
+    }
+
+    impl Consts {
+        #[inline]
+        #[target_feature(enable = "avx512f,avx512dq")]
+        fn new<L: Lane>(prep: &PairPrep) -> Self {
+            // SAFETY: the CPU has the features `Lane`'s methods need (this function's).
+            unsafe {
+                Consts {
+                    emask: L::splat(prep.emask),
+                    bias_field: L::splat(prep.bias_field),
+                    esign: L::splat(prep.esign),
+                    masked: L::splat(prep.masked.unwrap_or(0)),
+                }
+            }
+        }
+
+        /// The counted words of the raw words `x` in the lanes of `lanes` (0 in the
+        /// others and in the masked ones), and the lanes of `lanes` that are not masked.
+        #[inline]
+        #[target_feature(enable = "avx512f,avx512dq")]
+        fn prepare<L: Lane, const NAN: bool, const MASKED: bool>(
+            &self,
+            x: __m512i,
+            lanes: u32,
+        ) -> (__m512i, u32) {
+            // SAFETY: the CPU has the features `Lane`'s methods need (this function's).
+            unsafe {
+                let mut keep = lanes;
+                if NAN {
+                    keep &= L::ordered(x);
+                }
+                if MASKED {
+                    keep &= L::not_equal(x, self.masked);
+                }
+                let d = L::sub(_mm512_and_si512(x, self.emask), self.bias_field);
+                let magnitude = L::abs(d);
+                // `(x & !emask) | magnitude`.
+                let u = _mm512_ternarylogic_epi64::<0xba>(x, self.emask, magnitude);
+                (L::finish(keep, u, L::negative(d), self.esign), keep)
+            }
         }
     }
 }

@@ -7,7 +7,7 @@ use num_traits::{PrimInt, WrappingAdd, WrappingSub};
 use super::prepare::{Prepare, prepare_codes, prepare_masks};
 use super::sliced::{SliceWord, count_sliced};
 use super::statistics::PairCounts;
-use crate::arch::WIDE_CHUNK_BYTES;
+use crate::arch::{PairRing, WIDE_CHUNK_BYTES};
 use crate::number::storage::Word;
 
 /// Pairs per tile of the positional counter (at least; a multiple of every chunk).
@@ -17,6 +17,12 @@ const POS_TILE: usize = 4096;
 /// pairs, the `inner` after a tile carried to the next); beyond it, the two are prepared
 /// apart (twice per element).
 pub(super) const POS_SHARED_SPAN: usize = 1 << 13;
+/// Pairs per call of the fused kernel (a multiple of its chunk of 32 vectors at every
+/// width).
+const FUSED_TILE: usize = 8192;
+/// The fewest elements per block along the axis for which the fused kernel runs: a
+/// block's last `inner` pairs, which cross its end, are corrected one word at a time.
+const FUSED_MIN_N: usize = 16;
 /// Below this block length (`n · inner` elements) the positional counter's per-block
 /// corrections would cost more than its counting: the bit-sliced counter runs instead.
 const POS_MIN_PERIOD: usize = 512;
@@ -97,8 +103,6 @@ where
     // Shared: elements `t .. ready` at `code[.. ready - t]`; apart: the first
     // elements in `code[.. tile]`, the second in `code[tile ..]`.
     let size = if shared { tile + inner } else { 2 * tile };
-    let mut code = vec![W::zero(); size];
-    let mut mask: Vec<W> = Vec::new();
     let (mut sum_a, mut sum_z) = (Positional::new(), Positional::new());
     let [
         mut cross_a,
@@ -108,7 +112,77 @@ where
         mut lost_b,
     ] = std::array::from_fn(|_| Collector::<W>::new());
     let (mut crossing, mut lost) = (0u64, 0u64);
-    let (mut t, mut ready, mut dirty_end) = (0usize, 0usize, 0usize);
+    // At the AVX-512 level, the pairs up to `fused_end` (whole chunks of pair vectors whose
+    // words, and the words that follow them up to the second elements' vector, lie
+    // inside `words`) are prepared and counted in one pass, each word prepared once in
+    // registers; the rest as below.
+    let lanes = 64 / std::mem::size_of::<W>();
+    let pair_prep = prep
+        .pair_prep()
+        .filter(|_| n >= FUSED_MIN_N && inner <= POS_SHARED_SPAN && crate::arch::has_avx512());
+    let mut fused = pair_prep.map(|p| (p, PairRing::new(inner, p.bits)));
+    let fused_end = fused.as_ref().map_or(0, |(_, ring)| {
+        let pairs = npairs.min(len.saturating_sub(ring.lookahead() * lanes));
+        pairs - pairs % FUSED_TILE
+    });
+    let size = size.max(if fused_end > 0 { 2 * FUSED_TILE } else { 0 });
+    let mut code = vec![W::zero(); size];
+    let mut mask: Vec<W> = Vec::new();
+    let counted = |x: W| {
+        let (c, m) = prep.apply(x);
+        c & m
+    };
+    let (mut t, mut ready, mut dirty_end) = (0usize, fused_end, 0usize);
+    while t < fused_end {
+        let Some((pp, ring)) = fused.as_mut() else {
+            break;
+        };
+        let tl = FUSED_TILE;
+        let chunks = tl / (32 * lanes);
+        let masked = Positional::add_prepared_pairs(
+            (&mut sum_a, &mut sum_z),
+            ring,
+            bytes(words),
+            pp,
+            t / lanes,
+            chunks,
+        );
+        if masked {
+            dirty_end = t + tl + ring.lookahead() * lanes;
+        }
+        for_each_run(t, tl, period, ppb, |s, e, inside| {
+            if !inside {
+                let (f, g) = (&words[t + s..t + e], &words[t + s + inner..t + e + inner]);
+                cross_a.push_with(e - s, |i| counted(f[i]));
+                cross_b.push_with(e - s, |i| counted(g[i]));
+                cross_z.push_with(e - s, |i| counted(f[i]) & counted(g[i]));
+                crossing += (e - s) as u64;
+            }
+        });
+        if dirty_end > t {
+            // The codes and masks of the tile's first and second elements, apart.
+            if mask.is_empty() {
+                mask = vec![W::zero(); size];
+            }
+            let (c1, c2) = code.split_at_mut(tl);
+            prepare_codes(&prep, &words[t..t + tl], c1);
+            prepare_codes(&prep, &words[t + inner..t + inner + tl], c2);
+            let (m1, m2) = mask.split_at_mut(tl);
+            prepare_masks(&prep, &words[t..t + tl], m1);
+            prepare_masks(&prep, &words[t + inner..t + inner + tl], m2);
+            let (first, second) = (&code[..tl], &code[tl..2 * tl]);
+            let (v1, v2) = (&mask[..tl], &mask[tl..2 * tl]);
+            lost += correct_masked(
+                (&mut lost_a, &mut lost_b),
+                t,
+                tl,
+                (period, ppb),
+                (first, second),
+                (v1, v2),
+            );
+        }
+        t += tl;
+    }
     while t < npairs {
         let tl = tile.min(npairs - t);
         let dirty = if shared {
@@ -160,18 +234,14 @@ where
                 prepare_masks(&prep, &words[t + inner..t + inner + tl], m2);
             }
             let (v1, v2) = (&mask[..tl], &mask[off..off + tl]);
-            for_each_run(t, tl, period, ppb, |s, e, inside| {
-                if inside {
-                    let (f, g, v, w) = (&first[s..], &second[s..], &v1[s..], &v2[s..]);
-                    lost_a.push_with(e - s, |i| f[i] & !w[i]);
-                    lost_b.push_with(e - s, |i| g[i] & !v[i]);
-                    lost += v[..e - s]
-                        .iter()
-                        .zip(&w[..e - s])
-                        .map(|(&x, &y)| u64::from((x & y) == W::zero()))
-                        .sum::<u64>();
-                }
-            });
+            lost += correct_masked(
+                (&mut lost_a, &mut lost_b),
+                t,
+                tl,
+                (period, ppb),
+                (first, second),
+                (v1, v2),
+            );
         }
         if shared {
             code.copy_within(tl..ready - t, 0);
@@ -197,6 +267,34 @@ where
         counts.both[p] = z[p] - cz[p];
     }
     counts
+}
+
+/// The corrections of a tile of pairs `t .. t + tl` that holds a masked element, from the
+/// tile's counted first and second words and their masks: into `lost_a` (`lost_b`) the
+/// first (second) words of the inside pairs whose other element is masked; returns the
+/// number of inside pairs with a masked element.
+fn correct_masked<W: Word + PrimInt>(
+    (lost_a, lost_b): (&mut Collector<W>, &mut Collector<W>),
+    t: usize,
+    tl: usize,
+    (period, ppb): (usize, usize),
+    (first, second): (&[W], &[W]),
+    (v1, v2): (&[W], &[W]),
+) -> u64 {
+    let mut lost = 0;
+    for_each_run(t, tl, period, ppb, |s, e, inside| {
+        if inside {
+            let (f, g, v, w) = (&first[s..], &second[s..], &v1[s..], &v2[s..]);
+            lost_a.push_with(e - s, |i| f[i] & !w[i]);
+            lost_b.push_with(e - s, |i| g[i] & !v[i]);
+            lost += v[..e - s]
+                .iter()
+                .zip(&w[..e - s])
+                .map(|(&x, &y)| u64::from((x & y) == W::zero()))
+                .sum::<u64>();
+        }
+    });
+    lost
 }
 
 // ---------------------------------------------------------------------------------------
@@ -437,6 +535,49 @@ impl Positional {
             #[inline(always)]
             || Self::pairs::<4>(na, nb, first, second),
         )
+    }
+
+    /// Count the pairs of `chunks` chunks of 32 pair vectors from pair vector `k0` of the
+    /// raw `words` (of `prep.bits` each), prepared on the way, into `a` (first words) and
+    /// `both` (common bits), by `arch::pos_popcount_prepared_pairs_avx512`, in runs that end
+    /// where a byte counter could overflow; `ring` carries the prepared words from one call
+    /// to the next (the calls of one stream in order). Returns whether a word prepared was
+    /// masked. Only at the AVX-512 level (the caller checks).
+    pub(super) fn add_prepared_pairs(
+        (a, both): (&mut Self, &mut Self),
+        ring: &mut PairRing,
+        words: &[u8],
+        prep: &crate::arch::PairPrep,
+        k0: usize,
+        chunks: usize,
+    ) -> bool {
+        let (mut done, mut masked) = (0, false);
+        while done < chunks {
+            let room = 255 - a.wide.pending.max(both.wide.pending) as usize;
+            let run = room.min(chunks - done);
+            let Some(m) = crate::arch::pos_popcount_prepared_pairs_avx512(
+                (&mut a.wide.planes, &mut a.wide.bytes),
+                (&mut both.wide.planes, &mut both.wide.bytes),
+                ring,
+                words,
+                prep,
+                k0 + 32 * done,
+                run,
+            ) else {
+                // `count_positional` asked `has_avx512` on this thread before the first
+                // call, and the level of a thread does not change inside a call.
+                unreachable!("the fused kernel runs at the AVX-512 level only");
+            };
+            masked |= m;
+            for s in [&mut *a, &mut *both] {
+                s.wide.pending += run as u32;
+                if s.wide.pending == 255 {
+                    s.wide.empty_bytes(&mut s.totals);
+                }
+            }
+            done += run;
+        }
+        masked
     }
 
     /// The count of each bit position `p < bits` (index `p`, 0 the least significant) of

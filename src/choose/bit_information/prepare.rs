@@ -36,6 +36,8 @@ pub(super) struct Prepare<W> {
     /// `(e - bias) · 2^shift` keeps its sign in `W`.
     bias_field: W,
     pub(super) in_place: bool,
+    /// Whether the NaN test is IEEE binary32's or binary64's in words of that width.
+    ieee_nan: bool,
 }
 
 impl<W: Word + PrimInt + WrappingAdd + WrappingSub> Prepare<W> {
@@ -58,6 +60,7 @@ impl<W: Word + PrimInt + WrappingAdd + WrappingSub> Prepare<W> {
             esign: W::zero(),
             bias_field: W::zero(),
             in_place: true,
+            ieee_nan: false,
         };
         if let Format::Float(l) = format
             && l.signed
@@ -79,8 +82,29 @@ impl<W: Word + PrimInt + WrappingAdd + WrappingSub> Prepare<W> {
             p.esign = w(1u64 << (l.exponent_bits - 1 + m));
             p.bias_field = w((i64::from(l.bias) as u64).wrapping_shl(m));
             p.in_place = (0..1i64 << l.exponent_bits).contains(&i64::from(l.bias));
+            p.ieee_nan = l.nan == NanEncoding::Ieee
+                && l.bits() == W::BITS
+                && matches!((l.exponent_bits, l.mantissa_bits), (8, 23) | (11, 52));
         }
         p
+    }
+
+    /// The preparation as the fused AVX-512 kernel takes it
+    /// (`arch::pos_popcount_prepared_pairs_avx512`), when it can: words of 32 or 64 bits
+    /// whose code is the whole word, the in-place signed exponent, and a NaN test (if any)
+    /// that is IEEE binary32's or binary64's.
+    pub(super) fn pair_prep(&self) -> Option<crate::arch::PairPrep> {
+        let whole = self.code == !W::zero();
+        let nan = self.nan_on != W::zero();
+        let fits = matches!(W::BITS, 32 | 64) && whole && self.in_place && (!nan || self.ieee_nan);
+        fits.then(|| crate::arch::PairPrep {
+            bits: W::BITS,
+            emask: Word::to_u64(self.emask),
+            bias_field: Word::to_u64(self.bias_field),
+            esign: Word::to_u64(self.esign),
+            nan,
+            masked: (self.masked_on != W::zero()).then(|| Word::to_u64(self.masked)),
+        })
     }
 
     /// The counted word, and all ones (or 0 when the element is masked).

@@ -246,6 +246,18 @@ fn sliced_counts_equal_the_reference() {
             (1, 3, POS_SHARED_SPAN),
             (2, 2, POS_SHARED_SPAN + 5),
             (1, 3, POS_SHARED_SPAN + 4099),
+            // The fused AVX-512 counter (32- and 64-bit words): several of its tiles, block
+            // ends inside them, `inner` below, at and past a vector's lanes, a multiple of
+            // them or not, and tails left to the counter above.
+            (3, 6000, 1),
+            (1, 3000, 7),
+            (1, 1100, 16),
+            (2, 700, 37),
+            (2, 16, 520),
+            (1, 20, 1800),
+            // Rings past 8 KiB (`q + 2` slots), blocks that end inside tiles.
+            (4, 20, 1100),
+            (4, 17, 2100),
         ];
         for &(blocks, n, inner) in shapes {
             for dense in [true, false] {
