@@ -150,11 +150,13 @@ pub(super) fn float_to_narrow_int<SW: Word, DW: Word, const NAN_MAP: bool>(
     macro_rules! by_mode {
         ($($mode:ident => $m:ident),*) => {
             match opts.rounding {
-                $(Rounding::$mode => crate::arch::vectorized(
+                $(Rounding::$mode => crate::arch::vectorized_or(
+                    (src, dst),
                     #[inline(always)]
-                    move || by_blocks(src, dst, #[inline(always)] |s, d| {
+                    move |(src, dst)| by_blocks(src, dst, #[inline(always)] |s, d| {
                         by_oor_f2i::<SW, DW, $m, NAN_MAP>(s, d, oor, l, value, nan_code)
                     }),
+                    move |(src, dst)| f2i_portable::<SW, DW, NAN_MAP>(src, dst, opts, l, value, nan_code),
                 ),)*
             }
         };
@@ -167,6 +169,52 @@ pub(super) fn float_to_narrow_int<SW: Word, DW: Word, const NAN_MAP: bool>(
         NearestAway => NEAREST_AWAY
     )
 }
+
+/// [`float_to_narrow_int`]'s baseline (SSE2) twin on x86-64: one scalar loop per width
+/// pair, the rounding mode and the out-of-range rule tested per element (SSE2 has no
+/// rounding instruction, so the constant-parameter loops are scalar there too, and 45 of
+/// them per width pair would only be code). It accepts a subset of what [`f2i_narrow`]
+/// accepts (values below 2^51 in magnitude) and gives the same codes; a block with
+/// anything else is declined, as there.
+#[inline(never)]
+fn f2i_portable<SW: Word, DW: Word, const NAN_MAP: bool>(
+    src: &[SW],
+    dst: &mut [DW],
+    opts: CastOptions,
+    l: IntLayout,
+    value: impl Fn(SW) -> f64 + Copy,
+    nan_code: u32,
+) -> usize {
+    let (lo, max, mask) = (l.min() as f64, l.max() as f64, l.mask());
+    let nan_value = crate::number::int::int_value(&l, nan_code.into()) as f64;
+    let (mode, oor) = (opts.rounding, opts.out_of_range);
+    by_blocks(src, dst, |src, dst| {
+        for (s, d) in src.iter().zip(dst.iter_mut()) {
+            let x = value(*s);
+            let r = match mode {
+                Rounding::NearestEven => x.round_ties_even(),
+                Rounding::TowardsZero => x.trunc(),
+                Rounding::TowardsPositive => x.ceil(),
+                Rounding::TowardsNegative => x.floor(),
+                Rounding::NearestAway => x.round(),
+            };
+            let r = if NAN_MAP && r.is_nan() { nan_value } else { r };
+            // ±Inf and NaN are never clamped (catalogue `inf-clamp`): the block is redone.
+            let v = match oor {
+                OutOfRange::Clamp if r.is_finite() => r.max(lo).min(max),
+                OutOfRange::Wrap if r.abs() < TWO_51 => r,
+                OutOfRange::Error if lo <= r && r <= max => r,
+                _ => return false,
+            };
+            // `v` is integral and below 2^51 in magnitude: `as i64` is exact.
+            *d = DW::from_u64(v as i64 as u64 & mask);
+        }
+        true
+    })
+}
+
+/// 2^51, exactly.
+const TWO_51: f64 = (1u64 << 51) as f64;
 
 /// `scale_offset`'s encode on `f32`/`f64`: `(x - offset) * scale`, each operation rounded
 /// in the source type (the hardware's own arithmetic), `offset` and `scale` as codes.
