@@ -333,7 +333,7 @@ macro_rules! nearest_even_kernel {
 nearest_even_kernel!(nearest_even_f64, u64, i64, f64, 52, 11);
 
 macro_rules! kernel {
-    ($name:ident, $uint:ty, $int:ty, $mantissa:expr, $exponent:expr) => {
+    ($name:ident, $inner:ident, $uint:ty, $int:ty, $mantissa:expr, $exponent:expr) => {
         #[inline(always)]
         fn $name<SW: Word, DW: Word, const MODE: u8>(
             src: &[SW],
@@ -341,6 +341,26 @@ macro_rules! kernel {
             l: FloatLayout,
             clamp: bool,
         ) -> bool {
+            $inner::<SW, DW, MODE>(src, dst, l, clamp, MODE)
+        }
+
+        /// With `MODE` [`ANY_MODE`], the rounding mode is `mode` (a loop invariant).
+        #[inline(always)]
+        fn $inner<SW: Word, DW: Word, const MODE: u8>(
+            src: &[SW],
+            dst: &mut [DW],
+            l: FloatLayout,
+            clamp: bool,
+            mode: u8,
+        ) -> bool {
+            // For `ANY_MODE`: which increment rule applies, as masks (a select per rule,
+            // no branch for LLVM to unswitch the loop on).
+            let (even, away, positive, negative_) = (
+                mode == NEAREST_EVEN,
+                mode == NEAREST_AWAY,
+                mode == TOWARDS_POSITIVE,
+                mode == TOWARDS_NEGATIVE,
+            );
             const SM: u32 = $mantissa;
             const EXP_MASK: $uint = (1 << $exponent) - 1;
             const FRAC_MASK: $uint = (1 << SM) - 1;
@@ -377,6 +397,12 @@ macro_rules! kernel {
                     NEAREST_AWAY => rem >= half,
                     TOWARDS_POSITIVE => !negative & (rem != 0),
                     TOWARDS_NEGATIVE => negative & (rem != 0),
+                    ANY_MODE => {
+                        (even & ((rem > half) | ((rem == half) & (q & 1 == 1))))
+                            | (away & (rem >= half))
+                            | (positive & !negative & (rem != 0))
+                            | (negative_ & negative & (rem != 0))
+                    }
                     _ => false,
                 };
                 let code = (((te.max(1) - 1) as $uint) << target_m) + q + up as $uint;
@@ -404,5 +430,37 @@ macro_rules! kernel {
     };
 }
 
-kernel!(from_f32, u32, i32, 23, 8);
-kernel!(from_f64, u64, i64, 52, 11);
+kernel!(from_f32, from_f32_in, u32, i32, 23, 8);
+kernel!(from_f64, from_f64_in, u64, i64, 52, 11);
+
+/// The kernels' `MODE` that takes the rounding mode as a run-time value.
+const ANY_MODE: u8 = u8::MAX;
+
+/// [`cast`]'s baseline (SSE2) twin on x86-64, one loop per width pair: the general kernel
+/// with the rounding mode as a loop invariant (instead of five loops, and the nearest-even
+/// kernels beside them, per width pair). Returns how many elements are done, as
+/// `by_blocks`.
+#[inline(never)]
+pub(crate) fn portable<SW: Word, DW: Word>(
+    src: &[SW],
+    dst: &mut [DW],
+    mode: Rounding,
+    oor: OutOfRange,
+    l: FloatLayout,
+) -> usize {
+    let clamp = oor == OutOfRange::Clamp;
+    let mode = match mode {
+        Rounding::NearestEven => NEAREST_EVEN,
+        Rounding::TowardsZero => TOWARDS_ZERO,
+        Rounding::TowardsPositive => TOWARDS_POSITIVE,
+        Rounding::TowardsNegative => TOWARDS_NEGATIVE,
+        Rounding::NearestAway => NEAREST_AWAY,
+    };
+    by_blocks(src, dst, |s, d| {
+        !if SW::BITS == 64 {
+            from_f64_in::<SW, DW, ANY_MODE>(s, d, l, clamp, mode)
+        } else {
+            from_f32_in::<SW, DW, ANY_MODE>(s, d, l, clamp, mode)
+        }
+    })
+}

@@ -243,14 +243,19 @@ mod tests {
                         continue; // `select` leaves `uint64` sources to the reference path
                     }
                     let (sl, dl) = (
-                        IntLayout { bits: SW::BITS, signed },
-                        IntLayout { bits: DW::BITS, signed: dsigned },
+                        IntLayout {
+                            bits: SW::BITS,
+                            signed,
+                        },
+                        IntLayout {
+                            bits: DW::BITS,
+                            signed: dsigned,
+                        },
                     );
                     for oor in [OutOfRange::Clamp, OutOfRange::Wrap, OutOfRange::Error] {
                         let opts = CastOptions::new(Rounding::NearestEven, oor);
                         let mut got = vec![DW::from_u64(0); src.len()];
-                        let done =
-                            with_max_isa(isa, || int_to_int(src, &mut got, opts, sl, dl));
+                        let done = with_max_isa(isa, || int_to_int(src, &mut got, opts, sl, dl));
                         let mut want = vec![DW::from_u64(0); done];
                         let ok = reference_words(
                             &src[..done],
