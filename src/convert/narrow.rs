@@ -16,8 +16,9 @@
 //! finite value of that sign, and a negative value rounding to zero in a format without -0
 //! (`fnuz`) gives +0.
 //!
-//! The loop has no data-dependent branches (the rounding mode is a const parameter), so LLVM
-//! vectorizes it with variable shifts.
+//! The loop has no data-dependent branches (the rounding mode is a const parameter; the two
+//! directed modes share one, their direction a loop invariant), so LLVM vectorizes it with
+//! variable shifts.
 //!
 //! Nearest-even, the common mode, has faster kernels: float16 by the CPU's own conversion
 //! where it has F16C (`arch::F16c`; from `f64` through `f32` rounded to odd), the other
@@ -126,16 +127,17 @@ pub(crate) fn cast<SW: Word, DW: Word>(
 ) -> bool {
     let source_f64 = SW::BITS == 64;
     let clamp = oor == OutOfRange::Clamp;
+    // The two directed modes share a loop: the direction is a loop invariant there.
     macro_rules! by_mode {
-        ($kernel:ident) => {
+        ($kernel:ident, $inner:ident) => {
             match mode {
                 Rounding::NearestEven => $kernel::<SW, DW, NEAREST_EVEN>(src, dst, l, clamp),
                 Rounding::TowardsZero => $kernel::<SW, DW, TOWARDS_ZERO>(src, dst, l, clamp),
                 Rounding::TowardsPositive => {
-                    $kernel::<SW, DW, TOWARDS_POSITIVE>(src, dst, l, clamp)
+                    $inner::<SW, DW, DIRECTED>(src, dst, l, clamp, TOWARDS_POSITIVE)
                 }
                 Rounding::TowardsNegative => {
-                    $kernel::<SW, DW, TOWARDS_NEGATIVE>(src, dst, l, clamp)
+                    $inner::<SW, DW, DIRECTED>(src, dst, l, clamp, TOWARDS_NEGATIVE)
                 }
                 Rounding::NearestAway => $kernel::<SW, DW, NEAREST_AWAY>(src, dst, l, clamp),
             }
@@ -184,9 +186,9 @@ pub(crate) fn cast<SW: Word, DW: Word>(
         return rare;
     }
     if source_f64 {
-        by_mode!(from_f64)
+        by_mode!(from_f64, from_f64_in)
     } else {
-        by_mode!(from_f32)
+        by_mode!(from_f32, from_f32_in)
     }
 }
 
@@ -397,6 +399,7 @@ macro_rules! kernel {
                     NEAREST_AWAY => rem >= half,
                     TOWARDS_POSITIVE => !negative & (rem != 0),
                     TOWARDS_NEGATIVE => negative & (rem != 0),
+                    DIRECTED => (negative == negative_) & (rem != 0),
                     ANY_MODE => {
                         (even & ((rem > half) | ((rem == half) & (q & 1 == 1))))
                             | (away & (rem >= half))
@@ -435,6 +438,10 @@ kernel!(from_f64, from_f64_in, u64, i64, 52, 11);
 
 /// The kernels' `MODE` that takes the rounding mode as a run-time value.
 const ANY_MODE: u8 = u8::MAX;
+/// The kernels' `MODE` for towards-positive and towards-negative, the run-time `mode`
+/// saying which: one loop for both (an increment away from zero on the side the mode
+/// rounds towards), with a loop-invariant compare instead of a constant.
+pub(crate) const DIRECTED: u8 = u8::MAX - 1;
 
 /// [`cast`]'s baseline (SSE2) twin on x86-64, one loop per width pair: the general kernel
 /// with the rounding mode as a loop invariant (instead of five loops, and the nearest-even

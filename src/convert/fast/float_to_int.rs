@@ -4,9 +4,7 @@
 
 use super::{OOR_CLAMP, OOR_ERROR, OOR_WRAP};
 use crate::convert::blocks::by_blocks;
-use crate::convert::narrow::{
-    NEAREST_AWAY, NEAREST_EVEN, TOWARDS_NEGATIVE, TOWARDS_POSITIVE, TOWARDS_ZERO,
-};
+use crate::convert::narrow::{DIRECTED, NEAREST_AWAY, NEAREST_EVEN, TOWARDS_ZERO};
 use crate::number::layout::IntLayout;
 use crate::number::storage::Word;
 use crate::number::{CastOptions, OutOfRange, Rounding};
@@ -21,15 +19,26 @@ pub(super) fn as_f64<SW: Word>(w: SW) -> f64 {
     }
 }
 
-/// Round to an integral value under `MODE` (a [`Rounding`] as `u8`), in hardware.
+/// Round to an integral value under `MODE` (a [`Rounding`] as `u8`), in hardware. The
+/// two directed modes are one `MODE`, `DIRECTED`, with `dir` saying which: `1.0` towards
+/// negative, `-1.0` towards positive (`ceil(x) = -floor(-x)`, exactly, signed zeros
+/// included), so that they share a loop at the cost of two multiplications.
 #[inline(always)]
-fn round_integral<const MODE: u8>(x: f64) -> f64 {
+fn round_integral<const MODE: u8>(x: f64, dir: f64) -> f64 {
     match MODE {
         NEAREST_EVEN => x.round_ties_even(),
         TOWARDS_ZERO => x.trunc(),
-        TOWARDS_POSITIVE => x.ceil(),
-        TOWARDS_NEGATIVE => x.floor(),
+        DIRECTED => dir * (dir * x).floor(),
         _ => x.round(),
+    }
+}
+
+/// [`round_integral`]'s `dir` for `mode`.
+fn direction(mode: Rounding) -> f64 {
+    if mode == Rounding::TowardsPositive {
+        -1.0
+    } else {
+        1.0
     }
 }
 
@@ -48,23 +57,22 @@ pub(super) fn float_to_int<SW: Word, DW: Word>(
     opts: CastOptions,
     l: IntLayout,
 ) -> usize {
-    let oor = opts.out_of_range;
+    let (oor, dir) = (opts.out_of_range, direction(opts.rounding));
     macro_rules! by_mode {
-        ($($mode:ident => $m:ident),*) => {
+        ($($mode:pat => $m:ident),*) => {
             match opts.rounding {
-                $(Rounding::$mode => crate::arch::vectorized(
+                $($mode => crate::arch::vectorized(
                     #[inline(always)]
-                    move || by_blocks(src, dst, #[inline(always)] |s, d| float_to_int_in::<SW, DW, $m>(s, d, oor, l)),
+                    move || by_blocks(src, dst, #[inline(always)] |s, d| float_to_int_in::<SW, DW, $m>(s, d, oor, l, dir)),
                 ),)*
             }
         };
     }
     by_mode!(
-        NearestEven => NEAREST_EVEN,
-        TowardsZero => TOWARDS_ZERO,
-        TowardsPositive => TOWARDS_POSITIVE,
-        TowardsNegative => TOWARDS_NEGATIVE,
-        NearestAway => NEAREST_AWAY
+        Rounding::NearestEven => NEAREST_EVEN,
+        Rounding::TowardsZero => TOWARDS_ZERO,
+        Rounding::TowardsPositive | Rounding::TowardsNegative => DIRECTED,
+        Rounding::NearestAway => NEAREST_AWAY
     )
 }
 
@@ -74,6 +82,7 @@ fn float_to_int_in<SW: Word, DW: Word, const MODE: u8>(
     dst: &mut [DW],
     oor: OutOfRange,
     l: IntLayout,
+    dir: f64,
 ) -> bool {
     // Bounds as f64: exact for every width (2^63 and 2^64 are powers of two; `max + 1` is
     // used as an exclusive bound so that no rounding of `max` itself is involved).
@@ -101,7 +110,7 @@ fn float_to_int_in<SW: Word, DW: Word, const MODE: u8>(
     macro_rules! each {
         (|$v:ident| $bits:expr) => {
             for (s, d) in src.iter().zip(dst.iter_mut()) {
-                let r = round_integral::<MODE>(as_f64(*s));
+                let r = round_integral::<MODE>(as_f64(*s), dir);
                 let in_range = (r >= lo) & (r < hi_excl);
                 // ±Inf and NaN are never clamped (catalogue `inf-clamp`): reference path.
                 let ok = if clamp {
@@ -146,15 +155,15 @@ pub(super) fn float_to_narrow_int<SW: Word, DW: Word, const NAN_MAP: bool>(
     if l.bits > 32 {
         return 0;
     }
-    let (oor, nan_code) = (opts.out_of_range, nan_code as u32);
+    let (oor, nan_code, dir) = (opts.out_of_range, nan_code as u32, direction(opts.rounding));
     macro_rules! by_mode {
-        ($($mode:ident => $m:ident),*) => {
+        ($($mode:pat => $m:ident),*) => {
             match opts.rounding {
-                $(Rounding::$mode => crate::arch::vectorized_or(
+                $($mode => crate::arch::vectorized_or(
                     (src, dst),
                     #[inline(always)]
                     move |(src, dst)| by_blocks(src, dst, #[inline(always)] |s, d| {
-                        by_oor_f2i::<SW, DW, $m, NAN_MAP>(s, d, oor, l, value, nan_code)
+                        by_oor_f2i::<SW, DW, $m, NAN_MAP>(s, d, oor, l, dir, value, nan_code)
                     }),
                     move |(src, dst)| f2i_portable::<SW, DW, NAN_MAP>(src, dst, opts, l, value, nan_code),
                 ),)*
@@ -162,11 +171,10 @@ pub(super) fn float_to_narrow_int<SW: Word, DW: Word, const NAN_MAP: bool>(
         };
     }
     by_mode!(
-        NearestEven => NEAREST_EVEN,
-        TowardsZero => TOWARDS_ZERO,
-        TowardsPositive => TOWARDS_POSITIVE,
-        TowardsNegative => TOWARDS_NEGATIVE,
-        NearestAway => NEAREST_AWAY
+        Rounding::NearestEven => NEAREST_EVEN,
+        Rounding::TowardsZero => TOWARDS_ZERO,
+        Rounding::TowardsPositive | Rounding::TowardsNegative => DIRECTED,
+        Rounding::NearestAway => NEAREST_AWAY
     )
 }
 
@@ -258,10 +266,12 @@ fn by_oor_f2i<SW: Word, DW: Word, const MODE: u8, const NAN_MAP: bool>(
     dst: &mut [DW],
     oor: OutOfRange,
     l: IntLayout,
+    dir: f64,
     value: impl Fn(SW) -> f64 + Copy,
     nan_code: u32,
 ) -> bool {
     let b = F2i {
+        dir,
         lo: l.min() as f64,
         max: l.max() as f64,
         narrow: (
@@ -281,6 +291,8 @@ fn by_oor_f2i<SW: Word, DW: Word, const MODE: u8, const NAN_MAP: bool>(
 /// The loop invariants of [`f2i_narrow`].
 #[derive(Clone, Copy)]
 struct F2i {
+    /// [`round_integral`]'s direction of the directed modes.
+    dir: f64,
     /// The target's range, as `f64` (exact: at most 32 bits).
     lo: f64,
     max: f64,
@@ -316,6 +328,7 @@ fn f2i_narrow<SW: Word, DW: Word, const MODE: u8, const OOR: u8, const NAN_MAP: 
     value: impl Fn(SW) -> f64,
 ) -> bool {
     let F2i {
+        dir,
         lo,
         max,
         narrow: (lo_i, max_i),
@@ -361,7 +374,7 @@ fn f2i_narrow<SW: Word, DW: Word, const MODE: u8, const OOR: u8, const NAN_MAP: 
         let r = if fold || fold_away {
             x
         } else {
-            round_integral::<MODE>(x)
+            round_integral::<MODE>(x, dir)
         };
         // NaN after rounding is NaN before it, and nothing else. The key's value is in
         // range: from here on it is converted (and accepted) like any value, on the `f64`
