@@ -94,6 +94,44 @@ pub(crate) fn vectorized<R>(f: impl FnOnce() -> R) -> R {
     f()
 }
 
+/// [`vectorized`] with a separate baseline twin: `f(args)` compiled with AVX2 when this CPU
+/// has it, else `portable(args)`; off x86-64 (no twin) `f(args)`. (`args`, the slices the
+/// kernels borrow, is passed rather than captured: only one of the two takes it.)
+///
+/// For kernels monomorphized many times over for the vector build (a const parameter per
+/// rounding mode, range rule, …): compiled for the x86-64 baseline those loops stay scalar
+/// anyway (SSE2 has no rounding instruction), so one `portable` loop taking the same
+/// parameters as loop invariants runs about as fast there, and is compiled once per width
+/// pair instead of once per combination of parameters.
+#[inline(always)]
+pub(crate) fn vectorized_or<A, R>(
+    args: A,
+    f: impl FnOnce(A) -> R,
+    portable: impl FnOnce(A) -> R,
+) -> R {
+    #[cfg(target_arch = "x86_64")]
+    {
+        if has_avx2() {
+            // SAFETY: `avx2` requires only the AVX2 instruction set (and what it implies),
+            // which the CPU has: `has_avx2` checked it.
+            // `f` is inlined into this closure and the closure into `avx2` (see
+            // `vectorized`: a baseline copy called from the AVX2 one would gain nothing).
+            return unsafe {
+                avx2(
+                    #[inline(always)]
+                    move || f(args),
+                )
+            };
+        }
+        portable(args)
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        let _ = portable;
+        f(args)
+    }
+}
+
 /// Ask the CPU to bring `s` into the cache (one prefetch per 64-byte line): for kernels
 /// that read a tile and then compute on it long enough for the next tile's loads to stall
 /// (`choose`'s bit counting). A hint only; nothing is read or written.

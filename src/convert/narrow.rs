@@ -16,8 +16,9 @@
 //! finite value of that sign, and a negative value rounding to zero in a format without -0
 //! (`fnuz`) gives +0.
 //!
-//! The loop has no data-dependent branches (the rounding mode is a const parameter), so LLVM
-//! vectorizes it with variable shifts.
+//! The loop has no data-dependent branches (the rounding mode is a const parameter; the two
+//! directed modes share one, their direction a loop invariant), so LLVM vectorizes it with
+//! variable shifts.
 //!
 //! Nearest-even, the common mode, has faster kernels: float16 by the CPU's own conversion
 //! where it has F16C (`arch::F16c`; from `f64` through `f32` rounded to odd), the other
@@ -126,16 +127,17 @@ pub(crate) fn cast<SW: Word, DW: Word>(
 ) -> bool {
     let source_f64 = SW::BITS == 64;
     let clamp = oor == OutOfRange::Clamp;
+    // The two directed modes share a loop: the direction is a loop invariant there.
     macro_rules! by_mode {
-        ($kernel:ident) => {
+        ($kernel:ident, $inner:ident) => {
             match mode {
                 Rounding::NearestEven => $kernel::<SW, DW, NEAREST_EVEN>(src, dst, l, clamp),
                 Rounding::TowardsZero => $kernel::<SW, DW, TOWARDS_ZERO>(src, dst, l, clamp),
                 Rounding::TowardsPositive => {
-                    $kernel::<SW, DW, TOWARDS_POSITIVE>(src, dst, l, clamp)
+                    $inner::<SW, DW, DIRECTED>(src, dst, l, clamp, TOWARDS_POSITIVE)
                 }
                 Rounding::TowardsNegative => {
-                    $kernel::<SW, DW, TOWARDS_NEGATIVE>(src, dst, l, clamp)
+                    $inner::<SW, DW, DIRECTED>(src, dst, l, clamp, TOWARDS_NEGATIVE)
                 }
                 Rounding::NearestAway => $kernel::<SW, DW, NEAREST_AWAY>(src, dst, l, clamp),
             }
@@ -184,9 +186,9 @@ pub(crate) fn cast<SW: Word, DW: Word>(
         return rare;
     }
     if source_f64 {
-        by_mode!(from_f64)
+        by_mode!(from_f64, from_f64_in)
     } else {
-        by_mode!(from_f32)
+        by_mode!(from_f32, from_f32_in)
     }
 }
 
@@ -333,7 +335,7 @@ macro_rules! nearest_even_kernel {
 nearest_even_kernel!(nearest_even_f64, u64, i64, f64, 52, 11);
 
 macro_rules! kernel {
-    ($name:ident, $uint:ty, $int:ty, $mantissa:expr, $exponent:expr) => {
+    ($name:ident, $inner:ident, $uint:ty, $int:ty, $mantissa:expr, $exponent:expr) => {
         #[inline(always)]
         fn $name<SW: Word, DW: Word, const MODE: u8>(
             src: &[SW],
@@ -341,6 +343,26 @@ macro_rules! kernel {
             l: FloatLayout,
             clamp: bool,
         ) -> bool {
+            $inner::<SW, DW, MODE>(src, dst, l, clamp, MODE)
+        }
+
+        /// With `MODE` [`ANY_MODE`], the rounding mode is `mode` (a loop invariant).
+        #[inline(always)]
+        fn $inner<SW: Word, DW: Word, const MODE: u8>(
+            src: &[SW],
+            dst: &mut [DW],
+            l: FloatLayout,
+            clamp: bool,
+            mode: u8,
+        ) -> bool {
+            // For `ANY_MODE`: which increment rule applies, as masks (a select per rule,
+            // no branch for LLVM to unswitch the loop on).
+            let (even, away, positive, negative_) = (
+                mode == NEAREST_EVEN,
+                mode == NEAREST_AWAY,
+                mode == TOWARDS_POSITIVE,
+                mode == TOWARDS_NEGATIVE,
+            );
             const SM: u32 = $mantissa;
             const EXP_MASK: $uint = (1 << $exponent) - 1;
             const FRAC_MASK: $uint = (1 << SM) - 1;
@@ -377,6 +399,13 @@ macro_rules! kernel {
                     NEAREST_AWAY => rem >= half,
                     TOWARDS_POSITIVE => !negative & (rem != 0),
                     TOWARDS_NEGATIVE => negative & (rem != 0),
+                    DIRECTED => (negative == negative_) & (rem != 0),
+                    ANY_MODE => {
+                        (even & ((rem > half) | ((rem == half) & (q & 1 == 1))))
+                            | (away & (rem >= half))
+                            | (positive & !negative & (rem != 0))
+                            | (negative_ & negative & (rem != 0))
+                    }
                     _ => false,
                 };
                 let code = (((te.max(1) - 1) as $uint) << target_m) + q + up as $uint;
@@ -404,5 +433,41 @@ macro_rules! kernel {
     };
 }
 
-kernel!(from_f32, u32, i32, 23, 8);
-kernel!(from_f64, u64, i64, 52, 11);
+kernel!(from_f32, from_f32_in, u32, i32, 23, 8);
+kernel!(from_f64, from_f64_in, u64, i64, 52, 11);
+
+/// The kernels' `MODE` that takes the rounding mode as a run-time value.
+const ANY_MODE: u8 = u8::MAX;
+/// The kernels' `MODE` for towards-positive and towards-negative, the run-time `mode`
+/// saying which: one loop for both (an increment away from zero on the side the mode
+/// rounds towards), with a loop-invariant compare instead of a constant.
+pub(crate) const DIRECTED: u8 = u8::MAX - 1;
+
+/// [`cast`]'s baseline (SSE2) twin on x86-64, one loop per width pair: the general kernel
+/// with the rounding mode as a loop invariant (instead of five loops, and the nearest-even
+/// kernels beside them, per width pair). Returns how many elements are done, as
+/// `by_blocks`.
+#[inline(never)]
+pub(crate) fn portable<SW: Word, DW: Word>(
+    src: &[SW],
+    dst: &mut [DW],
+    mode: Rounding,
+    oor: OutOfRange,
+    l: FloatLayout,
+) -> usize {
+    let clamp = oor == OutOfRange::Clamp;
+    let mode = match mode {
+        Rounding::NearestEven => NEAREST_EVEN,
+        Rounding::TowardsZero => TOWARDS_ZERO,
+        Rounding::TowardsPositive => TOWARDS_POSITIVE,
+        Rounding::TowardsNegative => TOWARDS_NEGATIVE,
+        Rounding::NearestAway => NEAREST_AWAY,
+    };
+    by_blocks(src, dst, |s, d| {
+        !if SW::BITS == 64 {
+            from_f64_in::<SW, DW, ANY_MODE>(s, d, l, clamp, mode)
+        } else {
+            from_f32_in::<SW, DW, ANY_MODE>(s, d, l, clamp, mode)
+        }
+    })
+}

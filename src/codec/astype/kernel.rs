@@ -1,10 +1,10 @@
 //! NumPy's cast between two of its numeric types (`arr.astype(t)`, casting `"unsafe"`), one
-//! loop per (source, target) pair: what `numcodecs.astype` runs both ways and
+//! loop per pair of types that write different words: what `numcodecs.astype` runs both ways and
 //! `numcodecs.quantize` decodes with.
 
 use crate::codec::fixed_scale_offset::NumpyNumber;
 use crate::codec::fixed_scale_offset::numpy::with_numpy;
-use crate::dtype::DTypeId;
+use crate::dtype::{DTypeId, Kind};
 use crate::number::storage::{Word, Words, WordsMut};
 
 /// NumPy's cast of one element on x86-64: float sources through their exact float64 value
@@ -169,20 +169,69 @@ pub(crate) fn complex_part(id: DTypeId) -> Option<DTypeId> {
     }
 }
 
+/// The pair of NumPy types whose cast writes the same words as `source -> target`, so that
+/// one loop serves both: the loops are compiled per pair of storage widths and value rules,
+/// not per pair of types (66 loops for the 110 pairs of distinct types).
+/// - Into an integer type from an integer type, the result is the low bits of the value:
+///   the same words for the signed and the unsigned target of one width, and, when the
+///   target is not wider than the source, for the signed and the unsigned source too.
+/// - Into `int8`/`int16` from a float type, the low bits of the 32-bit conversion
+///   (`converts_through_i32`): the same words as into `uint8`/`uint16`.
+fn same_words_as(source: DTypeId, target: DTypeId) -> (DTypeId, DTypeId) {
+    let unsigned = |id: DTypeId| match id {
+        DTypeId::Int8 => DTypeId::UInt8,
+        DTypeId::Int16 => DTypeId::UInt16,
+        DTypeId::Int32 => DTypeId::UInt32,
+        DTypeId::Int64 => DTypeId::UInt64,
+        other => other,
+    };
+    let int = |id: DTypeId| {
+        matches!(
+            unsigned(id),
+            DTypeId::UInt8 | DTypeId::UInt16 | DTypeId::UInt32 | DTypeId::UInt64
+        )
+    };
+    match (int(source), int(target)) {
+        (true, true) if target.size() <= source.size() => (unsigned(source), unsigned(target)),
+        (true, true) => (source, unsigned(target)),
+        (false, true) if target.size() < 4 => (source, unsigned(target)),
+        _ => (source, target),
+    }
+}
+
 /// NumPy's cast between two real NumPy types, `src` and `dst` of one length.
 fn real_words(source: DTypeId, target: DTypeId, src: Words<'_>, dst: WordsMut<'_>) {
+    let (source, target) = same_words_as(source, target);
     if source == target {
         // NumPy's cast to the same type copies the bits: a signaling NaN stays signaling
         // (a round trip through float64 would quiet it).
         with_numpy!(source, S => copy::<S>(src, dst), else {});
         return;
     }
-    with_numpy!(source, S => with_numpy!(target, D => cast_loop::<S, D>(src, dst), else {}), else {});
+    // Only the pairs `same_words_as` leaves are compiled (a constant per arm).
+    with_numpy!(source, S => with_numpy!(target, D => {
+        if const { writes_own_words::<S, D>() } {
+            cast_loop::<S, D>(src, dst);
+        }
+    }, else {}), else {});
+}
+
+/// Whether `S -> D` is a pair [`same_words_as`] leaves as it is, of two distinct types: the
+/// same rules, for the types' kinds and sizes, as a constant.
+const fn writes_own_words<S: NumpyNumber, D: NumpyNumber>() -> bool {
+    let (ss, ds) = (size_of::<S>(), size_of::<D>());
+    match (S::KIND, D::KIND) {
+        (Kind::Int(s), Kind::Int(d)) if ds <= ss => !s.signed && !d.signed && ds < ss,
+        (Kind::Int(_), Kind::Int(d)) => !d.signed,
+        (Kind::Float(_), Kind::Int(d)) if ds < 4 => !d.signed,
+        (Kind::Float(_), Kind::Float(_)) => ss != ds,
+        _ => true,
+    }
 }
 
 /// NumPy's cast from `source` to `target` (NumPy's eleven real types, `complex64` and
 /// `complex128`) over `src` into `dst`, the shorter number of elements, the kernel chosen
-/// once per call: one loop per pair. Between the complex types each part is cast as its
+/// once per call: one loop per pair that writes different words ([`same_words_as`]). Between the complex types each part is cast as its
 /// float type (NumPy casts them so); from a complex type the real part is cast, into one
 /// the real part is the cast value and the imaginary part `+0.0`.
 pub(crate) fn cast_words(source: DTypeId, target: DTypeId, src: Words<'_>, mut dst: WordsMut<'_>) {
@@ -193,9 +242,21 @@ pub(crate) fn cast_words(source: DTypeId, target: DTypeId, src: Words<'_>, mut d
     match (sp, tp) {
         (None, None) => real_words(source, target, src, dst),
         (Some(s), Some(t)) => real_words(s, t, src, dst),
-        (Some(s), None) => with_numpy!(s, S => with_numpy!(target, D =>
-            real_part_loop::<S, D>(src, dst), else {}), else {}),
-        (None, Some(t)) => with_numpy!(source, S => with_numpy!(t, F =>
-            to_complex_loop::<S, F>(src, dst), else {}), else {}),
+        // `s` and `t` are `float32` or `float64` (a constant per arm rules out the others).
+        (Some(s), None) => {
+            let (s, target) = same_words_as(s, target);
+            with_numpy!(s, S => with_numpy!(target, D => {
+                if const { size_of::<S>() >= 4 && S::IS_FLOAT
+                    && (writes_own_words::<S, D>() || size_of::<S>() == size_of::<D>() && D::IS_FLOAT) }
+                {
+                    real_part_loop::<S, D>(src, dst);
+                }
+            }, else {}), else {})
+        }
+        (None, Some(t)) => with_numpy!(source, S => with_numpy!(t, F => {
+            if const { size_of::<F>() >= 4 && F::IS_FLOAT } {
+                to_complex_loop::<S, F>(src, dst);
+            }
+        }, else {}), else {}),
     }
 }

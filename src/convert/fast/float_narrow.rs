@@ -14,9 +14,10 @@ pub(super) fn narrow<SW: Word, DW: Word>(
     oor: OutOfRange,
     l: FloatLayout,
 ) -> usize {
-    crate::arch::vectorized(
+    crate::arch::vectorized_or(
+        (src, dst),
         #[inline(always)]
-        move || {
+        move |(src, dst)| {
             let plan = crate::convert::narrow::plan(l, oor);
             if let Some(done) =
                 crate::convert::narrow::f32_nearest_even(src, dst, mode, oor, l, plan)
@@ -30,6 +31,7 @@ pub(super) fn narrow<SW: Word, DW: Word>(
                 |s, d| !crate::convert::narrow::cast(s, d, mode, oor, l, plan),
             )
         },
+        move |(src, dst)| crate::convert::narrow::portable(src, dst, mode, oor, l),
     )
 }
 
@@ -70,4 +72,102 @@ fn f64_to_f32<SW: Word, DW: Word>(src: &[SW], dst: &mut [DW], clamp: bool) -> bo
     }
     // Under clamp an overflow goes to ±Inf, which is what the hardware produced.
     infinite == 0 || clamp
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::arch::level::{Isa, with_max_isa};
+    use crate::convert::reference_words;
+    use crate::dtype::Real;
+    use crate::number::layout::Format;
+
+    /// `f32`/`f64` words around every target's range: tiny, subnormal in the targets,
+    /// ties, large, and (unless `clean`) NaN, ±Inf and values that overflow.
+    fn sources<SW: Word>(n: usize, clean: bool) -> Vec<SW> {
+        let mut x = 0x853c_49e6_748f_ea9bu64;
+        (0..n)
+            .map(|i| {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                let m = 1.0 + (x >> 12) as f64 / (1u64 << 52) as f64;
+                let e = ((x >> 3) % 40) as i32 - 30;
+                let sign = if x & 1 == 0 { 1.0 } else { -1.0 };
+                let v = match (i % 11, clean) {
+                    (0, false) => f64::NAN,
+                    (1, false) => f64::NEG_INFINITY,
+                    (2, false) => 1e39,
+                    (3, _) => sign * (1.0 + (i % 4) as f64 / 8.0),
+                    _ => sign * m * 2f64.powi(e),
+                };
+                if SW::BITS == 64 {
+                    SW::from_u64(v.to_bits())
+                } else {
+                    SW::from_u64(u64::from((v as f32).to_bits()))
+                }
+            })
+            .collect()
+    }
+
+    /// Every level's kernel (the baseline twin included) against the reference path.
+    fn check<SW: Word, D: Real>() {
+        let (sf, Format::Float(l)) = (
+            if SW::BITS == 64 {
+                f64::FORMAT
+            } else {
+                f32::FORMAT
+            },
+            D::FORMAT,
+        ) else {
+            unreachable!()
+        };
+        type DW<D> = <D as crate::number::storage::Plain>::Word;
+        let modes = [
+            Rounding::NearestEven,
+            Rounding::TowardsZero,
+            Rounding::TowardsPositive,
+            Rounding::TowardsNegative,
+            Rounding::NearestAway,
+        ];
+        for isa in Isa::available() {
+            for clean in [true, false] {
+                let words = sources::<SW>(1501, clean);
+                let src = &words[1..];
+                for mode in modes {
+                    for oor in [OutOfRange::Clamp, OutOfRange::Error] {
+                        let mut got = vec![DW::<D>::from_u64(0); src.len()];
+                        let done = with_max_isa(isa, || narrow(src, &mut got, mode, oor, l));
+                        let mut want = vec![DW::<D>::from_u64(0); done];
+                        let ok = reference_words(
+                            &src[..done],
+                            &mut want,
+                            sf,
+                            D::FORMAT,
+                            crate::number::CastOptions::new(mode, oor),
+                            None,
+                        );
+                        let ctx = format!("{isa:?} {} {mode:?} {oor:?} {clean}", D::NAME);
+                        assert!(ok.is_ok(), "{ctx}: accepted a failing element");
+                        assert!(got[..done] == want[..], "{ctx}");
+                        if clean && oor == OutOfRange::Clamp {
+                            assert_eq!(done, src.len(), "{ctx}");
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn every_level_matches_the_reference() {
+        use crate::dtype::{Float8E4M3, Float8E5M2};
+        check::<u32, half::f16>();
+        check::<u32, half::bf16>();
+        check::<u32, Float8E4M3>();
+        check::<u32, Float8E5M2>();
+        check::<u64, half::f16>();
+        check::<u64, f32>();
+        check::<u64, Float8E4M3>();
+    }
 }

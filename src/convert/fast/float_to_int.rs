@@ -4,9 +4,7 @@
 
 use super::{OOR_CLAMP, OOR_ERROR, OOR_WRAP};
 use crate::convert::blocks::by_blocks;
-use crate::convert::narrow::{
-    NEAREST_AWAY, NEAREST_EVEN, TOWARDS_NEGATIVE, TOWARDS_POSITIVE, TOWARDS_ZERO,
-};
+use crate::convert::narrow::{DIRECTED, NEAREST_AWAY, NEAREST_EVEN, TOWARDS_ZERO};
 use crate::number::layout::IntLayout;
 use crate::number::storage::Word;
 use crate::number::{CastOptions, OutOfRange, Rounding};
@@ -21,15 +19,26 @@ pub(super) fn as_f64<SW: Word>(w: SW) -> f64 {
     }
 }
 
-/// Round to an integral value under `MODE` (a [`Rounding`] as `u8`), in hardware.
+/// Round to an integral value under `MODE` (a [`Rounding`] as `u8`), in hardware. The
+/// two directed modes are one `MODE`, `DIRECTED`, with `dir` saying which: `1.0` towards
+/// negative, `-1.0` towards positive (`ceil(x) = -floor(-x)`, exactly, signed zeros
+/// included), so that they share a loop at the cost of two multiplications.
 #[inline(always)]
-fn round_integral<const MODE: u8>(x: f64) -> f64 {
+fn round_integral<const MODE: u8>(x: f64, dir: f64) -> f64 {
     match MODE {
         NEAREST_EVEN => x.round_ties_even(),
         TOWARDS_ZERO => x.trunc(),
-        TOWARDS_POSITIVE => x.ceil(),
-        TOWARDS_NEGATIVE => x.floor(),
+        DIRECTED => dir * (dir * x).floor(),
         _ => x.round(),
+    }
+}
+
+/// [`round_integral`]'s `dir` for `mode`.
+fn direction(mode: Rounding) -> f64 {
+    if mode == Rounding::TowardsPositive {
+        -1.0
+    } else {
+        1.0
     }
 }
 
@@ -48,23 +57,22 @@ pub(super) fn float_to_int<SW: Word, DW: Word>(
     opts: CastOptions,
     l: IntLayout,
 ) -> usize {
-    let oor = opts.out_of_range;
+    let (oor, dir) = (opts.out_of_range, direction(opts.rounding));
     macro_rules! by_mode {
-        ($($mode:ident => $m:ident),*) => {
+        ($($mode:pat => $m:ident),*) => {
             match opts.rounding {
-                $(Rounding::$mode => crate::arch::vectorized(
+                $($mode => crate::arch::vectorized(
                     #[inline(always)]
-                    move || by_blocks(src, dst, #[inline(always)] |s, d| float_to_int_in::<SW, DW, $m>(s, d, oor, l)),
+                    move || by_blocks(src, dst, #[inline(always)] |s, d| float_to_int_in::<SW, DW, $m>(s, d, oor, l, dir)),
                 ),)*
             }
         };
     }
     by_mode!(
-        NearestEven => NEAREST_EVEN,
-        TowardsZero => TOWARDS_ZERO,
-        TowardsPositive => TOWARDS_POSITIVE,
-        TowardsNegative => TOWARDS_NEGATIVE,
-        NearestAway => NEAREST_AWAY
+        Rounding::NearestEven => NEAREST_EVEN,
+        Rounding::TowardsZero => TOWARDS_ZERO,
+        Rounding::TowardsPositive | Rounding::TowardsNegative => DIRECTED,
+        Rounding::NearestAway => NEAREST_AWAY
     )
 }
 
@@ -74,6 +82,7 @@ fn float_to_int_in<SW: Word, DW: Word, const MODE: u8>(
     dst: &mut [DW],
     oor: OutOfRange,
     l: IntLayout,
+    dir: f64,
 ) -> bool {
     // Bounds as f64: exact for every width (2^63 and 2^64 are powers of two; `max + 1` is
     // used as an exclusive bound so that no rounding of `max` itself is involved).
@@ -101,7 +110,7 @@ fn float_to_int_in<SW: Word, DW: Word, const MODE: u8>(
     macro_rules! each {
         (|$v:ident| $bits:expr) => {
             for (s, d) in src.iter().zip(dst.iter_mut()) {
-                let r = round_integral::<MODE>(as_f64(*s));
+                let r = round_integral::<MODE>(as_f64(*s), dir);
                 let in_range = (r >= lo) & (r < hi_excl);
                 // ±Inf and NaN are never clamped (catalogue `inf-clamp`): reference path.
                 let ok = if clamp {
@@ -151,25 +160,27 @@ pub(super) fn float_to_narrow_int<SW: Word, DW: Word, const NAN_MAP: bool, const
     if l.bits > 32 {
         return 0;
     }
-    let (oor, nan_code) = (opts.out_of_range, nan_code as u32);
+    let (oor, nan_code, dir) = (opts.out_of_range, nan_code as u32, direction(opts.rounding));
     macro_rules! by_mode {
-        ($($mode:ident => $m:ident),*) => {
+        ($($mode:pat => $m:ident),*) => {
             match opts.rounding {
-                $(Rounding::$mode => {
+                $($mode => {
                     // `const`: the other twin is not compiled (see `f2i_narrow`).
                     if const { WIDE } {
                         crate::arch::vectorized_wide(
                             #[inline(always)]
                             move || by_blocks(src, dst, #[inline(always)] |s, d| {
-                                by_oor_f2i::<SW, DW, $m, NAN_MAP>(s, d, oor, l, value, nan_code)
+                                by_oor_f2i::<SW, DW, $m, NAN_MAP>(s, d, oor, l, dir, value, nan_code)
                             }),
                         )
                     } else {
-                        crate::arch::vectorized(
+                        crate::arch::vectorized_or(
+                            (src, dst),
                             #[inline(always)]
-                            move || by_blocks(src, dst, #[inline(always)] |s, d| {
-                                by_oor_f2i::<SW, DW, $m, NAN_MAP>(s, d, oor, l, value, nan_code)
+                            move |(src, dst)| by_blocks(src, dst, #[inline(always)] |s, d| {
+                                by_oor_f2i::<SW, DW, $m, NAN_MAP>(s, d, oor, l, dir, value, nan_code)
                             }),
+                            move |(src, dst)| f2i_portable::<SW, DW, NAN_MAP>(src, dst, opts, l, value, nan_code),
                         )
                     }
                 })*
@@ -177,13 +188,58 @@ pub(super) fn float_to_narrow_int<SW: Word, DW: Word, const NAN_MAP: bool, const
         };
     }
     by_mode!(
-        NearestEven => NEAREST_EVEN,
-        TowardsZero => TOWARDS_ZERO,
-        TowardsPositive => TOWARDS_POSITIVE,
-        TowardsNegative => TOWARDS_NEGATIVE,
-        NearestAway => NEAREST_AWAY
+        Rounding::NearestEven => NEAREST_EVEN,
+        Rounding::TowardsZero => TOWARDS_ZERO,
+        Rounding::TowardsPositive | Rounding::TowardsNegative => DIRECTED,
+        Rounding::NearestAway => NEAREST_AWAY
     )
 }
+
+/// [`float_to_narrow_int`]'s baseline (SSE2) twin on x86-64: one scalar loop per width
+/// pair, the rounding mode and the out-of-range rule tested per element (SSE2 has no
+/// rounding instruction, so the constant-parameter loops are scalar there too, and 45 of
+/// them per width pair would only be code). It accepts a subset of what [`f2i_narrow`]
+/// accepts (values below 2^51 in magnitude) and gives the same codes; a block with
+/// anything else is declined, as there.
+#[inline(never)]
+fn f2i_portable<SW: Word, DW: Word, const NAN_MAP: bool>(
+    src: &[SW],
+    dst: &mut [DW],
+    opts: CastOptions,
+    l: IntLayout,
+    value: impl Fn(SW) -> f64 + Copy,
+    nan_code: u32,
+) -> usize {
+    let (lo, max, mask) = (l.min() as f64, l.max() as f64, l.mask());
+    let nan_value = crate::number::int::int_value(&l, nan_code.into()) as f64;
+    let (mode, oor) = (opts.rounding, opts.out_of_range);
+    by_blocks(src, dst, |src, dst| {
+        for (s, d) in src.iter().zip(dst.iter_mut()) {
+            let x = value(*s);
+            let r = match mode {
+                Rounding::NearestEven => x.round_ties_even(),
+                Rounding::TowardsZero => x.trunc(),
+                Rounding::TowardsPositive => x.ceil(),
+                Rounding::TowardsNegative => x.floor(),
+                Rounding::NearestAway => x.round(),
+            };
+            let r = if NAN_MAP && r.is_nan() { nan_value } else { r };
+            // ±Inf and NaN are never clamped (catalogue `inf-clamp`): the block is redone.
+            let v = match oor {
+                OutOfRange::Clamp if r.is_finite() => r.max(lo).min(max),
+                OutOfRange::Wrap if r.abs() < TWO_51 => r,
+                OutOfRange::Error if lo <= r && r <= max => r,
+                _ => return false,
+            };
+            // `v` is integral and below 2^51 in magnitude: `as i64` is exact.
+            *d = DW::from_u64(v as i64 as u64 & mask);
+        }
+        true
+    })
+}
+
+/// 2^51, exactly.
+const TWO_51: f64 = (1u64 << 51) as f64;
 
 /// `scale_offset`'s encode on `f32`/`f64`: `(x - offset) * scale`, each operation rounded
 /// in the source type (the hardware's own arithmetic), `offset` and `scale` as codes.
@@ -227,10 +283,12 @@ fn by_oor_f2i<SW: Word, DW: Word, const MODE: u8, const NAN_MAP: bool>(
     dst: &mut [DW],
     oor: OutOfRange,
     l: IntLayout,
+    dir: f64,
     value: impl Fn(SW) -> f64 + Copy,
     nan_code: u32,
 ) -> bool {
     let b = F2i {
+        dir,
         lo: l.min() as f64,
         max: l.max() as f64,
         narrow: (
@@ -250,6 +308,8 @@ fn by_oor_f2i<SW: Word, DW: Word, const MODE: u8, const NAN_MAP: bool>(
 /// The loop invariants of [`f2i_narrow`].
 #[derive(Clone, Copy)]
 struct F2i {
+    /// [`round_integral`]'s direction of the directed modes.
+    dir: f64,
     /// The target's range, as `f64` (exact: at most 32 bits).
     lo: f64,
     max: f64,
@@ -285,6 +345,7 @@ fn f2i_narrow<SW: Word, DW: Word, const MODE: u8, const OOR: u8, const NAN_MAP: 
     value: impl Fn(SW) -> f64,
 ) -> bool {
     let F2i {
+        dir,
         lo,
         max,
         narrow: (lo_i, max_i),
@@ -330,7 +391,7 @@ fn f2i_narrow<SW: Word, DW: Word, const MODE: u8, const OOR: u8, const NAN_MAP: 
         let r = if fold || fold_away {
             x
         } else {
-            round_integral::<MODE>(x)
+            round_integral::<MODE>(x, dir)
         };
         // NaN after rounding is NaN before it, and nothing else. The key's value is in
         // range: from here on it is converted (and accepted) like any value, on the `f64`
@@ -508,5 +569,115 @@ mod tests {
                 signed: false,
             },
         );
+    }
+}
+
+#[cfg(test)]
+mod every_level_tests {
+    use super::*;
+    use crate::arch::level::{Isa, with_max_isa};
+    use crate::convert::reference_words;
+    use crate::number::layout::Format;
+
+    /// `f32`/`f64` words: in-range values (halves, negatives, zeros) only when `clean`,
+    /// else also NaN, ±Inf and values out of every target's range.
+    fn sources<SW: Word>(n: usize, clean: bool) -> Vec<SW> {
+        let mut x = 0x9e37_79b9_7f4a_7c15u64;
+        (0..n)
+            .map(|i| {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                let v = match (i % 7, clean) {
+                    (0, _) => (i as f64) / 2.0 - 40.0,
+                    (1, _) => -0.0,
+                    (2, false) => f64::NAN,
+                    (3, false) => [f64::INFINITY, -1e12, 5e9, 70000.5][i % 4],
+                    _ => ((x >> 11) % 2000) as f64 / 8.0 - 120.0,
+                };
+                if SW::BITS == 64 {
+                    SW::from_u64(v.to_bits())
+                } else {
+                    SW::from_u64(u64::from((v as f32).to_bits()))
+                }
+            })
+            .collect()
+    }
+
+    /// Every level's kernel (the baseline twin included) against the reference path: the
+    /// elements it reports done are the reference's, for every rounding mode and rule.
+    fn check<SW: Word, DW: Word>(layouts: &[IntLayout]) {
+        let sf = if SW::BITS == 64 {
+            <f64 as crate::dtype::Real>::FORMAT
+        } else {
+            <f32 as crate::dtype::Real>::FORMAT
+        };
+        let modes = [
+            Rounding::NearestEven,
+            Rounding::TowardsZero,
+            Rounding::TowardsPositive,
+            Rounding::TowardsNegative,
+            Rounding::NearestAway,
+        ];
+        let rules = [OutOfRange::Clamp, OutOfRange::Wrap, OutOfRange::Error];
+        for isa in Isa::available() {
+            for &l in layouts {
+                for clean in [true, false] {
+                    // Odd length, unaligned start.
+                    let src = sources::<SW>(1201, clean);
+                    let src = &src[1..];
+                    for mode in modes {
+                        for oor in rules {
+                            let opts = CastOptions::new(mode, oor);
+                            let mut got = vec![DW::from_u64(0); src.len()];
+                            let done = with_max_isa(isa, || {
+                                float_to_narrow_int::<SW, DW, false>(
+                                    src,
+                                    &mut got,
+                                    opts,
+                                    l,
+                                    as_f64::<SW>,
+                                    0,
+                                )
+                            });
+                            let mut want = vec![DW::from_u64(0); done];
+                            let ok = reference_words(
+                                &src[..done],
+                                &mut want,
+                                sf,
+                                Format::Int(l),
+                                opts,
+                                None,
+                            );
+                            let ctx = format!("{isa:?} {l:?} {mode:?} {oor:?} clean {clean}");
+                            assert!(ok.is_ok(), "{ctx}: accepted a failing element");
+                            assert!(got[..done] == want[..], "{ctx}");
+                            if clean && oor != OutOfRange::Error {
+                                assert_eq!(done, src.len(), "{ctx}");
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn every_level_matches_the_reference() {
+        let int = |bits, signed| IntLayout { bits, signed };
+        for sw in [32, 64] {
+            let u8s = [int(8, false), int(8, true), int(4, true)];
+            let u16s = [int(16, false), int(16, true)];
+            let u32s = [int(32, false), int(32, true)];
+            if sw == 32 {
+                check::<u32, u8>(&u8s);
+                check::<u32, u16>(&u16s);
+                check::<u32, u32>(&u32s);
+            } else {
+                check::<u64, u8>(&u8s);
+                check::<u64, u16>(&u16s);
+                check::<u64, u32>(&u32s);
+            }
+        }
     }
 }
