@@ -631,7 +631,7 @@ mod every_level_tests {
                             let opts = CastOptions::new(mode, oor);
                             let mut got = vec![DW::from_u64(0); src.len()];
                             let done = with_max_isa(isa, || {
-                                float_to_narrow_int::<SW, DW, false>(
+                                float_to_narrow_int::<SW, DW, false, false>(
                                     src,
                                     &mut got,
                                     opts,
