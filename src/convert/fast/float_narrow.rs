@@ -17,21 +17,38 @@ pub(super) fn narrow<SW: Word, DW: Word>(
     crate::arch::vectorized_or(
         (src, dst),
         #[inline(always)]
+        move |(src, dst)| by_mode(src, dst, mode, oor, l),
+        // Below AVX2 one loop per width pair takes every mode, but nearest-even, the
+        // default, keeps its own kernels: the general loop takes three times its
+        // instructions per element.
         move |(src, dst)| {
-            let plan = crate::convert::narrow::plan(l, oor);
-            if let Some(done) =
-                crate::convert::narrow::f32_nearest_even(src, dst, mode, oor, l, plan)
-            {
-                return done;
+            if mode == Rounding::NearestEven {
+                by_mode(src, dst, Rounding::NearestEven, oor, l)
+            } else {
+                crate::convert::narrow::portable(src, dst, mode, oor, l)
             }
-            by_blocks(
-                src,
-                dst,
-                #[inline(always)]
-                |s, d| !crate::convert::narrow::cast(s, d, mode, oor, l, plan),
-            )
         },
-        move |(src, dst)| crate::convert::narrow::portable(src, dst, mode, oor, l),
+    )
+}
+
+/// The kernels of `mode` (inlined, so that a constant `mode` compiles only its own).
+#[inline(always)]
+fn by_mode<SW: Word, DW: Word>(
+    src: &[SW],
+    dst: &mut [DW],
+    mode: Rounding,
+    oor: OutOfRange,
+    l: FloatLayout,
+) -> usize {
+    let plan = crate::convert::narrow::plan(l, oor);
+    if let Some(done) = crate::convert::narrow::f32_nearest_even(src, dst, mode, oor, l, plan) {
+        return done;
+    }
+    by_blocks(
+        src,
+        dst,
+        #[inline(always)]
+        |s, d| !crate::convert::narrow::cast(s, d, mode, oor, l, plan),
     )
 }
 

@@ -180,7 +180,16 @@ pub(super) fn float_to_narrow_int<SW: Word, DW: Word, const NAN_MAP: bool, const
                             move |(src, dst)| by_blocks(src, dst, #[inline(always)] |s, d| {
                                 by_oor_f2i::<SW, DW, $m, NAN_MAP>(s, d, oor, l, dir, value, nan_code)
                             }),
-                            move |(src, dst)| f2i_portable::<SW, DW, NAN_MAP>(src, dst, opts, l, value, nan_code),
+                            // Below AVX2 one loop per width pair takes every mode but
+                            // nearest-even, the default, which keeps its own (a third of
+                            // the general loop's instructions per element).
+                            move |(src, dst)| if opts.rounding == Rounding::NearestEven {
+                                by_blocks(src, dst, #[inline(always)] |s, d| {
+                                    by_oor_f2i::<SW, DW, NEAREST_EVEN, NAN_MAP>(s, d, oor, l, dir, value, nan_code)
+                                })
+                            } else {
+                                f2i_portable::<SW, DW, NAN_MAP>(src, dst, opts, l, value, nan_code)
+                            },
                         )
                     }
                 })*
@@ -195,12 +204,16 @@ pub(super) fn float_to_narrow_int<SW: Word, DW: Word, const NAN_MAP: bool, const
     )
 }
 
-/// [`float_to_narrow_int`]'s baseline (SSE2) twin on x86-64: one scalar loop per width
-/// pair, the rounding mode and the out-of-range rule tested per element (SSE2 has no
-/// rounding instruction, so the constant-parameter loops are scalar there too, and 45 of
-/// them per width pair would only be code). It accepts a subset of what [`f2i_narrow`]
-/// accepts (values below 2^51 in magnitude) and gives the same codes; a block with
-/// anything else is declined, as there.
+/// [`float_to_narrow_int`]'s baseline (SSE2) twin on x86-64 for every mode but
+/// nearest-even: one loop per width pair, the rounding mode and the out-of-range rule as
+/// loop invariants. It accepts a subset of what
+/// [`f2i_narrow`] accepts (values below 2^51 in magnitude) and gives the same codes; a block
+/// with anything else is declined, as there.
+///
+/// SSE2 has no rounding instruction: `round_ties_even`, `floor` and the like are library
+/// calls there, one per element. So the loop rounds by [`RoundBy`]: one nearest-even
+/// rounding by the `MAGIC` addition, and the other modes from it by a compare, all of it
+/// arithmetic on loop invariants (no branch per element, no call).
 #[inline(never)]
 fn f2i_portable<SW: Word, DW: Word, const NAN_MAP: bool>(
     src: &[SW],
@@ -212,30 +225,100 @@ fn f2i_portable<SW: Word, DW: Word, const NAN_MAP: bool>(
 ) -> usize {
     let (lo, max, mask) = (l.min() as f64, l.max() as f64, l.mask());
     let nan_value = crate::number::int::int_value(&l, nan_code.into()) as f64;
-    let (mode, oor) = (opts.rounding, opts.out_of_range);
+    let by = RoundBy::new(opts.rounding);
+    let oor = opts.out_of_range;
+    let (clamp, wrap, check) = (
+        oor == OutOfRange::Clamp,
+        oor == OutOfRange::Wrap,
+        oor == OutOfRange::Error,
+    );
     by_blocks(src, dst, |src, dst| {
+        let mut bad = false;
         for (s, d) in src.iter().zip(dst.iter_mut()) {
-            let x = value(*s);
-            let r = match mode {
-                Rounding::NearestEven => x.round_ties_even(),
-                Rounding::TowardsZero => x.trunc(),
-                Rounding::TowardsPositive => x.ceil(),
-                Rounding::TowardsNegative => x.floor(),
-                Rounding::NearestAway => x.round(),
-            };
+            let r = by.round(value(*s));
             let r = if NAN_MAP && r.is_nan() { nan_value } else { r };
             // ±Inf and NaN are never clamped (catalogue `inf-clamp`): the block is redone.
-            let v = match oor {
-                OutOfRange::Clamp if r.is_finite() => r.max(lo).min(max),
-                OutOfRange::Wrap if r.abs() < TWO_51 => r,
-                OutOfRange::Error if lo <= r && r <= max => r,
-                _ => return false,
-            };
-            // `v` is integral and below 2^51 in magnitude: `as i64` is exact.
-            *d = DW::from_u64(v as i64 as u64 & mask);
+            // `|r| >= 2^51` whenever the input was (see `RoundBy::round`), so the wrap
+            // rule declines every value the rounding was not exact for. Each rule is a
+            // mask (`&` and `|` of loop invariants, never a branch) so that the loop stays
+            // one SSE2 loop.
+            let a = r.abs();
+            let ok = (clamp & (a < f64::INFINITY))
+                | (wrap & (a < TWO_51))
+                | (check & (lo <= r) & (r <= max));
+            // A clamp as compares that x86's `maxpd` / `minpd` are (a NaN gives some bound:
+            // its block is declined anyway).
+            let c = if r > lo { r } else { lo };
+            let c = if c < max { c } else { max };
+            let v = if clamp { c } else { r };
+            // A kept `v` is integral and below 2^51 in magnitude: the low bits of
+            // `v + MAGIC` are its two's complement (see `MAGIC`), without the saturating
+            // `as` conversion, which SSE2 does one element at a time.
+            *d = DW::from_u64((v + MAGIC).to_bits() & mask);
+            bad |= !ok;
         }
-        true
+        !bad
     })
+}
+
+/// A rounding mode as loop invariants, for [`f2i_portable`]: `x` rounds to
+/// `s · (n + adjust)` with `s` the sign of `x` or a constant, `y = s · x`, `n` the integer
+/// nearest `y` (ties to even) and `adjust` one compare:
+///
+/// | mode | `s` | `adjust` |
+/// |---|---|---|
+/// | nearest-even | 1 | 0 |
+/// | towards negative (`floor`) | 1 | `-1` if `n > y` |
+/// | towards positive (`-floor(-x)`) | -1 | `-1` if `n > y` |
+/// | towards zero (`floor` of `\|x\|`) | sign of `x` | `-1` if `n > y` |
+/// | nearest-away | sign of `x` | `+1` if `y - n = 0.5` (a tie `n` rounded down to even) |
+#[derive(Clone, Copy)]
+struct RoundBy {
+    /// The sign bit when `s` is the sign of `x` (`dir` is then 1), else 0.
+    sign_of_x: u64,
+    dir: f64,
+    /// 1.0 for the modes that round `y` down, else 0.0.
+    down: f64,
+    /// 1.0 for nearest-away, else 0.0.
+    away: f64,
+}
+
+impl RoundBy {
+    fn new(mode: Rounding) -> Self {
+        let (by_sign, dir, down, away) = match mode {
+            Rounding::NearestEven => (false, 1.0, 0.0, 0.0),
+            Rounding::TowardsNegative => (false, 1.0, 1.0, 0.0),
+            Rounding::TowardsPositive => (false, -1.0, 1.0, 0.0),
+            Rounding::TowardsZero => (true, 1.0, 1.0, 0.0),
+            Rounding::NearestAway => (true, 1.0, 0.0, 1.0),
+        };
+        RoundBy {
+            sign_of_x: if by_sign { 1 << 63 } else { 0 },
+            dir,
+            down,
+            away,
+        }
+    }
+
+    /// `x` rounded, exactly when `|x| < 2^51`. `±Inf` and NaN stay what they are; any other
+    /// `x` of magnitude at least 2^51 gives some value of magnitude at least 2^51 and of
+    /// `x`'s sign (`y + MAGIC` rounds monotonically, and the bounds it is compared with
+    /// are representable), which the caller declines, or clamps to the same bound below
+    /// 2^32 as the exact value.
+    #[inline(always)]
+    fn round(self, x: f64) -> f64 {
+        // `copysign(dir, x)` when `by_sign` (`dir` is 1 then), else `dir`: sign bits,
+        // so that nothing here is a branch.
+        let s = f64::from_bits(self.dir.to_bits() ^ (x.to_bits() & self.sign_of_x));
+        let y = s * x;
+        // For `|y| <= 2^51`, `y + MAGIC` lies in `[2^52, 2^53]`, where the spacing is 1:
+        // the addition rounds `y` to the nearest integer, ties to even, and the
+        // subtraction is exact.
+        let n = (y + MAGIC) - MAGIC;
+        let down = if n > y { self.down } else { 0.0 };
+        let up = if y - n == 0.5 { self.away } else { 0.0 };
+        s * (n - down + up)
+    }
 }
 
 /// 2^51, exactly.
@@ -579,6 +662,27 @@ mod every_level_tests {
     use crate::convert::reference_words;
     use crate::number::layout::Format;
 
+    /// Values out of every target's range, and at the edges of the baseline twin's exact
+    /// rounding (2^51) and of `f64`'s integers (2^52, 2^53), and just below a half.
+    const EDGES: [f64; 16] = [
+        f64::INFINITY,
+        -1e12,
+        5e9,
+        70000.5,
+        2_251_799_813_685_247.5,
+        -2_251_799_813_685_248.0,
+        2_251_799_813_685_249.0,
+        -2_251_799_813_685_250.0,
+        4_503_599_627_370_495.5,
+        -4_503_599_627_370_497.0,
+        9_007_199_254_740_994.0,
+        0.499_999_999_999_999_94,
+        -0.499_999_999_999_999_94,
+        -2.5,
+        f64::NEG_INFINITY,
+        1e300,
+    ];
+
     /// `f32`/`f64` words: in-range values (halves, negatives, zeros) only when `clean`,
     /// else also NaN, ±Inf and values out of every target's range.
     fn sources<SW: Word>(n: usize, clean: bool) -> Vec<SW> {
@@ -592,7 +696,7 @@ mod every_level_tests {
                     (0, _) => (i as f64) / 2.0 - 40.0,
                     (1, _) => -0.0,
                     (2, false) => f64::NAN,
-                    (3, false) => [f64::INFINITY, -1e12, 5e9, 70000.5][i % 4],
+                    (3, false) => EDGES[(i / 7) % EDGES.len()],
                     _ => ((x >> 11) % 2000) as f64 / 8.0 - 120.0,
                 };
                 if SW::BITS == 64 {
@@ -622,10 +726,25 @@ mod every_level_tests {
         let rules = [OutOfRange::Clamp, OutOfRange::Wrap, OutOfRange::Error];
         for isa in Isa::available() {
             for &l in layouts {
-                for clean in [true, false] {
-                    // Odd length, unaligned start.
-                    let src = sources::<SW>(1201, clean);
-                    let src = &src[1..];
+                // Odd lengths, unaligned starts: the clean values; the clean values with
+                // NaN, ±Inf and the edges mixed in (every block of which is declined by
+                // some rule); and each edge alone in a short block of clean values, so
+                // that the rules that keep it are tested on it.
+                let mut cases = vec![
+                    (true, sources::<SW>(1201, true)),
+                    (false, sources::<SW>(1201, false)),
+                ];
+                for e in EDGES {
+                    let mut src = sources::<SW>(38, true);
+                    src[20] = if SW::BITS == 64 {
+                        SW::from_u64(e.to_bits())
+                    } else {
+                        SW::from_u64(u64::from((e as f32).to_bits()))
+                    };
+                    cases.push((false, src));
+                }
+                for (clean, src) in &cases {
+                    let (clean, src) = (*clean, &src[1..]);
                     for mode in modes {
                         for oor in rules {
                             let opts = CastOptions::new(mode, oor);
