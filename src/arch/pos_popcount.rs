@@ -565,6 +565,9 @@ mod kernels {
         }
     }
 
+    /// Vectors ahead of the stream that the fused kernel prefetches (far neighbours).
+    const STREAM_AHEAD: usize = 32;
+
     /// The kernel of `pos_popcount_prepared_pairs_avx512`, with the NaN test (`NAN`) and
     /// the masked-code test (`MASKED`) chosen at compile time. Returns whether a prepared
     /// word was masked.
@@ -572,9 +575,6 @@ mod kernels {
     /// # Safety
     /// The CPU must have AVX-512 F and DQ; `words` must hold the vectors up to
     /// `k0 + 32 · chunks + ring.q + 1` (exclusive), and `ring.prepared <= k0 + ring.q + 1`.
-    /// Vectors ahead of the stream that the fused kernel prefetches.
-    const STREAM_AHEAD: usize = 32;
-
     #[target_feature(enable = "avx512f,avx512dq")]
     pub(super) unsafe fn fused<L: Lane, const NAN: bool, const MASKED: bool>(
         (pa, ba): WideState<'_>,
@@ -640,10 +640,10 @@ mod kernels {
             // the last vector (where the next call starts).
             for c in 0..chunks {
                 let k = k0 + 32 * c;
+                // No software prefetch: one stream read in order, which the hardware
+                // prefetchers follow; the hints measured slower here (they take a load
+                // slot per vector).
                 let mut pair = |i: usize| {
-                    _mm_prefetch::<_MM_HINT_NTA>(
-                        src.wrapping_add(64 * (k + i + 1 + STREAM_AHEAD)).cast(),
-                    );
                     let (next, keep) = prepare(k + i + 1);
                     clean &= keep;
                     // SAFETY: as for `index`.
@@ -697,7 +697,8 @@ mod kernels {
         clean != L::FULL
     }
 
-    /// Columns ahead of the band kernel's that it prefetches, in each of its 32 rows.
+    /// Columns ahead of the band kernel's that it prefetches, in each of its 32 rows (to
+    /// the first-level cache only: each line is read once).
     const BAND_AHEAD: usize = 4;
 
     /// The kernel of `pos_popcount_prepared_band_avx512` (`NAN`, `MASKED` as in
@@ -767,8 +768,9 @@ mod kernels {
                 unsafe { _mm512_load_si512(slots.add(c).cast()) }
             };
             let mut pair = |i: usize| {
-                // A hint that reads nothing (its address computed wrapping).
-                _mm_prefetch::<_MM_HINT_T0>(ahead.wrapping_add((i + 1) * stride).cast());
+                // A hint that reads nothing (its address computed wrapping): 32 streams
+                // a row apart are more than the hardware prefetchers follow.
+                _mm_prefetch::<_MM_HINT_NTA>(ahead.wrapping_add((i + 1) * stride).cast());
                 let next = prepare(i + 1);
                 let f = prev;
                 prev = next;

@@ -24,7 +24,12 @@ const FUSED_TILE: usize = 8192;
 /// (`arch::pos_popcount_prepared_band_avx512`) rather than in stream order with the
 /// prepared words kept in a ring of a row's length, which then outgrows the first-level
 /// cache beside the stream.
-const BAND_MIN_ROW_BYTES: usize = 8 << 10;
+const BAND_MIN_ROW_BYTES: usize = 4 << 10;
+/// The largest power of two dividing the row length (in bytes, up to 4 KiB) for which
+/// bands run: a band's 32 rows a multiple of 512 bytes apart fall in few sets of the
+/// first-level cache (at most eight ways each), and evict one another's lines between the
+/// two columns that share a line.
+const BAND_MAX_ROW_ALIGN: usize = 256;
 /// The fewest elements per block along the axis for which the fused kernel runs: a
 /// block's last `inner` pairs, which cross its end, are corrected one word at a time.
 const FUSED_MIN_N: usize = 16;
@@ -126,8 +131,13 @@ where
         .pair_prep()
         .filter(|_| n >= FUSED_MIN_N && crate::arch::has_avx512());
     let rows = len / inner;
+    let row_bytes = inner * std::mem::size_of::<W>();
     let mut band = pair_prep
-        .filter(|_| inner * std::mem::size_of::<W>() >= BAND_MIN_ROW_BYTES && rows > BAND_ROWS)
+        .filter(|_| {
+            row_bytes >= BAND_MIN_ROW_BYTES
+                && 1 << row_bytes.trailing_zeros().min(12) <= BAND_MAX_ROW_ALIGN
+                && rows > BAND_ROWS
+        })
         .and_then(|p| BandRow::new(inner, p.bits).map(|row| (p, row)));
     let mut fused = pair_prep
         .filter(|_| band.is_none() && inner <= POS_SHARED_SPAN)

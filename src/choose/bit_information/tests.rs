@@ -339,8 +339,8 @@ fn signed_exponent_matches_the_docstring() {
     );
 }
 
-/// The band counter of far neighbours (`arch::pos_popcount_prepared_band_avx512`: rows of
-/// at least `BAND_MIN_ROW_BYTES`, 32 pair rows at a time, column by column) against the
+/// The band counter of far neighbours (`arch::pos_popcount_prepared_band_avx512`: long
+/// rows, 32 pair rows at a time, column by column) against the
 /// reference at every level, f32 and f64: rows a whole number of vectors or not (the last
 /// column's overlapping lanes), one band or several with rows left after them, bands
 /// across blocks' ends, starts off a vector's alignment, and a NaN or a masked code at a
@@ -360,10 +360,11 @@ fn band_counts_equal_the_reference() {
         } else {
             (0x7ff8_0000_0000_1234, 0x4009_21fb_5444_2d18)
         };
-        // (blocks, n, inner): `inner` of 8 KiB at 32 bits, with a remainder, past 16 KiB;
-        // 33 rows (one band, no rows after it), 70 (two, and rows after), bands across
-        // blocks of 23 and of 17 rows.
+        // (blocks, n, inner): rows a whole number of vectors, with a remainder, past
+        // 16 KiB, of 8 KiB (a power of two: left to the ring); 33 rows (one band, no rows
+        // after it), 70 (two, and rows after), bands across blocks of 23 and of 17 rows.
         let shapes: &[(usize, usize, usize)] = &[
+            (1, 70, 1040),
             (1, 70, 2048),
             (1, 33, 2053),
             (3, 23, 2100),
