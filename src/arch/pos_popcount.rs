@@ -733,7 +733,10 @@ mod kernels {
             if c < q {
                 (64 * c, L::FULL)
             } else {
-                (stride - 64, (L::FULL << (L::FULL.count_ones() as usize - r)) & L::FULL)
+                (
+                    stride - 64,
+                    (L::FULL << (L::FULL.count_ones() as usize - r)) & L::FULL,
+                )
             }
         };
         let mut dirty = 0u32;

@@ -385,10 +385,18 @@ fn band_counts_equal_the_reference() {
                     } else {
                         (x & 0x800f_ffff_ffff_ffff) | ((0x3fc + (x >> 20) % 8) << 52)
                     };
-                    W::from_u64(if x % 997 == 0 { 0 } else { v })
+                    W::from_u64(if x.is_multiple_of(997) { 0 } else { v })
                 })
                 .collect();
-            let cols = [0, 1, lanes, inner - 1, inner - r, inner - r - 1, inner - lanes];
+            let cols = [
+                0,
+                1,
+                lanes,
+                inner - 1,
+                inner - r,
+                inner - r - 1,
+                inner - lanes,
+            ];
             let edges = [0, 1, 31, 32, 33, 64, rows - 2, rows - 1];
             let mut plants: Vec<Vec<(usize, u64)>> = vec![vec![]];
             for (k, &row) in edges.iter().enumerate() {
