@@ -739,7 +739,10 @@ mod kernels {
                 )
             }
         };
-        let mut dirty = 0u32;
+        // The lanes of every vector prepared so far that were not masked, the lanes a
+        // column leaves out included (a masked word there, counted in the column before,
+        // makes the band's correction run, which is exact either way).
+        let mut clean = L::FULL;
         // SAFETY: each `[u64; 8]` is 64 readable bytes.
         let load_state = |v: &[u64; 8]| unsafe { _mm512_loadu_si512(v.as_ptr().cast()) };
         let mut planes_a: [__m512i; 5] = std::array::from_fn(|i| load_state(&pa[i]));
@@ -761,7 +764,7 @@ mod kernels {
                 // are inside `words` (the precondition); unaligned loads.
                 let x = unsafe { _mm512_loadu_si512(at.add(t * stride).cast()) };
                 let (v, keep) = consts.prepare::<L, NAN, MASKED>(x, lanes);
-                dirty |= keep ^ lanes;
+                clean &= keep;
                 v
             };
             let mut prev = if fresh {
@@ -794,7 +797,7 @@ mod kernels {
             // SAFETY: as above.
             unsafe { _mm512_storeu_si512(out.as_mut_ptr().cast(), *v) };
         }
-        dirty != 0
+        clean != L::FULL
     }
     /// The loop-invariant vectors of the preparation.
     struct Consts {
@@ -820,7 +823,8 @@ mod kernels {
         }
 
         /// The counted words of the raw words `x` in the lanes of `lanes` (0 in the
-        /// others and in the masked ones), and the lanes of `lanes` that are not masked.
+        /// others and in the masked ones), and the lanes that are not masked, all of them
+        /// (those out of `lanes` too).
         #[inline]
         #[target_feature(enable = "avx512f,avx512dq")]
         fn prepare<L: Lane, const NAN: bool, const MASKED: bool>(
@@ -830,7 +834,7 @@ mod kernels {
         ) -> (__m512i, u32) {
             // SAFETY: the CPU has the features `Lane`'s methods need (this function's).
             unsafe {
-                let mut keep = lanes;
+                let mut keep = L::FULL;
                 if NAN {
                     keep &= L::ordered(x);
                 }
@@ -841,7 +845,7 @@ mod kernels {
                 let magnitude = L::abs(d);
                 // `(x & !emask) | magnitude`.
                 let u = _mm512_ternarylogic_epi64::<0xba>(x, self.emask, magnitude);
-                (L::finish(keep, u, L::negative(d), self.esign), keep)
+                (L::finish(keep & lanes, u, L::negative(d), self.esign), keep)
             }
         }
     }
