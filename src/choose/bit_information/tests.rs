@@ -370,6 +370,8 @@ fn band_counts_equal_the_reference() {
             (3, 23, 2100),
             (4, 17, 1100),
             (2, 40, 4100),
+            // Past `POS_SHARED_SPAN`: the rows after the band counted apart.
+            (1, 35, POS_SHARED_SPAN + 9),
         ];
         for &(blocks, n, inner) in shapes {
             let rows = blocks * n;
