@@ -20,7 +20,8 @@
 //!   build of the portable kernel shuffles more than it needs;
 //! - `pos_popcount`: the positional popcount of `choose`'s bit counting in AVX-512
 //!   ([`pos_popcount_pairs_avx512`]: `vpternlogq` carry-save adders), and the same fused
-//!   with the word preparation ([`pos_popcount_prepared_pairs_avx512`]);
+//!   with the word preparation ([`pos_popcount_prepared_pairs_avx512`], and for far
+//!   neighbours column by column over bands of rows, [`pos_popcount_prepared_band_avx512`]);
 //! - `wide`: [`vectorized_wide`], [`vectorized`] with an AVX-512 twin, for the word
 //!   preparation of `choose`'s bit counting;
 //! - `bit_slice`: the bit-matrix transpose of `choose`'s bit counting
@@ -63,8 +64,8 @@ pub(crate) use bit_slice::{
 pub(crate) use byte_float::{ByteFloatPlan, f32_to_byte_float};
 pub(crate) use f16c::F16c;
 pub(crate) use pos_popcount::{
-    PairPrep, PairRing, WIDE_CHUNK_BYTES, pos_popcount_pairs_avx512,
-    pos_popcount_prepared_pairs_avx512,
+    BAND_ROWS, BandRow, PairPrep, PairRing, WIDE_CHUNK_BYTES, pos_popcount_pairs_avx512,
+    pos_popcount_prepared_band_avx512, pos_popcount_prepared_pairs_avx512,
 };
 #[cfg(any(feature = "rayon", test))]
 pub(crate) use stream::Region;

@@ -154,11 +154,117 @@ pub(crate) fn pos_popcount_prepared_pairs_avx512(
     None
 }
 
+/// One row of prepared vectors for the band kernel ([`pos_popcount_prepared_band_avx512`]):
+/// the stream of `bits`-bit words seen as rows of `inner` words, row `i` pairing with row
+/// `i + 1` element by element, each row cut into `columns` vectors: `q = inner / lanes`
+/// whole ones at `c · lanes`, and when `r = inner % lanes` is not 0 one more, the row's last
+/// `lanes` words, of which only the last `r` lanes count (the others are counted in the
+/// vector before). Slot `c` holds the prepared vector of column `c` of row `held` (when
+/// `done` is 0) — the row a band ends on and the next one starts from.
+#[derive(Clone, Debug)]
+pub(crate) struct BandRow {
+    slots: Vec<Vector64>,
+    inner: usize,
+    bytes: usize,
+    q: usize,
+    r: usize,
+    held: Option<usize>,
+    /// Columns of the band under way counted (its calls come in column order).
+    done: usize,
+}
+
+/// Pair rows per band: one chunk of the carry-save tree per column.
+pub(crate) const BAND_ROWS: usize = 32;
+
+impl BandRow {
+    /// The row buffer for rows of `inner` words of `bits` bits (32 or 64); `None` when a
+    /// row is shorter than a vector.
+    pub(crate) fn new(inner: usize, bits: u32) -> Option<Self> {
+        let lanes = 512 / bits as usize;
+        let (q, r) = (inner / lanes, inner % lanes);
+        (q > 0).then(|| BandRow {
+            slots: vec![Vector64::default(); q + usize::from(r > 0)],
+            inner,
+            bytes: bits as usize / 8,
+            q,
+            r,
+            held: None,
+            done: 0,
+        })
+    }
+
+    /// Vectors per row.
+    pub(crate) fn columns(&self) -> usize {
+        self.slots.len()
+    }
+}
+
+/// Count the pairs of rows `r0 + t` and `r0 + t + 1` (`t < BAND_ROWS`, rows as in
+/// [`BandRow`]: pairs `j`, `j + inner` for `j` in `r0 · inner .. (r0 + 32) · inner`) in the
+/// columns `c0 .. c0 + chunks` of the raw words `words`, column by column: each column's 33
+/// vectors are prepared once, in registers, and go through the carry-save trees as one
+/// chunk of 32 pair vectors, the first words into `a`, the common bits into `both`, as
+/// [`pos_popcount_prepared_pairs_avx512`] counts them. Row `r0` comes from `row` when it
+/// holds it (the previous band's last row), else it is prepared here; row `r0 + 32` is left
+/// in `row`. So every word is read and prepared once, from 32 rows at a time (32 streams,
+/// each a row's run of vectors), and the pairs are counted in another order than the
+/// stream's, which their sums do not see.
+///
+/// Returns `None` when the level is below AVX-512 (nothing counted), else whether a
+/// prepared word was masked.
+///
+/// # Panics
+/// When `words` does not hold rows `r0 ..= r0 + 32`, the columns are out of range or a
+/// band's calls do not come in column order: the caller's bugs, never the data's.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn pos_popcount_prepared_band_avx512(
+    a: WideState<'_>,
+    both: WideState<'_>,
+    row: &mut BandRow,
+    words: &[u8],
+    prep: &PairPrep,
+    r0: usize,
+    c0: usize,
+    chunks: usize,
+) -> Option<bool> {
+    let stride = row.inner * row.bytes;
+    assert!((r0 + BAND_ROWS + 1) * stride <= words.len());
+    assert!(c0 == row.done && c0 + chunks <= row.columns());
+    assert!(prep.bits as usize == 8 * row.bytes && (prep.bits == 32 || prep.bits == 64));
+    #[cfg(target_arch = "x86_64")]
+    if super::has_avx512() {
+        use kernels::{L32, L64, band};
+        let run = match (prep.bits, prep.nan, prep.masked.is_some()) {
+            (32, false, false) => band::<L32, false, false>,
+            (32, false, true) => band::<L32, false, true>,
+            (32, true, false) => band::<L32, true, false>,
+            (32, true, true) => band::<L32, true, true>,
+            (_, false, false) => band::<L64, false, false>,
+            (_, false, true) => band::<L64, false, true>,
+            (_, true, false) => band::<L64, true, false>,
+            (_, true, true) => band::<L64, true, true>,
+        };
+        let fresh = row.held != Some(r0);
+        // SAFETY: the CPU has AVX-512 F and DQ (checked just above); `words` holds rows
+        // `r0 ..= r0 + 32` of `stride` bytes (asserted above), and every vector the kernel
+        // loads lies inside one of them (`BandRow::new`: `q >= 1`); `c0 + chunks` columns
+        // exist (asserted above).
+        let masked = unsafe { run(a, both, row, words, prep, r0, c0, chunks, fresh) };
+        row.done += chunks;
+        if row.done == row.columns() {
+            (row.held, row.done) = (Some(r0 + BAND_ROWS), 0);
+        }
+        return Some(masked);
+    }
+    let _ = (a, both, row, words, prep, r0, c0, chunks);
+    None
+}
+
 #[cfg(target_arch = "x86_64")]
 mod kernels {
     use std::arch::x86_64::*;
 
-    use super::{PairPrep, PairRing, WIDE_CHUNK_BYTES, WideState};
+    use super::{BAND_ROWS, BandRow, PairPrep, PairRing, WIDE_CHUNK_BYTES, WideState};
 
     /// (carry, sum) of three vectors in every bit position: majority and parity. (Safe
     /// with its target feature: callable only from code compiled with AVX-512 F.)
@@ -459,6 +565,9 @@ mod kernels {
         }
     }
 
+    /// Vectors ahead of the stream that the fused kernel prefetches (far neighbours).
+    const STREAM_AHEAD: usize = 32;
+
     /// The kernel of `pos_popcount_prepared_pairs_avx512`, with the NaN test (`NAN`) and
     /// the masked-code test (`MASKED`) chosen at compile time. Returns whether a prepared
     /// word was masked.
@@ -466,9 +575,6 @@ mod kernels {
     /// # Safety
     /// The CPU must have AVX-512 F and DQ; `words` must hold the vectors up to
     /// `k0 + 32 · chunks + ring.q + 1` (exclusive), and `ring.prepared <= k0 + ring.q + 1`.
-    /// Vectors ahead of the stream that the fused kernel prefetches.
-    const STREAM_AHEAD: usize = 32;
-
     #[target_feature(enable = "avx512f,avx512dq")]
     pub(super) unsafe fn fused<L: Lane, const NAN: bool, const MASKED: bool>(
         (pa, ba): WideState<'_>,
@@ -534,10 +640,10 @@ mod kernels {
             // the last vector (where the next call starts).
             for c in 0..chunks {
                 let k = k0 + 32 * c;
+                // No software prefetch: one stream read in order, which the hardware
+                // prefetchers follow; the hints measured slower here (they take a load
+                // slot per vector).
                 let mut pair = |i: usize| {
-                    _mm_prefetch::<_MM_HINT_NTA>(
-                        src.wrapping_add(64 * (k + i + 1 + STREAM_AHEAD)).cast(),
-                    );
                     let (next, keep) = prepare(k + i + 1);
                     clean &= keep;
                     // SAFETY: as for `index`.
@@ -590,6 +696,109 @@ mod kernels {
         }
         clean != L::FULL
     }
+
+    /// Columns ahead of the band kernel's that it prefetches, in each of its 32 rows (to
+    /// the first-level cache only: each line is read once).
+    const BAND_AHEAD: usize = 4;
+
+    /// The kernel of `pos_popcount_prepared_band_avx512` (`NAN`, `MASKED` as in
+    /// [`fused`]); row `r0` prepared here when `fresh`, else read from `row`.
+    ///
+    /// # Safety
+    /// The CPU must have AVX-512 F and DQ; `words` must hold rows `r0 ..= r0 + 32` of
+    /// `row.inner` words of `prep.bits` bits, `row.q >= 1`, and `c0 + chunks <=
+    /// row.columns()`.
+    #[allow(clippy::too_many_arguments)]
+    #[target_feature(enable = "avx512f,avx512dq")]
+    pub(super) unsafe fn band<L: Lane, const NAN: bool, const MASKED: bool>(
+        (pa, ba): WideState<'_>,
+        (pb, bb): WideState<'_>,
+        row: &mut BandRow,
+        words: &[u8],
+        prep: &PairPrep,
+        r0: usize,
+        c0: usize,
+        chunks: usize,
+        fresh: bool,
+    ) -> bool {
+        let consts = Consts::new::<L>(prep);
+        let stride = row.inner * row.bytes;
+        let (q, r, columns) = (row.q, row.r, row.columns());
+        // The band's first row.
+        let src = words.as_ptr().wrapping_add(r0 * stride);
+        let slots = row.slots.as_mut_ptr();
+        // Column `c`'s byte offset in a row, and the lanes it counts: the last `r` lanes
+        // of the row's last vector when `c == q`.
+        let column = |c: usize| {
+            if c < q {
+                (64 * c, L::FULL)
+            } else {
+                (
+                    stride - 64,
+                    (L::FULL << (L::FULL.count_ones() as usize - r)) & L::FULL,
+                )
+            }
+        };
+        // The lanes of every vector prepared so far that were not masked, the lanes a
+        // column leaves out included (a masked word there, counted in the column before,
+        // makes the band's correction run, which is exact either way).
+        let mut clean = L::FULL;
+        // SAFETY: each `[u64; 8]` is 64 readable bytes.
+        let load_state = |v: &[u64; 8]| unsafe { _mm512_loadu_si512(v.as_ptr().cast()) };
+        let mut planes_a: [__m512i; 5] = std::array::from_fn(|i| load_state(&pa[i]));
+        let mut planes_b: [__m512i; 5] = std::array::from_fn(|i| load_state(&pb[i]));
+        for c in c0..c0 + chunks {
+            let (off, lanes) = column(c);
+            let at = src.wrapping_add(off);
+            // The same column `BAND_AHEAD` on, or past the row's end the next band's.
+            let ahead = if c + BAND_AHEAD < columns {
+                at.wrapping_add(64 * BAND_AHEAD)
+            } else {
+                let (o, _) = column(c + BAND_AHEAD - columns);
+                src.wrapping_add(BAND_ROWS * stride + o)
+            };
+            // The prepared words of column `c` in row `r0 + t`, and the lanes kept.
+            let mut prepare = |t: usize| {
+                // SAFETY: `t <= 32` and the column lies inside a row (`off + 64 <=
+                // stride`, as `q >= 1`), so the 64 bytes at `off + (r0 + t) · stride`
+                // are inside `words` (the precondition); unaligned loads.
+                let x = unsafe { _mm512_loadu_si512(at.add(t * stride).cast()) };
+                let (v, keep) = consts.prepare::<L, NAN, MASKED>(x, lanes);
+                clean &= keep;
+                v
+            };
+            let mut prev = if fresh {
+                prepare(0)
+            } else {
+                // SAFETY: `c < columns`, an index of `row.slots`; 64 aligned bytes each.
+                unsafe { _mm512_load_si512(slots.add(c).cast()) }
+            };
+            let mut pair = |i: usize| {
+                // A hint that reads nothing (its address computed wrapping): 32 streams
+                // a row apart are more than the hardware prefetchers follow.
+                _mm_prefetch::<_MM_HINT_NTA>(ahead.wrapping_add((i + 1) * stride).cast());
+                let next = prepare(i + 1);
+                let f = prev;
+                prev = next;
+                (f, _mm512_and_si512(f, next))
+            };
+            let (a0, b0) = tree16_pairs(&mut planes_a, &mut planes_b, &mut pair);
+            let (a1, b1) = tree16_pairs(&mut planes_a, &mut planes_b, |i| pair(16 + i));
+            carry_out(&mut planes_a, ba, a0, a1);
+            carry_out(&mut planes_b, bb, b0, b1);
+            // SAFETY: as for the load above.
+            unsafe { _mm512_store_si512(slots.add(c).cast(), prev) };
+        }
+        for (v, out) in planes_a.iter().zip(pa.iter_mut()) {
+            // SAFETY: each `[u64; 8]` is 64 writable bytes.
+            unsafe { _mm512_storeu_si512(out.as_mut_ptr().cast(), *v) };
+        }
+        for (v, out) in planes_b.iter().zip(pb.iter_mut()) {
+            // SAFETY: as above.
+            unsafe { _mm512_storeu_si512(out.as_mut_ptr().cast(), *v) };
+        }
+        clean != L::FULL
+    }
     /// The loop-invariant vectors of the preparation.
     struct Consts {
         emask: __m512i,
@@ -614,7 +823,8 @@ mod kernels {
         }
 
         /// The counted words of the raw words `x` in the lanes of `lanes` (0 in the
-        /// others and in the masked ones), and the lanes of `lanes` that are not masked.
+        /// others and in the masked ones), and the lanes that are not masked, all of them
+        /// (those out of `lanes` too).
         #[inline]
         #[target_feature(enable = "avx512f,avx512dq")]
         fn prepare<L: Lane, const NAN: bool, const MASKED: bool>(
@@ -624,7 +834,7 @@ mod kernels {
         ) -> (__m512i, u32) {
             // SAFETY: the CPU has the features `Lane`'s methods need (this function's).
             unsafe {
-                let mut keep = lanes;
+                let mut keep = L::FULL;
                 if NAN {
                     keep &= L::ordered(x);
                 }
@@ -635,7 +845,7 @@ mod kernels {
                 let magnitude = L::abs(d);
                 // `(x & !emask) | magnitude`.
                 let u = _mm512_ternarylogic_epi64::<0xba>(x, self.emask, magnitude);
-                (L::finish(keep, u, L::negative(d), self.esign), keep)
+                (L::finish(keep & lanes, u, L::negative(d), self.esign), keep)
             }
         }
     }

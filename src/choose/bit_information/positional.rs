@@ -7,7 +7,7 @@ use num_traits::{PrimInt, WrappingAdd, WrappingSub};
 use super::prepare::{Prepare, prepare_codes, prepare_masks};
 use super::sliced::{SliceWord, count_sliced};
 use super::statistics::PairCounts;
-use crate::arch::{PairRing, WIDE_CHUNK_BYTES};
+use crate::arch::{BAND_ROWS, BandRow, PairRing, WIDE_CHUNK_BYTES};
 use crate::number::storage::Word;
 
 /// Pairs per tile of the positional counter (at least; a multiple of every chunk).
@@ -20,6 +20,16 @@ pub(super) const POS_SHARED_SPAN: usize = 1 << 13;
 /// Pairs per call of the fused kernel (a multiple of its chunk of 32 vectors at every
 /// width).
 const FUSED_TILE: usize = 8192;
+/// The shortest rows (`inner` elements, in bytes) counted by bands of rows column by column
+/// (`arch::pos_popcount_prepared_band_avx512`) rather than in stream order with the
+/// prepared words kept in a ring of a row's length, which then outgrows the first-level
+/// cache beside the stream.
+const BAND_MIN_ROW_BYTES: usize = 4 << 10;
+/// The largest power of two dividing the row length (in bytes, up to 4 KiB) for which
+/// bands run: a band's 32 rows a multiple of 512 bytes apart fall in few sets of the
+/// first-level cache (at most eight ways each), and evict one another's lines between the
+/// two columns that share a line.
+const BAND_MAX_ROW_ALIGN: usize = 256;
 /// The fewest elements per block along the axis for which the fused kernel runs: a
 /// block's last `inner` pairs, which cross its end, are corrected one word at a time.
 const FUSED_MIN_N: usize = 16;
@@ -114,17 +124,32 @@ where
     let (mut crossing, mut lost) = (0u64, 0u64);
     // At the AVX-512 level, the pairs up to `fused_end` (whole chunks of pair vectors whose
     // words, and the words that follow them up to the second elements' vector, lie
-    // inside `words`) are prepared and counted in one pass, each word prepared once in
-    // registers; the rest as below.
+    // inside `words`; or, for far neighbours, whole bands of rows) are prepared and
+    // counted in one pass, each word prepared once in registers; the rest as below.
     let lanes = 64 / std::mem::size_of::<W>();
     let pair_prep = prep
         .pair_prep()
-        .filter(|_| n >= FUSED_MIN_N && inner <= POS_SHARED_SPAN && crate::arch::has_avx512());
-    let mut fused = pair_prep.map(|p| (p, PairRing::new(inner, p.bits)));
-    let fused_end = fused.as_ref().map_or(0, |(_, ring)| {
-        let pairs = npairs.min(len.saturating_sub(ring.lookahead() * lanes));
-        pairs - pairs % FUSED_TILE
-    });
+        .filter(|_| n >= FUSED_MIN_N && crate::arch::has_avx512());
+    let rows = len / inner;
+    let row_bytes = inner * std::mem::size_of::<W>();
+    let mut band = pair_prep
+        .filter(|_| {
+            row_bytes >= BAND_MIN_ROW_BYTES
+                && 1 << row_bytes.trailing_zeros().min(12) <= BAND_MAX_ROW_ALIGN
+                && rows > BAND_ROWS
+        })
+        .and_then(|p| BandRow::new(inner, p.bits).map(|row| (p, row)));
+    let mut fused = pair_prep
+        .filter(|_| band.is_none() && inner <= POS_SHARED_SPAN)
+        .map(|p| (p, PairRing::new(inner, p.bits)));
+    let fused_end = if band.is_some() {
+        (rows - 1) / BAND_ROWS * BAND_ROWS * inner
+    } else {
+        fused.as_ref().map_or(0, |(_, ring)| {
+            let pairs = npairs.min(len.saturating_sub(ring.lookahead() * lanes));
+            pairs - pairs % FUSED_TILE
+        })
+    };
     let size = size.max(if fused_end > 0 { 2 * FUSED_TILE } else { 0 });
     let mut code = vec![W::zero(); size];
     let mut mask: Vec<W> = Vec::new();
@@ -132,8 +157,65 @@ where
         let (c, m) = prep.apply(x);
         c & m
     };
+    // The pairs `t .. t + tl` counted by a fused kernel: those across a block's end taken
+    // out, and in tiles before `dirty_end` (which may hold a masked word), the inside pairs
+    // with a masked element.
+    let mut settle = |t: usize, tl: usize, dirty_end: usize| {
+        for_each_run(t, tl, period, ppb, |s, e, inside| {
+            if !inside {
+                let (f, g) = (&words[t + s..t + e], &words[t + s + inner..t + e + inner]);
+                cross_a.push_with(e - s, |i| counted(f[i]));
+                cross_b.push_with(e - s, |i| counted(g[i]));
+                cross_z.push_with(e - s, |i| counted(f[i]) & counted(g[i]));
+                crossing += (e - s) as u64;
+            }
+        });
+        let mut u = t;
+        while u < t + tl && u < dirty_end {
+            // The codes and masks of the tile's first and second elements, apart.
+            let ul = FUSED_TILE.min(t + tl - u);
+            if mask.is_empty() {
+                mask = vec![W::zero(); code.len()];
+            }
+            let (c1, c2) = code.split_at_mut(ul);
+            prepare_codes(&prep, &words[u..u + ul], c1);
+            prepare_codes(&prep, &words[u + inner..u + inner + ul], c2);
+            let (m1, m2) = mask.split_at_mut(ul);
+            prepare_masks(&prep, &words[u..u + ul], m1);
+            prepare_masks(&prep, &words[u + inner..u + inner + ul], m2);
+            let (first, second) = (&code[..ul], &code[ul..2 * ul]);
+            let (v1, v2) = (&mask[..ul], &mask[ul..2 * ul]);
+            lost += correct_masked(
+                (&mut lost_a, &mut lost_b),
+                u,
+                ul,
+                (period, ppb),
+                (first, second),
+                (v1, v2),
+            );
+            u += ul;
+        }
+    };
     let (mut t, mut ready, mut dirty_end) = (0usize, fused_end, 0usize);
     while t < fused_end {
+        if let Some((pp, row)) = band.as_mut() {
+            // A band of rows `t / inner ..`, the pairs `t .. t + tl`.
+            let tl = BAND_ROWS * inner;
+            let masked = Positional::add_prepared_band(
+                (&mut sum_a, &mut sum_z),
+                row,
+                bytes(words),
+                pp,
+                t / inner,
+            );
+            if masked {
+                // Its last row pairs with the next band's first.
+                dirty_end = t + tl + inner;
+            }
+            settle(t, tl, dirty_end);
+            t += tl;
+            continue;
+        }
         let Some((pp, ring)) = fused.as_mut() else {
             break;
         };
@@ -150,37 +232,7 @@ where
         if masked {
             dirty_end = t + tl + ring.lookahead() * lanes;
         }
-        for_each_run(t, tl, period, ppb, |s, e, inside| {
-            if !inside {
-                let (f, g) = (&words[t + s..t + e], &words[t + s + inner..t + e + inner]);
-                cross_a.push_with(e - s, |i| counted(f[i]));
-                cross_b.push_with(e - s, |i| counted(g[i]));
-                cross_z.push_with(e - s, |i| counted(f[i]) & counted(g[i]));
-                crossing += (e - s) as u64;
-            }
-        });
-        if dirty_end > t {
-            // The codes and masks of the tile's first and second elements, apart.
-            if mask.is_empty() {
-                mask = vec![W::zero(); size];
-            }
-            let (c1, c2) = code.split_at_mut(tl);
-            prepare_codes(&prep, &words[t..t + tl], c1);
-            prepare_codes(&prep, &words[t + inner..t + inner + tl], c2);
-            let (m1, m2) = mask.split_at_mut(tl);
-            prepare_masks(&prep, &words[t..t + tl], m1);
-            prepare_masks(&prep, &words[t + inner..t + inner + tl], m2);
-            let (first, second) = (&code[..tl], &code[tl..2 * tl]);
-            let (v1, v2) = (&mask[..tl], &mask[tl..2 * tl]);
-            lost += correct_masked(
-                (&mut lost_a, &mut lost_b),
-                t,
-                tl,
-                (period, ppb),
-                (first, second),
-                (v1, v2),
-            );
-        }
+        settle(t, tl, dirty_end);
         t += tl;
     }
     while t < npairs {
@@ -567,6 +619,49 @@ impl Positional {
                 // `count_positional` asked `has_avx512` on this thread before the first
                 // call, and the level of a thread does not change inside a call.
                 unreachable!("the fused kernel runs at the AVX-512 level only");
+            };
+            masked |= m;
+            for s in [&mut *a, &mut *both] {
+                s.wide.pending += run as u32;
+                if s.wide.pending == 255 {
+                    s.wide.empty_bytes(&mut s.totals);
+                }
+            }
+            done += run;
+        }
+        masked
+    }
+
+    /// Count the pairs of the band of rows from `r0` (`arch::BAND_ROWS` pair rows of
+    /// `row`'s shape) of the raw `words`, prepared on the way, into `a` (first words) and
+    /// `both` (common bits), by `arch::pos_popcount_prepared_band_avx512`, in runs of
+    /// columns that end where a byte counter could overflow; `row` carries the band's last
+    /// row to the next band. Returns whether a word prepared was masked. Only at the
+    /// AVX-512 level (the caller checks).
+    pub(super) fn add_prepared_band(
+        (a, both): (&mut Self, &mut Self),
+        row: &mut BandRow,
+        words: &[u8],
+        prep: &crate::arch::PairPrep,
+        r0: usize,
+    ) -> bool {
+        let (mut done, mut masked) = (0, false);
+        let columns = row.columns();
+        while done < columns {
+            let room = 255 - a.wide.pending.max(both.wide.pending) as usize;
+            let run = room.min(columns - done);
+            let Some(m) = crate::arch::pos_popcount_prepared_band_avx512(
+                (&mut a.wide.planes, &mut a.wide.bytes),
+                (&mut both.wide.planes, &mut both.wide.bytes),
+                row,
+                words,
+                prep,
+                r0,
+                done,
+                run,
+            ) else {
+                // As in `add_prepared_pairs`.
+                unreachable!("the band kernel runs at the AVX-512 level only");
             };
             masked |= m;
             for s in [&mut *a, &mut *both] {

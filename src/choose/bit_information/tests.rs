@@ -338,3 +338,115 @@ fn signed_exponent_matches_the_docstring() {
         0x4280_0000
     );
 }
+
+/// The band counter of far neighbours (`arch::pos_popcount_prepared_band_avx512`: long
+/// rows, 32 pair rows at a time, column by column) against the
+/// reference at every level, f32 and f64: rows a whole number of vectors or not (the last
+/// column's overlapping lanes), one band or several with rows left after them, bands
+/// across blocks' ends, starts off a vector's alignment, and a NaN or a masked code at a
+/// band's edges (its first, last and following rows), in the last column's counted and
+/// overlapped lanes, and in the last rows.
+#[test]
+fn band_counts_equal_the_reference() {
+    use crate::dtype::DTypeId;
+    fn check<W: SliceWord + PrimInt + WrappingAdd + WrappingSub>(
+        id: DTypeId,
+        next: &mut impl FnMut() -> u64,
+    ) {
+        let format = id.format().expect("real");
+        let lanes = 512 / W::BITS as usize;
+        let (nan, code) = if W::BITS == 32 {
+            (0x7fc0_1234u64, 0x4049_0fdbu64)
+        } else {
+            (0x7ff8_0000_0000_1234, 0x4009_21fb_5444_2d18)
+        };
+        // (blocks, n, inner): rows a whole number of vectors, with a remainder, past
+        // 16 KiB, of 8 KiB (a power of two: left to the ring); 33 rows (one band, no rows
+        // after it), 70 (two, and rows after), bands across blocks of 23 and of 17 rows.
+        let shapes: &[(usize, usize, usize)] = &[
+            (1, 70, 1040),
+            (1, 70, 2048),
+            (1, 33, 2053),
+            (3, 23, 2100),
+            (4, 17, 1100),
+            (2, 40, 4100),
+            // Past `POS_SHARED_SPAN`: the rows after the band counted apart.
+            (1, 35, POS_SHARED_SPAN + 9),
+        ];
+        for &(blocks, n, inner) in shapes {
+            let rows = blocks * n;
+            let len = rows * inner;
+            let r = inner % lanes;
+            // Words of ordinary floats (exponents near the bias) and a few zeros, none masked
+            // but the planted ones.
+            let base: Vec<W> = (0..len + 3)
+                .map(|_| {
+                    let x = next();
+                    let v = if W::BITS == 32 {
+                        (x & 0x807f_ffff) | (u64::from(0x7c + (x >> 40) as u8 % 8) << 23)
+                    } else {
+                        (x & 0x800f_ffff_ffff_ffff) | ((0x3fc + (x >> 20) % 8) << 52)
+                    };
+                    W::from_u64(if x.is_multiple_of(997) { 0 } else { v })
+                })
+                .collect();
+            let cols = [
+                0,
+                1,
+                lanes,
+                inner - 1,
+                inner - r,
+                inner - r - 1,
+                inner - lanes,
+            ];
+            let edges = [0, 1, 31, 32, 33, 64, rows - 2, rows - 1];
+            let mut plants: Vec<Vec<(usize, u64)>> = vec![vec![]];
+            for (k, &row) in edges.iter().enumerate() {
+                for (m, &col) in cols.iter().enumerate() {
+                    if row < rows && (k + m) % 2 == 0 {
+                        let put = if m % 2 == 0 { nan } else { code };
+                        plants.push(vec![(row * inner + col, put)]);
+                    }
+                }
+            }
+            for (p, plant) in plants.iter().enumerate() {
+                let off = p % 3;
+                let mut words = base[off..off + len].to_vec();
+                for &(at, v) in plant {
+                    words[at] = W::from_u64(v);
+                }
+                // Unaligned starts: the words at 0, 1 or 2 words past a vector's start.
+                let mut store = vec![W::zero(); off];
+                store.extend_from_slice(&words);
+                let words = &store[off..];
+                for masked_bits in [None, Some(code)] {
+                    let opts = InformationOptions {
+                        mask_nan: true,
+                        masked_bits,
+                        ..Default::default()
+                    };
+                    let prep = Prepare::<W>::new(format, &opts);
+                    let want = count_blocks_reference(words, n, inner, prep);
+                    for level in crate::isa::Isa::available() {
+                        crate::isa::with_max_isa(level, || {
+                            let got = count_positional::<W>(words, n, inner, prep);
+                            assert_eq!(
+                                got, want,
+                                "{level:?} {id} {blocks}x{n}x{inner} {plant:x?} {opts:?}"
+                            );
+                        });
+                    }
+                }
+            }
+        }
+    }
+    let mut x = 0x9e37_79b9_7f4a_7c15u64;
+    let mut next = move || {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        x
+    };
+    check::<u32>(DTypeId::Float32, &mut next);
+    check::<u64>(DTypeId::Float64, &mut next);
+}
