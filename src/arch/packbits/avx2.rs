@@ -359,10 +359,15 @@ fn pack_u8_narrow<const B: u32>(src: &[u8], p: Fields, out: &mut [u8]) -> usize 
 /// [`unpack_u8`] of 1-, 2- and 4-bit fields: each stream byte zero-extended to a lane of
 /// `8 * 8 / B` bits, then copies of it shifted so that code `k` lands at bit `8k` (the
 /// inverse of the merge: shifts of `(8 - B) * 4`, `* 2` and `* 1`, as far as the lane
-/// needs), and the mask keeps each byte's field. 32 codes a step, `4B` bytes in.
+/// needs), and the mask keeps each byte's field. 32 codes a step, `4B` bytes in. `PLAIN`:
+/// `f == 0` and no sign extension, so the loop has neither step.
 #[inline]
 #[target_feature(enable = "avx2")]
-fn unpack_u8_spread<const B: u32>(src: &[u8], p: Fields, out: &mut [u8]) -> usize {
+fn unpack_u8_spread<const B: u32, const PLAIN: bool>(
+    src: &[u8],
+    p: Fields,
+    out: &mut [u8],
+) -> usize {
     let mask = _mm256_set1_epi64x(rep8(low(B)) as i64);
     let top = p.f + p.b - 1;
     let sign = _mm256_set1_epi64x(rep8(1 << top) as i64);
@@ -392,11 +397,14 @@ fn unpack_u8_spread<const B: u32>(src: &[u8], p: Fields, out: &mut [u8]) -> usiz
             let t = _mm256_or_si256(t, _mm256_slli_epi64::<14>(t));
             _mm256_or_si256(t, _mm256_slli_epi64::<7>(t))
         };
-        // Fields of `f + b <= 8` bits: as in `unpack_u8`.
-        let mut y = _mm256_sll_epi16(_mm256_and_si256(t, mask), f);
-        if extend {
-            let t = _mm256_xor_si256(y, sign);
-            y = _mm256_and_si256(_mm256_sub_epi8(t, sign), keep);
+        let mut y = _mm256_and_si256(t, mask);
+        if !PLAIN {
+            // Fields of `f + b <= 8` bits: as in `unpack_u8`.
+            y = _mm256_sll_epi16(y, f);
+            if extend {
+                let t = _mm256_xor_si256(y, sign);
+                y = _mm256_and_si256(_mm256_sub_epi8(t, sign), keep);
+            }
         }
         // SAFETY: bytes `32g..32g + 32` are in `out` (`g < steps`).
         unsafe { _mm256_storeu_si256(out.as_mut_ptr().add(32 * g).cast(), y) };
@@ -410,10 +418,14 @@ fn unpack_u8_spread<const B: u32>(src: &[u8], p: Fields, out: &mut [u8]) -> usiz
 /// The CPU must have AVX2; `p.f + p.b <= p.n <= 8`.
 #[target_feature(enable = "avx2")]
 pub(super) unsafe fn unpack_u8(src: &[u8], p: Fields, out: &mut [u8]) -> usize {
-    match p.b {
-        1 => return unpack_u8_spread::<1>(src, p, out),
-        2 => return unpack_u8_spread::<2>(src, p, out),
-        4 => return unpack_u8_spread::<4>(src, p, out),
+    let plain = p.f == 0 && !p.extends();
+    match (p.b, plain) {
+        (1, false) => return unpack_u8_spread::<1, false>(src, p, out),
+        (1, true) => return unpack_u8_spread::<1, true>(src, p, out),
+        (2, false) => return unpack_u8_spread::<2, false>(src, p, out),
+        (2, true) => return unpack_u8_spread::<2, true>(src, p, out),
+        (4, false) => return unpack_u8_spread::<4, false>(src, p, out),
+        (4, true) => return unpack_u8_spread::<4, true>(src, p, out),
         _ => {}
     }
     let b = p.b as usize;

@@ -188,6 +188,36 @@ pub(super) fn unpack<W: Word>(src: &[u8], p: Plan, out: &mut [W]) {
         }
         return;
     }
+    // The twins store whole vectors at the output's pace: started on a cache line, none of
+    // their stores straddles two (a split store costs about a second one). The codes before
+    // the first line start are done by the same kernels over the first line, whose codes past
+    // the start are then written again, with the same values.
+    let line = 64 / size_of::<W>();
+    let head = line_head(out, p.b);
+    if head > 0 && out.len() >= 4 * line {
+        unpack_run(src, p, &mut out[..line]);
+        let src = &src[head * p.b as usize / 8..];
+        unpack_run(src, p, &mut out[head..]);
+    } else {
+        unpack_run(src, p, out);
+    }
+}
+
+/// The codes from `out`'s start to the next 64-byte boundary, when that boundary is at a whole
+/// word and a whole byte of the stream (`head * b` a multiple of 8); else 0.
+fn line_head<W>(out: &[W], b: u32) -> usize {
+    let gap = (out.as_ptr() as usize).wrapping_neg() % 64;
+    let size = size_of::<W>();
+    let head = gap / size;
+    if gap % size == 0 && (head * b as usize).is_multiple_of(8) {
+        head
+    } else {
+        0
+    }
+}
+
+/// [`unpack`] of fields narrower than their words: the twins, then the portable kernels.
+fn unpack_run<W: Word>(src: &[u8], p: Plan, out: &mut [W]) {
     let fields = p.fields();
     let done = match W::words_mut(out) {
         WordsMut::U8(o) => {
