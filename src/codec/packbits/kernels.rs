@@ -190,17 +190,12 @@ pub(super) fn unpack<W: Word>(src: &[u8], p: Plan, out: &mut [W]) {
     }
     // The twins store whole vectors at the output's pace: started on a cache line, none of
     // their stores straddles two (a split store costs about a second one). The codes before
-    // the first line start are done by the same kernels over the first line, whose codes past
-    // the start are then written again, with the same values.
-    let line = 64 / size_of::<W>();
-    let head = line_head(out, p.b);
-    if head > 0 && out.len() >= 4 * line {
-        unpack_run(src, p, &mut out[..line]);
-        let src = &src[head * p.b as usize / 8..];
-        unpack_run(src, p, &mut out[head..]);
-    } else {
-        unpack_run(src, p, out);
-    }
+    // the line are few (under 64 bytes of words): the portable kernels do them, which set up
+    // no tables.
+    let head = line_head(out, p.b).min(out.len());
+    let (first, rest) = out.split_at_mut(head);
+    unpack_run(src, p, first, false);
+    unpack_run(&src[head * p.b as usize / 8..], p, rest, true);
 }
 
 /// The codes from `out`'s start to the next 64-byte boundary, when that boundary is at a whole
@@ -216,21 +211,26 @@ fn line_head<W>(out: &[W], b: u32) -> usize {
     }
 }
 
-/// [`unpack`] of fields narrower than their words: the twins, then the portable kernels.
-fn unpack_run<W: Word>(src: &[u8], p: Plan, out: &mut [W]) {
+/// [`unpack`] of fields narrower than their words: the twins (when `twins`), then the
+/// portable kernels.
+fn unpack_run<W: Word>(src: &[u8], p: Plan, out: &mut [W], twins: bool) {
     let fields = p.fields();
     let done = match W::words_mut(out) {
         WordsMut::U8(o) => {
-            let d = arch::packbits::unpack_u8(src, fields, o);
+            let d = if twins {
+                arch::packbits::unpack_u8(src, fields, o)
+            } else {
+                0
+            };
             let (s, o) = (&src[(d * p.b as usize / 8).min(src.len())..], &mut o[d..]);
             d + arch::vectorized(
                 #[inline(always)]
                 move || unpack_bytes(s, p, o),
             )
         }
-        WordsMut::U16(o) => arch::packbits::unpack_u16(src, fields, o),
-        WordsMut::U32(o) => arch::packbits::unpack_u32(src, fields, o),
-        WordsMut::U64(_) => 0,
+        WordsMut::U16(o) if twins => arch::packbits::unpack_u16(src, fields, o),
+        WordsMut::U32(o) if twins => arch::packbits::unpack_u32(src, fields, o),
+        _ => 0,
     };
     let (src, out) = (
         &src[(done * p.b as usize / 8).min(src.len())..],
