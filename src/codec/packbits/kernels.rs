@@ -190,8 +190,8 @@ pub(super) fn unpack<W: Word>(src: &[u8], p: Plan, out: &mut [W]) {
     }
     // The twins store whole vectors at the output's pace: started on a 64-byte line, none
     // of their stores straddles two lines (which slowed the uint2 and uint4 decodes by 5 to
-    // 15 %). The codes before the line are few (under 64 bytes of words): the portable
-    // kernels do them, which set up no tables.
+    // 10 % on Zen 4). The codes before the line are few (under 64 bytes of words): the
+    // portable kernels do them, which set up no tables.
     let head = line_head(out, p.b).min(out.len());
     let (first, rest) = out.split_at_mut(head);
     unpack_run(src, p, first, false);
