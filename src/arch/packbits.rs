@@ -9,7 +9,8 @@
 //! 64, 32 or 16 codes (one-, two-, four-byte words; 32 when decoding one-byte words), with
 //! AVX2 only a multiple of 32 one-byte or 16 wider codes where the `avx2` twins cover the
 //! width, else 0. A step ends on a byte boundary of the stream (64 one-byte codes are `8b`
-//! bytes, 32 codes `4b` bytes, 16 codes `2b` bytes), so the portable kernel goes on from there. The results are those of the portable kernels, bit for bit: the same fields, the
+//! bytes, 32 codes `4b` bytes, 16 codes `2b` bytes), so the portable kernel goes on from
+//! there. The results are those of the portable kernels, bit for bit: the same fields, the
 //! same sign extension, nothing else written.
 //!
 //! - One-byte words: encoding merges neighbours within lanes, by two multiply-adds
