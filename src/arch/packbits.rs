@@ -6,17 +6,19 @@
 //! 8, 16 or 32 bits; the stream holds field `i` at bits `[i*b, (i+1)*b)`, least significant
 //! bit first. Every function takes the bulk of the slices, a whole number of vector steps,
 //! and returns the count of codes it did: with AVX-512 (see [`has_avx512`]) a multiple of
-//! 64, 32 or 16 codes (one-, two-, four-byte words), with AVX2 only a multiple of 32 one-byte
-//! or 16 wider codes where the `avx2` twins cover the width, else 0. A step ends on a byte
-//! boundary of the stream (64 one-byte codes are `8b` bits, 32 two-byte codes `4b` bytes,
-//! 16 codes `2b` bytes), so the portable kernel goes on from there. The results are those of the portable kernels, bit for bit: the same fields, the
+//! 64, 32 or 16 codes (one-, two-, four-byte words; 32 when decoding one-byte words), with
+//! AVX2 only a multiple of 32 one-byte or 16 wider codes where the `avx2` twins cover the
+//! width, else 0. A step ends on a byte boundary of the stream (64 one-byte codes are `8b`
+//! bytes, 32 codes `4b` bytes, 16 codes `2b` bytes), so the portable kernel goes on from
+//! there. The results are those of the portable kernels, bit for bit: the same fields, the
 //! same sign extension, nothing else written.
 //!
 //! - One-byte words: encoding merges neighbours within lanes, by two multiply-adds
 //!   (`vpmaddubsw`, `vpmaddwd`) for 2, 4 and 6 bits, by three shift-and-select steps
 //!   (`vpsrlw`/`vpsrld`/`vpsrlq` and `vpternlogq`) otherwise, then `vpermb` (or `vpermi2b`
 //!   over two steps) packs the lanes' bytes together; decoding spreads
-//!   each `u64`'s `b` bytes with `vpermb` and cuts the fields with `vpmultishiftqb`.
+//!   each `u64`'s `b` bytes with `vpermb` and cuts the fields with `vpmultishiftqb`, in
+//!   256-bit vectors (VL), whose stores outrun 512-bit ones on Zen 4.
 //! - Two- and four-byte words: encoding shifts each code to its bit offset in its first
 //!   byte (`vpsllvw`/`vpsllvd`, and `vpsrlvw`/`vpsrlvd` for the bits that spill over the
 //!   word), then each output byte ORs the bytes of the codes that cover it, gathered by
@@ -74,7 +76,7 @@ pub(crate) fn pack_u8(src: &[u8], p: Fields, out: &mut [u8]) -> usize {
 }
 
 /// Unpack one-byte codes from `src` (the stream from its first byte) into `out`: the count
-/// done, a multiple of 64.
+/// done, a multiple of 32.
 pub(crate) fn unpack_u8(src: &[u8], p: Fields, out: &mut [u8]) -> usize {
     #[cfg(target_arch = "x86_64")]
     if super::has_avx512() && p.b <= 8 && p.f + p.b <= p.n && p.n <= 8 {
@@ -400,63 +402,89 @@ mod x86 {
         64 * g
     }
 
-    /// [`super::unpack_u8`].
+    /// [`super::unpack_u8`], 32 codes a step: in 256-bit vectors, whose stores run faster
+    /// than 512-bit ones on AMD's Zen 4 (a decode writes far more than it reads), with
+    /// AVX-512's byte permute and multishift at that width (VL).
     ///
     /// # Safety
-    /// The CPU must have AVX-512 F, BW and VBMI; `p.f + p.b <= p.n <= 8`.
-    #[target_feature(enable = "avx512f,avx512bw,avx512vbmi")]
+    /// The CPU must have AVX-512 F, BW, VL and VBMI; `p.f + p.b <= p.n <= 8`.
+    #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512vbmi")]
     pub(super) unsafe fn unpack_u8(src: &[u8], p: Fields, out: &mut [u8]) -> usize {
+        // A step reads exactly its `4b` bytes: one plain load where that is a whole vector
+        // register or its low 32 or 64 bits (1, 2, 4 and 8 bits), else a masked one.
+        match (p.b, p.extends()) {
+            (1, false) => unpack_u8_steps::<4, false>(src, p, out),
+            (2, false) => unpack_u8_steps::<8, false>(src, p, out),
+            (4, false) => unpack_u8_steps::<16, false>(src, p, out),
+            (8, false) => unpack_u8_steps::<32, false>(src, p, out),
+            (_, false) => unpack_u8_steps::<0, false>(src, p, out),
+            (_, true) => unpack_u8_steps::<0, true>(src, p, out),
+        }
+    }
+
+    /// [`unpack_u8`]'s loop: `LOAD` bytes a step by a plain load (4, 8, 16 or 32, equal to
+    /// `4b`), or `0`: `4b` bytes by a masked load; `EXTEND`: `p.extends()`.
+    #[inline]
+    #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512vbmi")]
+    fn unpack_u8_steps<const LOAD: usize, const EXTEND: bool>(
+        src: &[u8],
+        p: Fields,
+        out: &mut [u8],
+    ) -> usize {
         let b = p.b as usize;
-        // Lane `j`'s byte `k` is stream byte `j*b + k` (at most `7b + 7 <= 63`), and its
-        // field `k` starts at bit `k*b` of the lane.
-        let (mut idx, mut ctl) = ([0u8; 64], [0u8; 64]);
-        for j in 0..8 {
+        let step = 4 * b;
+        // Lane `j`'s byte `k` is stream byte `j*b + k` of the step (those past the step's
+        // `4b` bytes are never part of a field: any byte of the step will do). Output byte
+        // `k` of a lane takes the 8 bits from bit `k*b - f` of the lane (`vpmultishiftqb`
+        // rotates within the lane): field `k` at bits `f..f + b`, below it bits of the
+        // field before (or, for `k = 0`, of the lane's top), above it bits of the next,
+        // all cleared by the mask.
+        let (mut idx, mut ctl) = ([0u8; 32], [0u8; 32]);
+        for j in 0..4 {
             for k in 0..8 {
-                idx[8 * j + k] = (j * b + k) as u8;
-                ctl[8 * j + k] = (k * b) as u8;
+                idx[8 * j + k] = (j * b + k).min(step - 1) as u8;
+                ctl[8 * j + k] = ((64 + k * b - p.f as usize) % 64) as u8;
             }
         }
-        // SAFETY: 64 bytes from arrays of 64.
+        // SAFETY: 32 bytes from arrays of 32.
         let (idx, ctl) = unsafe {
             (
-                _mm512_loadu_si512(idx.as_ptr().cast()),
-                _mm512_loadu_si512(ctl.as_ptr().cast()),
+                _mm256_loadu_si256(idx.as_ptr().cast()),
+                _mm256_loadu_si256(ctl.as_ptr().cast()),
             )
         };
-        let mask = _mm512_set1_epi64(rep8(low(p.b)) as i64);
+        let mask = _mm256_set1_epi64x(rep8(low(p.b) << p.f) as i64);
         let top = p.f + p.b - 1;
-        let sign = _mm512_set1_epi64(rep8(1 << top) as i64);
-        let keep = _mm512_set1_epi64(rep8(low(p.n)) as i64);
-        let (extend, f) = (p.extends(), count(p.f));
-        let step = 8 * b;
-        let steps = out.len() / 64;
-        let mut g = 0;
-        while g < steps {
-            let at = g * step;
-            let x = if at + 64 <= src.len() {
-                // SAFETY: bytes `at..at + 64` are in `src`.
-                unsafe { _mm512_loadu_si512(src.as_ptr().add(at).cast()) }
-            } else if at + step <= src.len() {
-                // SAFETY: the masked load reads bytes `at..at + step`, inside `src`, and
-                // does not touch (or fault on) the others.
-                unsafe { _mm512_maskz_loadu_epi8(low(8 * p.b), src.as_ptr().add(at).cast()) }
-            } else {
-                break;
+        let sign = _mm256_set1_epi64x(rep8(1 << top) as i64);
+        let keep = _mm256_set1_epi64x(rep8(low(p.n)) as i64);
+        let steps = (out.len() / 32).min(src.len() / step);
+        for g in 0..steps {
+            let at = src.as_ptr().wrapping_add(g * step);
+            // SAFETY (each load): `g < steps`, so bytes `g*step..(g + 1)*step` are in
+            // `src`; each load reads `LOAD = step` of them, the masked one the `step` bytes
+            // its mask enables (and does not touch, nor fault on, the others).
+            let x = unsafe {
+                match LOAD {
+                    4 => {
+                        _mm256_zextsi128_si256(_mm_cvtsi32_si128(at.cast::<i32>().read_unaligned()))
+                    }
+                    8 => _mm256_zextsi128_si256(_mm_loadl_epi64(at.cast())),
+                    16 => _mm256_zextsi128_si256(_mm_loadu_si128(at.cast())),
+                    32 => _mm256_loadu_si256(at.cast()),
+                    _ => _mm256_maskz_loadu_epi8(low(4 * p.b) as u32, at.cast()),
+                }
             };
-            let x = _mm512_multishift_epi64_epi8(ctl, _mm512_permutexvar_epi8(idx, x));
-            // Fields of `f + b <= 8` bits: shifting the `u64` lanes moves no bit across a
-            // byte once the mask has cleared the bits above the field.
-            let mut y = _mm512_sll_epi64(_mm512_and_si512(x, mask), f);
-            if extend {
+            let x = _mm256_multishift_epi64_epi8(ctl, _mm256_permutexvar_epi8(idx, x));
+            let mut y = _mm256_and_si256(x, mask);
+            if EXTEND {
                 // `(y ^ s) - s` sets the bits above a field whose top bit is set.
-                let t = _mm512_xor_si512(y, sign);
-                y = _mm512_and_si512(_mm512_sub_epi8(t, sign), keep);
+                let t = _mm256_xor_si256(y, sign);
+                y = _mm256_and_si256(_mm256_sub_epi8(t, sign), keep);
             }
-            // SAFETY: `g < steps`: bytes `64g..64g + 64` are in `out`.
-            unsafe { _mm512_storeu_si512(out.as_mut_ptr().add(64 * g).cast(), y) };
-            g += 1;
+            // SAFETY: `g < steps`: bytes `32g..32g + 32` are in `out`.
+            unsafe { _mm256_storeu_si256(out.as_mut_ptr().add(32 * g).cast(), y) };
         }
-        64 * g
+        32 * steps
     }
 
     /// The lane shifts of [`WideTables`] as a vector of `L`-bit lanes.

@@ -271,6 +271,95 @@ fn every_width_at_every_isa_level() {
     assert!(checks > 1000, "{checks} checks");
 }
 
+/// `decode_into` an output slice that starts `off` words past a 64-byte boundary, in a
+/// buffer whose other words stay as they were: the words decoded and the canaries around.
+fn decode_at<T: Copy + Into<u64>>(
+    codec: &PackBits,
+    bytes: &[u8],
+    len: usize,
+    off: usize,
+    canary: T,
+    wrap: fn(&mut [T]) -> WordsMut<'_>,
+) -> Vec<u64> {
+    let size = size_of::<T>();
+    let mut store = vec![canary; len + 3 * 64 / size];
+    let start = store.as_ptr().align_offset(64) + off;
+    codec
+        .decode_into(bytes, wrap(&mut store[start..start + len]))
+        .unwrap();
+    let around = store[..start].iter().chain(&store[start + len..]);
+    assert!(
+        around.map(|&x| x.into()).all(|x| x == canary.into()),
+        "a canary was written"
+    );
+    store[start..start + len]
+        .iter()
+        .map(|&x| x.into())
+        .collect()
+}
+
+/// Decoding starts its vector stores on a cache line by decoding the words before it
+/// first: an output slice at every word of a 64-byte line, at every level, for fields that
+/// start on a whole byte of the stream there (`off * b` a multiple of 8) and those that do
+/// not, with and without sign extension and a first bit.
+#[test]
+fn decode_into_every_start_within_a_cache_line() {
+    let cases: [(DTypeId, u32, u32); 16] = [
+        (DTypeId::UInt8, 0, 0),
+        (DTypeId::UInt2, 0, 1),
+        (DTypeId::UInt4, 0, 3),
+        (DTypeId::Int4, 0, 3),
+        (DTypeId::Float4E2M1Fn, 0, 3),
+        (DTypeId::Float6E2M3Fn, 0, 5),
+        (DTypeId::UInt8, 0, 2),
+        (DTypeId::UInt8, 2, 6),
+        (DTypeId::Int8, 1, 4),
+        (DTypeId::UInt8, 0, 7),
+        (DTypeId::Int8, 0, 6),
+        (DTypeId::UInt16, 0, 11),
+        (DTypeId::Int16, 2, 9),
+        (DTypeId::UInt16, 3, 3),
+        (DTypeId::UInt32, 0, 11),
+        (DTypeId::Int32, 3, 19),
+    ];
+    let mut checks = 0usize;
+    for level in Isa::available() {
+        with_max_isa(level, || {
+            for (id, f, l) in cases {
+                let word = id.word_bits();
+                let mut x = 0x9e37_79b9_7f4a_7c15u64 ^ u64::from(f + 64 * l);
+                let len = 4 * 512 / word as usize + 37;
+                let comps: Vec<u64> = (0..len)
+                    .map(|_| {
+                        x ^= x << 13;
+                        x ^= x >> 7;
+                        x ^= x << 17;
+                        x & ((1u64 << word) - 1)
+                    })
+                    .collect();
+                let codec = PackBits::new(id, Some(&config("none", Some(f), Some(l)))).unwrap();
+                let bytes = reference_encode(id, "none", f, l, &comps);
+                let want = reference_decode(id, f, l, &bytes, len);
+                for off in 0..512 / word as usize {
+                    let got = match word {
+                        8 => decode_at(&codec, &bytes, len, off, 0xa5u8, |w| WordsMut::U8(w)),
+                        16 => decode_at(&codec, &bytes, len, off, 0xa5a5u16, |w| WordsMut::U16(w)),
+                        _ => decode_at(&codec, &bytes, len, off, 0xa5a5_a5a5u32, |w| {
+                            WordsMut::U32(w)
+                        }),
+                    };
+                    assert_eq!(
+                        got, want,
+                        "{id} bits {f}..={l}, {off} words past a line, {level:?}"
+                    );
+                    checks += 1;
+                }
+            }
+        });
+    }
+    assert!(checks >= 16 * 16, "{checks} checks");
+}
+
 fn small_types() -> Vec<DTypeId> {
     DTypeId::ALL
         .iter()

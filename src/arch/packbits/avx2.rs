@@ -20,9 +20,9 @@
 //! - One-byte words, decoding: 1, 2 and 4 bits by zero-extending each stream byte to a lane
 //!   (`vpmovzx`) and shifted copies that put code `k` at bit `8k`; other widths by `vpshufb`
 //!   gathering, for each code, the two stream bytes that hold it into a 16-bit lane (even
-//!   codes in one vector, odd codes in another), and a multiply by `2^(8 - s)` (`vpmullw`,
-//!   the variable 16-bit shift AVX2 lacks) that lifts the field at bit offset `s` into the
-//!   lane's high byte.
+//!   codes in one vector, odd codes in another), and a multiply by `2^(8 - s + f)`
+//!   (`vpmullw`, the variable 16-bit shift AVX2 lacks) that lifts the field at bit offset `s`
+//!   to bit `8 + f`, in the lane's high byte.
 //! - Wider words, encoding: four-byte words cut to their fields and narrowed to two-byte
 //!   lanes first (`vpackusdw`, `vpermq`); the even and the odd codes each in 32-bit lanes,
 //!   shifted to their bit offset in their first byte (`vpsllvd`); each output byte ORs the
@@ -359,10 +359,15 @@ fn pack_u8_narrow<const B: u32>(src: &[u8], p: Fields, out: &mut [u8]) -> usize 
 /// [`unpack_u8`] of 1-, 2- and 4-bit fields: each stream byte zero-extended to a lane of
 /// `8 * 8 / B` bits, then copies of it shifted so that code `k` lands at bit `8k` (the
 /// inverse of the merge: shifts of `(8 - B) * 4`, `* 2` and `* 1`, as far as the lane
-/// needs), and the mask keeps each byte's field. 32 codes a step, `4B` bytes in.
+/// needs), and the mask keeps each byte's field. 32 codes a step, `4B` bytes in. `PLAIN`:
+/// `f == 0` and no sign extension, so the loop has neither step.
 #[inline]
 #[target_feature(enable = "avx2")]
-fn unpack_u8_spread<const B: u32>(src: &[u8], p: Fields, out: &mut [u8]) -> usize {
+fn unpack_u8_spread<const B: u32, const PLAIN: bool>(
+    src: &[u8],
+    p: Fields,
+    out: &mut [u8],
+) -> usize {
     let mask = _mm256_set1_epi64x(rep8(low(B)) as i64);
     let top = p.f + p.b - 1;
     let sign = _mm256_set1_epi64x(rep8(1 << top) as i64);
@@ -392,11 +397,14 @@ fn unpack_u8_spread<const B: u32>(src: &[u8], p: Fields, out: &mut [u8]) -> usiz
             let t = _mm256_or_si256(t, _mm256_slli_epi64::<14>(t));
             _mm256_or_si256(t, _mm256_slli_epi64::<7>(t))
         };
-        // Fields of `f + b <= 8` bits: as in `unpack_u8`.
-        let mut y = _mm256_sll_epi16(_mm256_and_si256(t, mask), f);
-        if extend {
-            let t = _mm256_xor_si256(y, sign);
-            y = _mm256_and_si256(_mm256_sub_epi8(t, sign), keep);
+        let mut y = _mm256_and_si256(t, mask);
+        if !PLAIN {
+            // Fields of `f + b <= 8` bits: as in `unpack_u8`.
+            y = _mm256_sll_epi16(y, f);
+            if extend {
+                let t = _mm256_xor_si256(y, sign);
+                y = _mm256_and_si256(_mm256_sub_epi8(t, sign), keep);
+            }
         }
         // SAFETY: bytes `32g..32g + 32` are in `out` (`g < steps`).
         unsafe { _mm256_storeu_si256(out.as_mut_ptr().add(32 * g).cast(), y) };
@@ -410,16 +418,21 @@ fn unpack_u8_spread<const B: u32>(src: &[u8], p: Fields, out: &mut [u8]) -> usiz
 /// The CPU must have AVX2; `p.f + p.b <= p.n <= 8`.
 #[target_feature(enable = "avx2")]
 pub(super) unsafe fn unpack_u8(src: &[u8], p: Fields, out: &mut [u8]) -> usize {
-    match p.b {
-        1 => return unpack_u8_spread::<1>(src, p, out),
-        2 => return unpack_u8_spread::<2>(src, p, out),
-        4 => return unpack_u8_spread::<4>(src, p, out),
+    let plain = p.f == 0 && !p.extends();
+    match (p.b, plain) {
+        (1, false) => return unpack_u8_spread::<1, false>(src, p, out),
+        (1, true) => return unpack_u8_spread::<1, true>(src, p, out),
+        (2, false) => return unpack_u8_spread::<2, false>(src, p, out),
+        (2, true) => return unpack_u8_spread::<2, true>(src, p, out),
+        (4, false) => return unpack_u8_spread::<4, false>(src, p, out),
+        (4, true) => return unpack_u8_spread::<4, true>(src, p, out),
         _ => {}
     }
     let b = p.b as usize;
     // Code `j` of a half starts at bit `s = j*b % 8` of byte `st = j*b / 8` (of `2b <= 16`):
     // its 16-bit window is bytes `st` and `st + 1` (a byte past the half is never part of a
-    // field: index 0x80, zero), times `2^(8 - s)` puts the field's bits at bit 8.
+    // field: index 0x80, zero), times `2^(8 - s + f)` (at most `2^15`) puts the field's bits
+    // at bit `8 + f`, within the window (`f + b <= 8`); the mask clears the rest.
     let (mut even, mut odd) = ([0x80u8; 16], [0x80u8; 16]);
     let (mut me, mut mo) = ([0u16; 8], [0u16; 8]);
     for j in 0..16 {
@@ -434,7 +447,7 @@ pub(super) unsafe fn unpack_u8(src: &[u8], p: Fields, out: &mut [u8]) -> usize {
                 t[2 * (j / 2) + k] = (st + k) as u8;
             }
         }
-        m[j / 2] = 1 << (8 - s);
+        m[j / 2] = 1 << (8 - s + p.f as usize);
     }
     let half = 2 * b;
     let tables = [
@@ -447,19 +460,17 @@ pub(super) unsafe fn unpack_u8(src: &[u8], p: Fields, out: &mut [u8]) -> usize {
     };
     let (me, mo) = (words(me), words(mo));
     let high = _mm256_set1_epi16(0xff00u16 as i16);
-    let mask = _mm256_set1_epi64x(rep8(low(p.b)) as i64);
+    let mask = _mm256_set1_epi64x(rep8(low(p.b) << p.f) as i64);
     let top = p.f + p.b - 1;
     let sign = _mm256_set1_epi64x(rep8(1 << top) as i64);
     let keep = _mm256_set1_epi64x(rep8(low(p.n)) as i64);
-    let (extend, f) = (p.extends(), count(p.f));
+    let extend = p.extends();
     let step = 4 * b;
     let each = |x: __m256i, (even, odd): (__m256i, __m256i)| {
         let e = _mm256_mullo_epi16(_mm256_shuffle_epi8(x, even), me);
         let o = _mm256_mullo_epi16(_mm256_shuffle_epi8(x, odd), mo);
         let v = _mm256_or_si256(_mm256_srli_epi16::<8>(e), _mm256_and_si256(o, high));
-        // Fields of `f + b <= 8` bits: the shift moves no bit across a byte once the mask
-        // has cleared the bits above the field.
-        let mut y = _mm256_sll_epi16(_mm256_and_si256(v, mask), f);
+        let mut y = _mm256_and_si256(v, mask);
         if extend {
             // `(y ^ s) - s` sets the bits above a field whose top bit is set.
             let t = _mm256_xor_si256(y, sign);
