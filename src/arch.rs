@@ -69,7 +69,7 @@ pub(crate) use pos_popcount::{
 #[cfg(any(feature = "rayon", test))]
 pub(crate) use stream::Region;
 pub(crate) use stream::{i32_to_f32_streamed, lookup_bytes, stream_fence, streams};
-pub(crate) use wide::{vectorized_wide, vectorized_wide_or};
+pub(crate) use wide::vectorized_wide;
 pub(crate) use widen::{WidenPlan, widen_bytes_to_f32};
 pub(crate) use words::{bytes_of_words, vec_from_words, words, words_mut, words_view, zeroed_vec};
 #[cfg(any(feature = "zarrs", test))]
@@ -192,21 +192,12 @@ trait TwinWith<A, R>: FnOnce(A) -> R + Sized {
     /// # Safety
     /// The CPU must support AVX2.
     unsafe fn avx2_with(self, args: A) -> R;
-    /// `self(args)`, with AVX-512 code generation for everything inlined into it.
-    ///
-    /// # Safety
-    /// As [`Twin::avx512`].
-    unsafe fn avx512_with(self, args: A) -> R;
 }
 
 #[cfg(target_arch = "x86_64")]
 impl<A, R, F: FnOnce(A) -> R> TwinWith<A, R> for F {
     #[target_feature(enable = "avx2")]
     unsafe fn avx2_with(self, args: A) -> R {
-        self(args)
-    }
-    #[target_feature(enable = "avx2,avx512f,avx512bw,avx512vl,avx512vpopcntdq")]
-    unsafe fn avx512_with(self, args: A) -> R {
         self(args)
     }
 }

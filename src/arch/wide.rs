@@ -22,23 +22,3 @@ pub(crate) fn vectorized_wide<R>(f: impl FnOnce() -> R) -> R {
     }
     super::vectorized(f)
 }
-
-/// [`vectorized_wide`] with a separate baseline twin, as [`super::vectorized_or`]: `f(args)`
-/// compiled with AVX-512 or AVX2 when the level allows it, else `portable(args)` (off
-/// x86-64, `f(args)`).
-#[inline(always)]
-pub(crate) fn vectorized_wide_or<A, R>(
-    args: A,
-    f: impl FnOnce(A) -> R,
-    portable: impl FnOnce(A) -> R,
-) -> R {
-    #[cfg(target_arch = "x86_64")]
-    {
-        if super::has_avx512() {
-            // SAFETY: `avx512_with` requires the features of `Isa::Avx512`, which the CPU
-            // has: `has_avx512` checked them (and the cap allows them).
-            return unsafe { super::TwinWith::avx512_with(f, args) };
-        }
-    }
-    super::vectorized_or(args, f, portable)
-}

@@ -144,10 +144,10 @@ fn float_to_int_in<SW: Word, DW: Word, const MODE: u8>(
 /// rounding mode is made a constant here, outside the loop: with a `match` on it per
 /// element LLVM keeps the loop scalar. With `WIDE` (the fused `scale_offset -> cast_value`
 /// loop only, so that the plain casts are not compiled a third time) the loop is also
-/// built for AVX-512 (`arch::vectorized_wide_or`), where LLVM converts 8 `f64` per
+/// built for AVX-512 (`arch::vectorized_wide`), where LLVM converts 8 `f64` per
 /// instruction and narrows by `vpmovdb`: the fused `f64 -> u8` chain on a cached input
 /// (128Ki elements) ran at 40.5 GB/s against 33.1 with AVX2 (minima of 301 runs, three
-/// alternations, load 7). Either way the baseline twin is [`f2i_portable`].
+/// alternations, load 7).
 #[inline(always)]
 pub(super) fn float_to_narrow_int<SW: Word, DW: Word, const NAN_MAP: bool, const WIDE: bool>(
     src: &[SW],
@@ -167,13 +167,11 @@ pub(super) fn float_to_narrow_int<SW: Word, DW: Word, const NAN_MAP: bool, const
                 $($mode => {
                     // `const`: the other twin is not compiled (see `f2i_narrow`).
                     if const { WIDE } {
-                        crate::arch::vectorized_wide_or(
-                            (src, dst),
+                        crate::arch::vectorized_wide(
                             #[inline(always)]
-                            move |(src, dst)| by_blocks(src, dst, #[inline(always)] |s, d| {
+                            move || by_blocks(src, dst, #[inline(always)] |s, d| {
                                 by_oor_f2i::<SW, DW, $m, NAN_MAP>(s, d, oor, l, dir, value, nan_code)
                             }),
-                            move |(src, dst)| f2i_portable::<SW, DW, NAN_MAP>(src, dst, opts, l, value, nan_code),
                         )
                     } else {
                         crate::arch::vectorized_or(
