@@ -79,16 +79,16 @@ pub(crate) use words::{words_of_bytes, words_of_bytes_mut};
 ///
 /// `f` must be a closure marked `#[inline(always)]` (`vectorized(#[inline(always)] || …)`)
 /// calling `#[inline(always)]` kernels: code is compiled with AVX2 only once it is inlined
-/// into [`Twin::avx2`], and LLVM declines to inline a large closure on its own — it then stays a
+/// into [`avx2`], and LLVM declines to inline a large closure on its own — it then stays a
 /// baseline (SSE2) function called from the AVX2 one, and the twin gains nothing.
 #[inline(always)]
 pub(crate) fn vectorized<R>(f: impl FnOnce() -> R) -> R {
     #[cfg(target_arch = "x86_64")]
     {
         if has_avx2() {
-            // SAFETY: `Twin::avx2` requires only the AVX2 instruction set (and what it implies),
+            // SAFETY: `avx2` requires only the AVX2 instruction set (and what it implies),
             // which the CPU has: `has_avx2` checked it.
-            return unsafe { f.avx2() };
+            return unsafe { avx2(f) };
         }
     }
     f()
@@ -112,11 +112,16 @@ pub(crate) fn vectorized_or<A, R>(
     #[cfg(target_arch = "x86_64")]
     {
         if has_avx2() {
-            // SAFETY: `avx2_with` requires only the AVX2 instruction set (and what it implies),
+            // SAFETY: `avx2` requires only the AVX2 instruction set (and what it implies),
             // which the CPU has: `has_avx2` checked it.
-            // `f` is inlined into its twin (see `vectorized`: a baseline copy called from
-            // the AVX2 one would gain nothing).
-            return unsafe { f.avx2_with(args) };
+            // `f` is inlined into this closure and the closure into `avx2` (see
+            // `vectorized`: a baseline copy called from the AVX2 one would gain nothing).
+            return unsafe {
+                avx2(
+                    #[inline(always)]
+                    move || f(args),
+                )
+            };
         }
         portable(args)
     }
@@ -149,57 +154,14 @@ pub(crate) fn prefetch<T>(s: &[T]) {
     let _ = s;
 }
 
-/// A kernel closure's instruction-set twins: the closure called inside a function
-/// compiled with the level's features, so that everything inlined into it is.
+/// `f()`, with AVX2 code generation for everything inlined into it.
 ///
-/// They are methods of the closure itself, not generic functions taking it: rustc places a
-/// generic function's every instance in the codegen unit of the function's own module, so
-/// the twins of every kernel were in one unit (`arch`'s), 27 % of the crate's machine code
-/// optimized by one thread; a method goes to the unit of its `self` type, here the module
-/// of the kernel that made the closure.
+/// # Safety
+/// The CPU must support AVX2.
 #[cfg(target_arch = "x86_64")]
-pub(crate) trait Twin<R>: FnOnce() -> R + Sized {
-    /// `self()`, with AVX2 code generation for everything inlined into it.
-    ///
-    /// # Safety
-    /// The CPU must support AVX2.
-    unsafe fn avx2(self) -> R;
-    /// `self()`, with AVX-512 code generation for everything inlined into it.
-    ///
-    /// # Safety
-    /// The CPU must support AVX2 and the AVX-512 subsets `F`, `BW`, `VL`, `VPOPCNTDQ`
-    /// (`Isa::Avx512` implies them).
-    unsafe fn avx512(self) -> R;
-}
-
-#[cfg(target_arch = "x86_64")]
-impl<R, F: FnOnce() -> R> Twin<R> for F {
-    #[target_feature(enable = "avx2")]
-    unsafe fn avx2(self) -> R {
-        self()
-    }
-    #[target_feature(enable = "avx2,avx512f,avx512bw,avx512vl,avx512vpopcntdq")]
-    unsafe fn avx512(self) -> R {
-        self()
-    }
-}
-
-/// [`Twin`] for a closure that takes its arguments (`vectorized_or`'s).
-#[cfg(target_arch = "x86_64")]
-trait TwinWith<A, R>: FnOnce(A) -> R + Sized {
-    /// `self(args)`, with AVX2 code generation for everything inlined into it.
-    ///
-    /// # Safety
-    /// The CPU must support AVX2.
-    unsafe fn avx2_with(self, args: A) -> R;
-}
-
-#[cfg(target_arch = "x86_64")]
-impl<A, R, F: FnOnce(A) -> R> TwinWith<A, R> for F {
-    #[target_feature(enable = "avx2")]
-    unsafe fn avx2_with(self, args: A) -> R {
-        self(args)
-    }
+#[target_feature(enable = "avx2")]
+unsafe fn avx2<R>(f: impl FnOnce() -> R) -> R {
+    f()
 }
 
 /// `r` clamped into `[lo, hi]` (a NaN gives `lo`) and truncated to an integer: `vmaxpd`,
