@@ -54,26 +54,41 @@ pub(crate) fn fused_float<S: NumpyNumber, T: NumpyNumber>(
     };
     // Targets cast through `cvttsd2si` with a 32-bit destination (every integer type but
     // `uint32` and the 64-bit ones): `m` is integral, so this is `arch::i32_or_indefinite`,
-    // then the low bits.
-    let via_i32 = matches!(T::FORMAT, crate::number::layout::Format::Int(l) if l.bits < 32 || (l.bits == 32 && l.signed));
-    if via_i32 {
-        fused_loop::<S, T, true>(offset, scale, src, dst);
+    // then the low bits, which the signed and unsigned type of a width share: one loop for
+    // both.
+    use crate::number::layout::Format;
+    if const { matches!(T::FORMAT, Format::Int(l) if l.bits < 32 || (l.bits == 32 && l.signed)) } {
+        fused_loop::<S, T::Word, _>(offset, scale, src, dst, code_via_i32);
     } else {
-        fused_loop::<S, T, false>(offset, scale, src, dst);
+        fused_loop::<S, T::Word, _>(offset, scale, src, dst, code_of::<T>);
     }
 }
 
-/// The loop of [`fused_float`]: `rint(S(S(x - offset) * scale))` into each target word
-/// (through `arch::i32_or_indefinite` when `VIA_I32`), block by block as the casts run
+/// [`fused_loop`]'s code of an integral `m` for a target cast through `cvttsd2si` with a
+/// 32-bit destination.
+#[inline(always)]
+fn code_via_i32(m: f64) -> u64 {
+    u64::from(crate::arch::i32_or_indefinite(m) as u32)
+}
+
+/// [`fused_loop`]'s code of an integral `m` for the other targets: NumPy's cast to `T`.
+#[inline(always)]
+fn code_of<T: NumpyNumber>(m: f64) -> u64 {
+    T::from_f64(m).to_bits()
+}
+
+/// The loop of [`fused_float`]: `code(rint(S(S(x - offset) * scale)))` into each target word,
+/// block by block as the casts run
 /// (two streams over long inputs: `convert::by_blocks`; nothing is ever declined), with
 /// AVX-512 or AVX2 where the CPU has it (`arch::vectorized_wide`: LLVM's AVX-512 build
 /// rounds, clamps and converts 8 `f64` per instruction and narrows by `vpmovdb`).
-#[inline(always)]
-fn fused_loop<S: NumpyNumber, T: NumpyNumber, const VIA_I32: bool>(
+#[inline(never)]
+fn fused_loop<S: NumpyNumber, W: Word, C: Fn(f64) -> u64 + Copy>(
     offset: f64,
     scale: f64,
     src: &[S::Word],
-    dst: &mut [T::Word],
+    dst: &mut [W],
+    code: C,
 ) {
     crate::arch::vectorized_wide(
         #[inline(always)]
@@ -86,12 +101,7 @@ fn fused_loop<S: NumpyNumber, T: NumpyNumber, const VIA_I32: bool>(
                     for (x, y) in src.iter().zip(dst.iter_mut()) {
                         let d = S::round_f64(S::from_bits(x.to_u64()).to_f64() - offset);
                         let m = S::round_f64(d * scale).round_ties_even();
-                        let code = if VIA_I32 {
-                            u64::from(crate::arch::i32_or_indefinite(m) as u32)
-                        } else {
-                            T::from_f64(m).to_bits()
-                        };
-                        *y = <T::Word as Word>::from_u64(code);
+                        *y = W::from_u64(code(m));
                     }
                     true
                 },
@@ -110,36 +120,38 @@ pub(crate) fn encode_source<T: NumpyNumber>(path: EncodePath, src: Words<'_>, mi
     // One loop per path, so that the match is not in the loop; compiled with AVX2 where
     // the CPU has it (`round_ties_even` is a library call without SSE4.1). The path is
     // moved into the closure: its scalars are then read once, not through a reference
-    // LLVM cannot tell from `mid`.
+    // LLVM cannot tell from `mid`. The float path is taken exactly for a float `T`
+    // (`FixedScaleOffsetCore::new`): each `T` compiles only the loops of its own paths.
     crate::arch::vectorized(
         #[inline(always)]
         move || match path {
-            EncodePath::Float { offset, scale } => {
+            EncodePath::Float { offset, scale } if const { T::IS_FLOAT } => {
                 for (s, m) in src.iter().zip(mid.iter_mut()) {
                     let d = T::round_f64(x(s).to_f64() - offset);
                     // rint of a value of T is a value of T.
                     *m = T::round_f64(d * scale).round_ties_even().to_bits();
                 }
             }
-            EncodePath::Int { offset, scale } => {
+            EncodePath::Int { offset, scale } if const { !T::IS_FLOAT } => {
                 for (s, m) in src.iter().zip(mid.iter_mut()) {
                     let d = T::from_i128(x(s).to_i128().wrapping_sub(offset));
                     *m = T::from_i128(d.to_i128().wrapping_mul(scale)).to_i128() as u64;
                 }
             }
-            EncodePath::IntThenF64 { offset, scale } => {
+            EncodePath::IntThenF64 { offset, scale } if const { !T::IS_FLOAT } => {
                 for (s, m) in src.iter().zip(mid.iter_mut()) {
                     let d = T::from_i128(x(s).to_i128().wrapping_sub(offset));
                     *m = (d.to_f64() * scale).round_ties_even().to_bits();
                 }
             }
-            EncodePath::F64 { offset, scale } => {
+            EncodePath::F64 { offset, scale } if const { !T::IS_FLOAT } => {
                 for (s, m) in src.iter().zip(mid.iter_mut()) {
                     *m = ((x(s).to_f64() - offset) * scale)
                         .round_ties_even()
                         .to_bits();
                 }
             }
+            _ => debug_assert!(false, "an encoding path of the other kind of type"),
         },
     );
 }
