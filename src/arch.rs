@@ -64,7 +64,7 @@ pub(crate) use bit_slice::{
 pub(crate) use byte_float::{ByteFloatPlan, f32_to_byte_float};
 pub(crate) use f16c::F16c;
 pub(crate) use pos_popcount::{
-    BAND_ROWS, BandRow, PairPrep, PairRing, WIDE_CHUNK_BYTES, pos_popcount_pairs_avx512,
+    BAND_ROWS, BandRow, PairPrep, PairRing, WIDE_CHUNK_BYTES, WideState, pos_popcount_pairs_avx512,
     pos_popcount_prepared_band_avx512, pos_popcount_prepared_pairs_avx512,
 };
 #[cfg(any(feature = "rayon", test))]

@@ -15,6 +15,25 @@
 /// weight 32.
 pub(crate) type WideState<'a> = (&'a mut [[u64; 8]; 5], &'a mut [[u64; 8]; 8]);
 
+/// The build of a fused kernel (`fused`, `band` in `kernels`) for `prep`'s lane width,
+/// NaN test and masked code, all three compile-time parameters of its loop.
+#[cfg(target_arch = "x86_64")]
+macro_rules! by_prep {
+    ($kernel:ident, $prep:expr) => {{
+        use kernels::{L32, L64, $kernel};
+        match ($prep.bits, $prep.nan, $prep.masked.is_some()) {
+            (32, false, false) => $kernel::<L32, false, false>,
+            (32, false, true) => $kernel::<L32, false, true>,
+            (32, true, false) => $kernel::<L32, true, false>,
+            (32, true, true) => $kernel::<L32, true, true>,
+            (_, false, false) => $kernel::<L64, false, false>,
+            (_, false, true) => $kernel::<L64, false, true>,
+            (_, true, false) => $kernel::<L64, true, false>,
+            (_, true, true) => $kernel::<L64, true, true>,
+        }
+    }};
+}
+
 /// Bytes per chunk: 32 vectors of 64 bytes.
 pub(crate) const WIDE_CHUNK_BYTES: usize = 32 * 64;
 
@@ -134,17 +153,7 @@ pub(crate) fn pos_popcount_prepared_pairs_avx512(
     assert!(prep.bits == 32 || prep.bits == 64);
     #[cfg(target_arch = "x86_64")]
     if super::has_avx512() {
-        use kernels::{L32, L64, fused};
-        let run = match (prep.bits, prep.nan, prep.masked.is_some()) {
-            (32, false, false) => fused::<L32, false, false>,
-            (32, false, true) => fused::<L32, false, true>,
-            (32, true, false) => fused::<L32, true, false>,
-            (32, true, true) => fused::<L32, true, true>,
-            (_, false, false) => fused::<L64, false, false>,
-            (_, false, true) => fused::<L64, false, true>,
-            (_, true, false) => fused::<L64, true, false>,
-            (_, true, true) => fused::<L64, true, true>,
-        };
+        let run = by_prep!(fused, prep);
         // SAFETY: the CPU has AVX-512 F and DQ (checked just above); `words` holds the
         // vectors up to `end` (asserted above), which are all the kernel reads.
         let masked = unsafe { run(a, both, ring, words, prep, k0, chunks) };
@@ -233,17 +242,7 @@ pub(crate) fn pos_popcount_prepared_band_avx512(
     assert!(prep.bits as usize == 8 * row.bytes && (prep.bits == 32 || prep.bits == 64));
     #[cfg(target_arch = "x86_64")]
     if super::has_avx512() {
-        use kernels::{L32, L64, band};
-        let run = match (prep.bits, prep.nan, prep.masked.is_some()) {
-            (32, false, false) => band::<L32, false, false>,
-            (32, false, true) => band::<L32, false, true>,
-            (32, true, false) => band::<L32, true, false>,
-            (32, true, true) => band::<L32, true, true>,
-            (_, false, false) => band::<L64, false, false>,
-            (_, false, true) => band::<L64, false, true>,
-            (_, true, false) => band::<L64, true, false>,
-            (_, true, true) => band::<L64, true, true>,
-        };
+        let run = by_prep!(band, prep);
         let fresh = row.held != Some(r0);
         // SAFETY: the CPU has AVX-512 F and DQ (checked just above); `words` holds rows
         // `r0 ..= r0 + 32` of `stride` bytes (asserted above), and every vector the kernel

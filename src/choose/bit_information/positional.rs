@@ -603,22 +603,46 @@ impl Positional {
         k0: usize,
         chunks: usize,
     ) -> bool {
-        let (mut done, mut masked) = (0, false);
-        while done < chunks {
-            let room = 255 - a.wide.pending.max(both.wide.pending) as usize;
-            let run = room.min(chunks - done);
-            let Some(m) = crate::arch::pos_popcount_prepared_pairs_avx512(
-                (&mut a.wide.planes, &mut a.wide.bytes),
-                (&mut both.wide.planes, &mut both.wide.bytes),
+        Self::add_in_runs((a, both), chunks, |wa, wb, done, run| {
+            crate::arch::pos_popcount_prepared_pairs_avx512(
+                wa,
+                wb,
                 ring,
                 words,
                 prep,
                 k0 + 32 * done,
                 run,
+            )
+        })
+    }
+
+    /// Call `kernel(a, both, done, run)` on runs of the `chunks` chunks (`done` of them
+    /// before the run) that end where a byte counter of `a` or `both` could overflow,
+    /// emptying the byte counters between runs; whether a run's words were masked, or-ed.
+    /// `kernel` answers `None` only below the AVX-512 level, which the callers check first.
+    fn add_in_runs(
+        (a, both): (&mut Self, &mut Self),
+        chunks: usize,
+        mut kernel: impl FnMut(
+            crate::arch::WideState<'_>,
+            crate::arch::WideState<'_>,
+            usize,
+            usize,
+        ) -> Option<bool>,
+    ) -> bool {
+        let (mut done, mut masked) = (0, false);
+        while done < chunks {
+            let room = 255 - a.wide.pending.max(both.wide.pending) as usize;
+            let run = room.min(chunks - done);
+            let Some(m) = kernel(
+                (&mut a.wide.planes, &mut a.wide.bytes),
+                (&mut both.wide.planes, &mut both.wide.bytes),
+                done,
+                run,
             ) else {
                 // `count_positional` asked `has_avx512` on this thread before the first
                 // call, and the level of a thread does not change inside a call.
-                unreachable!("the fused kernel runs at the AVX-512 level only");
+                unreachable!("the fused kernels run at the AVX-512 level only");
             };
             masked |= m;
             for s in [&mut *a, &mut *both] {
@@ -645,34 +669,10 @@ impl Positional {
         prep: &crate::arch::PairPrep,
         r0: usize,
     ) -> bool {
-        let (mut done, mut masked) = (0, false);
         let columns = row.columns();
-        while done < columns {
-            let room = 255 - a.wide.pending.max(both.wide.pending) as usize;
-            let run = room.min(columns - done);
-            let Some(m) = crate::arch::pos_popcount_prepared_band_avx512(
-                (&mut a.wide.planes, &mut a.wide.bytes),
-                (&mut both.wide.planes, &mut both.wide.bytes),
-                row,
-                words,
-                prep,
-                r0,
-                done,
-                run,
-            ) else {
-                // As in `add_prepared_pairs`.
-                unreachable!("the band kernel runs at the AVX-512 level only");
-            };
-            masked |= m;
-            for s in [&mut *a, &mut *both] {
-                s.wide.pending += run as u32;
-                if s.wide.pending == 255 {
-                    s.wide.empty_bytes(&mut s.totals);
-                }
-            }
-            done += run;
-        }
-        masked
+        Self::add_in_runs((a, both), columns, |wa, wb, done, run| {
+            crate::arch::pos_popcount_prepared_band_avx512(wa, wb, row, words, prep, r0, done, run)
+        })
     }
 
     /// The count of each bit position `p < bits` (index `p`, 0 the least significant) of
