@@ -180,16 +180,7 @@ pub(super) fn float_to_narrow_int<SW: Word, DW: Word, const NAN_MAP: bool, const
                             move |(src, dst)| by_blocks(src, dst, #[inline(always)] |s, d| {
                                 by_oor_f2i::<SW, DW, $m, NAN_MAP>(s, d, oor, l, dir, value, nan_code)
                             }),
-                            // Below AVX2 one loop per width pair takes every mode but
-                            // nearest-even, the default, which keeps its own (a third of
-                            // the general loop's instructions per element).
-                            move |(src, dst)| if opts.rounding == Rounding::NearestEven {
-                                by_blocks(src, dst, #[inline(always)] |s, d| {
-                                    by_oor_f2i::<SW, DW, NEAREST_EVEN, NAN_MAP>(s, d, oor, l, dir, value, nan_code)
-                                })
-                            } else {
-                                f2i_portable::<SW, DW, NAN_MAP>(src, dst, opts, l, value, nan_code)
-                            },
+                            move |(src, dst)| f2i_baseline::<SW, DW, NAN_MAP>(src, dst, opts, l, value, nan_code),
                         )
                     }
                 })*
@@ -201,6 +192,31 @@ pub(super) fn float_to_narrow_int<SW: Word, DW: Word, const NAN_MAP: bool, const
         Rounding::TowardsZero => TOWARDS_ZERO,
         Rounding::TowardsPositive | Rounding::TowardsNegative => DIRECTED,
         Rounding::NearestAway => NEAREST_AWAY
+    )
+}
+
+/// [`float_to_narrow_int`]'s baseline (SSE2) twin on x86-64, one per width pair (outside
+/// the caller's `match` on the mode, which would compile it once per arm): nearest-even,
+/// the default, keeps its constant-parameter loops (a third of the general loop's
+/// instructions per element); the other modes share [`f2i_portable`].
+#[inline(never)]
+fn f2i_baseline<SW: Word, DW: Word, const NAN_MAP: bool>(
+    src: &[SW],
+    dst: &mut [DW],
+    opts: CastOptions,
+    l: IntLayout,
+    value: impl Fn(SW) -> f64 + Copy,
+    nan_code: u32,
+) -> usize {
+    if opts.rounding != Rounding::NearestEven {
+        return f2i_portable::<SW, DW, NAN_MAP>(src, dst, opts, l, value, nan_code);
+    }
+    let (oor, dir) = (opts.out_of_range, direction(opts.rounding));
+    by_blocks(
+        src,
+        dst,
+        #[inline(always)]
+        |s, d| by_oor_f2i::<SW, DW, NEAREST_EVEN, NAN_MAP>(s, d, oor, l, dir, value, nan_code),
     )
 }
 
