@@ -15,21 +15,21 @@
 /// weight 32.
 pub(crate) type WideState<'a> = (&'a mut [[u64; 8]; 5], &'a mut [[u64; 8]; 8]);
 
-/// The build of a fused kernel (`fused`, `band` in `kernels`) for `prep`'s lane width,
-/// NaN test and masked code, all three compile-time parameters of its loop.
+/// The build of a fused kernel (`fused`, `band` in `kernels`) for `prep`'s lane width and
+/// options. The default options of floats (NaN masked, no masked code) have their own
+/// build, the NaN test a constant of its loop; every other combination (integers, NaN
+/// not masked, a masked code) shares one build that takes both tests with run-time
+/// switches, two mask operations more per vector for less common options, and half the
+/// kernels' machine code.
 #[cfg(target_arch = "x86_64")]
 macro_rules! by_prep {
     ($kernel:ident, $prep:expr) => {{
         use kernels::{L32, L64, $kernel};
-        match ($prep.bits, $prep.nan, $prep.masked.is_some()) {
-            (32, false, false) => $kernel::<L32, false, false>,
-            (32, false, true) => $kernel::<L32, false, true>,
-            (32, true, false) => $kernel::<L32, true, false>,
-            (32, true, true) => $kernel::<L32, true, true>,
-            (_, false, false) => $kernel::<L64, false, false>,
-            (_, false, true) => $kernel::<L64, false, true>,
-            (_, true, false) => $kernel::<L64, true, false>,
-            (_, true, true) => $kernel::<L64, true, true>,
+        match ($prep.bits, $prep.nan && $prep.masked.is_none()) {
+            (32, true) => $kernel::<L32, true>,
+            (32, false) => $kernel::<L32, false>,
+            (_, true) => $kernel::<L64, true>,
+            (_, false) => $kernel::<L64, false>,
         }
     }};
 }
@@ -567,15 +567,15 @@ mod kernels {
     /// Vectors ahead of the stream that the fused kernel prefetches (far neighbours).
     const STREAM_AHEAD: usize = 32;
 
-    /// The kernel of `pos_popcount_prepared_pairs_avx512`, with the NaN test (`NAN`) and
-    /// the masked-code test (`MASKED`) chosen at compile time. Returns whether a prepared
+    /// The kernel of `pos_popcount_prepared_pairs_avx512`, for the default options (`NAN_ONLY`:
+    /// NaN masked, no masked code) or any (`Consts::prepare`). Returns whether a prepared
     /// word was masked.
     ///
     /// # Safety
     /// The CPU must have AVX-512 F and DQ; `words` must hold the vectors up to
     /// `k0 + 32 · chunks + ring.q + 1` (exclusive), and `ring.prepared <= k0 + ring.q + 1`.
     #[target_feature(enable = "avx512f,avx512dq")]
-    pub(super) unsafe fn fused<L: Lane, const NAN: bool, const MASKED: bool>(
+    pub(super) unsafe fn fused<L: Lane, const NAN_ONLY: bool>(
         (pa, ba): WideState<'_>,
         (pb, bb): WideState<'_>,
         ring: &mut PairRing,
@@ -592,7 +592,7 @@ mod kernels {
             // SAFETY: `m < k0 + 32 · chunks + q + 1` (every caller below), so the 64 bytes at
             // `64 · m` are inside `words` (the precondition); unaligned loads.
             let x = unsafe { _mm512_loadu_si512(src.add(64 * m).cast()) };
-            consts.prepare::<L, NAN, MASKED>(x, L::FULL)
+            consts.prepare::<L, NAN_ONLY>(x, L::FULL)
         };
         // Vector `m` in slot `m mod slots` (see `PairRing::new`). Loads at the same offset
         // in a 4 KiB page as a store still in flight wait for it, whatever the page, so
@@ -700,7 +700,7 @@ mod kernels {
     /// the first-level cache only: each line is read once).
     const BAND_AHEAD: usize = 4;
 
-    /// The kernel of `pos_popcount_prepared_band_avx512` (`NAN`, `MASKED` as in
+    /// The kernel of `pos_popcount_prepared_band_avx512` (`NAN_ONLY` as in
     /// [`fused`]); row `r0` prepared here when `fresh`, else read from `row`.
     ///
     /// # Safety
@@ -709,7 +709,7 @@ mod kernels {
     /// row.columns()`.
     #[allow(clippy::too_many_arguments)]
     #[target_feature(enable = "avx512f,avx512dq")]
-    pub(super) unsafe fn band<L: Lane, const NAN: bool, const MASKED: bool>(
+    pub(super) unsafe fn band<L: Lane, const NAN_ONLY: bool>(
         (pa, ba): WideState<'_>,
         (pb, bb): WideState<'_>,
         row: &mut BandRow,
@@ -762,7 +762,7 @@ mod kernels {
                 // stride`, as `q >= 1`), so the 64 bytes at `off + (r0 + t) · stride`
                 // are inside `words` (the precondition); unaligned loads.
                 let x = unsafe { _mm512_loadu_si512(at.add(t * stride).cast()) };
-                let (v, keep) = consts.prepare::<L, NAN, MASKED>(x, lanes);
+                let (v, keep) = consts.prepare::<L, NAN_ONLY>(x, lanes);
                 clean &= keep;
                 v
             };
@@ -798,12 +798,15 @@ mod kernels {
         }
         clean != L::FULL
     }
-    /// The loop-invariant vectors of the preparation.
+    /// The loop-invariant vectors of the preparation, and the switches of its two tests:
+    /// the lanes a test lets through whatever it finds (all of them when the test is off).
     struct Consts {
         emask: __m512i,
         bias_field: __m512i,
         esign: __m512i,
         masked: __m512i,
+        nan_off: u32,
+        masked_off: u32,
     }
 
     impl Consts {
@@ -817,29 +820,31 @@ mod kernels {
                     bias_field: L::splat(prep.bias_field),
                     esign: L::splat(prep.esign),
                     masked: L::splat(prep.masked.unwrap_or(0)),
+                    nan_off: if prep.nan { 0 } else { L::FULL },
+                    masked_off: if prep.masked.is_some() { 0 } else { L::FULL },
                 }
             }
         }
 
         /// The counted words of the raw words `x` in the lanes of `lanes` (0 in the
         /// others and in the masked ones), and the lanes that are not masked, all of them
-        /// (those out of `lanes` too).
+        /// (those out of `lanes` too). `NAN_ONLY`: the NaN test alone, a constant (the
+        /// caller's options are the default); else both tests as the switches say.
         #[inline]
         #[target_feature(enable = "avx512f,avx512dq")]
-        fn prepare<L: Lane, const NAN: bool, const MASKED: bool>(
+        fn prepare<L: Lane, const NAN_ONLY: bool>(
             &self,
             x: __m512i,
             lanes: u32,
         ) -> (__m512i, u32) {
             // SAFETY: the CPU has the features `Lane`'s methods need (this function's).
             unsafe {
-                let mut keep = L::FULL;
-                if NAN {
-                    keep &= L::ordered(x);
-                }
-                if MASKED {
-                    keep &= L::not_equal(x, self.masked);
-                }
+                let keep = if NAN_ONLY {
+                    L::ordered(x)
+                } else {
+                    (L::ordered(x) | self.nan_off)
+                        & (L::not_equal(x, self.masked) | self.masked_off)
+                };
                 let d = L::sub(_mm512_and_si512(x, self.emask), self.bias_field);
                 let magnitude = L::abs(d);
                 // `(x & !emask) | magnitude`.
