@@ -345,7 +345,7 @@ fn signed_exponent_matches_the_docstring() {
 /// column's overlapping lanes), one band or several with rows left after them, bands
 /// across blocks' ends, starts off a vector's alignment, and a NaN or a masked code at a
 /// band's edges (its first, last and following rows), in the last column's counted and
-/// overlapped lanes, and in the last rows.
+/// overlapped lanes, and in the last rows; NaN masked or not, and int32 words.
 #[test]
 fn band_counts_equal_the_reference() {
     use crate::dtype::DTypeId;
@@ -419,9 +419,11 @@ fn band_counts_equal_the_reference() {
                 let mut store = vec![W::zero(); off];
                 store.extend_from_slice(&words);
                 let words = &store[off..];
-                for masked_bits in [None, Some(code)] {
+                // The default options (their own kernel), a masked code, NaN not masked
+                // (the two with the kernel of run-time switches).
+                for (mask_nan, masked_bits) in [(true, None), (true, Some(code)), (false, None)] {
                     let opts = InformationOptions {
-                        mask_nan: true,
+                        mask_nan,
                         masked_bits,
                         ..Default::default()
                     };
@@ -449,4 +451,5 @@ fn band_counts_equal_the_reference() {
     };
     check::<u32>(DTypeId::Float32, &mut next);
     check::<u64>(DTypeId::Float64, &mut next);
+    check::<u32>(DTypeId::Int32, &mut next);
 }
