@@ -207,16 +207,20 @@ where
         }
         last
     }
-    // The tests chosen once per run, not per element.
+    // The tests chosen once per run, not per element: the two common cases (a float
+    // with NaN masked, an integer or NaN not masked) without the masked-code test, the
+    // others with both tests (a mask operation or two more per element). A bias outside
+    // the exponent field's range (no built-in type has one) takes the baseline loop.
     let prep = *prep;
+    if !prep.in_place {
+        return run::<W, true, true, false>(prep, src, dst);
+    }
     crate::arch::vectorized_wide(
         #[inline(always)]
         move || match (prep.nan_on != W::zero(), prep.masked_on != W::zero()) {
-            _ if !prep.in_place => run::<W, true, true, false>(prep, src, dst),
-            (true, true) => run::<W, true, true, true>(prep, src, dst),
             (true, false) => run::<W, true, false, true>(prep, src, dst),
-            (false, true) => run::<W, false, true, true>(prep, src, dst),
             (false, false) => run::<W, false, false, true>(prep, src, dst),
+            _ => run::<W, true, true, true>(prep, src, dst),
         },
     )
 }
