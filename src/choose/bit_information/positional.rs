@@ -742,9 +742,8 @@ impl<W: Word + PrimInt> Collector<W> {
         }
     }
 
-    /// Count the words of `words`. Called once per run of corrections: never inlined, one
-    /// copy per width for its callers.
-    #[inline(never)]
+    /// Count the words of `words`.
+    #[inline(always)]
     pub(super) fn push(&mut self, words: &[W]) {
         self.push_with(words.len(), |i| words[i]);
     }

@@ -225,9 +225,8 @@ where
     )
 }
 
-/// The masks of `src` into `dst` (all ones for an unmasked element). Called once per
-/// tile that holds a masked element: never inlined, one copy per width for its callers.
-#[inline(never)]
+/// The masks of `src` into `dst` (all ones for an unmasked element).
+#[inline(always)]
 pub(super) fn prepare_masks<W>(prep: &Prepare<W>, src: &[W], dst: &mut [W])
 where
     W: Word + PrimInt + WrappingAdd + WrappingSub,
