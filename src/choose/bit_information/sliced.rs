@@ -44,12 +44,7 @@ fn load_groups<W>(
         // wait on memory, and the prefetches do not queue up behind each other.
         let ahead = (start + PREFETCH_AHEAD).min(words.len());
         crate::arch::prefetch(&words[ahead..(ahead + elems).min(words.len())]);
-        let src = &words[start.min(words.len())..][..have];
-        let (c, m) = (&mut code[..have], &mut mask[..have]);
-        crate::arch::vectorized(
-            #[inline(always)]
-            || prepare_run(prep, src, c, m),
-        );
+        prepare_run(prep, &words[start.min(words.len())..][..have], code, mask);
         code[have..elems].fill(W::zero());
         mask[have..elems].fill(W::zero());
         let (p, m) = (&mut planes[g * bits..], &mut mplanes[g..]);
@@ -78,97 +73,99 @@ pub(super) fn count_sliced<W>(words: &[W], n: usize, inner: usize, prep: Prepare
 where
     W: SliceWord + PrimInt + WrappingAdd + WrappingSub,
 {
-    // Not inside `arch::vectorized` as a whole: its three kernels (the preparation, the
-    // transpose and the plane counts) have their own AVX2 twins, and the rest is
-    // bookkeeping per group of 64 pairs, which a second build would only duplicate.
-    let mut counts = PairCounts::new();
-    let period = n * inner;
-    if inner == 0 || n < 2 || words.len() < period {
-        return counts;
-    }
-    let len = words.len() - words.len() % period;
-    let words = &words[..len];
-    let (ppb, npairs) = (period - inner, len - inner);
-    let bits = W::BITS as usize;
-    let shared = inner <= SHARED_SPAN;
-    // Groups of planes held: a tile's, the `inner` after it, and two more for the
-    // funnel shift (its group `k + 1`) and the alignment.
-    let span_groups = SLICED_TILE / 64 + if shared { inner / 64 + 3 } else { 2 };
-    // Prepared words of up to 4 groups (1 KiB of f32) at a time.
-    let (mut code, mut mask) = ([W::zero(); 256], [W::zero(); 256]);
-    let mut planes = vec![0u64; span_groups * bits];
-    let mut mplanes = vec![0u64; span_groups];
-    let (mut planes2, mut mplanes2) = if shared {
-        (Vec::new(), Vec::new())
-    } else {
-        (vec![0u64; span_groups * bits], vec![0u64; span_groups])
-    };
-    let mut valid = vec![0u64; SLICED_TILE / 64];
-    let (q, r) = (inner / 64, (inner % 64) as u32);
-    let (mut base, mut done) = (0usize, 0usize); // global groups: planes[0], end
-    let mut t = 0;
-    while t < npairs {
-        let tl = SLICED_TILE.min(npairs - t);
-        let kg = tl.div_ceil(64);
-        let g0 = t / 64;
-        let second_shift = if shared {
-            // Drop the groups before this tile, then transpose up to the last
-            // group the second elements (and the funnel) reach.
-            let keep = done - g0;
-            planes.copy_within((g0 - base) * bits..(done - base) * bits, 0);
-            mplanes.copy_within(g0 - base..done - base, 0);
-            base = g0;
-            let end = g0 + kg + q + 2;
-            load_groups(
-                &prep,
-                words,
-                done * 64,
-                end - done,
-                (&mut code, &mut mask),
-                &mut planes[keep * bits..],
-                &mut mplanes[keep..],
-            );
-            done = end;
-            r
-        } else {
-            let bufs = (&mut code[..], &mut mask[..]);
-            load_groups(&prep, words, t, kg + 1, bufs, &mut planes, &mut mplanes);
-            let bufs = (&mut code[..], &mut mask[..]);
-            let (p2, m2) = (&mut planes2[..], &mut mplanes2[..]);
-            load_groups(&prep, words, t + inner, kg + 1, bufs, p2, m2);
-            0
-        };
-        let (second, msecond) = if shared {
-            (&planes[q * bits..], &mplanes[q..])
-        } else {
-            (&planes2[..], &mplanes2[..])
-        };
-        let mut pos = t % period;
-        for (k, v) in valid[..kg].iter_mut().enumerate() {
-            let m2 = (msecond[k] >> second_shift)
-                | ((msecond[k + 1] << (63 - second_shift)) << 1);
-            let pairs = 64.min(tl - 64 * k);
-            *v = mplanes[k] & m2 & block_pattern(pos, pairs, period, ppb);
-            pos += 64;
-            if pos >= period {
-                pos %= period;
+    crate::arch::vectorized(
+        #[inline(always)]
+        move || {
+            let mut counts = PairCounts::new();
+            let period = n * inner;
+            if inner == 0 || n < 2 || words.len() < period {
+                return counts;
             }
-        }
-        let mut c = PlaneCounts {
-            a: &mut counts.a,
-            b: &mut counts.b,
-            both: &mut counts.both,
-        };
-        let (f, v) = (&planes[..], &valid[..kg]);
-        counts.pairs += match bits {
-            8 => count_plane_pairs::<8>(f, second, second_shift, v, &mut c),
-            16 => count_plane_pairs::<16>(f, second, second_shift, v, &mut c),
-            32 => count_plane_pairs::<32>(f, second, second_shift, v, &mut c),
-            _ => count_plane_pairs::<64>(f, second, second_shift, v, &mut c),
-        };
-        t += tl;
-    }
-    counts
+            let len = words.len() - words.len() % period;
+            let words = &words[..len];
+            let (ppb, npairs) = (period - inner, len - inner);
+            let bits = W::BITS as usize;
+            let shared = inner <= SHARED_SPAN;
+            // Groups of planes held: a tile's, the `inner` after it, and two more for the
+            // funnel shift (its group `k + 1`) and the alignment.
+            let span_groups = SLICED_TILE / 64 + if shared { inner / 64 + 3 } else { 2 };
+            // Prepared words of up to 4 groups (1 KiB of f32) at a time.
+            let (mut code, mut mask) = ([W::zero(); 256], [W::zero(); 256]);
+            let mut planes = vec![0u64; span_groups * bits];
+            let mut mplanes = vec![0u64; span_groups];
+            let (mut planes2, mut mplanes2) = if shared {
+                (Vec::new(), Vec::new())
+            } else {
+                (vec![0u64; span_groups * bits], vec![0u64; span_groups])
+            };
+            let mut valid = vec![0u64; SLICED_TILE / 64];
+            let (q, r) = (inner / 64, (inner % 64) as u32);
+            let (mut base, mut done) = (0usize, 0usize); // global groups: planes[0], end
+            let mut t = 0;
+            while t < npairs {
+                let tl = SLICED_TILE.min(npairs - t);
+                let kg = tl.div_ceil(64);
+                let g0 = t / 64;
+                let second_shift = if shared {
+                    // Drop the groups before this tile, then transpose up to the last
+                    // group the second elements (and the funnel) reach.
+                    let keep = done - g0;
+                    planes.copy_within((g0 - base) * bits..(done - base) * bits, 0);
+                    mplanes.copy_within(g0 - base..done - base, 0);
+                    base = g0;
+                    let end = g0 + kg + q + 2;
+                    load_groups(
+                        &prep,
+                        words,
+                        done * 64,
+                        end - done,
+                        (&mut code, &mut mask),
+                        &mut planes[keep * bits..],
+                        &mut mplanes[keep..],
+                    );
+                    done = end;
+                    r
+                } else {
+                    let bufs = (&mut code[..], &mut mask[..]);
+                    load_groups(&prep, words, t, kg + 1, bufs, &mut planes, &mut mplanes);
+                    let bufs = (&mut code[..], &mut mask[..]);
+                    let (p2, m2) = (&mut planes2[..], &mut mplanes2[..]);
+                    load_groups(&prep, words, t + inner, kg + 1, bufs, p2, m2);
+                    0
+                };
+                let (second, msecond) = if shared {
+                    (&planes[q * bits..], &mplanes[q..])
+                } else {
+                    (&planes2[..], &mplanes2[..])
+                };
+                let mut pos = t % period;
+                for (k, v) in valid[..kg].iter_mut().enumerate() {
+                    let m2 = (msecond[k] >> second_shift)
+                        | ((msecond[k + 1] << (63 - second_shift)) << 1);
+                    let pairs = 64.min(tl - 64 * k);
+                    *v = mplanes[k] & m2 & block_pattern(pos, pairs, period, ppb);
+                    pos += 64;
+                    if pos >= period {
+                        pos %= period;
+                    }
+                }
+                let mut c = PlaneCounts {
+                    a: &mut counts.a,
+                    b: &mut counts.b,
+                    both: &mut counts.both,
+                };
+                let (f, v) = (&planes[..], &valid[..kg]);
+                counts.pairs += match bits {
+                    8 => count_plane_pairs::<8>(f, second, second_shift, v, &mut c),
+                    16 => count_plane_pairs::<16>(f, second, second_shift, v, &mut c),
+                    32 => count_plane_pairs::<32>(f, second, second_shift, v, &mut c),
+                    _ => count_plane_pairs::<64>(f, second, second_shift, v, &mut c),
+                };
+                t += tl;
+            }
+            counts
+        },
+    )
 }
 
 /// A storage word that can be bit-sliced: the four widths, each with its AVX2 twin.
