@@ -297,7 +297,9 @@ pub(super) fn count_plane_pairs<const BITS: usize>(
 }
 
 /// The portable [`count_plane_pairs`]: the reference of the AVX2 twin, and the fallback.
-#[inline(always)]
+/// Never inlined (one call per tile): one baseline copy per width, not one more inside
+/// the AVX2 build of `count_sliced`, where the arch twin counts.
+#[inline(never)]
 pub(super) fn count_plane_pairs_fallback<const BITS: usize>(
     first: &[u64],
     second: &[u64],
