@@ -536,24 +536,6 @@ mod kernels {
         (sixteens_a, sixteens_b)
     }
 
-    /// A chunk's 32 pairs of vectors `v(0) .. v(31)` (called in that order) into two sets
-    /// of planes, as two [`tree16_pairs`]: the carries of weight 16 of each half. The
-    /// halves are one loop of two turns, so the tree (16 inlined `v`, the preparation
-    /// with them) is compiled once per loop rather than twice.
-    #[inline]
-    #[target_feature(enable = "avx512f")]
-    fn halves(
-        pa: &mut [__m512i; 5],
-        pb: &mut [__m512i; 5],
-        mut v: impl FnMut(usize) -> (__m512i, __m512i),
-    ) -> [(__m512i, __m512i); 2] {
-        let mut carries = [(_mm512_setzero_si512(), _mm512_setzero_si512()); 2];
-        for (h, c) in carries.iter_mut().enumerate() {
-            *c = tree16_pairs(pa, pb, |i| v(16 * h + i));
-        }
-        carries
-    }
-
     /// The carry of weight 32 of a chunk (`csa` of the sixteens plane and the carries
     /// `s_a`, `s_b` of its two halves) into the byte counters, as [`chunk`] does.
     #[inline]
@@ -660,7 +642,7 @@ mod kernels {
                 // No software prefetch: one stream read in order, which the hardware
                 // prefetchers follow; the hints measured slower here (they take a load
                 // slot per vector).
-                let pair = |i: usize| {
+                let mut pair = |i: usize| {
                     let (next, keep) = prepare(k + i + 1);
                     clean &= keep;
                     // SAFETY: as for `index`.
@@ -669,7 +651,8 @@ mod kernels {
                     prev = next;
                     (f, _mm512_and_si512(f, second))
                 };
-                let [(a0, b0), (a1, b1)] = halves(&mut planes_a, &mut planes_b, pair);
+                let (a0, b0) = tree16_pairs(&mut planes_a, &mut planes_b, &mut pair);
+                let (a1, b1) = tree16_pairs(&mut planes_a, &mut planes_b, |i| pair(16 + i));
                 carry_out(&mut planes_a, ba, a0, a1);
                 carry_out(&mut planes_b, bb, b0, b1);
             }
@@ -678,7 +661,7 @@ mod kernels {
             for c in 0..chunks {
                 let k = k0 + 32 * c;
                 let (fs, ns) = (first_slot, next_slot);
-                let pair = |i: usize| {
+                let mut pair = |i: usize| {
                     // A hint that reads nothing (its address computed wrapping): the stream of
                     // words some vectors ahead, to the first-level cache only (`NTA`: each is
                     // read once, and should not push the ring out).
@@ -694,7 +677,8 @@ mod kernels {
                     prev = next;
                     (f, _mm512_and_si512(f, second))
                 };
-                let [(a0, b0), (a1, b1)] = halves(&mut planes_a, &mut planes_b, pair);
+                let (a0, b0) = tree16_pairs(&mut planes_a, &mut planes_b, &mut pair);
+                let (a1, b1) = tree16_pairs(&mut planes_a, &mut planes_b, |i| pair(16 + i));
                 carry_out(&mut planes_a, ba, a0, a1);
                 carry_out(&mut planes_b, bb, b0, b1);
                 (first_slot, next_slot) = (plus(first_slot, 32), plus(next_slot, 32));
@@ -788,7 +772,7 @@ mod kernels {
                 // SAFETY: `c < columns`, an index of `row.slots`; 64 aligned bytes each.
                 unsafe { _mm512_load_si512(slots.add(c).cast()) }
             };
-            let pair = |i: usize| {
+            let mut pair = |i: usize| {
                 // A hint that reads nothing (its address computed wrapping): 32 streams
                 // a row apart are more than the hardware prefetchers follow.
                 _mm_prefetch::<_MM_HINT_NTA>(ahead.wrapping_add((i + 1) * stride).cast());
@@ -797,7 +781,8 @@ mod kernels {
                 prev = next;
                 (f, _mm512_and_si512(f, next))
             };
-            let [(a0, b0), (a1, b1)] = halves(&mut planes_a, &mut planes_b, pair);
+            let (a0, b0) = tree16_pairs(&mut planes_a, &mut planes_b, &mut pair);
+            let (a1, b1) = tree16_pairs(&mut planes_a, &mut planes_b, |i| pair(16 + i));
             carry_out(&mut planes_a, ba, a0, a1);
             carry_out(&mut planes_b, bb, b0, b1);
             // SAFETY: as for the load above.
