@@ -193,17 +193,23 @@ where
     where
         W: Word + PrimInt + WrappingAdd + WrappingSub,
     {
-        let mut last = None;
-        for (k, (s, d)) in src.chunks(POS_RUN).zip(dst.chunks_mut(POS_RUN)).enumerate() {
+        // Runs of equal lengths cut by one index (fewer loop invariants to keep than two
+        // slices' chunk iterators).
+        let n = src.len().min(dst.len());
+        let (src, dst) = (&src[..n], &mut dst[..n]);
+        let (mut last, mut k) = (None, 0);
+        while k < n {
+            let e = (k + POS_RUN).min(n);
             let mut hidden = W::zero();
-            for (&x, o) in s.iter().zip(d.iter_mut()) {
+            for (&x, o) in src[k..e].iter().zip(&mut dst[k..e]) {
                 let (c, m) = prep.apply_as::<NAN, MASKED, IN_PLACE>(x);
                 *o = c & m;
                 hidden = hidden | !m;
             }
             if hidden != W::zero() {
-                last = Some(k * POS_RUN + s.len());
+                last = Some(e);
             }
+            k = e;
         }
         last
     }
