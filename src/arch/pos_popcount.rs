@@ -16,20 +16,21 @@
 pub(crate) type WideState<'a> = (&'a mut [[u64; 8]; 5], &'a mut [[u64; 8]; 8]);
 
 /// The build of a fused kernel (`fused`, `band` in `kernels`) for `prep`'s lane width and
-/// options. The default options of floats (NaN masked, no masked code) have their own
-/// build, the NaN test a constant of its loop; every other combination (integers, NaN
-/// not masked, a masked code) shares one build that takes both tests with run-time
-/// switches, two mask operations more per vector for less common options, and half the
-/// kernels' machine code.
+/// tests: a float's NaN test alone (the default options), no test (an integer, or NaN not
+/// masked), each a constant of its loop; and a masked code, which shares one build with
+/// the NaN test switched at run time (one mask operation more per vector), so three builds
+/// per width rather than four.
 #[cfg(target_arch = "x86_64")]
 macro_rules! by_prep {
     ($kernel:ident, $prep:expr) => {{
         use kernels::{L32, L64, $kernel};
-        match ($prep.bits, $prep.nan && $prep.masked.is_none()) {
-            (32, true) => $kernel::<L32, true>,
-            (32, false) => $kernel::<L32, false>,
-            (_, true) => $kernel::<L64, true>,
-            (_, false) => $kernel::<L64, false>,
+        match ($prep.bits, $prep.nan, $prep.masked.is_some()) {
+            (32, true, false) => $kernel::<L32, true, false>,
+            (32, false, false) => $kernel::<L32, false, false>,
+            (32, _, true) => $kernel::<L32, true, true>,
+            (_, true, false) => $kernel::<L64, true, false>,
+            (_, false, false) => $kernel::<L64, false, false>,
+            (_, _, true) => $kernel::<L64, true, true>,
         }
     }};
 }
@@ -567,15 +568,15 @@ mod kernels {
     /// Vectors ahead of the stream that the fused kernel prefetches (far neighbours).
     const STREAM_AHEAD: usize = 32;
 
-    /// The kernel of `pos_popcount_prepared_pairs_avx512`, for the default options (`NAN_ONLY`:
-    /// NaN masked, no masked code) or any (`Consts::prepare`). Returns whether a prepared
+    /// The kernel of `pos_popcount_prepared_pairs_avx512`, with the NaN test (`NAN`) and
+    /// the masked-code test (`MASKED`) as `Consts::prepare` takes them. Returns whether a prepared
     /// word was masked.
     ///
     /// # Safety
     /// The CPU must have AVX-512 F and DQ; `words` must hold the vectors up to
     /// `k0 + 32 · chunks + ring.q + 1` (exclusive), and `ring.prepared <= k0 + ring.q + 1`.
     #[target_feature(enable = "avx512f,avx512dq")]
-    pub(super) unsafe fn fused<L: Lane, const NAN_ONLY: bool>(
+    pub(super) unsafe fn fused<L: Lane, const NAN: bool, const MASKED: bool>(
         (pa, ba): WideState<'_>,
         (pb, bb): WideState<'_>,
         ring: &mut PairRing,
@@ -592,7 +593,7 @@ mod kernels {
             // SAFETY: `m < k0 + 32 · chunks + q + 1` (every caller below), so the 64 bytes at
             // `64 · m` are inside `words` (the precondition); unaligned loads.
             let x = unsafe { _mm512_loadu_si512(src.add(64 * m).cast()) };
-            consts.prepare::<L, NAN_ONLY>(x, L::FULL)
+            consts.prepare::<L, NAN, MASKED>(x, L::FULL)
         };
         // Vector `m` in slot `m mod slots` (see `PairRing::new`). Loads at the same offset
         // in a 4 KiB page as a store still in flight wait for it, whatever the page, so
@@ -700,7 +701,7 @@ mod kernels {
     /// the first-level cache only: each line is read once).
     const BAND_AHEAD: usize = 4;
 
-    /// The kernel of `pos_popcount_prepared_band_avx512` (`NAN_ONLY` as in
+    /// The kernel of `pos_popcount_prepared_band_avx512` (`NAN`, `MASKED` as in
     /// [`fused`]); row `r0` prepared here when `fresh`, else read from `row`.
     ///
     /// # Safety
@@ -709,7 +710,7 @@ mod kernels {
     /// row.columns()`.
     #[allow(clippy::too_many_arguments)]
     #[target_feature(enable = "avx512f,avx512dq")]
-    pub(super) unsafe fn band<L: Lane, const NAN_ONLY: bool>(
+    pub(super) unsafe fn band<L: Lane, const NAN: bool, const MASKED: bool>(
         (pa, ba): WideState<'_>,
         (pb, bb): WideState<'_>,
         row: &mut BandRow,
@@ -762,7 +763,7 @@ mod kernels {
                 // stride`, as `q >= 1`), so the 64 bytes at `off + (r0 + t) · stride`
                 // are inside `words` (the precondition); unaligned loads.
                 let x = unsafe { _mm512_loadu_si512(at.add(t * stride).cast()) };
-                let (v, keep) = consts.prepare::<L, NAN_ONLY>(x, lanes);
+                let (v, keep) = consts.prepare::<L, NAN, MASKED>(x, lanes);
                 clean &= keep;
                 v
             };
@@ -798,15 +799,15 @@ mod kernels {
         }
         clean != L::FULL
     }
-    /// The loop-invariant vectors of the preparation, and the switches of its two tests:
-    /// the lanes a test lets through whatever it finds (all of them when the test is off).
+    /// The loop-invariant vectors of the preparation, and the switch of the NaN test in the
+    /// build with a masked code: the lanes it lets through whatever it finds (all of them
+    /// when NaN is not masked).
     struct Consts {
         emask: __m512i,
         bias_field: __m512i,
         esign: __m512i,
         masked: __m512i,
         nan_off: u32,
-        masked_off: u32,
     }
 
     impl Consts {
@@ -821,30 +822,34 @@ mod kernels {
                     esign: L::splat(prep.esign),
                     masked: L::splat(prep.masked.unwrap_or(0)),
                     nan_off: if prep.nan { 0 } else { L::FULL },
-                    masked_off: if prep.masked.is_some() { 0 } else { L::FULL },
                 }
             }
         }
 
         /// The counted words of the raw words `x` in the lanes of `lanes` (0 in the
         /// others and in the masked ones), and the lanes that are not masked, all of them
-        /// (those out of `lanes` too). `NAN_ONLY`: the NaN test alone, a constant (the
-        /// caller's options are the default); else both tests as the switches say.
+        /// (those out of `lanes` too). The NaN test when `NAN` (switched by `nan_off` when
+        /// `MASKED` too), the masked-code test when `MASKED`.
         #[inline]
         #[target_feature(enable = "avx512f,avx512dq")]
-        fn prepare<L: Lane, const NAN_ONLY: bool>(
+        fn prepare<L: Lane, const NAN: bool, const MASKED: bool>(
             &self,
             x: __m512i,
             lanes: u32,
         ) -> (__m512i, u32) {
             // SAFETY: the CPU has the features `Lane`'s methods need (this function's).
             unsafe {
-                let keep = if NAN_ONLY {
-                    L::ordered(x)
-                } else {
-                    (L::ordered(x) | self.nan_off)
-                        & (L::not_equal(x, self.masked) | self.masked_off)
-                };
+                let mut keep = L::FULL;
+                if NAN {
+                    keep &= if MASKED {
+                        L::ordered(x) | self.nan_off
+                    } else {
+                        L::ordered(x)
+                    };
+                }
+                if MASKED {
+                    keep &= L::not_equal(x, self.masked);
+                }
                 let d = L::sub(_mm512_and_si512(x, self.emask), self.bias_field);
                 let magnitude = L::abs(d);
                 // `(x & !emask) | magnitude`.
