@@ -18,8 +18,8 @@ pub(crate) type WideState<'a> = (&'a mut [[u64; 8]; 5], &'a mut [[u64; 8]; 8]);
 /// The build of a fused kernel (`fused`, `band` in `kernels`) for `prep`'s lane width and
 /// tests: a float's NaN test alone (the default options), no test (an integer, or NaN not
 /// masked), each a constant of its loop; and a masked code, which shares one build with
-/// the NaN test switched at run time (one mask operation more per vector), so three builds
-/// per width rather than four.
+/// the NaN test switched at run time (an integer compare of the magnitude, one operation
+/// more per vector), so three builds per width rather than four.
 #[cfg(target_arch = "x86_64")]
 macro_rules! by_prep {
     ($kernel:ident, $prep:expr) => {{
@@ -355,10 +355,15 @@ mod kernels {
     pub(super) trait Lane {
         /// The mask of every lane.
         const FULL: u32;
+        /// The magnitude bits of an IEEE float of the lane's width, and its infinity's.
+        const MAGNITUDE: u64;
+        const INFINITY: u64;
         unsafe fn splat(x: u64) -> __m512i;
         /// The lanes that are not NaN, the lanes read as IEEE floats of their width.
         unsafe fn ordered(x: __m512i) -> u32;
         unsafe fn not_equal(x: __m512i, y: __m512i) -> u32;
+        /// The lanes of `x` at most `y`, unsigned.
+        unsafe fn at_most(x: __m512i, y: __m512i) -> u32;
         unsafe fn sub(x: __m512i, y: __m512i) -> __m512i;
         /// All ones in the lanes whose top bit is set.
         unsafe fn negative(x: __m512i) -> __m512i;
@@ -376,6 +381,8 @@ mod kernels {
 
     impl Lane for L32 {
         const FULL: u32 = 0xffff;
+        const MAGNITUDE: u64 = 0x7fff_ffff;
+        const INFINITY: u64 = 0x7f80_0000;
         #[inline(always)]
         unsafe fn splat(x: u64) -> __m512i {
             // SAFETY: the trait's precondition: the CPU has AVX-512 F and DQ.
@@ -393,6 +400,11 @@ mod kernels {
         unsafe fn not_equal(x: __m512i, y: __m512i) -> u32 {
             // SAFETY: the trait's precondition: the CPU has AVX-512 F and DQ.
             unsafe { u32::from(_mm512_cmpneq_epi32_mask(x, y)) }
+        }
+        #[inline(always)]
+        unsafe fn at_most(x: __m512i, y: __m512i) -> u32 {
+            // SAFETY: the trait's precondition: the CPU has AVX-512 F and DQ.
+            unsafe { u32::from(_mm512_cmple_epu32_mask(x, y)) }
         }
         #[inline(always)]
         unsafe fn sub(x: __m512i, y: __m512i) -> __m512i {
@@ -434,6 +446,8 @@ mod kernels {
 
     impl Lane for L64 {
         const FULL: u32 = 0xff;
+        const MAGNITUDE: u64 = 0x7fff_ffff_ffff_ffff;
+        const INFINITY: u64 = 0x7ff0_0000_0000_0000;
         #[inline(always)]
         unsafe fn splat(x: u64) -> __m512i {
             // SAFETY: the trait's precondition: the CPU has AVX-512 F and DQ.
@@ -451,6 +465,11 @@ mod kernels {
         unsafe fn not_equal(x: __m512i, y: __m512i) -> u32 {
             // SAFETY: the trait's precondition: the CPU has AVX-512 F and DQ.
             unsafe { u32::from(_mm512_cmpneq_epi64_mask(x, y)) }
+        }
+        #[inline(always)]
+        unsafe fn at_most(x: __m512i, y: __m512i) -> u32 {
+            // SAFETY: the trait's precondition: the CPU has AVX-512 F and DQ.
+            unsafe { u32::from(_mm512_cmple_epu64_mask(x, y)) }
         }
         #[inline(always)]
         unsafe fn sub(x: __m512i, y: __m512i) -> __m512i {
@@ -799,15 +818,16 @@ mod kernels {
         }
         clean != L::FULL
     }
-    /// The loop-invariant vectors of the preparation, and the switch of the NaN test in the
-    /// build with a masked code: the lanes it lets through whatever it finds (all of them
-    /// when NaN is not masked).
+    /// The loop-invariant vectors of the preparation, and the NaN test of the build with a
+    /// masked code: a magnitude above `nan_limit` is NaN (the infinity's bits when NaN is
+    /// masked, all ones when not: no lane is then above it).
     struct Consts {
         emask: __m512i,
         bias_field: __m512i,
         esign: __m512i,
         masked: __m512i,
-        nan_off: u32,
+        magnitude: __m512i,
+        nan_limit: __m512i,
     }
 
     impl Consts {
@@ -821,14 +841,15 @@ mod kernels {
                     bias_field: L::splat(prep.bias_field),
                     esign: L::splat(prep.esign),
                     masked: L::splat(prep.masked.unwrap_or(0)),
-                    nan_off: if prep.nan { 0 } else { L::FULL },
+                    magnitude: L::splat(L::MAGNITUDE),
+                    nan_limit: L::splat(if prep.nan { L::INFINITY } else { u64::MAX }),
                 }
             }
         }
 
         /// The counted words of the raw words `x` in the lanes of `lanes` (0 in the
         /// others and in the masked ones), and the lanes that are not masked, all of them
-        /// (those out of `lanes` too). The NaN test when `NAN` (switched by `nan_off` when
+        /// (those out of `lanes` too). The NaN test when `NAN` (switched by `nan_limit` when
         /// `MASKED` too), the masked-code test when `MASKED`.
         #[inline]
         #[target_feature(enable = "avx512f,avx512dq")]
@@ -842,7 +863,7 @@ mod kernels {
                 let mut keep = L::FULL;
                 if NAN {
                     keep &= if MASKED {
-                        L::ordered(x) | self.nan_off
+                        L::at_most(_mm512_and_si512(x, self.magnitude), self.nan_limit)
                     } else {
                         L::ordered(x)
                     };
