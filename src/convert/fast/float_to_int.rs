@@ -140,14 +140,20 @@ fn float_to_int_in<SW: Word, DW: Word, const MODE: u8>(
 }
 
 /// `f32`/`f64` (or `scale_offset`'s result on them: `value`) to an integer format of at
-/// most 32 bits, every rounding mode, with NaN mapped to `nan_code` when `NAN_MAP`. The
-/// rounding mode is made a constant here, outside the loop: with a `match` on it per
-/// element LLVM keeps the loop scalar. With `WIDE` (the fused `scale_offset -> cast_value`
-/// loop only, so that the plain casts are not compiled a third time) the loop is also
-/// built for AVX-512 (`arch::vectorized_wide`), where LLVM converts 8 `f64` per
-/// instruction and narrows by `vpmovdb`: the fused `f64 -> u8` chain on a cached input
-/// (128Ki elements) ran at 40.5 GB/s against 33.1 with AVX2 (minima of 301 runs, three
-/// alternations, load 7).
+/// most 32 bits, every rounding mode, with NaN mapped to `nan_code` when `NAN_MAP`.
+///
+/// Nearest-even, the default, has a loop of its own per out-of-range rule at each level,
+/// the rounding a constant (with a `match` on the mode per element LLVM keeps the loop
+/// scalar). With `WIDE` (the fused `scale_offset -> cast_value` loop only, so that the
+/// plain casts are not compiled a third time) it is also built for AVX-512
+/// (`arch::vectorized_wide_or`), where LLVM converts 8 `f64` per instruction and narrows
+/// by `vpmovdb`: the fused `f64 -> u8` chain on a cached input (128Ki elements) ran at
+/// 40.5 GB/s against 33.1 with AVX2 (minima of 301 runs, three alternations, load 7).
+/// Nearest-away under clamp without a map (`clamp_round_away_to_i32`) keeps its own AVX2
+/// loop too. Every other combination (the non-default modes, with a map or fused, under
+/// any rule) is one loop per width pair and `value`, [`f2i_general`], taking the mode and
+/// the rule as loop invariants: one build instead of one per mode and rule, at the cost of
+/// a few instructions per element on paths rarely taken.
 #[inline(always)]
 pub(super) fn float_to_narrow_int<SW: Word, DW: Word, const NAN_MAP: bool, const WIDE: bool>(
     src: &[SW],
@@ -160,47 +166,78 @@ pub(super) fn float_to_narrow_int<SW: Word, DW: Word, const NAN_MAP: bool, const
     if l.bits > 32 {
         return 0;
     }
-    let (oor, nan_code, dir) = (opts.out_of_range, nan_code as u32, direction(opts.rounding));
-    macro_rules! by_mode {
-        ($($mode:pat => $m:ident),*) => {
-            match opts.rounding {
-                $($mode => {
-                    // `const`: the other twin is not compiled (see `f2i_narrow`).
-                    if const { WIDE } {
-                        crate::arch::vectorized_wide(
+    let (oor, nan_code) = (opts.out_of_range, nan_code as u32);
+    match opts.rounding {
+        Rounding::NearestEven => {
+            // The loops of `by_oor_f2i`, one closure per twin (an attribute on a closure
+            // in a `let` is not stable Rust).
+            macro_rules! even {
+                () => {
+                    #[inline(always)]
+                    move |(src, dst): (&[SW], &mut [DW])| {
+                        by_blocks(
+                            src,
+                            dst,
                             #[inline(always)]
-                            move || by_blocks(src, dst, #[inline(always)] |s, d| {
-                                by_oor_f2i::<SW, DW, $m, NAN_MAP>(s, d, oor, l, dir, value, nan_code)
-                            }),
-                        )
-                    } else {
-                        crate::arch::vectorized_or(
-                            (src, dst),
-                            #[inline(always)]
-                            move |(src, dst)| by_blocks(src, dst, #[inline(always)] |s, d| {
-                                by_oor_f2i::<SW, DW, $m, NAN_MAP>(s, d, oor, l, dir, value, nan_code)
-                            }),
-                            move |(src, dst)| f2i_baseline::<SW, DW, NAN_MAP>(src, dst, opts, l, value, nan_code),
+                            |s, d| by_oor_f2i::<SW, DW, NEAREST_EVEN, NAN_MAP>(s, d, oor, l, 1.0, value, nan_code),
                         )
                     }
-                })*
+                };
             }
-        };
+            let baseline = move |(src, dst)| f2i_baseline::<SW, DW, NAN_MAP>(src, dst, oor, l, value, nan_code);
+            // `const`: the other twin is not compiled.
+            if const { WIDE } {
+                crate::arch::vectorized_wide_or((src, dst), even!(), baseline)
+            } else {
+                crate::arch::vectorized_or((src, dst), even!(), baseline)
+            }
+        }
+        Rounding::NearestAway if !NAN_MAP && !WIDE && oor == OutOfRange::Clamp => {
+            crate::arch::vectorized_or(
+                (src, dst),
+                #[inline(always)]
+                move |(src, dst): (&[SW], &mut [DW])| {
+                    let b = F2i::new(l, 1.0, nan_code);
+                    by_blocks(
+                        src,
+                        dst,
+                        #[inline(always)]
+                        |s, d| f2i_narrow::<SW, DW, NEAREST_AWAY, OOR_CLAMP, NAN_MAP>(s, d, b, value),
+                    )
+                },
+                move |(src, dst)| f2i_portable::<SW, DW, NAN_MAP>(src, dst, opts, l, value, nan_code),
+            )
+        }
+        _ => f2i_general::<SW, DW, NAN_MAP>(src, dst, opts, l, value, nan_code),
     }
-    by_mode!(
-        Rounding::NearestEven => NEAREST_EVEN,
-        Rounding::TowardsZero => TOWARDS_ZERO,
-        Rounding::TowardsPositive | Rounding::TowardsNegative => DIRECTED,
-        Rounding::NearestAway => NEAREST_AWAY
+}
+
+/// [`float_to_narrow_int`]'s nearest-even baseline (SSE2) twin on x86-64, one per width
+/// pair and `value`: the constant-parameter loops (a third of [`f2i_portable`]'s
+/// instructions per element).
+#[inline(never)]
+fn f2i_baseline<SW: Word, DW: Word, const NAN_MAP: bool>(
+    src: &[SW],
+    dst: &mut [DW],
+    oor: OutOfRange,
+    l: IntLayout,
+    value: impl Fn(SW) -> f64 + Copy,
+    nan_code: u32,
+) -> usize {
+    by_blocks(
+        src,
+        dst,
+        #[inline(always)]
+        |s, d| by_oor_f2i::<SW, DW, NEAREST_EVEN, NAN_MAP>(s, d, oor, l, 1.0, value, nan_code),
     )
 }
 
-/// [`float_to_narrow_int`]'s baseline (SSE2) twin on x86-64, one per width pair (outside
-/// the caller's `match` on the mode, which would compile it once per arm): nearest-even,
-/// the default, keeps its constant-parameter loops (a third of the general loop's
-/// instructions per element); the other modes share [`f2i_portable`].
+/// [`float_to_narrow_int`] for the rounding modes and rules without a loop of their own:
+/// [`f2i_loop`] built for AVX2 when the CPU has it, else [`f2i_portable`]. With a map
+/// (`NAN_MAP`) only the baseline build is compiled: a `scalar_map` with a rounding mode
+/// other than nearest-even is rare enough not to be worth a second copy per width pair.
 #[inline(never)]
-fn f2i_baseline<SW: Word, DW: Word, const NAN_MAP: bool>(
+fn f2i_general<SW: Word, DW: Word, const NAN_MAP: bool>(
     src: &[SW],
     dst: &mut [DW],
     opts: CastOptions,
@@ -208,30 +245,43 @@ fn f2i_baseline<SW: Word, DW: Word, const NAN_MAP: bool>(
     value: impl Fn(SW) -> f64 + Copy,
     nan_code: u32,
 ) -> usize {
-    if opts.rounding != Rounding::NearestEven {
+    if const { NAN_MAP } {
         return f2i_portable::<SW, DW, NAN_MAP>(src, dst, opts, l, value, nan_code);
     }
-    let (oor, dir) = (opts.out_of_range, direction(opts.rounding));
-    by_blocks(
-        src,
-        dst,
+    crate::arch::vectorized_or(
+        (src, dst),
         #[inline(always)]
-        |s, d| by_oor_f2i::<SW, DW, NEAREST_EVEN, NAN_MAP>(s, d, oor, l, dir, value, nan_code),
+        move |(src, dst)| f2i_loop::<SW, DW, NAN_MAP>(src, dst, opts, l, value, nan_code),
+        move |(src, dst)| f2i_portable::<SW, DW, NAN_MAP>(src, dst, opts, l, value, nan_code),
     )
 }
 
-/// [`float_to_narrow_int`]'s baseline (SSE2) twin on x86-64 for every mode but
-/// nearest-even: one loop per width pair, the rounding mode and the out-of-range rule as
-/// loop invariants. It accepts a subset of what
+/// [`f2i_loop`] for the x86-64 baseline (SSE2): the nearest-even twin's fallback for the
+/// other modes, and [`f2i_general`]'s baseline twin.
+#[inline(never)]
+fn f2i_portable<SW: Word, DW: Word, const NAN_MAP: bool>(
+    src: &[SW],
+    dst: &mut [DW],
+    opts: CastOptions,
+    l: IntLayout,
+    value: impl Fn(SW) -> f64 + Copy,
+    nan_code: u32,
+) -> usize {
+    f2i_loop::<SW, DW, NAN_MAP>(src, dst, opts, l, value, nan_code)
+}
+
+/// `f32`/`f64` to an integer format of at most 32 bits in one loop per width pair, the
+/// rounding mode and the out-of-range rule as loop invariants. It accepts a subset of what
 /// [`f2i_narrow`] accepts (values below 2^51 in magnitude) and gives the same codes; a block
 /// with anything else is declined, as there.
 ///
 /// SSE2 has no rounding instruction: `round_ties_even`, `floor` and the like are library
-/// calls there, one per element. So the loop rounds by [`RoundBy`]: one nearest-even
-/// rounding by the `MAGIC` addition, and the other modes from it by a compare, all of it
-/// arithmetic on loop invariants (no branch per element, no call).
-#[inline(never)]
-fn f2i_portable<SW: Word, DW: Word, const NAN_MAP: bool>(
+/// calls there, one per element; and an instruction's rounding immediate cannot be a loop
+/// invariant. So the loop rounds by [`RoundBy`]: one nearest-even rounding by the `MAGIC`
+/// addition, and the other modes from it by a compare, all of it arithmetic on loop
+/// invariants (no branch per element, no call), which vectorizes at every level.
+#[inline(always)]
+fn f2i_loop<SW: Word, DW: Word, const NAN_MAP: bool>(
     src: &[SW],
     dst: &mut [DW],
     opts: CastOptions,
@@ -248,36 +298,41 @@ fn f2i_portable<SW: Word, DW: Word, const NAN_MAP: bool>(
         oor == OutOfRange::Wrap,
         oor == OutOfRange::Error,
     );
-    by_blocks(src, dst, |src, dst| {
-        let mut bad = false;
-        for (s, d) in src.iter().zip(dst.iter_mut()) {
-            let r = by.round(value(*s));
-            let r = if NAN_MAP && r.is_nan() { nan_value } else { r };
-            // ±Inf and NaN are never clamped (catalogue `inf-clamp`): the block is redone.
-            // `|r| >= 2^51` whenever the input was (see `RoundBy::round`), so the wrap
-            // rule declines every value the rounding was not exact for. Each rule is a
-            // mask (`&` and `|` of loop invariants, never a branch) so that the loop stays
-            // one SSE2 loop.
-            let a = r.abs();
-            let ok = (clamp & (a < f64::INFINITY))
-                | (wrap & (a < TWO_51))
-                | (check & (lo <= r) & (r <= max));
-            // A clamp as compares that x86's `maxpd` / `minpd` are (a NaN gives some bound:
-            // its block is declined anyway).
-            let c = if r > lo { r } else { lo };
-            let c = if c < max { c } else { max };
-            let v = if clamp { c } else { r };
-            // A kept `v` is integral and below 2^51 in magnitude: the low bits of
-            // `v + MAGIC` are its two's complement (see `MAGIC`), without the saturating
-            // `as` conversion, which SSE2 does one element at a time.
-            *d = DW::from_u64((v + MAGIC).to_bits() & mask);
-            bad |= !ok;
-        }
-        !bad
-    })
+    by_blocks(
+        src,
+        dst,
+        #[inline(always)]
+        |src, dst| {
+            let mut bad = false;
+            for (s, d) in src.iter().zip(dst.iter_mut()) {
+                let r = by.round(value(*s));
+                let r = if NAN_MAP && r.is_nan() { nan_value } else { r };
+                // ±Inf and NaN are never clamped (catalogue `inf-clamp`): the block is
+                // redone. `|r| >= 2^51` whenever the input was (see `RoundBy::round`), so
+                // the wrap rule declines every value the rounding was not exact for. Each
+                // rule is a mask (`&` and `|` of loop invariants, never a branch) so that
+                // the loop stays one vector loop.
+                let a = r.abs();
+                let ok = (clamp & (a < f64::INFINITY))
+                    | (wrap & (a < TWO_51))
+                    | (check & (lo <= r) & (r <= max));
+                // A clamp as compares that x86's `maxpd` / `minpd` are (a NaN gives some
+                // bound: its block is declined anyway).
+                let c = if r > lo { r } else { lo };
+                let c = if c < max { c } else { max };
+                let v = if clamp { c } else { r };
+                // A kept `v` is integral and below 2^51 in magnitude: the low bits of
+                // `v + MAGIC` are its two's complement (see `MAGIC`), without the
+                // saturating `as` conversion, which SSE2 does one element at a time.
+                *d = DW::from_u64((v + MAGIC).to_bits() & mask);
+                bad |= !ok;
+            }
+            !bad
+        },
+    )
 }
 
-/// A rounding mode as loop invariants, for [`f2i_portable`]: `x` rounds to
+/// A rounding mode as loop invariants, for [`f2i_loop`]: `x` rounds to
 /// `s · (n + adjust)` with `s` the sign of `x` or a constant, `y = s · x`, `n` the integer
 /// nearest `y` (ties to even) and `adjust` one compare:
 ///
@@ -386,17 +441,7 @@ fn by_oor_f2i<SW: Word, DW: Word, const MODE: u8, const NAN_MAP: bool>(
     value: impl Fn(SW) -> f64 + Copy,
     nan_code: u32,
 ) -> bool {
-    let b = F2i {
-        dir,
-        lo: l.min() as f64,
-        max: l.max() as f64,
-        narrow: (
-            l.min().clamp(i32::MIN.into(), i32::MAX.into()) as i32,
-            l.max().clamp(i32::MIN.into(), i32::MAX.into()) as i32,
-        ),
-        mask: l.mask() as u32,
-        nan_value: crate::number::int::int_value(&l, nan_code.into()) as f64,
-    };
+    let b = F2i::new(l, dir, nan_code);
     match oor {
         OutOfRange::Clamp => f2i_narrow::<SW, DW, MODE, OOR_CLAMP, NAN_MAP>(src, dst, b, value),
         OutOfRange::Wrap => f2i_narrow::<SW, DW, MODE, OOR_WRAP, NAN_MAP>(src, dst, b, value),
@@ -419,6 +464,23 @@ struct F2i {
     /// The value a NaN maps to (`scalar_map` `{NaN: value}`, a value of the target), when
     /// `NAN_MAP`.
     nan_value: f64,
+}
+
+impl F2i {
+    #[inline(always)]
+    fn new(l: IntLayout, dir: f64, nan_code: u32) -> Self {
+        F2i {
+            dir,
+            lo: l.min() as f64,
+            max: l.max() as f64,
+            narrow: (
+                l.min().clamp(i32::MIN.into(), i32::MAX.into()) as i32,
+                l.max().clamp(i32::MIN.into(), i32::MAX.into()) as i32,
+            ),
+            mask: l.mask() as u32,
+            nan_value: crate::number::int::int_value(&l, nan_code.into()) as f64,
+        }
+    }
 }
 
 /// `f32`/`f64` to an integer format of at most 32 bits, with the out-of-range rule `OOR`
