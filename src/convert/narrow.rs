@@ -443,12 +443,25 @@ const ANY_MODE: u8 = u8::MAX;
 /// rounds towards), with a loop-invariant compare instead of a constant.
 pub(crate) const DIRECTED: u8 = u8::MAX - 1;
 
-/// [`cast`]'s baseline (SSE2) twin on x86-64, one loop per width pair: the general kernel
-/// with the rounding mode as a loop invariant (instead of five loops, and the nearest-even
-/// kernels beside them, per width pair). Returns how many elements are done, as
-/// `by_blocks`.
+/// [`cast`]'s baseline (SSE2) twin on x86-64, one loop per width pair: [`any_mode`]
+/// (instead of five loops, and the nearest-even kernels beside them, per width pair).
+/// Returns how many elements are done, as `by_blocks`.
 #[inline(never)]
 pub(crate) fn portable<SW: Word, DW: Word>(
+    src: &[SW],
+    dst: &mut [DW],
+    mode: Rounding,
+    oor: OutOfRange,
+    l: FloatLayout,
+) -> usize {
+    any_mode(src, dst, mode, oor, l)
+}
+
+/// The general kernel with the rounding mode as a loop invariant, over `src` block by
+/// block: one loop per width pair for every mode. Returns how many elements are done, as
+/// `by_blocks`.
+#[inline(always)]
+pub(crate) fn any_mode<SW: Word, DW: Word>(
     src: &[SW],
     dst: &mut [DW],
     mode: Rounding,
@@ -463,11 +476,16 @@ pub(crate) fn portable<SW: Word, DW: Word>(
         Rounding::TowardsNegative => TOWARDS_NEGATIVE,
         Rounding::NearestAway => NEAREST_AWAY,
     };
-    by_blocks(src, dst, |s, d| {
-        !if SW::BITS == 64 {
-            from_f64_in::<SW, DW, ANY_MODE>(s, d, l, clamp, mode)
-        } else {
-            from_f32_in::<SW, DW, ANY_MODE>(s, d, l, clamp, mode)
-        }
-    })
+    by_blocks(
+        src,
+        dst,
+        #[inline(always)]
+        |s, d| {
+            !if SW::BITS == 64 {
+                from_f64_in::<SW, DW, ANY_MODE>(s, d, l, clamp, mode)
+            } else {
+                from_f32_in::<SW, DW, ANY_MODE>(s, d, l, clamp, mode)
+            }
+        },
+    )
 }

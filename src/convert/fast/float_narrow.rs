@@ -16,11 +16,18 @@ pub(super) fn narrow<SW: Word, DW: Word>(
 ) -> usize {
     crate::arch::vectorized_or(
         (src, dst),
+        // Nearest-even, the default, has its own kernels; the other modes share one loop
+        // per width pair, the mode a loop invariant.
         #[inline(always)]
-        move |(src, dst)| by_mode(src, dst, mode, oor, l),
-        // Below AVX2 one loop per width pair takes every mode, but nearest-even, the
-        // default, keeps its own kernels: the general loop takes three times its
-        // instructions per element.
+        move |(src, dst)| {
+            if mode == Rounding::NearestEven {
+                by_mode(src, dst, Rounding::NearestEven, oor, l)
+            } else {
+                crate::convert::narrow::any_mode(src, dst, mode, oor, l)
+            }
+        },
+        // Likewise below AVX2, where the general loop takes three times the nearest-even
+        // kernels' instructions per element.
         move |(src, dst)| {
             if mode == Rounding::NearestEven {
                 by_mode(src, dst, Rounding::NearestEven, oor, l)
