@@ -21,7 +21,7 @@ pub(super) fn narrow<SW: Word, DW: Word>(
         #[inline(always)]
         move |(src, dst)| {
             if mode == Rounding::NearestEven {
-                by_mode(src, dst, Rounding::NearestEven, oor, l)
+                nearest_even(src, dst, oor, l)
             } else {
                 crate::convert::narrow::any_mode(src, dst, mode, oor, l)
             }
@@ -30,7 +30,7 @@ pub(super) fn narrow<SW: Word, DW: Word>(
         // kernels' instructions per element.
         move |(src, dst)| {
             if mode == Rounding::NearestEven {
-                by_mode(src, dst, Rounding::NearestEven, oor, l)
+                nearest_even(src, dst, oor, l)
             } else {
                 crate::convert::narrow::portable(src, dst, mode, oor, l)
             }
@@ -38,25 +38,16 @@ pub(super) fn narrow<SW: Word, DW: Word>(
     )
 }
 
-/// The kernels of `mode` (inlined, so that a constant `mode` compiles only its own).
+/// Nearest-even's kernels (inlined into each twin).
 #[inline(always)]
-fn by_mode<SW: Word, DW: Word>(
+fn nearest_even<SW: Word, DW: Word>(
     src: &[SW],
     dst: &mut [DW],
-    mode: Rounding,
     oor: OutOfRange,
     l: FloatLayout,
 ) -> usize {
     let plan = crate::convert::narrow::plan(l, oor);
-    if let Some(done) = crate::convert::narrow::f32_nearest_even(src, dst, mode, oor, l, plan) {
-        return done;
-    }
-    by_blocks(
-        src,
-        dst,
-        #[inline(always)]
-        |s, d| !crate::convert::narrow::cast(s, d, mode, oor, l, plan),
-    )
+    crate::convert::narrow::nearest_even(src, dst, oor, l, plan)
 }
 
 #[inline(always)]
