@@ -16,9 +16,9 @@
 //! finite value of that sign, and a negative value rounding to zero in a format without -0
 //! (`fnuz`) gives +0.
 //!
-//! The loop has no data-dependent branches (the rounding mode is a const parameter; the two
-//! directed modes share one, their direction a loop invariant), so LLVM vectorizes it with
-//! variable shifts.
+//! The loop has no data-dependent branches (the rounding mode is a const parameter for
+//! nearest-even, and a loop invariant for the other modes, which share one loop per width
+//! pair: [`any_mode`]), so LLVM vectorizes it with variable shifts.
 //!
 //! Nearest-even, the common mode, has faster kernels: float16 by the CPU's own conversion
 //! where it has F16C (`arch::F16c`; from `f64` through `f32` rounded to odd), the other
