@@ -133,6 +133,32 @@ pub(crate) fn vectorized_or<A, R>(
     }
 }
 
+/// [`vectorized_or`] with an AVX-512 level above AVX2 (as [`vectorized_wide`] is to
+/// [`vectorized`]): `f(args)` compiled with AVX-512 when the level allows it, else with
+/// AVX2, else `portable(args)`.
+#[inline(always)]
+pub(crate) fn vectorized_wide_or<A, R>(
+    args: A,
+    f: impl FnOnce(A) -> R,
+    portable: impl FnOnce(A) -> R,
+) -> R {
+    #[cfg(target_arch = "x86_64")]
+    {
+        if has_avx512() {
+            // SAFETY: `avx512` requires the features of `Isa::Avx512`, which the CPU has:
+            // `has_avx512` checked them (and the cap allows them). `f` is inlined into the
+            // closure and the closure into `avx512` (see `vectorized`).
+            return unsafe {
+                wide::avx512(
+                    #[inline(always)]
+                    move || f(args),
+                )
+            };
+        }
+    }
+    vectorized_or(args, f, portable)
+}
+
 /// Ask the CPU to bring `s` into the cache (one prefetch per 64-byte line): for kernels
 /// that read a tile and then compute on it long enough for the next tile's loads to stall
 /// (`choose`'s bit counting). A hint only; nothing is read or written.

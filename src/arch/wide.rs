@@ -30,6 +30,6 @@ pub(crate) fn vectorized_wide<R>(f: impl FnOnce() -> R) -> R {
 /// (`Isa::Avx512` implies them).
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2,avx512f,avx512bw,avx512vl,avx512vpopcntdq")]
-unsafe fn avx512<R>(f: impl FnOnce() -> R) -> R {
+pub(super) unsafe fn avx512<R>(f: impl FnOnce() -> R) -> R {
     f()
 }

@@ -16,9 +16,9 @@
 //! finite value of that sign, and a negative value rounding to zero in a format without -0
 //! (`fnuz`) gives +0.
 //!
-//! The loop has no data-dependent branches (the rounding mode is a const parameter; the two
-//! directed modes share one, their direction a loop invariant), so LLVM vectorizes it with
-//! variable shifts.
+//! The loop has no data-dependent branches (the rounding mode is a const parameter for
+//! nearest-even, and a loop invariant for the other modes, which share one loop per width
+//! pair: [`any_mode`]), so LLVM vectorizes it with variable shifts.
 //!
 //! Nearest-even, the common mode, has faster kernels: float16 by the CPU's own conversion
 //! where it has F16C (`arch::F16c`; from `f64` through `f32` rounded to odd), the other
@@ -68,128 +68,76 @@ pub(crate) fn plan(l: FloatLayout, oor: OutOfRange) -> Plan {
     Plan::new(l, oor == OutOfRange::Clamp)
 }
 
-/// `f32` sources, nearest-even, a layout the `from_f32` kernels serve: all of `src` into
-/// `dst` in one `by_blocks` loop (here rather than in the caller, so that nothing of a
-/// block's set-up but the kernel's is repeated), each block the general kernel cannot
-/// finish redone by it. Returns how many elements are
-/// done (those before the first block with an element for the reference path), or `None`
-/// when this path does not apply.
+/// Nearest-even, the default, over `src` block by block (`by_blocks`; `plan` is
+/// [`plan`]`(l, oor)`, made once per call): each block by the uniform kernel of its source
+/// and layout where one applies (`from_f32` for `f32` sources, F16C for float16 where the
+/// CPU has it, [`nearest_even_f64`] for `f64` sources), and a block that kernel cannot
+/// finish (NaN, ±Inf, overflow without `clamp`) by the general one. Returns how many
+/// elements are done (those before the first block with an element for the reference
+/// path). One call site of each uniform kernel, so that each is compiled once per width
+/// pair (and of the general one per loop).
 #[inline(always)]
-pub(crate) fn f32_nearest_even<SW: Word, DW: Word>(
+pub(crate) fn nearest_even<SW: Word, DW: Word>(
     src: &[SW],
     dst: &mut [DW],
-    mode: Rounding,
     oor: OutOfRange,
     l: FloatLayout,
     plan: Plan,
-) -> Option<usize> {
-    if SW::BITS != 32 || mode != Rounding::NearestEven || !nearest_even_applies(l, false) {
-        return None;
-    }
-    // float16 goes by F16C where the CPU has it (`cast`).
-    if f16c_for::<DW>(l).is_some() {
-        return None;
-    }
-    if !plan.valid {
-        return None;
-    }
+) -> usize {
+    let source_f64 = SW::BITS == 64;
     let clamp = oor == OutOfRange::Clamp;
+    let f16c = f16c_for::<DW>(l);
+    let uniform = nearest_even_applies(l, source_f64);
+    let by_f32_plan = !source_f64 && uniform && f16c.is_none() && plan.valid;
+    let neg_zero = l.has_negative_zero();
     // `inline(always)`: the caller runs inside an AVX2 twin, which a closure only shares
     // when inlined.
-    Some(by_blocks(
+    macro_rules! general {
+        ($s:expr, $d:expr) => {
+            if source_f64 {
+                from_f64::<SW, DW, NEAREST_EVEN>($s, $d, l, clamp)
+            } else {
+                from_f32::<SW, DW, NEAREST_EVEN>($s, $d, l, clamp)
+            }
+        };
+    }
+    if by_f32_plan {
+        // A loop of its own (never compiled for `f64` sources): with the other kernels'
+        // tests in the same closure, the `from_f32` kernels took up to 0.09 instruction
+        // per element more.
+        return by_blocks(
+            src,
+            dst,
+            #[inline(always)]
+            |s, d| {
+                let finished = if l.has_negative_zero() {
+                    from_f32::nearest_even::<SW, DW, true>(s, d, plan)
+                } else {
+                    from_f32::nearest_even::<SW, DW, false>(s, d, plan)
+                };
+                finished || !general!(s, d)
+            },
+        );
+    }
+    by_blocks(
         src,
         dst,
         #[inline(always)]
         |s, d| {
-            let finished = if l.has_negative_zero() {
-                from_f32::nearest_even::<SW, DW, true>(s, d, plan)
-            } else {
-                from_f32::nearest_even::<SW, DW, false>(s, d, plan)
-            };
-            finished || !from_f32::<SW, DW, NEAREST_EVEN>(s, d, l, clamp)
-        },
-    ))
-}
-
-/// Convert `src` (`f32` or `f64` bits, by word width) into `dst` in layout `l`; `f32_plan`
-/// is [`plan`]`(l, oor)`. Returns whether a rare element was seen, in which case `dst` must
-/// be redone by the reference path. Called per fast-path block ([`super::FAST_BLOCK`]
-/// elements): a longer slice is still converted right, but a rare element makes the general
-/// kernel redo all of it.
-#[inline(always)]
-pub(crate) fn cast<SW: Word, DW: Word>(
-    src: &[SW],
-    dst: &mut [DW],
-    mode: Rounding,
-    oor: OutOfRange,
-    l: FloatLayout,
-    f32_plan: Plan,
-) -> bool {
-    let source_f64 = SW::BITS == 64;
-    let clamp = oor == OutOfRange::Clamp;
-    // The two directed modes share a loop: the direction is a loop invariant there.
-    macro_rules! by_mode {
-        ($kernel:ident, $inner:ident) => {
-            match mode {
-                Rounding::NearestEven => $kernel::<SW, DW, NEAREST_EVEN>(src, dst, l, clamp),
-                Rounding::TowardsZero => $kernel::<SW, DW, TOWARDS_ZERO>(src, dst, l, clamp),
-                Rounding::TowardsPositive => {
-                    $inner::<SW, DW, DIRECTED>(src, dst, l, clamp, TOWARDS_POSITIVE)
-                }
-                Rounding::TowardsNegative => {
-                    $inner::<SW, DW, DIRECTED>(src, dst, l, clamp, TOWARDS_NEGATIVE)
-                }
-                Rounding::NearestAway => $kernel::<SW, DW, NEAREST_AWAY>(src, dst, l, clamp),
-            }
-        };
-    }
-    // float16 by the hardware conversion when the CPU has it (`arch::F16c`), from either
-    // source. Otherwise `f32` sources have their own uniform kernels (`from_f32`), for the
-    // layouts they are exact for; `f64` sources the one below.
-    let f16c = f16c_for::<DW>(l);
-    if mode == Rounding::NearestEven
-        && nearest_even_applies(l, source_f64)
-        && (source_f64 || f16c.is_some() || f32_plan.valid)
-    {
-        // `f32`: the slice is one fast-path block, without the chunking below (LLVM computes
-        // its slice bookkeeping for every path at each call: 0.2 instruction per element);
-        // the general kernel redoes it when the uniform one cannot finish it.
-        if !source_f64 && f16c.is_none() {
-            let done = if l.has_negative_zero() {
-                from_f32::nearest_even::<SW, DW, true>(src, dst, f32_plan)
-            } else {
-                from_f32::nearest_even::<SW, DW, false>(src, dst, f32_plan)
-            };
-            return !done && from_f32::<SW, DW, NEAREST_EVEN>(src, dst, l, clamp);
-        }
-        // Block by block: the uniform kernel, and for a block it cannot finish (NaN, ±Inf,
-        // overflow without `clamp`) the general one.
-        let mut rare = false;
-        for (s, d) in src
-            .chunks(NEAREST_EVEN_BLOCK)
-            .zip(dst.chunks_mut(NEAREST_EVEN_BLOCK))
-        {
-            // Without F16C only `f64` sources come here.
-            let done = match (f16c, l.has_negative_zero()) {
-                (Some(hw), _) => by_f16c(hw, s, d, clamp),
-                (None, true) => nearest_even_f64::<SW, DW, true>(s, d, l, clamp),
-                (None, false) => nearest_even_f64::<SW, DW, false>(s, d, l, clamp),
-            };
-            if !done {
-                rare |= if source_f64 {
-                    from_f64::<SW, DW, NEAREST_EVEN>(s, d, l, clamp)
+            let finished = if let Some(hw) = f16c.filter(|_| uniform) {
+                by_f16c(hw, s, d, clamp)
+            } else if source_f64 && uniform {
+                if neg_zero {
+                    nearest_even_f64::<SW, DW, true>(s, d, l, clamp)
                 } else {
-                    from_f32::<SW, DW, NEAREST_EVEN>(s, d, l, clamp)
-                };
-            }
-        }
-        return rare;
-    }
-    if source_f64 {
-        by_mode!(from_f64, from_f64_in)
-    } else {
-        by_mode!(from_f32, from_f32_in)
-    }
+                    nearest_even_f64::<SW, DW, false>(s, d, l, clamp)
+                }
+            } else {
+                false
+            };
+            finished || !general!(s, d)
+        },
+    )
 }
 
 /// The F16C kernels, when the target is float16 in 16-bit words and the CPU has F16C.
@@ -234,12 +182,6 @@ const fn nearest_even_limit(l: FloatLayout, source_f64: bool, clamp: bool) -> u6
     let over = (max_finite << shift) + rebias + (1 << (shift - 1)) + (1 - (max_finite & 1));
     if clamp || over > inf { inf } else { over }
 }
-
-/// Block length of the nearest-even kernel (one block per fast-path block, so that its
-/// prologue, which derives a dozen constants from the layout, runs once per block): a block
-/// it cannot finish is redone by the
-/// general kernel, so a rare element costs at most this many elements twice.
-const NEAREST_EVEN_BLOCK: usize = 1024;
 
 /// Whether the nearest-even kernel below is exact for `source -> l`: [`applies`], and the
 /// magic constant `2^(emin - m + SM)` (see the kernel) is a normal source number.
@@ -443,12 +385,25 @@ const ANY_MODE: u8 = u8::MAX;
 /// rounds towards), with a loop-invariant compare instead of a constant.
 pub(crate) const DIRECTED: u8 = u8::MAX - 1;
 
-/// [`cast`]'s baseline (SSE2) twin on x86-64, one loop per width pair: the general kernel
-/// with the rounding mode as a loop invariant (instead of five loops, and the nearest-even
-/// kernels beside them, per width pair). Returns how many elements are done, as
-/// `by_blocks`.
+/// The non-default modes' baseline (SSE2) loop on x86-64, one per width pair: [`any_mode`]
+/// (instead of five loops, and the nearest-even kernels beside them, per width pair).
+/// Returns how many elements are done, as `by_blocks`.
 #[inline(never)]
 pub(crate) fn portable<SW: Word, DW: Word>(
+    src: &[SW],
+    dst: &mut [DW],
+    mode: Rounding,
+    oor: OutOfRange,
+    l: FloatLayout,
+) -> usize {
+    any_mode(src, dst, mode, oor, l)
+}
+
+/// The general kernel with the rounding mode as a loop invariant, over `src` block by
+/// block: one loop per width pair for every mode. Returns how many elements are done, as
+/// `by_blocks`.
+#[inline(always)]
+pub(crate) fn any_mode<SW: Word, DW: Word>(
     src: &[SW],
     dst: &mut [DW],
     mode: Rounding,
@@ -463,11 +418,16 @@ pub(crate) fn portable<SW: Word, DW: Word>(
         Rounding::TowardsNegative => TOWARDS_NEGATIVE,
         Rounding::NearestAway => NEAREST_AWAY,
     };
-    by_blocks(src, dst, |s, d| {
-        !if SW::BITS == 64 {
-            from_f64_in::<SW, DW, ANY_MODE>(s, d, l, clamp, mode)
-        } else {
-            from_f32_in::<SW, DW, ANY_MODE>(s, d, l, clamp, mode)
-        }
-    })
+    by_blocks(
+        src,
+        dst,
+        #[inline(always)]
+        |s, d| {
+            !if SW::BITS == 64 {
+                from_f64_in::<SW, DW, ANY_MODE>(s, d, l, clamp, mode)
+            } else {
+                from_f32_in::<SW, DW, ANY_MODE>(s, d, l, clamp, mode)
+            }
+        },
+    )
 }

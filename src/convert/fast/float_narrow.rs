@@ -16,14 +16,21 @@ pub(super) fn narrow<SW: Word, DW: Word>(
 ) -> usize {
     crate::arch::vectorized_or(
         (src, dst),
+        // Nearest-even, the default, has its own kernels; the other modes share one loop
+        // per width pair, the mode a loop invariant.
         #[inline(always)]
-        move |(src, dst)| by_mode(src, dst, mode, oor, l),
-        // Below AVX2 one loop per width pair takes every mode, but nearest-even, the
-        // default, keeps its own kernels: the general loop takes three times its
-        // instructions per element.
         move |(src, dst)| {
             if mode == Rounding::NearestEven {
-                by_mode(src, dst, Rounding::NearestEven, oor, l)
+                nearest_even(src, dst, oor, l)
+            } else {
+                crate::convert::narrow::any_mode(src, dst, mode, oor, l)
+            }
+        },
+        // Likewise below AVX2, where the general loop takes three times the nearest-even
+        // kernels' instructions per element.
+        move |(src, dst)| {
+            if mode == Rounding::NearestEven {
+                nearest_even(src, dst, oor, l)
             } else {
                 crate::convert::narrow::portable(src, dst, mode, oor, l)
             }
@@ -31,25 +38,16 @@ pub(super) fn narrow<SW: Word, DW: Word>(
     )
 }
 
-/// The kernels of `mode` (inlined, so that a constant `mode` compiles only its own).
+/// Nearest-even's kernels (inlined into each twin).
 #[inline(always)]
-fn by_mode<SW: Word, DW: Word>(
+fn nearest_even<SW: Word, DW: Word>(
     src: &[SW],
     dst: &mut [DW],
-    mode: Rounding,
     oor: OutOfRange,
     l: FloatLayout,
 ) -> usize {
     let plan = crate::convert::narrow::plan(l, oor);
-    if let Some(done) = crate::convert::narrow::f32_nearest_even(src, dst, mode, oor, l, plan) {
-        return done;
-    }
-    by_blocks(
-        src,
-        dst,
-        #[inline(always)]
-        |s, d| !crate::convert::narrow::cast(s, d, mode, oor, l, plan),
-    )
+    crate::convert::narrow::nearest_even(src, dst, oor, l, plan)
 }
 
 #[inline(always)]

@@ -33,23 +33,15 @@ fn round_integral<const MODE: u8>(x: f64, dir: f64) -> f64 {
     }
 }
 
-/// [`round_integral`]'s `dir` for `mode`.
-fn direction(mode: Rounding) -> f64 {
-    if mode == Rounding::TowardsPositive {
-        -1.0
-    } else {
-        1.0
-    }
-}
-
 /// 2^63, exactly.
 const TWO_63: f64 = (1u64 << 63) as f64;
 /// 2^31, exactly.
 const TWO_31: f64 = (1u64 << 31) as f64;
 
 /// `f32`/`f64` to an integer format of more than 32 bits (narrower ones:
-/// [`float_to_narrow_int`]). The rounding mode is made a constant here, outside the loop:
-/// with a `match` on it per element LLVM keeps the loop scalar.
+/// [`float_to_narrow_int`]). Nearest-even, the default, is a loop of its own, its rounding
+/// a constant (with a `match` on the mode per element LLVM keeps the loop scalar); the
+/// other modes share one, their rounding [`Directed`]'s loop invariants.
 #[inline(always)]
 pub(super) fn float_to_int<SW: Word, DW: Word>(
     src: &[SW],
@@ -57,23 +49,31 @@ pub(super) fn float_to_int<SW: Word, DW: Word>(
     opts: CastOptions,
     l: IntLayout,
 ) -> usize {
-    let (oor, dir) = (opts.out_of_range, direction(opts.rounding));
-    macro_rules! by_mode {
-        ($($mode:pat => $m:ident),*) => {
-            match opts.rounding {
-                $($mode => crate::arch::vectorized(
+    let oor = opts.out_of_range;
+    match Directed::new(opts.rounding) {
+        None => crate::arch::vectorized(
+            #[inline(always)]
+            move || {
+                by_blocks(
+                    src,
+                    dst,
                     #[inline(always)]
-                    move || by_blocks(src, dst, #[inline(always)] |s, d| float_to_int_in::<SW, DW, $m>(s, d, oor, l, dir)),
-                ),)*
-            }
-        };
+                    |s, d| float_to_int_in::<SW, DW, NEAREST_EVEN>(s, d, oor, l, Directed::AWAY),
+                )
+            },
+        ),
+        Some(round) => crate::arch::vectorized(
+            #[inline(always)]
+            move || {
+                by_blocks(
+                    src,
+                    dst,
+                    #[inline(always)]
+                    |s, d| float_to_int_in::<SW, DW, GENERAL>(s, d, oor, l, round),
+                )
+            },
+        ),
     }
-    by_mode!(
-        Rounding::NearestEven => NEAREST_EVEN,
-        Rounding::TowardsZero => TOWARDS_ZERO,
-        Rounding::TowardsPositive | Rounding::TowardsNegative => DIRECTED,
-        Rounding::NearestAway => NEAREST_AWAY
-    )
 }
 
 #[inline(always)]
@@ -82,7 +82,7 @@ fn float_to_int_in<SW: Word, DW: Word, const MODE: u8>(
     dst: &mut [DW],
     oor: OutOfRange,
     l: IntLayout,
-    dir: f64,
+    round: Directed,
 ) -> bool {
     // Bounds as f64: exact for every width (2^63 and 2^64 are powers of two; `max + 1` is
     // used as an exclusive bound so that no rounding of `max` itself is involved).
@@ -110,7 +110,7 @@ fn float_to_int_in<SW: Word, DW: Word, const MODE: u8>(
     macro_rules! each {
         (|$v:ident| $bits:expr) => {
             for (s, d) in src.iter().zip(dst.iter_mut()) {
-                let r = round_integral::<MODE>(as_f64(*s), dir);
+                let r = round.round::<MODE>(as_f64(*s));
                 let in_range = (r >= lo) & (r < hi_excl);
                 // ±Inf and NaN are never clamped (catalogue `inf-clamp`): reference path.
                 let ok = if clamp {
@@ -140,14 +140,21 @@ fn float_to_int_in<SW: Word, DW: Word, const MODE: u8>(
 }
 
 /// `f32`/`f64` (or `scale_offset`'s result on them: `value`) to an integer format of at
-/// most 32 bits, every rounding mode, with NaN mapped to `nan_code` when `NAN_MAP`. The
-/// rounding mode is made a constant here, outside the loop: with a `match` on it per
-/// element LLVM keeps the loop scalar. With `WIDE` (the fused `scale_offset -> cast_value`
-/// loop only, so that the plain casts are not compiled a third time) the loop is also
-/// built for AVX-512 (`arch::vectorized_wide`), where LLVM converts 8 `f64` per
-/// instruction and narrows by `vpmovdb`: the fused `f64 -> u8` chain on a cached input
-/// (128Ki elements) ran at 40.5 GB/s against 33.1 with AVX2 (minima of 301 runs, three
-/// alternations, load 7).
+/// most 32 bits, every rounding mode, with NaN mapped to `nan_code` when `NAN_MAP`.
+///
+/// Nearest-even, the default, has a loop of its own per out-of-range rule at each level,
+/// the rounding a constant (with a `match` on the mode per element LLVM keeps the loop
+/// scalar). With `WIDE` (the fused `scale_offset -> cast_value` loop only, so that the
+/// plain casts are not compiled a third time) it is also built for AVX-512
+/// (`arch::vectorized_wide_or`), where LLVM converts 8 `f64` per instruction and narrows
+/// by `vpmovdb`: the fused `f64 -> u8` chain on a cached input (128Ki elements) ran at
+/// 40.5 GB/s against 33.1 with AVX2 (minima of 301 runs, three alternations, load 7).
+/// Nearest-away under clamp without a map (`clamp_round_away_to_i32`) keeps its own AVX2
+/// loop too. Every other mode (with a map or fused, under any rule) goes by
+/// [`f2i_general`], which takes the mode as loop invariants: one build per rule instead of
+/// one per mode and rule, for about 1.4 to 2 times the instructions per element of a
+/// constant mode's loop with AVX2 (`f64 -> u8` towards-zero under clamp: 5.05 against
+/// 2.55), and the baseline's instructions (25 to 31 per element) with a map.
 #[inline(always)]
 pub(super) fn float_to_narrow_int<SW: Word, DW: Word, const NAN_MAP: bool, const WIDE: bool>(
     src: &[SW],
@@ -160,47 +167,103 @@ pub(super) fn float_to_narrow_int<SW: Word, DW: Word, const NAN_MAP: bool, const
     if l.bits > 32 {
         return 0;
     }
-    let (oor, nan_code, dir) = (opts.out_of_range, nan_code as u32, direction(opts.rounding));
-    macro_rules! by_mode {
-        ($($mode:pat => $m:ident),*) => {
-            match opts.rounding {
-                $($mode => {
-                    // `const`: the other twin is not compiled (see `f2i_narrow`).
-                    if const { WIDE } {
-                        crate::arch::vectorized_wide(
+    let (oor, nan_code) = (opts.out_of_range, nan_code as u32);
+    match opts.rounding {
+        Rounding::NearestEven => {
+            // The loops of `by_oor_f2i`, one closure per twin (an attribute on a closure
+            // in a `let` is not stable Rust).
+            macro_rules! even {
+                () => {
+                    #[inline(always)]
+                    move |(src, dst): (&[SW], &mut [DW])| {
+                        by_blocks(
+                            src,
+                            dst,
                             #[inline(always)]
-                            move || by_blocks(src, dst, #[inline(always)] |s, d| {
-                                by_oor_f2i::<SW, DW, $m, NAN_MAP>(s, d, oor, l, dir, value, nan_code)
-                            }),
-                        )
-                    } else {
-                        crate::arch::vectorized_or(
-                            (src, dst),
-                            #[inline(always)]
-                            move |(src, dst)| by_blocks(src, dst, #[inline(always)] |s, d| {
-                                by_oor_f2i::<SW, DW, $m, NAN_MAP>(s, d, oor, l, dir, value, nan_code)
-                            }),
-                            move |(src, dst)| f2i_baseline::<SW, DW, NAN_MAP>(src, dst, opts, l, value, nan_code),
+                            |s, d| {
+                                by_oor_f2i::<SW, DW, NEAREST_EVEN, NAN_MAP>(
+                                    s,
+                                    d,
+                                    oor,
+                                    l,
+                                    Directed::AWAY,
+                                    value,
+                                    nan_code,
+                                )
+                            },
                         )
                     }
-                })*
+                };
             }
-        };
+            let baseline = move |(src, dst)| {
+                f2i_baseline::<SW, DW, NAN_MAP>(src, dst, oor, l, value, nan_code)
+            };
+            // `const`: the other twin is not compiled.
+            if const { WIDE } {
+                crate::arch::vectorized_wide_or((src, dst), even!(), baseline)
+            } else {
+                crate::arch::vectorized_or((src, dst), even!(), baseline)
+            }
+        }
+        Rounding::NearestAway if !NAN_MAP && !WIDE && oor == OutOfRange::Clamp => {
+            crate::arch::vectorized_or(
+                (src, dst),
+                #[inline(always)]
+                move |(src, dst): (&[SW], &mut [DW])| {
+                    let b = F2i::new(l, Directed::AWAY, nan_code);
+                    by_blocks(
+                        src,
+                        dst,
+                        #[inline(always)]
+                        |s, d| {
+                            f2i_narrow::<SW, DW, NEAREST_AWAY, OOR_CLAMP, NAN_MAP>(s, d, b, value)
+                        },
+                    )
+                },
+                move |(src, dst)| {
+                    f2i_portable::<SW, DW, NAN_MAP>(src, dst, opts, l, value, nan_code)
+                },
+            )
+        }
+        _ => f2i_general::<SW, DW, NAN_MAP>(src, dst, opts, l, value, nan_code),
     }
-    by_mode!(
-        Rounding::NearestEven => NEAREST_EVEN,
-        Rounding::TowardsZero => TOWARDS_ZERO,
-        Rounding::TowardsPositive | Rounding::TowardsNegative => DIRECTED,
-        Rounding::NearestAway => NEAREST_AWAY
+}
+
+/// [`float_to_narrow_int`]'s nearest-even baseline (SSE2) twin on x86-64, one per width
+/// pair and `value`. Under clamp the constant-parameter loop, whose rounding and conversion
+/// are one `cvtpd2dq` (a quarter of [`f2i_portable`]'s instructions per element); under
+/// wrap and error [`f2i_portable`], as SSE2 has no rounding instruction and the constant
+/// loop calls `rint` per element (28.4 against 25.6 instructions per element, `f64 -> u8`).
+#[inline(never)]
+fn f2i_baseline<SW: Word, DW: Word, const NAN_MAP: bool>(
+    src: &[SW],
+    dst: &mut [DW],
+    oor: OutOfRange,
+    l: IntLayout,
+    value: impl Fn(SW) -> f64 + Copy,
+    nan_code: u32,
+) -> usize {
+    if oor != OutOfRange::Clamp {
+        let opts = CastOptions::new(Rounding::NearestEven, oor);
+        return f2i_portable::<SW, DW, NAN_MAP>(src, dst, opts, l, value, nan_code);
+    }
+    let b = F2i::new(l, Directed::AWAY, nan_code);
+    by_blocks(
+        src,
+        dst,
+        #[inline(always)]
+        |s, d| f2i_narrow::<SW, DW, NEAREST_EVEN, OOR_CLAMP, NAN_MAP>(s, d, b, value),
     )
 }
 
-/// [`float_to_narrow_int`]'s baseline (SSE2) twin on x86-64, one per width pair (outside
-/// the caller's `match` on the mode, which would compile it once per arm): nearest-even,
-/// the default, keeps its constant-parameter loops (a third of the general loop's
-/// instructions per element); the other modes share [`f2i_portable`].
+/// [`float_to_narrow_int`] for the rounding modes and rules without a loop of their own
+/// (every mode but nearest-even): with AVX2, one loop per out-of-range rule whose rounding
+/// is [`Directed`] (the mode as loop invariants around one `vroundpd`), else
+/// [`f2i_portable`]. With a map (`NAN_MAP`) only the baseline loop is compiled: a
+/// `scalar_map` with a rounding mode other than nearest-even is rare enough not to be
+/// worth three more loops per width pair.
 #[inline(never)]
-fn f2i_baseline<SW: Word, DW: Word, const NAN_MAP: bool>(
+fn f2i_general<SW: Word, DW: Word, const NAN_MAP: bool>(
     src: &[SW],
     dst: &mut [DW],
     opts: CastOptions,
@@ -208,21 +271,29 @@ fn f2i_baseline<SW: Word, DW: Word, const NAN_MAP: bool>(
     value: impl Fn(SW) -> f64 + Copy,
     nan_code: u32,
 ) -> usize {
-    if opts.rounding != Rounding::NearestEven {
+    let round = Directed::new(opts.rounding);
+    let (Some(round), false) = (round, NAN_MAP) else {
         return f2i_portable::<SW, DW, NAN_MAP>(src, dst, opts, l, value, nan_code);
-    }
-    let (oor, dir) = (opts.out_of_range, direction(opts.rounding));
-    by_blocks(
-        src,
-        dst,
+    };
+    let oor = opts.out_of_range;
+    crate::arch::vectorized_or(
+        (src, dst),
         #[inline(always)]
-        |s, d| by_oor_f2i::<SW, DW, NEAREST_EVEN, NAN_MAP>(s, d, oor, l, dir, value, nan_code),
+        move |(src, dst): (&[SW], &mut [DW])| {
+            by_blocks(
+                src,
+                dst,
+                #[inline(always)]
+                |s, d| by_oor_f2i::<SW, DW, GENERAL, NAN_MAP>(s, d, oor, l, round, value, nan_code),
+            )
+        },
+        move |(src, dst)| f2i_portable::<SW, DW, NAN_MAP>(src, dst, opts, l, value, nan_code),
     )
 }
 
-/// [`float_to_narrow_int`]'s baseline (SSE2) twin on x86-64 for every mode but
-/// nearest-even: one loop per width pair, the rounding mode and the out-of-range rule as
-/// loop invariants. It accepts a subset of what
+/// [`float_to_narrow_int`]'s baseline (SSE2) loop on x86-64 for every mode but
+/// nearest-even (and for every mode with a map): one loop per width pair and `value`, the
+/// rounding mode and the out-of-range rule as loop invariants. It accepts a subset of what
 /// [`f2i_narrow`] accepts (values below 2^51 in magnitude) and gives the same codes; a block
 /// with anything else is declined, as there.
 ///
@@ -248,33 +319,38 @@ fn f2i_portable<SW: Word, DW: Word, const NAN_MAP: bool>(
         oor == OutOfRange::Wrap,
         oor == OutOfRange::Error,
     );
-    by_blocks(src, dst, |src, dst| {
-        let mut bad = false;
-        for (s, d) in src.iter().zip(dst.iter_mut()) {
-            let r = by.round(value(*s));
-            let r = if NAN_MAP && r.is_nan() { nan_value } else { r };
-            // ±Inf and NaN are never clamped (catalogue `inf-clamp`): the block is redone.
-            // `|r| >= 2^51` whenever the input was (see `RoundBy::round`), so the wrap
-            // rule declines every value the rounding was not exact for. Each rule is a
-            // mask (`&` and `|` of loop invariants, never a branch) so that the loop stays
-            // one SSE2 loop.
-            let a = r.abs();
-            let ok = (clamp & (a < f64::INFINITY))
-                | (wrap & (a < TWO_51))
-                | (check & (lo <= r) & (r <= max));
-            // A clamp as compares that x86's `maxpd` / `minpd` are (a NaN gives some bound:
-            // its block is declined anyway).
-            let c = if r > lo { r } else { lo };
-            let c = if c < max { c } else { max };
-            let v = if clamp { c } else { r };
-            // A kept `v` is integral and below 2^51 in magnitude: the low bits of
-            // `v + MAGIC` are its two's complement (see `MAGIC`), without the saturating
-            // `as` conversion, which SSE2 does one element at a time.
-            *d = DW::from_u64((v + MAGIC).to_bits() & mask);
-            bad |= !ok;
-        }
-        !bad
-    })
+    by_blocks(
+        src,
+        dst,
+        #[inline(always)]
+        |src, dst| {
+            let mut bad = false;
+            for (s, d) in src.iter().zip(dst.iter_mut()) {
+                let r = by.round(value(*s));
+                let r = if NAN_MAP && r.is_nan() { nan_value } else { r };
+                // ±Inf and NaN are never clamped (catalogue `inf-clamp`): the block is
+                // redone. `|r| >= 2^51` whenever the input was (see `RoundBy::round`), so
+                // the wrap rule declines every value the rounding was not exact for. Each
+                // rule is a mask (`&` and `|` of loop invariants, never a branch) so that
+                // the loop stays one vector loop.
+                let a = r.abs();
+                let ok = (clamp & (a < f64::INFINITY))
+                    | (wrap & (a < TWO_51))
+                    | (check & (lo <= r) & (r <= max));
+                // A clamp as compares that x86's `maxpd` / `minpd` are (a NaN gives some
+                // bound: its block is declined anyway).
+                let c = if r > lo { r } else { lo };
+                let c = if c < max { c } else { max };
+                let v = if clamp { c } else { r };
+                // A kept `v` is integral and below 2^51 in magnitude: the low bits of
+                // `v + MAGIC` are its two's complement (see `MAGIC`), without the
+                // saturating `as` conversion, which SSE2 does one element at a time.
+                *d = DW::from_u64((v + MAGIC).to_bits() & mask);
+                bad |= !ok;
+            }
+            !bad
+        },
+    )
 }
 
 /// A rounding mode as loop invariants, for [`f2i_portable`]: `x` rounds to
@@ -337,6 +413,74 @@ impl RoundBy {
     }
 }
 
+/// `MODE` of [`f2i_narrow`] whose rounding is the loop invariant [`Directed`].
+const GENERAL: u8 = u8::MAX;
+
+/// A rounding mode other than nearest-even as loop invariants, for the AVX2 loops of
+/// [`f2i_general`]: `x` rounds to `s · (floor(s · x) + up)` with `s` the sign of `x` or a
+/// constant, and `up` one when `away` and `s · x` is at least one half above its floor:
+///
+/// | mode | `s` | `away` |
+/// |---|---|---|
+/// | towards negative (`floor`) | 1 | 0 |
+/// | towards positive (`-floor(-x)`) | -1 | 0 |
+/// | towards zero (`floor` of `\|x\|`) | sign of `x` | 0 |
+/// | nearest-away | sign of `x` | 1 |
+///
+/// Exact for every `x`: `floor` is (one `vroundpd`), `s · x - floor(s · x)` is (it lies in
+/// `[0, 1)` and has no bits below `x`'s), and the sum with `up` is an integer below 2^53 in
+/// magnitude whenever `up` is one. Signed zeros, ±Inf and NaN come out as the mode gives
+/// them (`trunc(-0.5) = -0`).
+#[derive(Clone, Copy)]
+struct Directed {
+    /// The sign bit when `s` is the sign of `x` (`dir` is then 1), else 0.
+    sign_of_x: u64,
+    dir: f64,
+    /// 1.0 for nearest-away, else 0.0.
+    away: f64,
+}
+
+impl Directed {
+    /// Nearest-away (also the value the loops of a constant mode are given, unused there).
+    const AWAY: Directed = Directed {
+        sign_of_x: 1 << 63,
+        dir: 1.0,
+        away: 1.0,
+    };
+
+    /// `mode` as loop invariants; `None` for nearest-even, which this rounding cannot do.
+    fn new(mode: Rounding) -> Option<Self> {
+        let (by_sign, dir, away) = match mode {
+            Rounding::NearestEven => return None,
+            Rounding::TowardsNegative => (false, 1.0, 0.0),
+            Rounding::TowardsPositive => (false, -1.0, 0.0),
+            Rounding::TowardsZero => (true, 1.0, 0.0),
+            Rounding::NearestAway => (true, 1.0, 1.0),
+        };
+        Some(Directed {
+            sign_of_x: if by_sign { 1 << 63 } else { 0 },
+            dir,
+            away,
+        })
+    }
+
+    /// `x` rounded to an integral value under `MODE`: this rounding for `GENERAL`, the
+    /// mode's own instruction for the others.
+    #[inline(always)]
+    fn round<const MODE: u8>(self, x: f64) -> f64 {
+        if MODE != GENERAL {
+            return round_integral::<MODE>(x, self.dir);
+        }
+        // `copysign(dir, x)` when `by_sign` (`dir` is 1 then), else `dir`: sign bits,
+        // so that nothing here is a branch.
+        let s = f64::from_bits(self.dir.to_bits() ^ (x.to_bits() & self.sign_of_x));
+        let y = s * x;
+        let f = y.floor();
+        let up = if y - f >= 0.5 { self.away } else { 0.0 };
+        s * (f + up)
+    }
+}
+
 /// 2^51, exactly.
 const TWO_51: f64 = (1u64 << 51) as f64;
 
@@ -382,21 +526,11 @@ fn by_oor_f2i<SW: Word, DW: Word, const MODE: u8, const NAN_MAP: bool>(
     dst: &mut [DW],
     oor: OutOfRange,
     l: IntLayout,
-    dir: f64,
+    round: Directed,
     value: impl Fn(SW) -> f64 + Copy,
     nan_code: u32,
 ) -> bool {
-    let b = F2i {
-        dir,
-        lo: l.min() as f64,
-        max: l.max() as f64,
-        narrow: (
-            l.min().clamp(i32::MIN.into(), i32::MAX.into()) as i32,
-            l.max().clamp(i32::MIN.into(), i32::MAX.into()) as i32,
-        ),
-        mask: l.mask() as u32,
-        nan_value: crate::number::int::int_value(&l, nan_code.into()) as f64,
-    };
+    let b = F2i::new(l, round, nan_code);
     match oor {
         OutOfRange::Clamp => f2i_narrow::<SW, DW, MODE, OOR_CLAMP, NAN_MAP>(src, dst, b, value),
         OutOfRange::Wrap => f2i_narrow::<SW, DW, MODE, OOR_WRAP, NAN_MAP>(src, dst, b, value),
@@ -407,8 +541,8 @@ fn by_oor_f2i<SW: Word, DW: Word, const MODE: u8, const NAN_MAP: bool>(
 /// The loop invariants of [`f2i_narrow`].
 #[derive(Clone, Copy)]
 struct F2i {
-    /// [`round_integral`]'s direction of the directed modes.
-    dir: f64,
+    /// The rounding of `MODE` `GENERAL` (unused by the other modes).
+    round: Directed,
     /// The target's range, as `f64` (exact: at most 32 bits).
     lo: f64,
     max: f64,
@@ -419,6 +553,23 @@ struct F2i {
     /// The value a NaN maps to (`scalar_map` `{NaN: value}`, a value of the target), when
     /// `NAN_MAP`.
     nan_value: f64,
+}
+
+impl F2i {
+    #[inline(always)]
+    fn new(l: IntLayout, round: Directed, nan_code: u32) -> Self {
+        F2i {
+            round,
+            lo: l.min() as f64,
+            max: l.max() as f64,
+            narrow: (
+                l.min().clamp(i32::MIN.into(), i32::MAX.into()) as i32,
+                l.max().clamp(i32::MIN.into(), i32::MAX.into()) as i32,
+            ),
+            mask: l.mask() as u32,
+            nan_value: crate::number::int::int_value(&l, nan_code.into()) as f64,
+        }
+    }
 }
 
 /// `f32`/`f64` to an integer format of at most 32 bits, with the out-of-range rule `OOR`
@@ -444,7 +595,7 @@ fn f2i_narrow<SW: Word, DW: Word, const MODE: u8, const OOR: u8, const NAN_MAP: 
     value: impl Fn(SW) -> f64,
 ) -> bool {
     let F2i {
-        dir,
+        round,
         lo,
         max,
         narrow: (lo_i, max_i),
@@ -490,7 +641,7 @@ fn f2i_narrow<SW: Word, DW: Word, const MODE: u8, const OOR: u8, const NAN_MAP: 
         let r = if fold || fold_away {
             x
         } else {
-            round_integral::<MODE>(x, dir)
+            round.round::<MODE>(x)
         };
         // NaN after rounding is NaN before it, and nothing else. The key's value is in
         // range: from here on it is converted (and accepted) like any value, on the `f64`
@@ -679,8 +830,10 @@ mod every_level_tests {
     use crate::number::layout::Format;
 
     /// Values out of every target's range, and at the edges of the baseline twin's exact
-    /// rounding (2^51) and of `f64`'s integers (2^52, 2^53), and just below a half.
-    const EDGES: [f64; 16] = [
+    /// rounding (2^51) and of `f64`'s integers (2^52, 2^53), just below a half; and NaN
+    /// (alone in a block of clean values, the case a `scalar_map` `{NaN: v}` keeps).
+    const EDGES: [f64; 17] = [
+        f64::NAN,
         f64::INFINITY,
         -1e12,
         5e9,
@@ -725,7 +878,8 @@ mod every_level_tests {
     }
 
     /// Every level's kernel (the baseline twin included) against the reference path: the
-    /// elements it reports done are the reference's, for every rounding mode and rule.
+    /// elements it reports done are the reference's, for every rounding mode and rule,
+    /// without and with a `scalar_map` whose only key is NaN.
     fn check<SW: Word, DW: Word>(layouts: &[IntLayout]) {
         let sf = if SW::BITS == 64 {
             <f64 as crate::dtype::Real>::FORMAT
@@ -740,8 +894,27 @@ mod every_level_tests {
             Rounding::NearestAway,
         ];
         let rules = [OutOfRange::Clamp, OutOfRange::Wrap, OutOfRange::Error];
+        // Every mode and rule, without and with a `scalar_map` `{NaN: -3 or 3}`.
+        let combinations = || {
+            modes.into_iter().flat_map(move |m| {
+                rules
+                    .into_iter()
+                    .flat_map(move |o| [(m, o, false), (m, o, true)])
+            })
+        };
+        let nan_word = if SW::BITS == 64 {
+            f64::NAN.to_bits()
+        } else {
+            u64::from(f32::NAN.to_bits())
+        };
         for isa in Isa::available() {
             for &l in layouts {
+                let nan_code = if l.signed {
+                    (-3i64 as u64) & l.mask()
+                } else {
+                    3
+                };
+                let map = crate::convert::KeyMap::new(sf, [(nan_word, nan_code)]);
                 // Odd lengths, unaligned starts: the clean values; the clean values with
                 // NaN, ±Inf and the edges mixed in (every block of which is declined by
                 // some rule); and each edge alone in a short block of clean values, so
@@ -761,11 +934,27 @@ mod every_level_tests {
                 }
                 for (clean, src) in &cases {
                     let (clean, src) = (*clean, &src[1..]);
-                    for mode in modes {
-                        for oor in rules {
-                            let opts = CastOptions::new(mode, oor);
-                            let mut got = vec![DW::from_u64(0); src.len()];
-                            let done = with_max_isa(isa, || {
+                    for (mode, oor, nan_map) in combinations() {
+                        if l.bits == 64 && oor == OutOfRange::Clamp {
+                            // `select` gives no kernel: the bounds are not `f64`s.
+                            continue;
+                        }
+                        let opts = CastOptions::new(mode, oor);
+                        let mut got = vec![DW::from_u64(0); src.len()];
+                        let done = with_max_isa(isa, || {
+                            if l.bits > 32 {
+                                // No map for these targets: the map's value is not used.
+                                float_to_int::<SW, DW>(src, &mut got, opts, l)
+                            } else if nan_map {
+                                float_to_narrow_int::<SW, DW, true, false>(
+                                    src,
+                                    &mut got,
+                                    opts,
+                                    l,
+                                    as_f64::<SW>,
+                                    nan_code,
+                                )
+                            } else {
                                 float_to_narrow_int::<SW, DW, false, false>(
                                     src,
                                     &mut got,
@@ -774,22 +963,23 @@ mod every_level_tests {
                                     as_f64::<SW>,
                                     0,
                                 )
-                            });
-                            let mut want = vec![DW::from_u64(0); done];
-                            let ok = reference_words(
-                                &src[..done],
-                                &mut want,
-                                sf,
-                                Format::Int(l),
-                                opts,
-                                None,
-                            );
-                            let ctx = format!("{isa:?} {l:?} {mode:?} {oor:?} clean {clean}");
-                            assert!(ok.is_ok(), "{ctx}: accepted a failing element");
-                            assert!(got[..done] == want[..], "{ctx}");
-                            if clean && oor != OutOfRange::Error {
-                                assert_eq!(done, src.len(), "{ctx}");
                             }
+                        });
+                        let mut want = vec![DW::from_u64(0); done];
+                        let ok = reference_words(
+                            &src[..done],
+                            &mut want,
+                            sf,
+                            Format::Int(l),
+                            opts,
+                            (nan_map && l.bits <= 32).then_some(&map),
+                        );
+                        let ctx =
+                            format!("{isa:?} {l:?} {mode:?} {oor:?} map {nan_map} clean {clean}");
+                        assert!(ok.is_ok(), "{ctx}: accepted a failing element");
+                        assert!(got[..done] == want[..], "{ctx}");
+                        if clean && oor != OutOfRange::Error {
+                            assert_eq!(done, src.len(), "{ctx}");
                         }
                     }
                 }
@@ -804,14 +994,18 @@ mod every_level_tests {
             let u8s = [int(8, false), int(8, true), int(4, true)];
             let u16s = [int(16, false), int(16, true)];
             let u32s = [int(32, false), int(32, true)];
+            // 64-bit targets go by `float_to_int`.
+            let u64s = [int(64, false), int(64, true)];
             if sw == 32 {
                 check::<u32, u8>(&u8s);
                 check::<u32, u16>(&u16s);
                 check::<u32, u32>(&u32s);
+                check::<u32, u64>(&u64s);
             } else {
                 check::<u64, u8>(&u8s);
                 check::<u64, u16>(&u16s);
                 check::<u64, u32>(&u32s);
+                check::<u64, u64>(&u64s);
             }
         }
     }
