@@ -475,12 +475,7 @@ pub(crate) fn reference_words<SW: Word, DW: Word>(
 ) -> Result<(), ElementFailure> {
     let mut first: Option<ElementFailure> = None;
     for (i, (s, d)) in src.iter().zip(dst.iter_mut()).enumerate() {
-        let x = exact_of(sf, s.to_u64());
-        if let Some(v) = map.and_then(|m| m.lookup(x)) {
-            *d = DW::from_u64(v);
-            continue;
-        }
-        let (v, st) = round_into(df, x, opts);
+        let (v, st) = reference_one(s.to_u64(), sf, df, opts, map);
         *d = DW::from_u64(v);
         if st.is_error() && first.is_none() {
             first = Some(ElementFailure {
@@ -493,4 +488,23 @@ pub(crate) fn reference_words<SW: Word, DW: Word>(
         None => Ok(()),
         Some(f) => Err(f),
     }
+}
+
+/// [`reference_words`]' element: the code of `w` (a code of `sf`) in `df`, and its
+/// status (a mapped key is exact). Kept out of line: the reference path's work is the exact
+/// arithmetic, so a call per element costs little, and the loop above, compiled for each
+/// of the 16 pairs of word widths, stays a few instructions.
+#[inline(never)]
+fn reference_one(
+    w: u64,
+    sf: Format,
+    df: Format,
+    opts: CastOptions,
+    map: Option<&KeyMap>,
+) -> (u64, Status) {
+    let x = exact_of(sf, w);
+    if let Some(v) = map.and_then(|m| m.lookup(x)) {
+        return (v, Status::Exact);
+    }
+    round_into(df, x, opts)
 }
