@@ -26,7 +26,7 @@ use super::{DType, Real};
 use crate::number::exact::{Class, Exact};
 use crate::number::int::int_value;
 use crate::number::layout::{FloatLayout, IntLayout};
-use crate::number::{CastOptions, OutOfRange, Rounding};
+use crate::number::{OutOfRange, Rounding};
 
 /// A JSON scalar that is not a valid fill-value encoding for a data type.
 ///
@@ -146,61 +146,45 @@ fn parse_hex(
 /// # Errors
 /// See the module docs.
 pub fn float_from_json<T: Real>(l: &FloatLayout, v: &Value) -> Result<T, FillValueError> {
-    // The parsing is the layout's, compiled once; only the rounding of a number is `T`'s.
-    match parse_float(l, T::NAME, T::SIZE, T::BITS, v)? {
-        FloatJson::Code(bits) => Ok(T::from_bits(bits)),
-        FloatJson::Number(exact) => {
-            let oor = if l.inf {
-                OutOfRange::Clamp
-            } else {
-                OutOfRange::Error
-            };
-            let (x, st) = T::from_exact(exact, CastOptions::new(Rounding::NearestEven, oor));
-            if st.is_error() {
-                return Err(not_representable(T::NAME, v));
-            }
-            Ok(x)
-        }
-    }
+    // Compiled once for all layouts: `T` only names the type and wraps the code.
+    float_code_from_json(l, T::NAME, T::SIZE, T::BITS, v).map(T::from_bits)
 }
 
-/// A float fill value, parsed: a code given by name or in hex, or a number to round.
-enum FloatJson {
-    Code(u64),
-    Number(Exact),
-}
-
-/// [`float_from_json`]'s parsing for a type named `dtype` of layout `l`, `size` bytes and
-/// `bits` bits.
-fn parse_float(
+/// [`float_from_json`]'s code, for a type named `dtype` of layout `l`, `size` bytes and
+/// `bits` bits: a number is rounded to the layout (nearest-even; beyond the largest finite
+/// value, to infinity in a layout with infinities, else an error).
+fn float_code_from_json(
     l: &FloatLayout,
     dtype: &'static str,
     size: usize,
     bits: u32,
     v: &Value,
-) -> Result<FloatJson, FillValueError> {
+) -> Result<u64, FillValueError> {
     const EXPECTED: &str = "a JSON number, \"NaN\", \"Infinity\", \"-Infinity\" or \"0x…\"";
-    match v {
+    let exact = match v {
         Value::String(s) => match s.as_str() {
-            "NaN" => l
-                .nan_bits()
-                .map(FloatJson::Code)
-                .ok_or_else(|| not_representable(dtype, v)),
+            "NaN" => return l.nan_bits().ok_or_else(|| not_representable(dtype, v)),
             "Infinity" | "-Infinity" => {
                 let inf = l.inf_bits().ok_or_else(|| not_representable(dtype, v))?;
                 let sign = if s.starts_with('-') { l.sign_bit() } else { 0 };
-                Ok(FloatJson::Code(inf | sign))
+                return Ok(inf | sign);
             }
-            hex if hex.starts_with("0x") => {
-                parse_hex(dtype, size, bits, hex, v).map(FloatJson::Code)
-            }
-            _ => Err(invalid(dtype, EXPECTED, v)),
+            hex if hex.starts_with("0x") => return parse_hex(dtype, size, bits, hex, v),
+            _ => return Err(invalid(dtype, EXPECTED, v)),
         },
-        Value::Number(n) => number_to_exact(n)
-            .map(FloatJson::Number)
-            .ok_or_else(|| invalid(dtype, EXPECTED, v)),
-        _ => Err(invalid(dtype, EXPECTED, v)),
+        Value::Number(n) => number_to_exact(n).ok_or_else(|| invalid(dtype, EXPECTED, v))?,
+        _ => return Err(invalid(dtype, EXPECTED, v)),
+    };
+    let oor = if l.inf {
+        OutOfRange::Clamp
+    } else {
+        OutOfRange::Error
+    };
+    let (code, st) = crate::number::float::round_to_float(l, exact, Rounding::NearestEven, oor);
+    if st.is_error() {
+        return Err(not_representable(dtype, v));
     }
+    Ok(code)
 }
 
 /// Encode a float code as JSON: finite values as numbers (exact, so they parse back to the
