@@ -68,6 +68,8 @@ pub enum FillValueError {
     },
 }
 
+// The errors are built out of line: each is called from code compiled once per data type.
+#[inline(never)]
 fn invalid(dtype: &'static str, expected: &'static str, v: &Value) -> FillValueError {
     FillValueError::Invalid {
         dtype,
@@ -76,6 +78,7 @@ fn invalid(dtype: &'static str, expected: &'static str, v: &Value) -> FillValueE
     }
 }
 
+#[inline(never)]
 fn not_representable(dtype: &'static str, v: &Value) -> FillValueError {
     FillValueError::NotRepresentable {
         dtype,
@@ -215,12 +218,18 @@ pub fn complex_from_json<C: DType>(
     dtype: &'static str,
     v: &Value,
 ) -> Result<(C, C), FillValueError> {
+    // The array's shape and the error are checked and built once for all part types.
+    let [re, im] = complex_parts(dtype, v)?;
+    match (C::fill_value_from_json(re), C::fill_value_from_json(im)) {
+        (Ok(re), Ok(im)) => Ok((re, im)),
+        _ => Err(not_representable(dtype, v)),
+    }
+}
+
+/// The two components of a complex fill value, `[re, im]`.
+fn complex_parts<'v>(dtype: &'static str, v: &'v Value) -> Result<[&'v Value; 2], FillValueError> {
     match v {
-        Value::Array(a) if a.len() == 2 => {
-            let re = C::fill_value_from_json(&a[0]).map_err(|_| not_representable(dtype, v))?;
-            let im = C::fill_value_from_json(&a[1]).map_err(|_| not_representable(dtype, v))?;
-            Ok((re, im))
-        }
+        Value::Array(a) if a.len() == 2 => Ok([&a[0], &a[1]]),
         _ => Err(invalid(dtype, "a two-element array [re, im]", v)),
     }
 }
