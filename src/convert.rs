@@ -268,21 +268,15 @@ impl Caster {
         if let Some(t) = &self.table {
             return t.apply(src, dst);
         }
-        // A fast kernel (integer -> integer, int16 -> float) beats a table lookup, which is
-        // one scalar load per element: the table is for sources without one, or with a map.
-        if self.src.bits() <= 16 && (self.fast == fast::Fast::None || !self.map.is_empty()) {
-            let seen = self.seen16.fetch_add(n, Ordering::Relaxed) + n;
-            if seen >= TABLE16_MIN {
-                let t = self.table16.get_or_init(|| {
-                    CodeTable::build(self.src, self.dst, self.dst_word, self.opts, &self.map)
-                });
-                if let Some(t) = t {
-                    return t.apply(src, dst);
-                }
-            }
+        if let Some(t) = self.table16(n) {
+            return t.apply(src, dst);
         }
+        // `FloatToInt` reads `f32`/`f64` words (`fast::select`): the NaN kernel's loop is
+        // compiled only for the word pairs that can take it.
         let nan_kernel = match (self.map.only_nan(), self.fast) {
-            (Some(code), fast::Fast::FloatToInt(l)) if l.bits <= 32 && DW::BITS <= 32 => {
+            (Some(code), fast::Fast::FloatToInt(l))
+                if const { SW::BITS >= 32 && DW::BITS <= 32 } && l.bits <= 32 =>
+            {
                 Some((l, code))
             }
             _ => None,
@@ -294,6 +288,26 @@ impl Caster {
         } else {
             self.mapped(src, dst)
         }
+    }
+
+    /// The lookup table of a source of at most 16 bits, once [`TABLE16_MIN`] elements have
+    /// come through (`n` more now): built at most once, outside the per-word-pair code.
+    #[inline(never)]
+    fn table16(&self, n: usize) -> Option<&CodeTable> {
+        // A fast kernel (integer -> integer, int16 -> float) beats a table lookup, which is
+        // one scalar load per element: the table is for sources without one, or with a map.
+        if self.src.bits() > 16 || (self.fast != fast::Fast::None && self.map.is_empty()) {
+            return None;
+        }
+        let seen = self.seen16.fetch_add(n, Ordering::Relaxed) + n;
+        if seen < TABLE16_MIN {
+            return None;
+        }
+        self.table16
+            .get_or_init(|| {
+                CodeTable::build(self.src, self.dst, self.dst_word, self.opts, &self.map)
+            })
+            .as_ref()
     }
 
     /// The fast path, and the reference path for each block it declines.
@@ -461,12 +475,7 @@ pub(crate) fn reference_words<SW: Word, DW: Word>(
 ) -> Result<(), ElementFailure> {
     let mut first: Option<ElementFailure> = None;
     for (i, (s, d)) in src.iter().zip(dst.iter_mut()).enumerate() {
-        let x = exact_of(sf, s.to_u64());
-        if let Some(v) = map.and_then(|m| m.lookup(x)) {
-            *d = DW::from_u64(v);
-            continue;
-        }
-        let (v, st) = round_into(df, x, opts);
+        let (v, st) = reference_one(s.to_u64(), sf, df, opts, map);
         *d = DW::from_u64(v);
         if st.is_error() && first.is_none() {
             first = Some(ElementFailure {
@@ -479,4 +488,23 @@ pub(crate) fn reference_words<SW: Word, DW: Word>(
         None => Ok(()),
         Some(f) => Err(f),
     }
+}
+
+/// [`reference_words`]' element: the code of `w` (a code of `sf`) in `df`, and its
+/// status (a mapped key is exact). Kept out of line: the reference path's work is the exact
+/// arithmetic, so a call per element costs little, and the loop above, compiled for each
+/// of the 16 pairs of word widths, stays a few instructions.
+#[inline(never)]
+fn reference_one(
+    w: u64,
+    sf: Format,
+    df: Format,
+    opts: CastOptions,
+    map: Option<&KeyMap>,
+) -> (u64, Status) {
+    let x = exact_of(sf, w);
+    if let Some(v) = map.and_then(|m| m.lookup(x)) {
+        return (v, Status::Exact);
+    }
+    round_into(df, x, opts)
 }

@@ -255,7 +255,10 @@ impl ScaleOffsetCore {
         if self.hardware(src, dst, dir) {
             return Ok(());
         }
-        if let Some((l, o, s)) = self.small_int::<W>()
+        // The small-integer and float kernels exist for their words only: the width tests
+        // are constants, so the other words do not compile them.
+        if const { W::BITS <= 16 }
+            && let Some((l, o, s)) = self.small_int::<W>()
             && crate::arch::vectorized(
                 #[inline(always)]
                 || small_int_map(src, dst, l, o, s, dir == Direction::Encode),
@@ -274,7 +277,9 @@ impl ScaleOffsetCore {
         if self.hardware_in_place(data, dir) {
             return Ok(());
         }
-        if let Some((l, o, s)) = self.small_int::<W>() {
+        if const { W::BITS <= 16 }
+            && let Some((l, o, s)) = self.small_int::<W>()
+        {
             // A chunk with a failing element comes back restored, and is redone by the
             // generic loop, which stops at that element.
             return match small_int_in_place(data, l, o, s, dir == Direction::Encode) {
@@ -351,8 +356,8 @@ impl ScaleOffsetCore {
             }};
         }
         match self.format.hardware_float() {
-            Some(true) if W::BITS == 64 => run!(f64),
-            Some(false) if W::BITS == 32 => run!(f32),
+            Some(true) if const { W::BITS == 64 } => run!(f64),
+            Some(false) if const { W::BITS == 32 } => run!(f32),
             _ => false,
         }
     }
@@ -373,8 +378,8 @@ impl ScaleOffsetCore {
             }};
         }
         match self.format.hardware_float() {
-            Some(true) if W::BITS == 64 => run!(f64),
-            Some(false) if W::BITS == 32 => run!(f32),
+            Some(true) if const { W::BITS == 64 } => run!(f64),
+            Some(false) if const { W::BITS == 32 } => run!(f32),
             _ => false,
         }
     }

@@ -26,7 +26,7 @@ use super::{DType, Real};
 use crate::number::exact::{Class, Exact};
 use crate::number::int::int_value;
 use crate::number::layout::{FloatLayout, IntLayout};
-use crate::number::{CastOptions, OutOfRange, Rounding};
+use crate::number::{OutOfRange, Rounding};
 
 /// A JSON scalar that is not a valid fill-value encoding for a data type.
 ///
@@ -68,6 +68,8 @@ pub enum FillValueError {
     },
 }
 
+// The errors are built out of line: each is called from code compiled once per data type.
+#[inline(never)]
 fn invalid(dtype: &'static str, expected: &'static str, v: &Value) -> FillValueError {
     FillValueError::Invalid {
         dtype,
@@ -76,6 +78,7 @@ fn invalid(dtype: &'static str, expected: &'static str, v: &Value) -> FillValueE
     }
 }
 
+#[inline(never)]
 fn not_representable(dtype: &'static str, v: &Value) -> FillValueError {
     FillValueError::NotRepresentable {
         dtype,
@@ -146,24 +149,30 @@ fn parse_hex(
 /// # Errors
 /// See the module docs.
 pub fn float_from_json<T: Real>(l: &FloatLayout, v: &Value) -> Result<T, FillValueError> {
+    // Compiled once for all layouts: `T` only names the type and wraps the code.
+    float_code_from_json(l, T::NAME, T::SIZE, T::BITS, v).map(T::from_bits)
+}
+
+/// [`float_from_json`]'s code, for a type named `dtype` of layout `l`, `size` bytes and
+/// `bits` bits: a number is rounded to the layout (nearest-even; beyond the largest finite
+/// value, to infinity in a layout with infinities, else an error).
+fn float_code_from_json(
+    l: &FloatLayout,
+    dtype: &'static str,
+    size: usize,
+    bits: u32,
+    v: &Value,
+) -> Result<u64, FillValueError> {
     const EXPECTED: &str = "a JSON number, \"NaN\", \"Infinity\", \"-Infinity\" or \"0x…\"";
-    let dtype = T::NAME;
     let exact = match v {
         Value::String(s) => match s.as_str() {
-            "NaN" => {
-                return l
-                    .nan_bits()
-                    .map(T::from_bits)
-                    .ok_or_else(|| not_representable(dtype, v));
-            }
+            "NaN" => return l.nan_bits().ok_or_else(|| not_representable(dtype, v)),
             "Infinity" | "-Infinity" => {
                 let inf = l.inf_bits().ok_or_else(|| not_representable(dtype, v))?;
                 let sign = if s.starts_with('-') { l.sign_bit() } else { 0 };
-                return Ok(T::from_bits(inf | sign));
+                return Ok(inf | sign);
             }
-            hex if hex.starts_with("0x") => {
-                return parse_hex(dtype, T::SIZE, T::BITS, hex, v).map(T::from_bits);
-            }
+            hex if hex.starts_with("0x") => return parse_hex(dtype, size, bits, hex, v),
             _ => return Err(invalid(dtype, EXPECTED, v)),
         },
         Value::Number(n) => number_to_exact(n).ok_or_else(|| invalid(dtype, EXPECTED, v))?,
@@ -174,11 +183,11 @@ pub fn float_from_json<T: Real>(l: &FloatLayout, v: &Value) -> Result<T, FillVal
     } else {
         OutOfRange::Error
     };
-    let (x, st) = T::from_exact(exact, CastOptions::new(Rounding::NearestEven, oor));
+    let (code, st) = crate::number::float::round_to_float(l, exact, Rounding::NearestEven, oor);
     if st.is_error() {
         return Err(not_representable(dtype, v));
     }
-    Ok(x)
+    Ok(code)
 }
 
 /// Encode a float code as JSON: finite values as numbers (exact, so they parse back to the
@@ -209,12 +218,18 @@ pub fn complex_from_json<C: DType>(
     dtype: &'static str,
     v: &Value,
 ) -> Result<(C, C), FillValueError> {
+    // The array's shape and the error are checked and built once for all part types.
+    let [re, im] = complex_parts(dtype, v)?;
+    match (C::fill_value_from_json(re), C::fill_value_from_json(im)) {
+        (Ok(re), Ok(im)) => Ok((re, im)),
+        _ => Err(not_representable(dtype, v)),
+    }
+}
+
+/// The two components of a complex fill value, `[re, im]`.
+fn complex_parts<'v>(dtype: &'static str, v: &'v Value) -> Result<[&'v Value; 2], FillValueError> {
     match v {
-        Value::Array(a) if a.len() == 2 => {
-            let re = C::fill_value_from_json(&a[0]).map_err(|_| not_representable(dtype, v))?;
-            let im = C::fill_value_from_json(&a[1]).map_err(|_| not_representable(dtype, v))?;
-            Ok((re, im))
-        }
+        Value::Array(a) if a.len() == 2 => Ok([&a[0], &a[1]]),
         _ => Err(invalid(dtype, "a two-element array [re, im]", v)),
     }
 }

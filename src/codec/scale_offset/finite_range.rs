@@ -16,7 +16,8 @@ pub(crate) fn finite_key_range<W: Word>(
     mag_mask: u64,
     max_mag: u64,
 ) -> Option<(i64, i64)> {
-    if W::BITS <= 32 {
+    // A constant test: each word width compiles only its own loops.
+    if const { W::BITS <= 32 } {
         key_range_32(codes, sign as u32, mag_mask as u32, max_mag as u32)
     } else if (sign, mag_mask, max_mag) == (1 << 63, !(1 << 63), f64::MAX.to_bits()) {
         // IEEE binary64: the values themselves order as the keys do (AVX2 has `vminpd`,

@@ -49,13 +49,17 @@ pub(super) fn int_to_int<SW: Src, DW: Word>(
     dl: IntLayout,
 ) -> usize {
     let oor = opts.out_of_range;
-    if sl.bits < 32 || (sl.signed && sl.bits == 32) {
+    // `select` picks this kernel only for sources that fill their words (`sl.bits` is
+    // `SW::BITS`) and never for `uint64` ones: the tests on `SW::BITS` are constants, so
+    // each source word compiles only the loops its signedness can reach (the 32-bit lanes
+    // for words under 32 bits and `int32`, the 64-bit ones for `uint32` and `int64`).
+    if const { SW::BITS < 32 } || (const { SW::BITS == 32 } && sl.signed) {
         // Every source value is an i32, so clamping to the target's range cut to i32 is
         // the same clamp, and the low bits (wrap) of an i32 are those of the value.
         let lo = dl.min().max(i32::MIN as i128) as i32;
         let hi = dl.max().min(i32::MAX as i128) as i32;
         let portable = move |(src, dst)| int_portable::<SW, DW>(src, dst, oor, sl, dl);
-        if sl.signed {
+        if const { SW::BITS == 32 } || sl.signed {
             crate::arch::vectorized_or(
                 (src, dst),
                 #[inline(always)]
@@ -89,7 +93,11 @@ pub(super) fn int_to_int_wide<SW: Word, DW: Word>(
     let lo = dl.min().max(i64::MIN as i128) as i64;
     let hi = dl.max().min(i64::MAX as i128) as i64;
     let portable = move |(src, dst)| int_portable::<SW, DW>(src, dst, oor, sl, dl);
-    if sl.signed {
+    // Only `uint32` and `int64` sources come here ([`int_to_int`]): one signedness per
+    // word, a constant; any other layout takes the baseline loop, which accepts all.
+    if sl.signed != const { SW::BITS == 64 } {
+        portable((src, dst))
+    } else if const { SW::BITS == 64 } {
         crate::arch::vectorized_or(
             (src, dst),
             #[inline(always)]
