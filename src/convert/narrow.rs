@@ -336,19 +336,15 @@ macro_rules! kernel {
                 let rem = m & ((1 << shift) - 1);
                 let half = 1 << (shift - 1);
                 let negative = sign != 0;
-                let up = match MODE {
-                    NEAREST_EVEN => (rem > half) | ((rem == half) & (q & 1 == 1)),
-                    NEAREST_AWAY => rem >= half,
-                    TOWARDS_POSITIVE => !negative & (rem != 0),
-                    TOWARDS_NEGATIVE => negative & (rem != 0),
-                    DIRECTED => (negative == negative_) & (rem != 0),
-                    ANY_MODE => {
-                        (even & ((rem > half) | ((rem == half) & (q & 1 == 1))))
-                            | (away & (rem >= half))
-                            | (positive & !negative & (rem != 0))
-                            | (negative_ & negative & (rem != 0))
-                    }
-                    _ => false,
+                // The two `MODE`s compiled: nearest-even's own loop, and every mode's
+                // ([`ANY_MODE`]; towards-zero never increments).
+                let up = if MODE == NEAREST_EVEN {
+                    (rem > half) | ((rem == half) & (q & 1 == 1))
+                } else {
+                    (even & ((rem > half) | ((rem == half) & (q & 1 == 1))))
+                        | (away & (rem >= half))
+                        | (positive & !negative & (rem != 0))
+                        | (negative_ & negative & (rem != 0))
                 };
                 let code = (((te.max(1) - 1) as $uint) << target_m) + q + up as $uint;
                 let special = e as $uint == EXP_MASK;
@@ -380,10 +376,6 @@ kernel!(from_f64, from_f64_in, u64, i64, 52, 11);
 
 /// The kernels' `MODE` that takes the rounding mode as a run-time value.
 const ANY_MODE: u8 = u8::MAX;
-/// The kernels' `MODE` for towards-positive and towards-negative, the run-time `mode`
-/// saying which: one loop for both (an increment away from zero on the side the mode
-/// rounds towards), with a loop-invariant compare instead of a constant.
-pub(crate) const DIRECTED: u8 = u8::MAX - 1;
 
 /// The non-default modes' baseline (SSE2) loop on x86-64, one per width pair: [`any_mode`]
 /// (instead of five loops, and the nearest-even kernels beside them, per width pair).

@@ -4,7 +4,7 @@
 
 use super::{OOR_CLAMP, OOR_ERROR, OOR_WRAP};
 use crate::convert::blocks::by_blocks;
-use crate::convert::narrow::{DIRECTED, NEAREST_AWAY, NEAREST_EVEN, TOWARDS_ZERO};
+use crate::convert::narrow::{NEAREST_AWAY, NEAREST_EVEN};
 use crate::number::layout::IntLayout;
 use crate::number::storage::Word;
 use crate::number::{CastOptions, OutOfRange, Rounding};
@@ -19,17 +19,14 @@ pub(super) fn as_f64<SW: Word>(w: SW) -> f64 {
     }
 }
 
-/// Round to an integral value under `MODE` (a [`Rounding`] as `u8`), in hardware. The
-/// two directed modes are one `MODE`, `DIRECTED`, with `dir` saying which: `1.0` towards
-/// negative, `-1.0` towards positive (`ceil(x) = -floor(-x)`, exactly, signed zeros
-/// included), so that they share a loop at the cost of two multiplications.
+/// Round to an integral value under `MODE`, one of the two modes with loops of their own
+/// (`NEAREST_EVEN`, `NEAREST_AWAY`), in hardware; the others go by [`Directed`].
 #[inline(always)]
-fn round_integral<const MODE: u8>(x: f64, dir: f64) -> f64 {
-    match MODE {
-        NEAREST_EVEN => x.round_ties_even(),
-        TOWARDS_ZERO => x.trunc(),
-        DIRECTED => dir * (dir * x).floor(),
-        _ => x.round(),
+fn round_integral<const MODE: u8>(x: f64) -> f64 {
+    if MODE == NEAREST_EVEN {
+        x.round_ties_even()
+    } else {
+        x.round()
     }
 }
 
@@ -469,7 +466,7 @@ impl Directed {
     #[inline(always)]
     fn round<const MODE: u8>(self, x: f64) -> f64 {
         if MODE != GENERAL {
-            return round_integral::<MODE>(x, self.dir);
+            return round_integral::<MODE>(x);
         }
         // `copysign(dir, x)` when `by_sign` (`dir` is 1 then), else `dir`: sign bits,
         // so that nothing here is a branch.
@@ -606,17 +603,13 @@ fn f2i_narrow<SW: Word, DW: Word, const MODE: u8, const OOR: u8, const NAN_MAP: 
     // value converted by `vcvttpd2dq` (`arch::clamp_to_i32`), four per register, instead of
     // the low bits of `v + 1.5 * 2^52` narrowed from 64-bit lanes. The bounds are then made
     // from the same `i32`s, so that the clamp below and the conversion's are one.
-    // Under clamp into such a target, nearest-even and towards-zero need no rounding step
-    // of their own (`fold`): clamping to integer bounds commutes with rounding to an
-    // integer, and the conversion rounds (`vcvtpd2dq`, which LLVM makes of
-    // `round_ties_even` and the conversion, or `vcvttpd2dq`). The finiteness test is the
-    // same on the unrounded value.
+    // Under clamp into such a target, nearest-even needs no rounding step of its own
+    // (`fold_even`): clamping to integer bounds commutes with rounding to an integer, and
+    // the conversion rounds (`vcvtpd2dq`, which LLVM makes of `round_ties_even` and the
+    // conversion). The finiteness test is the same on the unrounded value.
     // (`const` blocks: a condition that is a constant after monomorphization lets codegen
-    // skip the other branch, which keeps the IR of the 270 copies small.)
+    // skip the other branch, which keeps the IR of the copies small.)
     let packed = const { DW::BITS < 32 && OOR != OOR_WRAP };
-    let fold = const {
-        DW::BITS < 32 && OOR == OOR_CLAMP && (MODE == NEAREST_EVEN || MODE == TOWARDS_ZERO)
-    };
     let fold_even = const { DW::BITS < 32 && OOR == OOR_CLAMP && MODE == NEAREST_EVEN };
     // Likewise nearest-away, by `arch::clamp_round_away_to_i32`: a half-less-one-ulp added
     // to the clamped value, truncated by the conversion (no `round` expansion per vector).
@@ -638,7 +631,7 @@ fn f2i_narrow<SW: Word, DW: Word, const MODE: u8, const OOR: u8, const NAN_MAP: 
     let mut rejected = 0u64;
     for (s, d) in src.iter().zip(dst.iter_mut()) {
         let x = value(*s);
-        let r = if fold || fold_away {
+        let r = if fold_even || fold_away {
             x
         } else {
             round.round::<MODE>(x)
