@@ -66,16 +66,17 @@ pub(crate) fn pos_popcount_pairs_avx512(
 pub(crate) struct Vector64(pub(crate) [u64; 8]);
 
 /// The word preparation of `choose::bit_information`'s `Prepare` in the form the fused
-/// kernel takes (its in-place signed exponent), for words of 32 or 64 bits whose code is the
-/// whole word: the counted word of `x` is `(x & !emask) | |d| | (esign if d < 0)` with
-/// `d = (x & emask) - bias_field` (wrapping), and 0 when `x` is masked.
+/// kernel takes, for words of 32 or 64 bits whose code is the whole word, the sign bit (if
+/// any) just above the exponent field `emask` and the bias `2^(k-1) - 1` of a `k`-bit
+/// field (IEEE's; an integer has no field: `emask` and `bias_field` 0): the counted word of
+/// `x` is its signed exponent form, `x - bias_field` when the field is at least the bias
+/// and `x ^ emask` when below (see `Consts::prepare`), and 0 when `x` is masked.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct PairPrep {
     /// The lane width, 32 or 64.
     pub(crate) bits: u32,
     pub(crate) emask: u64,
     pub(crate) bias_field: u64,
-    pub(crate) esign: u64,
     /// Whether NaN is masked: the lanes are IEEE binary32 (binary64) floats, whose NaN an
     /// unordered compare finds.
     pub(crate) nan: bool,
@@ -355,8 +356,7 @@ mod kernels {
     pub(super) trait Lane {
         /// The mask of every lane.
         const FULL: u32;
-        /// The magnitude bits of an IEEE float of the lane's width, and its infinity's.
-        const MAGNITUDE: u64;
+        /// The bits of an IEEE float of the lane's width that is infinite.
         const INFINITY: u64;
         unsafe fn splat(x: u64) -> __m512i;
         /// The lanes that are not NaN, the lanes read as IEEE floats of their width.
@@ -364,12 +364,12 @@ mod kernels {
         unsafe fn not_equal(x: __m512i, y: __m512i) -> u32;
         /// The lanes of `x` at most `y`, unsigned.
         unsafe fn at_most(x: __m512i, y: __m512i) -> u32;
-        unsafe fn sub(x: __m512i, y: __m512i) -> __m512i;
-        /// All ones in the lanes whose top bit is set.
-        unsafe fn negative(x: __m512i) -> __m512i;
-        unsafe fn abs(x: __m512i) -> __m512i;
-        /// `u | (neg & esign)` in the lanes of `keep`, 0 in the others.
-        unsafe fn finish(keep: u32, u: __m512i, neg: __m512i, esign: __m512i) -> __m512i;
+        /// The lanes of `keep` in which `x` is below `y`, unsigned.
+        unsafe fn below(keep: u32, x: __m512i, y: __m512i) -> u32;
+        /// `x - y` in the lanes of `keep`, 0 in the others.
+        unsafe fn sub_or_zero(keep: u32, x: __m512i, y: __m512i) -> __m512i;
+        /// `x ^ y` in the lanes of `k`, `src` in the others.
+        unsafe fn xor_where(src: __m512i, k: u32, x: __m512i, y: __m512i) -> __m512i;
         /// The lanes `r ..` of `lo` followed by the first `r` of `hi`, given
         /// [`Lane::shift_index`]`(r)`.
         unsafe fn shifted(lo: __m512i, index: __m512i, hi: __m512i) -> __m512i;
@@ -381,7 +381,6 @@ mod kernels {
 
     impl Lane for L32 {
         const FULL: u32 = 0xffff;
-        const MAGNITUDE: u64 = 0x7fff_ffff;
         const INFINITY: u64 = 0x7f80_0000;
         #[inline(always)]
         unsafe fn splat(x: u64) -> __m512i {
@@ -407,24 +406,19 @@ mod kernels {
             unsafe { u32::from(_mm512_cmple_epu32_mask(x, y)) }
         }
         #[inline(always)]
-        unsafe fn sub(x: __m512i, y: __m512i) -> __m512i {
+        unsafe fn below(keep: u32, x: __m512i, y: __m512i) -> u32 {
             // SAFETY: the trait's precondition: the CPU has AVX-512 F and DQ.
-            unsafe { _mm512_sub_epi32(x, y) }
+            unsafe { u32::from(_mm512_mask_cmplt_epu32_mask(keep as u16, x, y)) }
         }
         #[inline(always)]
-        unsafe fn negative(x: __m512i) -> __m512i {
+        unsafe fn sub_or_zero(keep: u32, x: __m512i, y: __m512i) -> __m512i {
             // SAFETY: the trait's precondition: the CPU has AVX-512 F and DQ.
-            unsafe { _mm512_srai_epi32::<31>(x) }
+            unsafe { _mm512_maskz_sub_epi32(keep as u16, x, y) }
         }
         #[inline(always)]
-        unsafe fn abs(x: __m512i) -> __m512i {
+        unsafe fn xor_where(src: __m512i, k: u32, x: __m512i, y: __m512i) -> __m512i {
             // SAFETY: the trait's precondition: the CPU has AVX-512 F and DQ.
-            unsafe { _mm512_abs_epi32(x) }
-        }
-        #[inline(always)]
-        unsafe fn finish(keep: u32, u: __m512i, neg: __m512i, esign: __m512i) -> __m512i {
-            // SAFETY: the trait's precondition: the CPU has AVX-512 F and DQ.
-            unsafe { _mm512_maskz_ternarylogic_epi32::<0xf8>(keep as u16, u, neg, esign) }
+            unsafe { _mm512_mask_xor_epi32(src, k as u16, x, y) }
         }
         #[inline(always)]
         unsafe fn shifted(lo: __m512i, index: __m512i, hi: __m512i) -> __m512i {
@@ -446,7 +440,6 @@ mod kernels {
 
     impl Lane for L64 {
         const FULL: u32 = 0xff;
-        const MAGNITUDE: u64 = 0x7fff_ffff_ffff_ffff;
         const INFINITY: u64 = 0x7ff0_0000_0000_0000;
         #[inline(always)]
         unsafe fn splat(x: u64) -> __m512i {
@@ -472,24 +465,19 @@ mod kernels {
             unsafe { u32::from(_mm512_cmple_epu64_mask(x, y)) }
         }
         #[inline(always)]
-        unsafe fn sub(x: __m512i, y: __m512i) -> __m512i {
+        unsafe fn below(keep: u32, x: __m512i, y: __m512i) -> u32 {
             // SAFETY: the trait's precondition: the CPU has AVX-512 F and DQ.
-            unsafe { _mm512_sub_epi64(x, y) }
+            unsafe { u32::from(_mm512_mask_cmplt_epu64_mask(keep as u8, x, y)) }
         }
         #[inline(always)]
-        unsafe fn negative(x: __m512i) -> __m512i {
+        unsafe fn sub_or_zero(keep: u32, x: __m512i, y: __m512i) -> __m512i {
             // SAFETY: the trait's precondition: the CPU has AVX-512 F and DQ.
-            unsafe { _mm512_srai_epi64::<63>(x) }
+            unsafe { _mm512_maskz_sub_epi64(keep as u8, x, y) }
         }
         #[inline(always)]
-        unsafe fn abs(x: __m512i) -> __m512i {
+        unsafe fn xor_where(src: __m512i, k: u32, x: __m512i, y: __m512i) -> __m512i {
             // SAFETY: the trait's precondition: the CPU has AVX-512 F and DQ.
-            unsafe { _mm512_abs_epi64(x) }
-        }
-        #[inline(always)]
-        unsafe fn finish(keep: u32, u: __m512i, neg: __m512i, esign: __m512i) -> __m512i {
-            // SAFETY: the trait's precondition: the CPU has AVX-512 F and DQ.
-            unsafe { _mm512_maskz_ternarylogic_epi64::<0xf8>(keep as u8, u, neg, esign) }
+            unsafe { _mm512_mask_xor_epi64(src, k as u8, x, y) }
         }
         #[inline(always)]
         unsafe fn shifted(lo: __m512i, index: __m512i, hi: __m512i) -> __m512i {
@@ -561,6 +549,10 @@ mod kernels {
     #[inline]
     #[target_feature(enable = "avx512f")]
     fn carry_out(planes: &mut [__m512i; 5], bytes: &mut [[u64; 8]; 8], s_a: __m512i, s_b: __m512i) {
+        // The byte counters stay in memory: kept in registers across a kernel's loop they
+        // take 16 of its 32, and the loop spills the trees' planes and the preparation's
+        // constants instead, every chunk.
+        let bytes = std::hint::black_box(bytes);
         let (thirty_twos, s) = csa(planes[4], s_a, s_b);
         planes[4] = s;
         let low = _mm512_set1_epi64(0x0101_0101_0101_0101);
@@ -824,8 +816,8 @@ mod kernels {
     struct Consts {
         emask: __m512i,
         bias_field: __m512i,
-        esign: __m512i,
         masked: __m512i,
+        /// The exponent and mantissa bits (all bits for an integer: no exponent field).
         magnitude: __m512i,
         nan_limit: __m512i,
     }
@@ -839,9 +831,8 @@ mod kernels {
                 Consts {
                     emask: L::splat(prep.emask),
                     bias_field: L::splat(prep.bias_field),
-                    esign: L::splat(prep.esign),
                     masked: L::splat(prep.masked.unwrap_or(0)),
-                    magnitude: L::splat(L::MAGNITUDE),
+                    magnitude: L::splat(prep.emask | prep.emask.wrapping_sub(1)),
                     nan_limit: L::splat(if prep.nan { L::INFINITY } else { u64::MAX }),
                 }
             }
@@ -851,6 +842,12 @@ mod kernels {
         /// others and in the masked ones), and the lanes that are not masked, all of them
         /// (those out of `lanes` too). The NaN test when `NAN` (switched by `nan_limit` when
         /// `MASKED` too), the masked-code test when `MASKED`.
+        ///
+        /// The signed exponent of an exponent `e` with the bias `2^(k-1) - 1` (`PairPrep`)
+        /// is `e - bias` when `e >= bias` and `2^k - 1 - e` (`|e - bias|` with the sign
+        /// bit `2^(k-1)`) when not: the field minus the shifted bias, which borrows nothing
+        /// from the sign, or the field's complement. `e < bias` exactly when the magnitude
+        /// is below the shifted bias (an integer: never). Three operations and the tests.
         #[inline]
         #[target_feature(enable = "avx512f,avx512dq")]
         fn prepare<L: Lane, const NAN: bool, const MASKED: bool>(
@@ -860,10 +857,11 @@ mod kernels {
         ) -> (__m512i, u32) {
             // SAFETY: the CPU has the features `Lane`'s methods need (this function's).
             unsafe {
+                let magnitude = _mm512_and_si512(x, self.magnitude);
                 let mut keep = L::FULL;
                 if NAN {
                     keep &= if MASKED {
-                        L::at_most(_mm512_and_si512(x, self.magnitude), self.nan_limit)
+                        L::at_most(magnitude, self.nan_limit)
                     } else {
                         L::ordered(x)
                     };
@@ -871,11 +869,15 @@ mod kernels {
                 if MASKED {
                     keep &= L::not_equal(x, self.masked);
                 }
-                let d = L::sub(_mm512_and_si512(x, self.emask), self.bias_field);
-                let magnitude = L::abs(d);
-                // `(x & !emask) | magnitude`.
-                let u = _mm512_ternarylogic_epi64::<0xba>(x, self.emask, magnitude);
-                (L::finish(keep & lanes, u, L::negative(d), self.esign), keep)
+                let counted = keep & lanes;
+                // A NaN is never below the bias, a masked code may be.
+                let below = L::below(
+                    if MASKED { counted } else { lanes },
+                    magnitude,
+                    self.bias_field,
+                );
+                let d = L::sub_or_zero(counted, x, self.bias_field);
+                (L::xor_where(d, below, x, self.emask), keep)
             }
         }
     }

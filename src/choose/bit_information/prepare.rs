@@ -91,17 +91,26 @@ impl<W: Word + PrimInt + WrappingAdd + WrappingSub> Prepare<W> {
 
     /// The preparation as the fused AVX-512 kernel takes it
     /// (`arch::pos_popcount_prepared_pairs_avx512`), when it can: words of 32 or 64 bits
-    /// whose code is the whole word, the in-place signed exponent, and a NaN test (if any)
-    /// that is IEEE binary32's or binary64's.
+    /// whose code is the whole word, a NaN test (if any) that is IEEE binary32's or
+    /// binary64's, and for a float the sign bit just above the exponent and IEEE's bias
+    /// `2^(k-1) - 1` (its signed exponent is then `e - bias` or the field's complement,
+    /// see `PairPrep`); an integer has no exponent field.
     pub(super) fn pair_prep(&self) -> Option<crate::arch::PairPrep> {
         let whole = self.code == !W::zero();
         let nan = self.nan_on != W::zero();
-        let fits = matches!(W::BITS, 32 | 64) && whole && self.in_place && (!nan || self.ieee_nan);
+        let lowest = self.emask & (!self.emask).wrapping_add(&W::one());
+        let top = self.emask.leading_zeros() == 1 || self.emask == W::zero();
+        let ieee_bias = self.bias_field == self.esign.wrapping_sub(&lowest);
+        let fits = matches!(W::BITS, 32 | 64)
+            && whole
+            && self.in_place
+            && top
+            && ieee_bias
+            && (!nan || self.ieee_nan);
         fits.then(|| crate::arch::PairPrep {
             bits: W::BITS,
             emask: Word::to_u64(self.emask),
             bias_field: Word::to_u64(self.bias_field),
-            esign: Word::to_u64(self.esign),
             nan,
             masked: (self.masked_on != W::zero()).then(|| Word::to_u64(self.masked)),
         })

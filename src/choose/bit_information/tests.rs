@@ -453,3 +453,67 @@ fn band_counts_equal_the_reference() {
     check::<u64>(DTypeId::Float64, &mut next);
     check::<u32>(DTypeId::Int32, &mut next);
 }
+
+/// The fused AVX-512 preparation (the signed exponent as the field minus the bias, or its
+/// complement below the bias) against the reference on every exponent of float32 and
+/// float64, both signs, with mantissas zero, one, all ones and random, through each of its
+/// loops: neighbours under a vector apart, the ring, and bands of rows; NaN masked or not,
+/// and a masked code whose exponent is below the bias (which the preparation must zero).
+#[test]
+fn fused_preparation_on_every_exponent() {
+    use crate::dtype::DTypeId;
+    fn check<W: SliceWord + PrimInt + WrappingAdd + WrappingSub>(
+        id: DTypeId,
+        next: &mut impl FnMut() -> u64,
+    ) {
+        let format = id.format().expect("real");
+        let (ebits, mbits) = if W::BITS == 32 { (8, 23) } else { (11, 52) };
+        let mmask = (1u64 << mbits) - 1;
+        let mut codes = Vec::new();
+        for e in 0..1u64 << ebits {
+            for s in [0, 1u64 << (W::BITS - 1)] {
+                for m in [0, 1, mmask, next() & mmask] {
+                    codes.push(s | (e << mbits) | m);
+                }
+            }
+        }
+        // (n, inner): neighbours one and five words apart, a ring of a few vectors, a band;
+        // each past the fused kernel's tile.
+        for (n, inner) in [(20_001, 1), (4001, 5), (300, 37), (40, 1100)] {
+            let len = n * inner;
+            // The codes in a shuffled order, repeated up to the length, one word off a
+            // vector's alignment.
+            let mut words: Vec<W> = vec![W::zero()];
+            words.extend((0..len).map(|i| {
+                let k = (i * 7919 + (next() as usize % 3)) % codes.len();
+                W::from_u64(codes[k])
+            }));
+            let words = &words[1..];
+            let below = W::from_u64(codes[(1 << ebits) - 9]);
+            for (mask_nan, masked_bits) in [(true, None), (false, None), (true, Some(below))] {
+                let opts = InformationOptions {
+                    mask_nan,
+                    masked_bits: masked_bits.map(Word::to_u64),
+                    ..Default::default()
+                };
+                let prep = Prepare::<W>::new(format, &opts);
+                let want = count_blocks_reference(words, n, inner, prep);
+                for level in crate::isa::Isa::available() {
+                    crate::isa::with_max_isa(level, || {
+                        let got = count_positional::<W>(words, n, inner, prep);
+                        assert_eq!(got, want, "{level:?} {id} {n}x{inner} {opts:?}");
+                    });
+                }
+            }
+        }
+    }
+    let mut x = 0x3c6e_f372_fe94_f82bu64;
+    let mut next = move || {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        x
+    };
+    check::<u32>(DTypeId::Float32, &mut next);
+    check::<u64>(DTypeId::Float64, &mut next);
+}
