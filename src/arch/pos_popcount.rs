@@ -374,6 +374,8 @@ mod kernels {
         /// [`Lane::shift_index`]`(r)`.
         unsafe fn shifted(lo: __m512i, index: __m512i, hi: __m512i) -> __m512i;
         unsafe fn shift_index(r: usize) -> __m512i;
+        /// The lanes `1 ..` of `lo` followed by the first of `hi`.
+        unsafe fn next_word(lo: __m512i, hi: __m512i) -> __m512i;
     }
 
     pub(super) struct L32;
@@ -424,6 +426,11 @@ mod kernels {
         unsafe fn shifted(lo: __m512i, index: __m512i, hi: __m512i) -> __m512i {
             // SAFETY: the trait's precondition: the CPU has AVX-512 F and DQ.
             unsafe { _mm512_permutex2var_epi32(lo, index, hi) }
+        }
+        #[inline(always)]
+        unsafe fn next_word(lo: __m512i, hi: __m512i) -> __m512i {
+            // SAFETY: the trait's precondition: the CPU has AVX-512 F and DQ.
+            unsafe { _mm512_alignr_epi32::<1>(hi, lo) }
         }
         #[inline(always)]
         unsafe fn shift_index(r: usize) -> __m512i {
@@ -483,6 +490,11 @@ mod kernels {
         unsafe fn shifted(lo: __m512i, index: __m512i, hi: __m512i) -> __m512i {
             // SAFETY: the trait's precondition: the CPU has AVX-512 F and DQ.
             unsafe { _mm512_permutex2var_epi64(lo, index, hi) }
+        }
+        #[inline(always)]
+        unsafe fn next_word(lo: __m512i, hi: __m512i) -> __m512i {
+            // SAFETY: the trait's precondition: the CPU has AVX-512 F and DQ.
+            unsafe { _mm512_alignr_epi64::<1>(hi, lo) }
         }
         #[inline(always)]
         unsafe fn shift_index(r: usize) -> __m512i {
@@ -645,10 +657,13 @@ mod kernels {
         // The slots of the chunk's first pair vector and of the next vector it prepares.
         let (mut first_slot, mut next_slot) = (k0 % slots, (k0 + q + 1) % slots);
         let mut prev = load((k0 + q) % slots);
-        if q == 0 {
-            // Neighbours less than a vector apart: the first words are the vector
-            // prepared just before, still in a register; the ring is left alone but for
-            // the last vector (where the next call starts).
+        if q == 0 && ring.r == 1 {
+            // Neighbours one word apart (the last axis of a C array, the first of an F
+            // one): the first words are the vector prepared just before, still in a
+            // register, and the second ones that vector moved by one lane with the next
+            // one's first (`valign`: no index register, no copy of an operand); the ring
+            // is left alone but for the last vector (where the next call starts). Other
+            // neighbours under a vector apart, rarer, go through the ring.
             for c in 0..chunks {
                 let k = k0 + 32 * c;
                 // No software prefetch: one stream read in order, which the hardware
@@ -658,7 +673,7 @@ mod kernels {
                     let (next, keep) = prepare(k + i + 1);
                     clean &= keep;
                     // SAFETY: as for `index`.
-                    let second = unsafe { L::shifted(prev, index, next) };
+                    let second = unsafe { L::next_word(prev, next) };
                     let f = prev;
                     prev = next;
                     (f, _mm512_and_si512(f, second))
