@@ -77,6 +77,8 @@ pub(crate) struct PairPrep {
     pub(crate) bits: u32,
     pub(crate) emask: u64,
     pub(crate) bias_field: u64,
+    /// The exponent field's top bit (the signed exponent's sign).
+    pub(crate) esign: u64,
     /// Whether NaN is masked: the lanes are IEEE binary32 (binary64) floats, whose NaN an
     /// unordered compare finds.
     pub(crate) nan: bool,
@@ -364,6 +366,12 @@ mod kernels {
         unsafe fn not_equal(x: __m512i, y: __m512i) -> u32;
         /// The lanes of `x` at most `y`, unsigned.
         unsafe fn at_most(x: __m512i, y: __m512i) -> u32;
+        unsafe fn sub(x: __m512i, y: __m512i) -> __m512i;
+        /// All ones in the lanes whose top bit is set.
+        unsafe fn negative(x: __m512i) -> __m512i;
+        unsafe fn abs(x: __m512i) -> __m512i;
+        /// `u | (neg & esign)` in the lanes of `keep`, 0 in the others.
+        unsafe fn finish(keep: u32, u: __m512i, neg: __m512i, esign: __m512i) -> __m512i;
         /// The lanes of `keep` in which `x` is below `y`, unsigned.
         unsafe fn below(keep: u32, x: __m512i, y: __m512i) -> u32;
         /// `x - y` in the lanes of `keep`, 0 in the others.
@@ -406,6 +414,26 @@ mod kernels {
         unsafe fn at_most(x: __m512i, y: __m512i) -> u32 {
             // SAFETY: the trait's precondition: the CPU has AVX-512 F and DQ.
             unsafe { u32::from(_mm512_cmple_epu32_mask(x, y)) }
+        }
+        #[inline(always)]
+        unsafe fn sub(x: __m512i, y: __m512i) -> __m512i {
+            // SAFETY: the trait's precondition: the CPU has AVX-512 F and DQ.
+            unsafe { _mm512_sub_epi32(x, y) }
+        }
+        #[inline(always)]
+        unsafe fn negative(x: __m512i) -> __m512i {
+            // SAFETY: the trait's precondition: the CPU has AVX-512 F and DQ.
+            unsafe { _mm512_srai_epi32::<31>(x) }
+        }
+        #[inline(always)]
+        unsafe fn abs(x: __m512i) -> __m512i {
+            // SAFETY: the trait's precondition: the CPU has AVX-512 F and DQ.
+            unsafe { _mm512_abs_epi32(x) }
+        }
+        #[inline(always)]
+        unsafe fn finish(keep: u32, u: __m512i, neg: __m512i, esign: __m512i) -> __m512i {
+            // SAFETY: the trait's precondition: the CPU has AVX-512 F and DQ.
+            unsafe { _mm512_maskz_ternarylogic_epi32::<0xf8>(keep as u16, u, neg, esign) }
         }
         #[inline(always)]
         unsafe fn below(keep: u32, x: __m512i, y: __m512i) -> u32 {
@@ -470,6 +498,26 @@ mod kernels {
         unsafe fn at_most(x: __m512i, y: __m512i) -> u32 {
             // SAFETY: the trait's precondition: the CPU has AVX-512 F and DQ.
             unsafe { u32::from(_mm512_cmple_epu64_mask(x, y)) }
+        }
+        #[inline(always)]
+        unsafe fn sub(x: __m512i, y: __m512i) -> __m512i {
+            // SAFETY: the trait's precondition: the CPU has AVX-512 F and DQ.
+            unsafe { _mm512_sub_epi64(x, y) }
+        }
+        #[inline(always)]
+        unsafe fn negative(x: __m512i) -> __m512i {
+            // SAFETY: the trait's precondition: the CPU has AVX-512 F and DQ.
+            unsafe { _mm512_srai_epi64::<63>(x) }
+        }
+        #[inline(always)]
+        unsafe fn abs(x: __m512i) -> __m512i {
+            // SAFETY: the trait's precondition: the CPU has AVX-512 F and DQ.
+            unsafe { _mm512_abs_epi64(x) }
+        }
+        #[inline(always)]
+        unsafe fn finish(keep: u32, u: __m512i, neg: __m512i, esign: __m512i) -> __m512i {
+            // SAFETY: the trait's precondition: the CPU has AVX-512 F and DQ.
+            unsafe { _mm512_maskz_ternarylogic_epi64::<0xf8>(keep as u8, u, neg, esign) }
         }
         #[inline(always)]
         unsafe fn below(keep: u32, x: __m512i, y: __m512i) -> u32 {
@@ -561,10 +609,6 @@ mod kernels {
     #[inline]
     #[target_feature(enable = "avx512f")]
     fn carry_out(planes: &mut [__m512i; 5], bytes: &mut [[u64; 8]; 8], s_a: __m512i, s_b: __m512i) {
-        // The byte counters stay in memory: kept in registers across a kernel's loop they
-        // take 16 of its 32, and the loop spills the trees' planes and the preparation's
-        // constants instead, every chunk.
-        let bytes = std::hint::black_box(bytes);
         let (thirty_twos, s) = csa(planes[4], s_a, s_b);
         planes[4] = s;
         let low = _mm512_set1_epi64(0x0101_0101_0101_0101);
@@ -586,6 +630,15 @@ mod kernels {
                 _mm512_storeu_si512(b.as_mut_ptr().cast(), sum);
             }
         }
+    }
+
+    /// The byte counters, left in memory by the loop that adds to them: kept in registers
+    /// across a chunk loop of the near and band kernels they take 16 of the 32, and the
+    /// loop spills the trees' planes and the preparation's constants instead, every chunk
+    /// (the ring loop, whose slots are memory already, measured no better so).
+    #[inline(always)]
+    fn in_memory(bytes: &mut [[u64; 8]; 8]) -> &mut [[u64; 8]; 8] {
+        std::hint::black_box(bytes)
     }
 
     /// Vectors ahead of the stream that the fused kernel prefetches (far neighbours).
@@ -657,31 +710,60 @@ mod kernels {
         // The slots of the chunk's first pair vector and of the next vector it prepares.
         let (mut first_slot, mut next_slot) = (k0 % slots, (k0 + q + 1) % slots);
         let mut prev = load((k0 + q) % slots);
+        // Neighbours less than a vector apart: the first words are the vector prepared
+        // just before, still in a register, and the second ones that vector moved by `r`
+        // lanes with the next one's first `r` (`second(prev, next)`); the ring is left
+        // alone but for the last vector (where the next call starts).
+        macro_rules! near {
+            ($second:expr) => {{
+                for c in 0..chunks {
+                    let k = k0 + 32 * c;
+                    // No software prefetch: one stream read in order, which the hardware
+                    // prefetchers follow; the hints measured slower here (they take a
+                    // load slot per vector).
+                    let mut pair = |i: usize| {
+                        let (next, keep) = prepare(k + i + 1);
+                        clean &= keep;
+                        let second = $second(prev, next);
+                        let f = prev;
+                        prev = next;
+                        (f, _mm512_and_si512(f, second))
+                    };
+                    let (a0, b0) = tree16_pairs(&mut planes_a, &mut planes_b, &mut pair);
+                    let (a1, b1) = tree16_pairs(&mut planes_a, &mut planes_b, |i| pair(16 + i));
+                    carry_out(&mut planes_a, in_memory(ba), a0, a1);
+                    carry_out(&mut planes_b, in_memory(bb), b0, b1);
+                }
+                store((k0 + 32 * chunks) % slots, prev);
+            }};
+        }
         if q == 0 && ring.r == 1 {
-            // Neighbours one word apart (the last axis of a C array, the first of an F
-            // one): the first words are the vector prepared just before, still in a
-            // register, and the second ones that vector moved by one lane with the next
-            // one's first (`valign`: no index register, no copy of an operand); the ring
-            // is left alone but for the last vector (where the next call starts). Other
-            // neighbours under a vector apart, rarer, go through the ring.
+            // One word apart (the last axis of a C array, the first of an F one): by
+            // `valign`, which needs no index register and no copy of an operand.
+            // SAFETY: as for `index`.
+            near!(|lo, hi| unsafe { L::next_word(lo, hi) });
+        } else if q == 0 {
+            // Rarer (rows of 2 to 15 words): the permute of an index register, and a
+            // chunk's two halves as two turns of a loop (half the code; the turn count is
+            // hidden from LLVM, which would unroll it again).
             for c in 0..chunks {
                 let k = k0 + 32 * c;
-                // No software prefetch: one stream read in order, which the hardware
-                // prefetchers follow; the hints measured slower here (they take a load
-                // slot per vector).
-                let mut pair = |i: usize| {
-                    let (next, keep) = prepare(k + i + 1);
-                    clean &= keep;
-                    // SAFETY: as for `index`.
-                    let second = unsafe { L::next_word(prev, next) };
-                    let f = prev;
-                    prev = next;
-                    (f, _mm512_and_si512(f, second))
-                };
-                let (a0, b0) = tree16_pairs(&mut planes_a, &mut planes_b, &mut pair);
-                let (a1, b1) = tree16_pairs(&mut planes_a, &mut planes_b, |i| pair(16 + i));
-                carry_out(&mut planes_a, ba, a0, a1);
-                carry_out(&mut planes_b, bb, b0, b1);
+                let mut carries = [[_mm512_setzero_si512(); 2]; 2];
+                for h in 0..std::hint::black_box(2) {
+                    let pair = |i: usize| {
+                        let (next, keep) = prepare(k + 16 * h + i + 1);
+                        clean &= keep;
+                        // SAFETY: as for `index`.
+                        let second = unsafe { L::shifted(prev, index, next) };
+                        let f = prev;
+                        prev = next;
+                        (f, _mm512_and_si512(f, second))
+                    };
+                    let (a, b) = tree16_pairs(&mut planes_a, &mut planes_b, pair);
+                    carries[h & 1] = [a, b];
+                }
+                carry_out(&mut planes_a, in_memory(ba), carries[0][0], carries[1][0]);
+                carry_out(&mut planes_b, in_memory(bb), carries[0][1], carries[1][1]);
             }
             store((k0 + 32 * chunks) % slots, prev);
         } else {
@@ -695,7 +777,9 @@ mod kernels {
                     _mm_prefetch::<_MM_HINT_NTA>(
                         src.wrapping_add(64 * (k + i + q + 1 + STREAM_AHEAD)).cast(),
                     );
-                    let (next, keep) = prepare(k + i + q + 1);
+                    // SAFETY: as in `prepare`.
+                    let x = unsafe { _mm512_loadu_si512(src.add(64 * (k + i + q + 1)).cast()) };
+                    let (next, keep) = consts.prepare_abs::<L, NAN, MASKED>(x);
                     clean &= keep;
                     store(plus(ns, i), next);
                     let f = load(plus(fs, i));
@@ -810,8 +894,8 @@ mod kernels {
             };
             let (a0, b0) = tree16_pairs(&mut planes_a, &mut planes_b, &mut pair);
             let (a1, b1) = tree16_pairs(&mut planes_a, &mut planes_b, |i| pair(16 + i));
-            carry_out(&mut planes_a, ba, a0, a1);
-            carry_out(&mut planes_b, bb, b0, b1);
+            carry_out(&mut planes_a, in_memory(ba), a0, a1);
+            carry_out(&mut planes_b, in_memory(bb), b0, b1);
             // SAFETY: as for the load above.
             unsafe { _mm512_store_si512(slots.add(c).cast(), prev) };
         }
@@ -832,6 +916,7 @@ mod kernels {
         emask: __m512i,
         bias_field: __m512i,
         masked: __m512i,
+        esign: __m512i,
         /// The exponent and mantissa bits (all bits for an integer: no exponent field).
         magnitude: __m512i,
         nan_limit: __m512i,
@@ -847,6 +932,7 @@ mod kernels {
                     emask: L::splat(prep.emask),
                     bias_field: L::splat(prep.bias_field),
                     masked: L::splat(prep.masked.unwrap_or(0)),
+                    esign: L::splat(prep.esign),
                     magnitude: L::splat(prep.emask | prep.emask.wrapping_sub(1)),
                     nan_limit: L::splat(if prep.nan { L::INFINITY } else { u64::MAX }),
                 }
@@ -893,6 +979,38 @@ mod kernels {
                 );
                 let d = L::sub_or_zero(counted, x, self.bias_field);
                 (L::xor_where(d, below, x, self.emask), keep)
+            }
+        }
+
+        /// [`Consts::prepare`] (all lanes) by the signed exponent's definition: the field
+        /// minus the bias `d`, its magnitude `|d|` and, when `d < 0`, the sign bit. The
+        /// same words in a few more operations, which the ring loop of [`fused`] takes:
+        /// with the shorter form LLVM keeps more mask registers live there and that loop
+        /// ran slower.
+        #[inline]
+        #[target_feature(enable = "avx512f,avx512dq")]
+        fn prepare_abs<L: Lane, const NAN: bool, const MASKED: bool>(
+            &self,
+            x: __m512i,
+        ) -> (__m512i, u32) {
+            // SAFETY: the CPU has the features `Lane`'s methods need (this function's).
+            unsafe {
+                let mut keep = L::FULL;
+                if NAN {
+                    keep &= if MASKED {
+                        L::at_most(_mm512_and_si512(x, self.magnitude), self.nan_limit)
+                    } else {
+                        L::ordered(x)
+                    };
+                }
+                if MASKED {
+                    keep &= L::not_equal(x, self.masked);
+                }
+                let d = L::sub(_mm512_and_si512(x, self.emask), self.bias_field);
+                let magnitude = L::abs(d);
+                // `(x & !emask) | magnitude`.
+                let u = _mm512_ternarylogic_epi64::<0xba>(x, self.emask, magnitude);
+                (L::finish(keep, u, L::negative(d), self.esign), keep)
             }
         }
     }

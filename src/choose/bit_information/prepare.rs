@@ -111,6 +111,7 @@ impl<W: Word + PrimInt + WrappingAdd + WrappingSub> Prepare<W> {
             bits: W::BITS,
             emask: Word::to_u64(self.emask),
             bias_field: Word::to_u64(self.bias_field),
+            esign: Word::to_u64(self.esign),
             nan,
             masked: (self.masked_on != W::zero()).then(|| Word::to_u64(self.masked)),
         })
