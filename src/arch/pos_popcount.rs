@@ -710,42 +710,38 @@ mod kernels {
         // The slots of the chunk's first pair vector and of the next vector it prepares.
         let (mut first_slot, mut next_slot) = (k0 % slots, (k0 + q + 1) % slots);
         let mut prev = load((k0 + q) % slots);
-        // Neighbours less than a vector apart: the first words are the vector prepared
-        // just before, still in a register, and the second ones that vector moved by `r`
-        // lanes with the next one's first `r` (`second(prev, next)`); the ring is left
-        // alone but for the last vector (where the next call starts).
-        macro_rules! near {
-            ($second:expr) => {{
-                for c in 0..chunks {
-                    let k = k0 + 32 * c;
-                    // No software prefetch: one stream read in order, which the hardware
-                    // prefetchers follow; the hints measured slower here (they take a
-                    // load slot per vector).
-                    let mut pair = |i: usize| {
-                        let (next, keep) = prepare(k + i + 1);
-                        clean &= keep;
-                        let second = $second(prev, next);
-                        let f = prev;
-                        prev = next;
-                        (f, _mm512_and_si512(f, second))
-                    };
-                    let (a0, b0) = tree16_pairs(&mut planes_a, &mut planes_b, &mut pair);
-                    let (a1, b1) = tree16_pairs(&mut planes_a, &mut planes_b, |i| pair(16 + i));
-                    carry_out(&mut planes_a, in_memory(ba), a0, a1);
-                    carry_out(&mut planes_b, in_memory(bb), b0, b1);
-                }
-                store((k0 + 32 * chunks) % slots, prev);
-            }};
-        }
         if q == 0 && ring.r == 1 {
-            // One word apart (the last axis of a C array, the first of an F one): by
-            // `valign`, which needs no index register and no copy of an operand.
-            // SAFETY: as for `index`.
-            near!(|lo, hi| unsafe { L::next_word(lo, hi) });
+            // Neighbours one word apart (the last axis of a C array, the first of an F
+            // one): the first words are the vector prepared just before, still in a
+            // register, the second ones that vector moved by one lane with the next one's
+            // first (`valign`: no index register, no copy of an operand); the ring is left
+            // alone but for the last vector (where the next call starts).
+            for c in 0..chunks {
+                let k = k0 + 32 * c;
+                // No software prefetch: one stream read in order, which the hardware
+                // prefetchers follow; the hints measured slower here (they take a load
+                // slot per vector).
+                let mut pair = |i: usize| {
+                    let (next, keep) = prepare(k + i + 1);
+                    clean &= keep;
+                    // SAFETY: as for `index`.
+                    let second = unsafe { L::next_word(prev, next) };
+                    let f = prev;
+                    prev = next;
+                    (f, _mm512_and_si512(f, second))
+                };
+                let (a0, b0) = tree16_pairs(&mut planes_a, &mut planes_b, &mut pair);
+                let (a1, b1) = tree16_pairs(&mut planes_a, &mut planes_b, |i| pair(16 + i));
+                carry_out(&mut planes_a, in_memory(ba), a0, a1);
+                carry_out(&mut planes_b, in_memory(bb), b0, b1);
+            }
+            store((k0 + 32 * chunks) % slots, prev);
         } else if q == 0 {
-            // Rarer (rows of 2 to 15 words): the permute of an index register, and a
-            // chunk's two halves as two turns of a loop (half the code; the turn count is
-            // hidden from LLVM, which would unroll it again).
+            // Neighbours 2 to 15 words apart, rarer: as above, the second words by the
+            // permute of an index register, and a chunk's two halves as two turns of a loop
+            // (half the code; the turn count is hidden from LLVM, which would unroll it
+            // again). Not through the ring: a slot read one vector after its store waits
+            // on store forwarding.
             for c in 0..chunks {
                 let k = k0 + 32 * c;
                 let mut carries = [[_mm512_setzero_si512(); 2]; 2];
