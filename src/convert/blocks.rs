@@ -40,12 +40,12 @@ pub(crate) fn by_blocks<S, D>(
     dst: &mut [D],
     mut kernel: impl FnMut(&[S], &mut [D]) -> bool,
 ) -> usize {
-    // Everything but the slicing and the kernel's call is in `Blocks`, which is not
-    // generic: this function is compiled once per kernel.
-    let mut blocks = Blocks::new(src.len(), dst.len(), size_of::<S>(), size_of::<D>());
-    let mut ran = true;
-    while let Some((start, end)) = blocks.next(ran) {
-        ran = kernel(&src[start..end], &mut dst[start..end]);
+    let n = src.len().min(dst.len());
+    let mut blocks = Blocks::new(n, size_of::<S>().max(size_of::<D>()));
+    while let Some((start, end)) = blocks.next() {
+        if !kernel(&src[start..end], &mut dst[start..end]) && blocks.declined(start) {
+            break;
+        }
     }
     blocks.done
 }
@@ -59,10 +59,9 @@ struct Blocks {
     /// The current window's first element.
     base: usize,
     mode: Mode,
-    /// Once [`Blocks::next`] returns `None`: how many elements are done.
+    /// Once [`Blocks::next`] returns `None`, or [`Blocks::declined`] `true`: how many
+    /// elements are done.
     done: usize,
-    /// The first element of the block [`Blocks::next`] returned last.
-    last: usize,
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -77,12 +76,10 @@ enum Mode {
 }
 
 impl Blocks {
-    /// The blocks of the shorter of `src_len` and `dst_len` elements, of `src_size` and
-    /// `dst_size` bytes (the wider sets the step).
+    /// The blocks of `n` elements of `wide` bytes (the wider of source and target).
     #[inline(always)]
-    fn new(src_len: usize, dst_len: usize, src_size: usize, dst_size: usize) -> Self {
-        let n = src_len.min(dst_len);
-        let wide = src_size.max(dst_size).clamp(1, 16);
+    fn new(n: usize, wide: usize) -> Self {
+        let wide = wide.clamp(1, 16);
         let (step, half) = ((STEP_BYTES / wide).min(FAST_BLOCK), WINDOW_BYTES / wide / 2);
         let mode = if n >= 2 * half {
             Mode::Paired { k: 0 }
@@ -96,27 +93,14 @@ impl Blocks {
             base: 0,
             mode,
             done: 0,
-            last: 0,
         }
     }
 
-    /// The next block to run, `start..end`, or `None` to stop (then `done` is set);
-    /// `ran` says whether the kernel ran the block returned last (`true` on the first
-    /// call). Inlined, as the other methods: in a call, the kernel's vector constants
-    /// (every vector register is the caller's to save) would be reloaded once per block.
+    /// The next block to run, `start..end`, or `None` to stop (then `done` is set).
+    /// Inlined, as the other methods: in a call, the kernel's vector constants (every
+    /// vector register is the caller's to save) would be reloaded once per block.
     #[inline(always)]
-    fn next(&mut self, ran: bool) -> Option<(usize, usize)> {
-        if !ran && self.declined(self.last) {
-            return None;
-        }
-        let (start, end) = self.advance()?;
-        self.last = start;
-        Some((start, end))
-    }
-
-    /// The next block in order, or `None` at the end (then `done` is set).
-    #[inline(always)]
-    fn advance(&mut self) -> Option<(usize, usize)> {
+    fn next(&mut self) -> Option<(usize, usize)> {
         loop {
             match &mut self.mode {
                 Mode::Paired { k } => {
