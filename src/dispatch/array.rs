@@ -390,8 +390,6 @@ fn standard_words_mut<T: Element>(a: &mut ArrayD<T>) -> Option<WordsMut<'_>> {
 
 /// The typed array, kept small: it is compiled once per data type.
 fn typed<T: Element>(shape: IxDyn, words: WordBuf) -> Option<DynArray> {
-    let v = <T::Word as Word>::from_buf(words)
-        .ok()
-        .and_then(crate::arch::vec_from_words::<T>)?;
-    ArrayD::from_shape_vec(shape, v).ok().map(T::into_dyn)
+    let v = <T::Word as Word>::from_buf(words).ok()?;
+    crate::arch::array_from_words::<T>(shape, v).map(T::into_dyn)
 }
