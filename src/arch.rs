@@ -72,7 +72,11 @@ pub(crate) use stream::Region;
 pub(crate) use stream::{i32_to_f32_streamed, lookup_bytes, stream_fence, streams};
 pub(crate) use wide::vectorized_wide;
 pub(crate) use widen::{WidenPlan, widen_bytes_to_f32};
-pub(crate) use words::{bytes_of_words, vec_from_words, words, words_mut, words_view, zeroed_vec};
+#[cfg(test)]
+use words::vec_from_words;
+pub(crate) use words::{
+    array_from_words, bytes_of_words, words, words_mut, words_view, zeroed_vec,
+};
 #[cfg(any(feature = "zarrs", test))]
 pub(crate) use words::{words_of_bytes, words_of_bytes_mut};
 

@@ -309,11 +309,15 @@ fn emit_float(
         }
     };
     let real = real_common(p, self_ty, storage, get, wrap, bits);
-    // Types of 8 bits or fewer decode through a 256-entry table built at compile time.
+    // Types of 8 bits or fewer decode through a table of their 2^bits codes built at
+    // compile time (`decode_float` ignores the bits above the width, so the index is
+    // masked to it).
     let to_exact = if bits <= 8 {
+        let n = proc_macro2::Literal::usize_unsuffixed(1usize << bits);
+        let mask = proc_macro2::Literal::u64_unsuffixed((1u64 << bits) - 1);
         quote! {
-            static TABLE: [#p::Exact; 256] = #p::decode_table::<256>(&L);
-            TABLE[(<Self as #p::Real>::to_bits(self) & 0xff) as usize]
+            static TABLE: [#p::Exact; #n] = #p::decode_table::<#n>(&L);
+            TABLE[(<Self as #p::Real>::to_bits(self) & #mask) as usize]
         }
     } else {
         quote!(#p::decode_float(&L, <Self as #p::Real>::to_bits(self)))

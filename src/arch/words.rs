@@ -4,7 +4,7 @@
 //! compile-time half of [`Plain`]'s contract (size and alignment) is checked by
 //! `check_plain` in every function that relies on it.
 
-use ndarray::{ArrayD, ArrayViewD, Axis, IxDyn, ShapeBuilder};
+use ndarray::{ArrayD, ArrayViewD, Axis, Dimension, IxDyn, ShapeBuilder};
 
 use crate::number::storage::Plain;
 
@@ -88,6 +88,39 @@ pub(crate) fn vec_from_words<T: Plain>(v: Vec<T::Word>) -> Option<Vec<T>> {
     // elements are initialized words, and every bit pattern of words is a valid `T`
     // (`Plain`). `v` is not dropped (`ManuallyDrop`), so the allocation has one owner.
     Some(unsafe { Vec::from_raw_parts(ptr.cast::<T>(), len / k, cap / k) })
+}
+
+/// The C-order array of `shape` whose elements' storage words are `v`, moved without a
+/// copy; `None` when [`vec_from_words`] declines or `v` does not hold exactly the shape's
+/// elements.
+///
+/// The shape is checked once, by [`c_shape_holds`], not by `ArrayD::from_shape_vec`'s
+/// checks, which are compiled once per element type.
+pub(crate) fn array_from_words<T: Plain>(shape: IxDyn, v: Vec<T::Word>) -> Option<ArrayD<T>> {
+    let v = vec_from_words::<T>(v)?;
+    if !c_shape_holds(shape.slice(), v.len()) {
+        return None;
+    }
+    // SAFETY: `from_shape_vec_unchecked` with C strides needs the product of the non-zero
+    // axis lengths within `isize::MAX` (checked; in bytes, `v`'s allocation bounds it when
+    // it is not empty, and an empty array reaches no element), and the
+    // elements the strides reach inside `v`: C strides over `shape` reach each of the
+    // product-of-lengths elements once, which is `v.len()` (checked), or none when an axis
+    // is empty (then `v` is empty, also checked).
+    Some(unsafe { ArrayD::from_shape_vec_unchecked(shape, v) })
+}
+
+/// Whether `len` elements are exactly an array of `shape`, within the bound `ndarray` sets
+/// on an array's shape (the product of its non-zero lengths at most `isize::MAX`).
+fn c_shape_holds(shape: &[usize], len: usize) -> bool {
+    let nonzero = shape
+        .iter()
+        .filter(|&&n| n != 0)
+        .try_fold(1usize, |acc, &n| acc.checked_mul(n));
+    match nonzero {
+        Some(n) if n <= isize::MAX as usize => len == if shape.contains(&0) { 0 } else { n },
+        _ => false,
+    }
 }
 
 /// The elements of `a`, in any layout, seen as their storage words: a view with the same
@@ -205,4 +238,45 @@ fn advise_huge_pages(_: *mut u8, _: usize) {}
 const fn check_plain<T: Plain>() {
     assert!(std::mem::size_of::<T>() == T::WORDS * std::mem::size_of::<T::Word>());
     assert!(std::mem::align_of::<T>() >= std::mem::align_of::<T::Word>());
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `array_from_words` builds what `from_shape_vec` builds, and refuses what it refuses.
+    #[test]
+    fn array_from_words_checks_the_shape_as_ndarray_does() {
+        let shapes: &[&[usize]] = &[
+            &[],
+            &[0],
+            &[2, 3],
+            &[3, 0, 2],
+            &[0, usize::MAX],
+            &[0, usize::MAX / 8],
+            &[0, usize::MAX / 16],
+            &[usize::MAX, 0, 2],
+        ];
+        for &shape in shapes {
+            for len in [0, 1, 5, 6, 7] {
+                let words: Vec<u64> = (0..len as u64).collect();
+                let want = ArrayD::<f64>::from_shape_vec(
+                    IxDyn(shape),
+                    words.iter().map(|&w| f64::from_bits(w)).collect(),
+                )
+                .ok()
+                .map(|a| a.mapv(f64::to_bits));
+                let got =
+                    array_from_words::<f64>(IxDyn(shape), words).map(|a| a.mapv(f64::to_bits));
+                assert_eq!(got, want, "shape {shape:?}, {len} words");
+            }
+        }
+        // Two words per element.
+        let c = array_from_words::<crate::dtype::complex::Complex<f32>>(IxDyn(&[2]), vec![0u32; 4]);
+        assert_eq!(c.map(|a| a.len()), Some(2));
+        assert!(
+            array_from_words::<crate::dtype::complex::Complex<f32>>(IxDyn(&[2]), vec![0u32; 3])
+                .is_none()
+        );
+    }
 }

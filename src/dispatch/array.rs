@@ -60,7 +60,7 @@ macro_rules! define_dyn_array {
             /// standard (C) layout.
             pub fn words(&self) -> Option<Words<'_>> {
                 match self {
-                    $(DynArray::$v(a) => a.as_slice().map(crate::convert::words_of),)*
+                    $(DynArray::$v(a) => standard_words(a),)*
                     DynArray::Custom(a) => Some(a.words()),
                 }
             }
@@ -68,7 +68,7 @@ macro_rules! define_dyn_array {
             /// The elements as mutable storage words, when the array is in standard layout.
             pub fn words_mut(&mut self) -> Option<WordsMut<'_>> {
                 match self {
-                    $(DynArray::$v(a) => a.as_slice_mut().map(crate::convert::words_of_mut),)*
+                    $(DynArray::$v(a) => standard_words_mut(a),)*
                     DynArray::Custom(a) => Some(a.words_mut()),
                 }
             }
@@ -374,10 +374,22 @@ impl DynArray {
     }
 }
 
+/// `a`'s words, when it is in standard layout. Out of line, so that [`DynArray::words`]
+/// is one call per variant rather than 44 inline layout tests, and the instances of
+/// types of one size and word width compile to one body (LLVM merges them).
+#[inline(never)]
+fn standard_words<T: Element>(a: &ArrayD<T>) -> Option<Words<'_>> {
+    a.as_slice().map(crate::convert::words_of)
+}
+
+/// [`standard_words`], for writing.
+#[inline(never)]
+fn standard_words_mut<T: Element>(a: &mut ArrayD<T>) -> Option<WordsMut<'_>> {
+    a.as_slice_mut().map(crate::convert::words_of_mut)
+}
+
 /// The typed array, kept small: it is compiled once per data type.
 fn typed<T: Element>(shape: IxDyn, words: WordBuf) -> Option<DynArray> {
-    let v = <T::Word as Word>::from_buf(words)
-        .ok()
-        .and_then(crate::arch::vec_from_words::<T>)?;
-    ArrayD::from_shape_vec(shape, v).ok().map(T::into_dyn)
+    let v = <T::Word as Word>::from_buf(words).ok()?;
+    crate::arch::array_from_words::<T>(shape, v).map(T::into_dyn)
 }

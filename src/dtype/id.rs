@@ -171,12 +171,16 @@ __zquant_dtype_table!(define_id);
 pub type ElementWords = [u64; 2];
 
 fn scalar_of<T: crate::dtype::DType>(x: T) -> ElementWords {
+    words_to_element(crate::arch::words(std::slice::from_ref(&x)))
+}
+
+/// An element's words, zero-extended: compiled once per word width, not per type (out
+/// of line: it runs once per fill value).
+#[inline(never)]
+fn words_to_element<W: crate::number::storage::Word>(words: &[W]) -> ElementWords {
     let mut out = [0u64; 2];
-    for (o, w) in out
-        .iter_mut()
-        .zip(crate::arch::words(std::slice::from_ref(&x)))
-    {
-        *o = crate::number::storage::Word::to_u64(*w);
+    for (o, w) in out.iter_mut().zip(words) {
+        *o = w.to_u64();
     }
     out
 }
@@ -184,13 +188,17 @@ fn scalar_of<T: crate::dtype::DType>(x: T) -> ElementWords {
 /// The element whose storage words are `x` (words beyond the type's own are ignored).
 pub(crate) fn element_of<T: crate::dtype::DType>(x: ElementWords) -> T {
     let mut e = T::default();
-    for (w, o) in crate::arch::words_mut(std::slice::from_mut(&mut e))
-        .iter_mut()
-        .zip(x)
-    {
-        *w = crate::number::storage::Word::from_u64(o);
-    }
+    element_to_words(x, crate::arch::words_mut(std::slice::from_mut(&mut e)));
     e
+}
+
+/// `x`'s words into an element's words: compiled once per word width, not per type (out
+/// of line: it runs once per fill value).
+#[inline(never)]
+fn element_to_words<W: crate::number::storage::Word>(x: ElementWords, words: &mut [W]) {
+    for (w, o) in words.iter_mut().zip(x) {
+        *w = W::from_u64(o);
+    }
 }
 
 /// The storage words of one element.

@@ -5,7 +5,6 @@
 //! full chunk shape (the padding is never run through a codec, so it cannot fail); on
 //! decode the chunk is cropped to the region before the chain runs.
 
-use ndarray::{ArrayD, ArrayViewD, IxDyn, Slice};
 use serde_json::Value;
 
 use super::ZarrError;
@@ -13,10 +12,8 @@ use super::metadata::{ArrayMetadata, MemoryOrder};
 use super::packbits::PackBits;
 use crate::dispatch::{DynArray, DynChain, words_from_le, words_to_le};
 use crate::dtype::DTypeId;
-use crate::dtype::id::ElementWords;
 use crate::error::CodecError;
 use crate::metadata::CodecObject;
-use crate::number::storage::{Word, WordBuf, Words};
 
 /// The byte order of the `bytes` codec.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -114,7 +111,7 @@ impl ChunkCodec {
     /// Where a region of `shape` goes in a chunk of elements of `id`.
     fn layout<'a>(&'a self, id: DTypeId, shape: &'a [usize]) -> Layout<'a> {
         Layout {
-            k: id.words_per_element().max(1),
+            unit: id.words_per_element().max(1) * (id.word_bits() / 8) as usize,
             chunk: &self.chunk_shape,
             region: shape,
             order: self.order,
@@ -191,11 +188,6 @@ impl ChunkCodec {
             .chain
             .encode(region)
             .map_err(|e| at_coords(e, &origin, &shape, chunk))?;
-        let fill = self
-            .chain
-            .encoded_fill_value()
-            .first_scalar()
-            .unwrap_or_default();
         let id = encoded.dtype();
         let standard = encoded.to_standard_layout();
         let words = standard.words().ok_or_else(|| ZarrError::Chunk {
@@ -203,23 +195,34 @@ impl ChunkCodec {
             reason: "the chain's output is not in standard layout".into(),
         })?;
         let layout = self.layout(id, &shape);
-        let laid = match words {
-            Words::U8(w) => layout.pad(w, fill).map(WordBuf::U8),
-            Words::U16(w) => layout.pad(w, fill).map(WordBuf::U16),
-            Words::U32(w) => layout.pad(w, fill).map(WordBuf::U32),
-            Words::U64(w) => layout.pad(w, fill).map(WordBuf::U64),
-        }
-        .ok_or_else(|| ZarrError::Chunk {
-            chunk: chunk.to_vec(),
-            reason: format!("region of {} words for shape {shape:?}", words.len()),
-        })?;
-        match &self.to_bytes {
-            ToBytes::PackBits(p) => p.encode(laid.as_words()).map_err(|e| ZarrError::Chunk {
+        // An edge chunk, or one stored in F order, is laid out on its little-endian bytes:
+        // an element is `unit` opaque bytes there, whatever its type.
+        let pad = |bytes: Vec<u8>| -> Result<Vec<u8>, ZarrError> {
+            if layout.is_whole() {
+                return Ok(bytes);
+            }
+            let fill = self.chain.encoded_fill_value().to_le_bytes();
+            layout.pad(&bytes, &fill).ok_or_else(|| ZarrError::Chunk {
                 chunk: chunk.to_vec(),
-                reason: e.to_string(),
-            }),
+                reason: format!("region of {} words for shape {shape:?}", words.len()),
+            })
+        };
+        match &self.to_bytes {
+            ToBytes::PackBits(p) => {
+                let padded;
+                let laid = if layout.is_whole() {
+                    words
+                } else {
+                    padded = words_from_le(id, &pad(words_to_le(id, words))?);
+                    padded.as_words()
+                };
+                p.encode(laid).map_err(|e| ZarrError::Chunk {
+                    chunk: chunk.to_vec(),
+                    reason: e.to_string(),
+                })
+            }
             ToBytes::Bytes(endian) => {
-                let mut bytes = words_to_le(id, laid.as_words());
+                let mut bytes = pad(words_to_le(id, words))?;
                 if *endian == Endian::Big {
                     swap_words(&mut bytes, id);
                 }
@@ -241,11 +244,20 @@ impl ChunkCodec {
             reason,
         };
         let n = crate::pipeline::element_count(&self.chunk_shape).ok();
-        let words = match &self.to_bytes {
+        let layout = self.layout(id, &shape);
+        let crop_err = || chunk_err("chunk words do not match its shape".into());
+        let cropped = match &self.to_bytes {
             ToBytes::PackBits(p) => {
                 let n = n.ok_or_else(|| chunk_err("the chunk shape overflows".into()))?;
-                p.decode(bytes, n)
-                    .map_err(|e| chunk_err(format!("chunk shape {:?}: {e}", self.chunk_shape)))?
+                let words = p
+                    .decode(bytes, n)
+                    .map_err(|e| chunk_err(format!("chunk shape {:?}: {e}", self.chunk_shape)))?;
+                if layout.is_whole() {
+                    words
+                } else {
+                    let bytes = words_to_le(id, words.as_words());
+                    words_from_le(id, &layout.crop(&bytes).ok_or_else(crop_err)?)
+                }
             }
             ToBytes::Bytes(endian) => {
                 let size = id.size();
@@ -256,23 +268,19 @@ impl ChunkCodec {
                         self.chunk_shape
                     )));
                 }
-                if *endian == Endian::Big {
-                    let mut owned = bytes.to_vec();
-                    swap_words(&mut owned, id);
-                    words_from_le(id, &owned)
+                // Whole elements move in the crop, so the bytes of each word can be
+                // swapped after it, on fewer of them.
+                let mut cropped = if layout.is_whole() {
+                    bytes.to_vec()
                 } else {
-                    words_from_le(id, bytes)
+                    layout.crop(bytes).ok_or_else(crop_err)?
+                };
+                if *endian == Endian::Big {
+                    swap_words(&mut cropped, id);
                 }
+                words_from_le(id, &cropped)
             }
         };
-        let layout = self.layout(id, &shape);
-        let cropped = match words {
-            WordBuf::U8(w) => layout.crop(w).map(WordBuf::U8),
-            WordBuf::U16(w) => layout.crop(w).map(WordBuf::U16),
-            WordBuf::U32(w) => layout.crop(w).map(WordBuf::U32),
-            WordBuf::U64(w) => layout.crop(w).map(WordBuf::U64),
-        }
-        .ok_or_else(|| chunk_err("chunk words do not match its shape".into()))?;
         let cropped =
             DynArray::from_words(id, &shape, cropped).map_err(|e| chunk_err(e.to_string()))?;
         self.chain
@@ -305,81 +313,119 @@ fn at_coords(e: CodecError, origin: &[u64], shape: &[usize], chunk: &[u64]) -> Z
     }
 }
 
-/// Where a region's elements go in its chunk: the chunk layout steps, on storage words
-/// (`k` per element), once per word width rather than once per data type.
+/// Where a region's elements go in its chunk: the chunk layout steps, on little-endian
+/// element bytes (`unit` per element), so that they are compiled once, not once per type
+/// or word width.
 struct Layout<'a> {
-    k: usize,
+    unit: usize,
     chunk: &'a [usize],
     region: &'a [usize],
     order: MemoryOrder,
 }
 
 impl Layout<'_> {
-    /// A shape with the element's words as a last axis.
-    fn with_words(&self, shape: impl IntoIterator<Item = usize>) -> IxDyn {
-        IxDyn(&shape.into_iter().chain([self.k]).collect::<Vec<_>>())
+    /// Whether the region is the whole chunk, stored as it is held (C order): nothing to
+    /// lay out.
+    fn is_whole(&self) -> bool {
+        self.region == self.chunk && self.order == MemoryOrder::C
     }
 
-    /// The axes that turn the chunk's stored (memory-order) axes into its logical ones, or
-    /// back: F order stores the element axes reversed. The words of an element stay last.
-    fn to_logical(&self) -> Vec<usize> {
+    /// For each run of elements that are consecutive both in the region (C order) and in
+    /// the chunk's memory order, `f(region_index, chunk_index, len)`, in elements. `false`
+    /// (and no call) when the region does not fit in the chunk or the counts overflow.
+    fn runs(&self, f: &mut dyn FnMut(usize, usize, usize)) -> bool {
         let nd = self.chunk.len();
-        match self.order {
-            MemoryOrder::C => (0..=nd).collect(),
-            MemoryOrder::F => (0..nd).rev().chain([nd]).collect(),
+        if self.region.len() != nd || self.region.iter().zip(self.chunk).any(|(r, c)| r > c) {
+            return false;
+        }
+        // The chunk's stride of each logical axis, in elements: F order stores the axes
+        // reversed.
+        let mut strides = vec![0usize; nd];
+        let mut acc = 1usize;
+        let axes: Vec<usize> = match self.order {
+            MemoryOrder::C => (0..nd).rev().collect(),
+            MemoryOrder::F => (0..nd).collect(),
+        };
+        for d in axes {
+            strides[d] = acc;
+            let Some(next) = acc.checked_mul(self.chunk[d]) else {
+                return false;
+            };
+            acc = next;
+        }
+        let Some(last) = nd.checked_sub(1) else {
+            f(0, 0, 1);
+            return true;
+        };
+        if self.region.contains(&0) {
+            return true;
+        }
+        let (inner, step) = (self.region[last], strides[last]);
+        let mut index = vec![0usize; last];
+        let (mut from, mut to) = (0usize, 0usize);
+        loop {
+            if step == 1 {
+                f(from, to, inner);
+            } else {
+                for j in 0..inner {
+                    f(from + j, to + j * step, 1);
+                }
+            }
+            from += inner;
+            // The next row: the odometer over the outer axes, the last of them fastest.
+            let mut d = last;
+            loop {
+                let Some(up) = d.checked_sub(1) else {
+                    return true;
+                };
+                d = up;
+                index[d] += 1;
+                to += strides[d];
+                if index[d] < self.region[d] {
+                    break;
+                }
+                to -= index[d] * strides[d];
+                index[d] = 0;
+            }
         }
     }
 
-    fn stored_shape(&self) -> IxDyn {
-        match self.order {
-            MemoryOrder::C => self.with_words(self.chunk.iter().copied()),
-            MemoryOrder::F => self.with_words(self.chunk.iter().rev().copied()),
-        }
-    }
-
-    /// The chunk's words in memory order: the region's words (C order) in its top corner,
-    /// the rest `fill`'s words. `None` when `region` does not hold the region's words.
-    fn pad<W: Word>(&self, region: &[W], fill: ElementWords) -> Option<Vec<W>> {
-        if self.region == self.chunk && self.order == MemoryOrder::C {
-            return Some(region.to_vec());
-        }
-        let fill: Vec<W> = fill.iter().take(self.k).map(|&o| W::from_u64(o)).collect();
-        let n: usize = self.chunk.iter().product();
-        let words: Vec<W> = fill.iter().copied().cycle().take(n * self.k).collect();
-        let mut full =
-            ArrayD::from_shape_vec(self.with_words(self.chunk.iter().copied()), words).ok()?;
-        let part =
-            ArrayViewD::from_shape(self.with_words(self.region.iter().copied()), region).ok()?;
-        full.slice_each_axis_mut(|ax| match self.region.get(ax.axis.index()) {
-            Some(&len) => Slice::from(0..len),
-            None => Slice::from(..),
-        })
-        .assign(&part);
-        Some(
-            full.permuted_axes(self.to_logical())
-                .iter()
-                .copied()
-                .collect(),
-        )
-    }
-
-    /// The region's words (C order), cut from the chunk's words in memory order. `None`
-    /// when `stored` does not hold the chunk's words.
-    fn crop<W: Word>(&self, stored: Vec<W>) -> Option<Vec<W>> {
-        if self.region == self.chunk && self.order == MemoryOrder::C {
-            return Some(stored);
-        }
-        let view = ArrayViewD::from_shape(self.stored_shape(), &stored).ok()?;
-        let logical = view.permuted_axes(self.to_logical());
-        let region = logical
-            .slice_each_axis(|ax| match self.region.get(ax.axis.index()) {
-                Some(&len) => Slice::from(0..len),
-                None => Slice::from(..),
-            })
+    /// The number of elements in `shape`, times `unit` bytes.
+    fn bytes_of(&self, shape: &[usize]) -> Option<usize> {
+        shape
             .iter()
-            .copied()
-            .collect();
-        Some(region)
+            .try_fold(self.unit, |acc, &n| acc.checked_mul(n))
+    }
+
+    /// The chunk's bytes in memory order: the region's bytes (C order) in its top corner,
+    /// the rest `fill` (one element's bytes). `None` when `region` does not hold the
+    /// region's bytes or `fill` is not one element.
+    fn pad(&self, region: &[u8], fill: &[u8]) -> Option<Vec<u8>> {
+        let unit = self.unit;
+        if region.len() != self.bytes_of(self.region)? || fill.len() != unit {
+            return None;
+        }
+        let mut out = fill.repeat(self.bytes_of(self.chunk)? / unit.max(1));
+        self.runs(&mut |from, to, len| {
+            out[to * unit..(to + len) * unit]
+                .copy_from_slice(&region[from * unit..(from + len) * unit]);
+        })
+        .then_some(out)
+    }
+
+    /// The region's bytes (C order), cut from the chunk's bytes in memory order. `None`
+    /// when `stored` does not hold the chunk's bytes.
+    fn crop(&self, stored: &[u8]) -> Option<Vec<u8>> {
+        let unit = self.unit;
+        if stored.len() != self.bytes_of(self.chunk)? {
+            return None;
+        }
+        let mut out = vec![0u8; self.bytes_of(self.region)?];
+        self.runs(&mut |from, to, len| {
+            out[from * unit..(from + len) * unit]
+                .copy_from_slice(&stored[to * unit..(to + len) * unit]);
+        })
+        .then_some(out)
     }
 }
 
@@ -390,5 +436,87 @@ fn swap_words(bytes: &mut [u8], id: DTypeId) {
         for w in bytes.chunks_exact_mut(word) {
             w.reverse();
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The chunk's bytes built element by element from the definition: the element at
+    /// logical index `i` of the chunk sits at `i`'s C- or F-order rank, and is the region's
+    /// element at `i` when `i` is inside the region, else `fill`.
+    fn reference_pad(l: &Layout<'_>, region: &[u8], fill: &[u8]) -> Vec<u8> {
+        let n: usize = l.chunk.iter().product();
+        let mut out = vec![0u8; n * l.unit];
+        for flat in 0..n {
+            // `flat` is the C-order rank of logical index `i`.
+            let mut i = vec![0; l.chunk.len()];
+            let mut rest = flat;
+            for d in (0..l.chunk.len()).rev() {
+                i[d] = rest % l.chunk[d];
+                rest /= l.chunk[d];
+            }
+            let rank = |shape: &[usize], f_order: bool| {
+                let axes: Vec<usize> = if f_order {
+                    (0..shape.len()).rev().collect()
+                } else {
+                    (0..shape.len()).collect()
+                };
+                axes.iter().fold(0, |acc, &d| acc * shape[d] + i[d])
+            };
+            let at = rank(l.chunk, l.order == MemoryOrder::F);
+            let src = if i.iter().zip(l.region).all(|(a, b)| a < b) {
+                &region[rank(l.region, false) * l.unit..][..l.unit]
+            } else {
+                fill
+            };
+            out[at * l.unit..][..l.unit].copy_from_slice(src);
+        }
+        out
+    }
+
+    #[test]
+    fn pad_and_crop_match_the_definition_in_any_rank() {
+        let cases: &[(&[usize], &[usize])] = &[
+            (&[], &[]),
+            (&[5], &[3]),
+            (&[5], &[5]),
+            (&[2, 3], &[1, 3]),
+            (&[3, 4, 5], &[2, 4, 3]),
+            (&[3, 4, 5], &[3, 4, 5]),
+            (&[2, 1, 3, 2], &[1, 1, 2, 2]),
+            (&[3, 2], &[0, 2]),
+        ];
+        for &(chunk, region) in cases {
+            for unit in [1, 2, 8, 16] {
+                for order in [MemoryOrder::C, MemoryOrder::F] {
+                    let l = Layout {
+                        unit,
+                        chunk,
+                        region,
+                        order,
+                    };
+                    let len = region.iter().product::<usize>() * unit;
+                    let bytes: Vec<u8> = (0..len).map(|b| (b * 7 + 1) as u8).collect();
+                    let fill: Vec<u8> = (0..unit).map(|b| 0xf0 | b as u8).collect();
+                    let at = format!("chunk {chunk:?} region {region:?} unit {unit} {order:?}");
+                    let padded = l.pad(&bytes, &fill).expect(&at);
+                    assert_eq!(padded, reference_pad(&l, &bytes, &fill), "{at}");
+                    assert_eq!(l.crop(&padded).as_deref(), Some(&bytes[..]), "{at}");
+                    if len > 0 {
+                        assert_eq!(l.pad(&bytes[1..], &fill), None, "{at}");
+                    }
+                    assert_eq!(l.crop(&padded[1..]), None, "{at}");
+                }
+            }
+        }
+        let too_big = Layout {
+            unit: 1,
+            chunk: &[2, 2],
+            region: &[3, 1],
+            order: MemoryOrder::C,
+        };
+        assert_eq!(too_big.pad(&[0; 3], &[9]), None);
     }
 }
