@@ -356,7 +356,10 @@ kernel!(from_f64_in, u64, i64, 52, 11);
 /// without `clamp`), and by [`any_mode`] for every block. With a loop per caller instead
 /// (a constant nearest-even one inside each of its kernels' loops, and one for the
 /// other modes), the kernel was compiled up to three times per width pair and level.
-#[inline(always)]
+/// Out of line and cold: in the nearest-even kernels' block loop it is the rare branch,
+/// whose call would otherwise cost the common blocks a few instructions each.
+#[cold]
+#[inline(never)]
 fn general_block<SW: Word, DW: Word>(
     src: &[SW],
     dst: &mut [DW],
