@@ -25,7 +25,7 @@
 //! formats from `f32` by one floating-point addition (`narrow/from_f32.rs`), and from `f64` by the
 //! uniform-shift kernel below.
 
-use super::blocks::{FAST_BLOCK, by_blocks};
+use super::blocks::by_blocks;
 use crate::arch::F16c;
 use crate::number::layout::{FLOAT16, FloatLayout};
 use crate::number::storage::{Word, Words};
@@ -351,15 +351,13 @@ kernel!(from_f64_in, u64, i64, 52, 11);
 
 /// One block by the general kernel, the rounding mode a loop invariant (`NEAREST_EVEN`
 /// and the other codes above); `true` when it is done, `false` when it has an element for
-/// the reference path. Called per block: from the nearest-even kernels, for the blocks
-/// they decline (NaN, ±Inf, overflow without `clamp`), and by [`any_mode`] for every
-/// block. The kernel writes the codes in the source's own words ([`general_words`]), so
-/// that it is compiled once per source width and level, and they are narrowed to the
-/// target's words here (a copy through a block buffer: the price of a rare path). With a
-/// loop per caller and target width instead, it was compiled up to nine times per source
-/// width and level. Out of line and cold: in the nearest-even kernels' block loop it is
-/// the rare branch, whose call would otherwise cost the common blocks a few instructions
-/// each.
+/// the reference path. Compiled once per width pair and level, and called per block:
+/// from the nearest-even kernels, for the blocks they decline (NaN, ±Inf, overflow
+/// without `clamp`), and by [`any_mode`] for every block. With a loop per caller instead
+/// (a constant nearest-even one inside each of its kernels' loops, and one for the
+/// other modes), the kernel was compiled up to three times per width pair and level.
+/// Out of line and cold: in the nearest-even kernels' block loop it is the rare branch,
+/// whose call would otherwise cost the common blocks a few instructions each.
 #[cold]
 #[inline(never)]
 fn general_block<SW: Word, DW: Word>(
@@ -369,46 +367,19 @@ fn general_block<SW: Word, DW: Word>(
     clamp: bool,
     mode: u8,
 ) -> bool {
-    if let Some(d) = SW::of_mut(DW::words_mut(dst)) {
-        return general_words(src, d, l, clamp, mode);
-    }
-    let mut buf = [SW::default(); FAST_BLOCK];
-    for (s, d) in src.chunks(FAST_BLOCK).zip(dst.chunks_mut(FAST_BLOCK)) {
-        let b = &mut buf[..s.len().min(d.len())];
-        if !general_words(&s[..b.len()], b, l, clamp, mode) {
-            return false;
-        }
-        // The codes fit the target's words (the format is narrower than the source).
-        for (d, b) in d.iter_mut().zip(b.iter()) {
-            *d = DW::from_u64(b.to_u64());
-        }
-    }
-    true
-}
-
-/// [`general_block`]'s kernel, codes in the source's words: with AVX2 in a function of its
-/// own shared by every caller (`arch::vectorized_shared_or`), else [`general_portable`].
-#[inline(always)]
-fn general_words<SW: Word>(
-    src: &[SW],
-    dst: &mut [SW],
-    l: FloatLayout,
-    clamp: bool,
-    mode: u8,
-) -> bool {
     crate::arch::vectorized_shared_or(
         (src, dst),
         #[inline(always)]
-        move |(s, d): (&[SW], &mut [SW])| general_in(s, d, l, clamp, mode),
+        move |(s, d): (&[SW], &mut [DW])| general_in(s, d, l, clamp, mode),
         move |(s, d)| general_portable(s, d, l, clamp, mode),
     )
 }
 
-/// [`general_words`]' baseline (SSE2) build on x86-64.
+/// [`general_block`]'s baseline (SSE2) build on x86-64.
 #[inline(never)]
-fn general_portable<SW: Word>(
+fn general_portable<SW: Word, DW: Word>(
     src: &[SW],
-    dst: &mut [SW],
+    dst: &mut [DW],
     l: FloatLayout,
     clamp: bool,
     mode: u8,
