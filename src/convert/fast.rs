@@ -360,14 +360,18 @@ narrow_dst! { u32 {
             && crate::arch::i32_to_f32_streamed(s, dst) {
                 return s.len().min(dst.len());
             }
-        int_to_hw_float(src, dst, sl);
+        if !int_to_hw_float(src, dst, sl) {
+            return 0;
+        }
         src.len().min(dst.len())
     }
 } }
 
 impl Dst for u64 {
     fn from_int<SW: Word>(src: &[SW], dst: &mut [Self], sl: IntLayout) -> usize {
-        int_to_hw_float(src, dst, sl);
+        if !int_to_hw_float(src, dst, sl) {
+            return 0;
+        }
         src.len().min(dst.len())
     }
     fn from_float_wide<SW: Word>(
