@@ -163,6 +163,40 @@ pub(crate) fn vectorized_wide_or<A, R>(
     vectorized_or(args, f, portable)
 }
 
+/// [`vectorized_or`] for a kernel called from several places, inside other twins too (the
+/// blocks a specialised loop declines, and every block of a general mode): `f(args)`
+/// compiled with AVX2 in a function of its own that is never inlined, so that all callers
+/// share one AVX2 copy of it per instance of `f`. `portable` should be a call of a
+/// non-inlined function for the same reason (inlined, it would also be compiled into an
+/// AVX2 caller, where it never runs).
+#[inline(always)]
+pub(crate) fn vectorized_shared_or<A, R>(
+    args: A,
+    f: impl FnOnce(A) -> R,
+    portable: impl FnOnce(A) -> R,
+) -> R {
+    #[cfg(target_arch = "x86_64")]
+    {
+        if has_avx2() {
+            // SAFETY: `avx2_shared` requires only the AVX2 instruction set (and what it
+            // implies), which the CPU has: `has_avx2` checked it. `f` is inlined into the
+            // closure and the closure into `avx2_shared` (see `vectorized`).
+            return unsafe {
+                avx2_shared(
+                    #[inline(always)]
+                    move || f(args),
+                )
+            };
+        }
+        portable(args)
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        let _ = portable;
+        f(args)
+    }
+}
+
 /// Ask the CPU to bring `s` into the cache (one prefetch per 64-byte line): for kernels
 /// that read a tile and then compute on it long enough for the next tile's loads to stall
 /// (`choose`'s bit counting). A hint only; nothing is read or written.
@@ -192,6 +226,17 @@ pub(crate) fn prefetch<T>(s: &[T]) {
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
 unsafe fn avx2<R>(f: impl FnOnce() -> R) -> R {
+    f()
+}
+
+/// [`avx2`], never inlined: one copy shared by every caller (see [`vectorized_shared_or`]).
+///
+/// # Safety
+/// The CPU must support AVX2.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+#[inline(never)]
+unsafe fn avx2_shared<R>(f: impl FnOnce() -> R) -> R {
     f()
 }
 

@@ -44,7 +44,7 @@ use crate::number::layout::{FloatLayout, Format};
 use crate::number::storage::Word;
 use crate::number::{CastOptions, OutOfRange, Rounding};
 use float_narrow::{f64_to_f32_blocks, narrow};
-use float_to_int::{affine_f32, affine_f64, as_f64, float_to_int, float_to_narrow_int};
+use float_to_int::{affine, as_f64, float_to_int, float_to_narrow_int};
 use int_to_float::int_to_hw_float;
 use int_to_int::{int_to_int, int_to_int_wide};
 use widen::widens;
@@ -262,7 +262,7 @@ pub(crate) trait Dst: Word {
 
 /// The source methods of `f32`/`f64` words (and `int32`/`uint32`/`int64`).
 macro_rules! float_src {
-    ($t:ty, $affine:expr, { $($extra:tt)* }) => {
+    ($t:ty, { $($extra:tt)* }) => {
         impl Src for $t {
             fn float_to_int<DW: Dst>(src: &[Self], dst: &mut [DW], opts: CastOptions, l: IntLayout) -> usize {
                 if l.bits <= 32 {
@@ -287,7 +287,7 @@ macro_rules! float_src {
                 l: IntLayout,
                 a: Affine,
             ) -> usize {
-                let value = $affine(a);
+                let value = affine::<Self>(a);
                 // The fused chain's loop also has an AVX-512 build (see
                 // `float_to_int::float_to_narrow_int`).
                 DW::from_float_narrow::<Self, false, true>(src, dst, opts, l, value, 0)
@@ -314,8 +314,8 @@ macro_rules! float_src {
         }
     };
 }
-float_src! { u32, affine_f32, {} }
-float_src! { u64, affine_f64, {
+float_src! { u32, {} }
+float_src! { u64, {
     fn f64_to_f32<DW: Dst>(src: &[Self], dst: &mut [DW], clamp: bool) -> usize {
         DW::f32_from_f64(src, dst, clamp)
     }
@@ -360,14 +360,18 @@ narrow_dst! { u32 {
             && crate::arch::i32_to_f32_streamed(s, dst) {
                 return s.len().min(dst.len());
             }
-        int_to_hw_float(src, dst, sl);
+        if !int_to_hw_float(src, dst, sl) {
+            return 0;
+        }
         src.len().min(dst.len())
     }
 } }
 
 impl Dst for u64 {
     fn from_int<SW: Word>(src: &[SW], dst: &mut [Self], sl: IntLayout) -> usize {
-        int_to_hw_float(src, dst, sl);
+        if !int_to_hw_float(src, dst, sl) {
+            return 0;
+        }
         src.len().min(dst.len())
     }
     fn from_float_wide<SW: Word>(

@@ -16,9 +16,9 @@
 //! finite value of that sign, and a negative value rounding to zero in a format without -0
 //! (`fnuz`) gives +0.
 //!
-//! The loop has no data-dependent branches (the rounding mode is a const parameter for
-//! nearest-even, and a loop invariant for the other modes, which share one loop per width
-//! pair: [`any_mode`]), so LLVM vectorizes it with variable shifts.
+//! The loop has no data-dependent branches (the rounding mode is a loop invariant: one
+//! kernel per width pair for every mode, [`any_mode`]), so LLVM vectorizes it with variable
+//! shifts.
 //!
 //! Nearest-even, the common mode, has faster kernels: float16 by the CPU's own conversion
 //! where it has F16C (`arch::F16c`; from `f64` through `f32` rounded to odd), the other
@@ -72,10 +72,10 @@ pub(crate) fn plan(l: FloatLayout, oor: OutOfRange) -> Plan {
 /// [`plan`]`(l, oor)`, made once per call): each block by the uniform kernel of its source
 /// and layout where one applies (`from_f32` for `f32` sources, F16C for float16 where the
 /// CPU has it, [`nearest_even_f64`] for `f64` sources), and a block that kernel cannot
-/// finish (NaN, ±Inf, overflow without `clamp`) by the general one. Returns how many
-/// elements are done (those before the first block with an element for the reference
-/// path). One call site of each uniform kernel, so that each is compiled once per width
-/// pair (and of the general one per loop).
+/// finish (NaN, ±Inf, overflow without `clamp`) by the general one ([`general_block`],
+/// shared with the other modes). Returns how many elements are done (those before the
+/// first block with an element for the reference path). One call site of each uniform
+/// kernel, so that each is compiled once per width pair.
 #[inline(always)]
 pub(crate) fn nearest_even<SW: Word, DW: Word>(
     src: &[SW],
@@ -90,17 +90,6 @@ pub(crate) fn nearest_even<SW: Word, DW: Word>(
     let uniform = nearest_even_applies(l, source_f64);
     let by_f32_plan = !source_f64 && uniform && f16c.is_none() && plan.valid;
     let neg_zero = l.has_negative_zero();
-    // `inline(always)`: the caller runs inside an AVX2 twin, which a closure only shares
-    // when inlined.
-    macro_rules! general {
-        ($s:expr, $d:expr) => {
-            if source_f64 {
-                from_f64::<SW, DW, NEAREST_EVEN>($s, $d, l, clamp)
-            } else {
-                from_f32::<SW, DW, NEAREST_EVEN>($s, $d, l, clamp)
-            }
-        };
-    }
     if by_f32_plan {
         // A loop of its own (never compiled for `f64` sources): with the other kernels'
         // tests in the same closure, the `from_f32` kernels took up to 0.09 instruction
@@ -115,7 +104,7 @@ pub(crate) fn nearest_even<SW: Word, DW: Word>(
                 } else {
                     from_f32::nearest_even::<SW, DW, false>(s, d, plan)
                 };
-                finished || !general!(s, d)
+                finished || general_block(s, d, l, clamp, NEAREST_EVEN)
             },
         );
     }
@@ -135,7 +124,7 @@ pub(crate) fn nearest_even<SW: Word, DW: Word>(
             } else {
                 false
             };
-            finished || !general!(s, d)
+            finished || general_block(s, d, l, clamp, NEAREST_EVEN)
         },
     )
 }
@@ -277,28 +266,19 @@ macro_rules! nearest_even_kernel {
 nearest_even_kernel!(nearest_even_f64, u64, i64, f64, 52, 11);
 
 macro_rules! kernel {
-    ($name:ident, $inner:ident, $uint:ty, $int:ty, $mantissa:expr, $exponent:expr) => {
+    ($inner:ident, $uint:ty, $int:ty, $mantissa:expr, $exponent:expr) => {
+        /// The general kernel, the rounding mode `mode` a loop invariant; `true` when the
+        /// block has an element for the reference path.
         #[inline(always)]
-        fn $name<SW: Word, DW: Word, const MODE: u8>(
-            src: &[SW],
-            dst: &mut [DW],
-            l: FloatLayout,
-            clamp: bool,
-        ) -> bool {
-            $inner::<SW, DW, MODE>(src, dst, l, clamp, MODE)
-        }
-
-        /// With `MODE` [`ANY_MODE`], the rounding mode is `mode` (a loop invariant).
-        #[inline(always)]
-        fn $inner<SW: Word, DW: Word, const MODE: u8>(
+        fn $inner<SW: Word, DW: Word>(
             src: &[SW],
             dst: &mut [DW],
             l: FloatLayout,
             clamp: bool,
             mode: u8,
         ) -> bool {
-            // For `ANY_MODE`: which increment rule applies, as masks (a select per rule,
-            // no branch for LLVM to unswitch the loop on).
+            // Which increment rule applies, as masks (a select per rule, no branch for
+            // LLVM to unswitch the loop on).
             let (even, away, positive, negative_) = (
                 mode == NEAREST_EVEN,
                 mode == NEAREST_AWAY,
@@ -336,16 +316,11 @@ macro_rules! kernel {
                 let rem = m & ((1 << shift) - 1);
                 let half = 1 << (shift - 1);
                 let negative = sign != 0;
-                // The two `MODE`s compiled: nearest-even's own loop, and every mode's
-                // ([`ANY_MODE`]; towards-zero never increments).
-                let up = if MODE == NEAREST_EVEN {
-                    (rem > half) | ((rem == half) & (q & 1 == 1))
-                } else {
-                    (even & ((rem > half) | ((rem == half) & (q & 1 == 1))))
-                        | (away & (rem >= half))
-                        | (positive & !negative & (rem != 0))
-                        | (negative_ & negative & (rem != 0))
-                };
+                // Towards-zero never increments.
+                let up = (even & ((rem > half) | ((rem == half) & (q & 1 == 1))))
+                    | (away & (rem >= half))
+                    | (positive & !negative & (rem != 0))
+                    | (negative_ & negative & (rem != 0));
                 let code = (((te.max(1) - 1) as $uint) << target_m) + q + up as $uint;
                 let special = e as $uint == EXP_MASK;
                 let nan = special & (frac != 0);
@@ -371,30 +346,65 @@ macro_rules! kernel {
     };
 }
 
-kernel!(from_f32, from_f32_in, u32, i32, 23, 8);
-kernel!(from_f64, from_f64_in, u64, i64, 52, 11);
+kernel!(from_f32_in, u32, i32, 23, 8);
+kernel!(from_f64_in, u64, i64, 52, 11);
 
-/// The kernels' `MODE` that takes the rounding mode as a run-time value.
-const ANY_MODE: u8 = u8::MAX;
-
-/// The non-default modes' baseline (SSE2) loop on x86-64, one per width pair: [`any_mode`]
-/// (instead of five loops, and the nearest-even kernels beside them, per width pair).
-/// Returns how many elements are done, as `by_blocks`.
+/// One block by the general kernel, the rounding mode a loop invariant (`NEAREST_EVEN`
+/// and the other codes above); `true` when it is done, `false` when it has an element for
+/// the reference path. Compiled once per width pair and level, and called per block:
+/// from the nearest-even kernels, for the blocks they decline (NaN, ±Inf, overflow
+/// without `clamp`), and by [`any_mode`] for every block. With a loop per caller instead
+/// (a constant nearest-even one inside each of its kernels' loops, and one for the
+/// other modes), the kernel was compiled up to three times per width pair and level.
+/// Out of line and cold: in the nearest-even kernels' block loop it is the rare branch,
+/// whose call would otherwise cost the common blocks a few instructions each.
+#[cold]
 #[inline(never)]
-pub(crate) fn portable<SW: Word, DW: Word>(
+fn general_block<SW: Word, DW: Word>(
     src: &[SW],
     dst: &mut [DW],
-    mode: Rounding,
-    oor: OutOfRange,
     l: FloatLayout,
-) -> usize {
-    any_mode(src, dst, mode, oor, l)
+    clamp: bool,
+    mode: u8,
+) -> bool {
+    crate::arch::vectorized_shared_or(
+        (src, dst),
+        #[inline(always)]
+        move |(s, d): (&[SW], &mut [DW])| general_in(s, d, l, clamp, mode),
+        move |(s, d)| general_portable(s, d, l, clamp, mode),
+    )
 }
 
-/// The general kernel with the rounding mode as a loop invariant, over `src` block by
-/// block: one loop per width pair for every mode. Returns how many elements are done, as
-/// `by_blocks`.
+/// [`general_block`]'s baseline (SSE2) build on x86-64.
+#[inline(never)]
+fn general_portable<SW: Word, DW: Word>(
+    src: &[SW],
+    dst: &mut [DW],
+    l: FloatLayout,
+    clamp: bool,
+    mode: u8,
+) -> bool {
+    general_in(src, dst, l, clamp, mode)
+}
+
 #[inline(always)]
+fn general_in<SW: Word, DW: Word>(
+    src: &[SW],
+    dst: &mut [DW],
+    l: FloatLayout,
+    clamp: bool,
+    mode: u8,
+) -> bool {
+    !if SW::BITS == 64 {
+        from_f64_in::<SW, DW>(src, dst, l, clamp, mode)
+    } else {
+        from_f32_in::<SW, DW>(src, dst, l, clamp, mode)
+    }
+}
+
+/// Every rounding mode by the general kernel, over `src` block by block: one loop per
+/// width pair for every mode (the mode a loop invariant). Returns how many elements are
+/// done, as `by_blocks`.
 pub(crate) fn any_mode<SW: Word, DW: Word>(
     src: &[SW],
     dst: &mut [DW],
@@ -410,16 +420,5 @@ pub(crate) fn any_mode<SW: Word, DW: Word>(
         Rounding::TowardsNegative => TOWARDS_NEGATIVE,
         Rounding::NearestAway => NEAREST_AWAY,
     };
-    by_blocks(
-        src,
-        dst,
-        #[inline(always)]
-        |s, d| {
-            !if SW::BITS == 64 {
-                from_f64_in::<SW, DW, ANY_MODE>(s, d, l, clamp, mode)
-            } else {
-                from_f32_in::<SW, DW, ANY_MODE>(s, d, l, clamp, mode)
-            }
-        },
-    )
+    by_blocks(src, dst, |s, d| general_block(s, d, l, clamp, mode))
 }

@@ -232,6 +232,9 @@ fn vectorized_casts_at_every_isa_level() {
     every_level::<i32, f32>(&near_codes::<i32, f32>(&mut rng, N));
     every_level::<i64, f64>(&near_codes::<i64, f64>(&mut rng, N));
     every_level::<u16, f32>(&near_codes::<u16, f32>(&mut rng, N));
+    every_level::<u32, f64>(&near_codes::<u32, f64>(&mut rng, N));
+    every_level::<u64, f32>(&near_codes::<u64, f32>(&mut rng, N));
+    every_level::<i8, f64>(&near_codes::<i8, f64>(&mut rng, N));
     every_level::<i16, u8>(&near_codes::<i16, u8>(&mut rng, N));
     every_level::<i64, i32>(&near_codes::<i64, i32>(&mut rng, N));
     every_level::<u8, i16>(&near_codes::<u8, i16>(&mut rng, N));

@@ -222,6 +222,13 @@ pub(super) fn float_to_narrow_int<SW: Word, DW: Word, const NAN_MAP: bool, const
                 },
             )
         }
+        _ if const { !NAN_MAP && !WIDE } => {
+            // A plain cast's value is the affine step `(x - 0) * 1`: the same loops as the
+            // fused chain's (one build per width pair instead of two, for two more
+            // instructions per vector in these modes).
+            let identity = affine::<SW>(Affine::identity::<SW>());
+            f2i_general::<SW, DW, false>(src, dst, opts, l, identity, 0)
+        }
         _ => f2i_general::<SW, DW, NAN_MAP>(src, dst, opts, l, value, nan_code),
     }
 }
@@ -490,26 +497,45 @@ pub struct Affine {
     pub(crate) scale: u64,
 }
 
-/// [`Affine`] on `f64` words, as the number a fused cast rounds: `scale_offset -> cast_value`
-/// in one loop (`Src::affine_to_int`). The affine step cannot fail on `f32`/`f64`; a NaN it
-/// produces is declined by the cast like any NaN, and the caller redoes that block stage
-/// by stage.
-#[inline(always)]
-pub(super) fn affine_f64(a: Affine) -> impl Fn(u64) -> f64 + Copy {
-    let (o, k) = (f64::from_bits(a.offset), f64::from_bits(a.scale));
-    #[inline(always)]
-    move |w: u64| (f64::from_bits(w) - o) * k
+impl Affine {
+    /// `(x - 0) * 1`, which is `x` for every `x` (signed zeros and ±Inf too; a NaN stays a
+    /// NaN), in words of `SW`: the value of a plain cast as an affine step, so that plain
+    /// casts share the fused chain's general loops ([`float_to_narrow_int`]).
+    fn identity<SW: Word>() -> Affine {
+        if SW::BITS == 64 {
+            Affine {
+                offset: 0.0f64.to_bits(),
+                scale: 1.0f64.to_bits(),
+            }
+        } else {
+            Affine {
+                offset: u64::from(0.0f32.to_bits()),
+                scale: u64::from(1.0f32.to_bits()),
+            }
+        }
+    }
 }
 
-/// [`affine_f64`] on `f32` words, in `f32` arithmetic (then widened, exactly).
+/// [`Affine`] on `f32`/`f64` words (`SW`), as the number a fused cast rounds:
+/// `scale_offset -> cast_value` in one loop (`Src::affine_to_int`). On `f64` words in `f64`
+/// arithmetic, on `f32` words in `f32` arithmetic (then widened, exactly). The affine step
+/// cannot fail on `f32`/`f64`; a NaN it produces is declined by the cast like any NaN, and
+/// the caller redoes that block stage by stage.
 #[inline(always)]
-pub(super) fn affine_f32(a: Affine) -> impl Fn(u32) -> f64 + Copy {
-    let (o, k) = (
+pub(super) fn affine<SW: Word>(a: Affine) -> impl Fn(SW) -> f64 + Copy {
+    let (o, k) = (f64::from_bits(a.offset), f64::from_bits(a.scale));
+    let (o32, k32) = (
         f32::from_bits(a.offset as u32),
         f32::from_bits(a.scale as u32),
     );
     #[inline(always)]
-    move |w: u32| f64::from((f32::from_bits(w) - o) * k)
+    move |w: SW| {
+        if SW::BITS == 64 {
+            (f64::from_bits(w.to_u64()) - o) * k
+        } else {
+            f64::from((f32::from_bits(w.to_u64() as u32) - o32) * k32)
+        }
+    }
 }
 
 /// `1.5 * 2^52`: for an integral `r` with `|r| < 2^51`, the low 32 bits of

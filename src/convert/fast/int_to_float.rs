@@ -8,7 +8,8 @@ use crate::number::storage::Word;
 /// Integer to `f32`/`f64` (by target word width), nearest-even: Rust's integer-to-float
 /// `as` rounds once, to nearest-even. One loop per case (not a `match` per element, which
 /// keeps the loop scalar), and an `i32` source where the values fit one: x86 converts `i32`
-/// lanes (`vcvtdq2ps`/`vcvtdq2pd`) but not `i64` ones.
+/// lanes (`vcvtdq2ps`/`vcvtdq2pd`) but not `i64` ones. `false` (nothing done) for 8-bit
+/// sources, which are declined.
 #[inline(always)]
 pub(super) fn int_to_hw_float<SW: Word, DW: Word>(
     src: &[SW],
@@ -31,9 +32,15 @@ pub(super) fn int_to_hw_float<SW: Word, DW: Word>(
         };
     }
     let to_f64 = DW::BITS == 64;
-    let fits_i32 = sl.bits < 32 || (sl.signed && sl.bits == 32);
     let signed = sl.signed;
-    if SW::BITS <= 16 || fits_i32 {
+    // Sources fill their words (`select`), so the width tests are on `SW::BITS`, constants:
+    // each source word compiles only the loops it can reach (no `uint64` loop for 32-bit
+    // words, no `i32` one for 64-bit words). 8-bit sources are declined: the `Caster`
+    // converts every one by its 256-entry table.
+    if const { SW::BITS == 8 } {
+        return false;
+    }
+    if const { SW::BITS <= 16 } || (const { SW::BITS == 32 } && signed) {
         if to_f64 {
             each!(|b| (value_i32(b as u32, 32 - SW::BITS.min(32), signed) as f64).to_bits());
         } else {
@@ -41,7 +48,7 @@ pub(super) fn int_to_hw_float<SW: Word, DW: Word>(
                 (value_i32(b as u32, 32 - SW::BITS.min(32), signed) as f32).to_bits()
             ));
         }
-    } else if !signed && sl.bits == 64 {
+    } else if const { SW::BITS == 64 } && !signed {
         if to_f64 {
             each!(|b| (b as f64).to_bits());
         } else {

@@ -40,6 +40,9 @@ macro_rules! by_oor {
 /// Integer to integer. When the source fits `i32` the loop runs in 32-bit lanes (8 per
 /// AVX2 vector instead of 4); the out-of-range rule is a select, not a branch. The source's
 /// signedness is a const parameter (it picks the shift that extends a code to its value).
+///
+/// 8-bit sources are declined (`0`): the [`Caster`](crate::convert::Caster) converts every
+/// 8-bit source by its 256-entry table, so no loop is compiled for them.
 #[inline(always)]
 pub(super) fn int_to_int<SW: Src, DW: Word>(
     src: &[SW],
@@ -52,8 +55,10 @@ pub(super) fn int_to_int<SW: Src, DW: Word>(
     // `select` picks this kernel only for sources that fill their words (`sl.bits` is
     // `SW::BITS`) and never for `uint64` ones: the tests on `SW::BITS` are constants, so
     // each source word compiles only the loops its signedness can reach (the 32-bit lanes
-    // for words under 32 bits and `int32`, the 64-bit ones for `uint32` and `int64`).
-    if const { SW::BITS < 32 } || (const { SW::BITS == 32 } && sl.signed) {
+    // for 16-bit words and `int32`, the 64-bit ones for `uint32` and `int64`).
+    if const { SW::BITS == 8 } {
+        0
+    } else if const { SW::BITS < 32 } || (const { SW::BITS == 32 } && sl.signed) {
         // Every source value is an i32, so clamping to the target's range cut to i32 is
         // the same clamp, and the low bits (wrap) of an i32 are those of the value.
         let lo = dl.min().max(i32::MIN as i128) as i32;
@@ -295,6 +300,14 @@ mod tests {
                 check::<$s, u64>();
             )*};
         }
-        targets!(u8, u16, u32, u64);
+        // 8-bit sources go by the `Caster`'s table: the kernel declines them.
+        let mut out = [0u8; 3];
+        let opts = CastOptions::new(Rounding::NearestEven, OutOfRange::Wrap);
+        let l8 = IntLayout {
+            bits: 8,
+            signed: true,
+        };
+        assert_eq!(int_to_int(&[1u8, 2, 3], &mut out, opts, l8, l8), 0);
+        targets!(u16, u32, u64);
     }
 }
