@@ -1,6 +1,6 @@
 //! NumPy's cast between two of its numeric types (`arr.astype(t)`, casting `"unsafe"`), one
-//! loop per pair of types that write different words (or two through float64): what `numcodecs.astype` runs both ways and
-//! `numcodecs.quantize` decodes with.
+//! loop per pair of types that write different words (or two through float64): what
+//! `numcodecs.astype` runs both ways and `numcodecs.quantize` decodes with.
 
 use crate::codec::fixed_scale_offset::NumpyNumber;
 use crate::codec::fixed_scale_offset::numpy::with_numpy;
@@ -213,7 +213,7 @@ pub(crate) fn complex_part(id: DTypeId) -> Option<DTypeId> {
 
 /// The pair of NumPy types whose cast writes the same words as `source -> target`, so that
 /// one loop serves both: the loops are compiled per pair of storage widths and value rules,
-/// not per pair of types (66 pairs for the 110 of distinct types, 40 of them with a loop of
+/// not per pair of types (66 pairs for the 110 of distinct types, 56 of them with a loop of
 /// their own, the others [`through_f64`]).
 /// - Into an integer type from an integer type, the result is the low bits of the value:
 ///   the same words for the signed and the unsigned target of one width, and, when the
@@ -264,21 +264,23 @@ fn real_words(source: DTypeId, target: DTypeId, src: Words<'_>, dst: WordsMut<'_
 
 /// Whether the cast between a source and a target of these kinds (float or not) and sizes
 /// writes the same words as the source's cast to float64 followed by that value's cast to
-/// the target, so that [`by_f64`] runs it with two loops both casts compile anyway, not a
-/// loop of its own:
-/// - from `float16`/`float32` into an integer type: the element cast converts the
-///   source's exact float64 value;
-/// - from an integer type of at most 32 bits into `float32`/`float16`: its float64 value
-///   is exact, so the one rounding of `float64 -> target` is the direct cast's;
-/// - from `int64`/`uint64` into `float16`: NumPy's cast rounds to float64 first
-///   (`NumpyNumber::from_i128`), the same two roundings.
+/// the target, so that [`by_f64`] runs it with two loops other pairs compile anyway, not a
+/// loop of its own. Taken for casts out of and into `float16` that are long loops of their
+/// own (float16's rounding and NumPy's NaN rule take tens of instructions an element),
+/// which a second, short pass slows by a tenth or less:
+/// - from `float16` into an integer type: the element cast converts the source's exact
+///   float64 value;
+/// - from an integer type of 32 or 64 bits into `float16`: NumPy's cast rounds to float64
+///   first (`NumpyNumber::from_i128`), the same two roundings.
 ///
-/// A constant per pair of types in [`real_words`]; `float64` into or out of any type, the
-/// integer casts and `int64`/`uint64` into `float32` keep their own loops.
+/// The other pairs would write the same words too (`float32` into an integer type, the
+/// integer types into `float32` but the 64-bit ones, the narrow ones into `float16`), but
+/// their own loops are a few instructions an element, or exact into `float16`, which a
+/// second pass would multiply. A constant per pair of types in [`real_words`].
 const fn through_f64((s_float, ss): (bool, usize), (d_float, ds): (bool, usize)) -> bool {
     match (s_float, d_float) {
-        (true, false) => ss < 8,
-        (false, true) => ds == 2 || (ds == 4 && ss <= 4),
+        (true, false) => ss == 2,
+        (false, true) => ds == 2 && ss >= 4,
         _ => false,
     }
 }
