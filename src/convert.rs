@@ -265,11 +265,16 @@ impl Caster {
                 status: Status::OutOfRange,
             });
         }
-        if let Some(t) = &self.table {
-            return t.apply(src, dst);
-        }
-        if let Some(t) = self.table16(n) {
-            return t.apply(src, dst);
+        // A table's source has at most 16 bits (`CodeTable::build`), so its words are
+        // `u8`/`u16` (the data types' own): the lookup is compiled only for those. A wider
+        // word would take the paths below, which write the same codes.
+        if const { SW::BITS <= 16 } {
+            if let Some(t) = &self.table {
+                return t.apply(src, dst);
+            }
+            if let Some(t) = self.table16(n) {
+                return t.apply(src, dst);
+            }
         }
         // `FloatToInt` reads `f32`/`f64` words (`fast::select`): the NaN kernel's loop is
         // compiled only for the word pairs that can take it.

@@ -116,7 +116,7 @@ use crate::error::{CodecError, ElementError, MetadataError};
 use crate::metadata::DataType;
 use crate::number::storage::{Word, Words, WordsMut};
 use kernels::{
-    DecodeParams, EncodePath, Mid, decode_target, encode_source, fused_float, to_target,
+    DecodeParams, EncodePath, Mid, decode_target, encode_source, fused_float, fuses, to_target,
 };
 use numpy::with_numpy;
 
@@ -176,8 +176,9 @@ fn round_to(id: DTypeId, x: f64) -> f64 {
 /// depending only on the source type (into float64 values, or integer values for the
 /// wrapping path), the second only on the target type. So the kernels are compiled once
 /// per NumPy type, 2 × 11, not once per (`dtype`, `astype`) pair. The exceptions are the
-/// common cases, which run in one pass: encoding a float32/float64 array (2 × 11 fused
-/// kernels) and decoding into float64.
+/// common cases, which run in one pass: encoding a float32/float64 array into an integer
+/// type cast to through 32 bits (`kernels::fuses`, 2 × 3 fused kernels, one per word width)
+/// and decoding into float64.
 const BLOCK: usize = 512;
 
 /// `numcodecs.fixedscaleoffset` between two NumPy types, untyped: what the typed
@@ -250,20 +251,17 @@ impl FixedScaleOffsetCore {
             _ => Mid::Float,
         };
         if let EncodePath::Float { offset, scale } = self.encode {
-            // The common case, a float64 or float32 array: one pass, fused per target type
-            // (2 × 11 kernels).
+            // The common case, a float64 or float32 array into an integer type cast to
+            // through 32 bits: one pass, fused per source type and target word width
+            // (2 × 3 kernels). The other targets take the two passes below.
             let (s, d) = (src.sub(0, n), dst.sub(0, n));
-            match self.source {
-                DTypeId::Float64 => {
-                    with_numpy!(self.target, T => fused_float::<f64, T>(offset, scale, s, d), else {});
-                    return;
+            with_numpy!(self.target, T => if const { fuses::<T>() } {
+                match self.source {
+                    DTypeId::Float64 => return fused_float::<f64, T>(offset, scale, s, d),
+                    DTypeId::Float32 => return fused_float::<f32, T>(offset, scale, s, d),
+                    _ => {}
                 }
-                DTypeId::Float32 => {
-                    with_numpy!(self.target, T => fused_float::<f32, T>(offset, scale, s, d), else {});
-                    return;
-                }
-                _ => {}
-            }
+            }, else {});
         }
         let mut mid = [0u64; BLOCK];
         let mut start = 0;
@@ -542,6 +540,73 @@ impl DynStage for FixedScaleOffsetStage {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Encoding a float64 or float32 array writes, at every instruction-set level and into
+    /// each of the eleven types, NumPy's `astype(rint(S(S(x - offset) * scale)))` per
+    /// element, whether the one fused pass or the two passes run it: on values in and out
+    /// of each target's range, ties, ±Inf and NaN, odd lengths and block edges.
+    #[test]
+    fn float_encoding_into_every_type_at_every_level() {
+        let mut x = 0x2545_f491_u32;
+        let mut values: Vec<f64> = (0..1500)
+            .map(|i| {
+                x ^= x << 13;
+                x ^= x >> 17;
+                x ^= x << 5;
+                let r = f64::from(x) / f64::from(u32::MAX);
+                match i % 5 {
+                    0 => (r * 600.0 - 300.0).round() / 10.0 + 1000.05,
+                    1 => r * 1e12 - 5e11,
+                    2 => r * 4e18,
+                    _ => r * 40.0 + 990.0,
+                }
+            })
+            .collect();
+        values.extend([f64::NAN, f64::INFINITY, -f64::INFINITY, 0.0, -0.0, 1e300]);
+        fn check<S: NumpyNumber, T: NumpyNumber>(values: &[f64]) {
+            let (offset, scale) = (PyNumber::Float(1000.5), PyNumber::Int(10));
+            let src: Vec<S> = values.iter().map(|&v| S::from_f64(v)).collect();
+            let want: Vec<u64> = src
+                .iter()
+                .map(|&x| {
+                    let (o, k) = (S::round_f64(1000.5), S::round_f64(10.0));
+                    let d = S::round_f64(x.to_f64() - o);
+                    T::from_f64(S::round_f64(d * k).round_ties_even()).to_bits()
+                })
+                .collect();
+            let c = FixedScaleOffset::<S, T>::new(offset, scale).unwrap();
+            for level in crate::isa::Isa::available() {
+                for (start, len) in [(0, src.len()), (3, 1027), (1, 7), (0, 512)] {
+                    let mut out = vec![T::default(); len];
+                    crate::isa::with_max_isa(level, || {
+                        c.encode_slice(&src[start..start + len], &mut out).unwrap()
+                    });
+                    let got: Vec<u64> = out.iter().map(|y| y.to_bits()).collect();
+                    let ctx = format!(
+                        "{} -> {} {level:?} {start} {len}",
+                        std::any::type_name::<S>(),
+                        std::any::type_name::<T>()
+                    );
+                    assert!(got[..] == want[start..start + len], "{ctx}");
+                }
+            }
+        }
+        fn each<S: NumpyNumber>(values: &[f64]) {
+            check::<S, i8>(values);
+            check::<S, i16>(values);
+            check::<S, i32>(values);
+            check::<S, i64>(values);
+            check::<S, u8>(values);
+            check::<S, u16>(values);
+            check::<S, u32>(values);
+            check::<S, u64>(values);
+            check::<S, half::f16>(values);
+            check::<S, f32>(values);
+            check::<S, f64>(values);
+        }
+        each::<f64>(&values);
+        each::<f32>(&values);
+    }
 
     #[test]
     fn encode_rules() {

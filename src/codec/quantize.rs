@@ -297,8 +297,19 @@ mod kernel_tests {
             cfg.dtype = NumpyDType::v2(s);
             cfg.astype = Some(NumpyDType::v2(d));
             let core = QuantizeCore::new(&cfg);
-            let mut got = vec![D::default(); xs.len()];
-            core.encode(words_of(&xs), words_of_mut(&mut got));
+            let encode = |level| {
+                let mut out = vec![D::default(); xs.len()];
+                crate::isa::with_max_isa(level, || {
+                    core.encode(words_of(&xs), words_of_mut(&mut out))
+                });
+                out.iter().map(|y| y.to_bits()).collect::<Vec<_>>()
+            };
+            let portable = encode(crate::isa::Isa::Portable);
+            for level in crate::isa::Isa::available() {
+                let at = encode(level);
+                assert!(at == portable, "{} -> {} at {level:?}", S::NAME, D::NAME);
+            }
+            let got: Vec<D> = portable.iter().map(|&b| D::from_bits(b)).collect();
             for (x, y) in xs.iter().zip(&got) {
                 let want: D = reference::<S, D>(core.scale, *x);
                 assert_eq!(
@@ -313,7 +324,8 @@ mod kernel_tests {
     }
 
     /// Every digits numcodecs accepts, so every scale each float type rounds it to
-    /// (subnormal, zero and infinite ones included), against the reference.
+    /// (subnormal, zero and infinite ones included), against the reference, the same
+    /// words at every instruction-set level.
     #[test]
     fn kernels_match_the_reference_at_every_scale() {
         check::<f32, f32>();
@@ -321,7 +333,9 @@ mod kernel_tests {
         check::<f32, half::f16>();
         check::<f64, f32>();
         check::<f64, f64>();
+        check::<f64, half::f16>();
         check::<half::f16, f32>();
+        check::<half::f16, f64>();
         check::<half::f16, half::f16>();
     }
 }

@@ -1,6 +1,6 @@
 //! NumPy's cast between two of its numeric types (`arr.astype(t)`, casting `"unsafe"`), one
-//! loop per pair of types that write different words: what `numcodecs.astype` runs both ways and
-//! `numcodecs.quantize` decodes with.
+//! loop per pair of types that write different words (or two through float64): what
+//! `numcodecs.astype` runs both ways and `numcodecs.quantize` decodes with.
 
 use crate::codec::fixed_scale_offset::NumpyNumber;
 use crate::codec::fixed_scale_offset::numpy::with_numpy;
@@ -213,7 +213,8 @@ pub(crate) fn complex_part(id: DTypeId) -> Option<DTypeId> {
 
 /// The pair of NumPy types whose cast writes the same words as `source -> target`, so that
 /// one loop serves both: the loops are compiled per pair of storage widths and value rules,
-/// not per pair of types (66 loops for the 110 pairs of distinct types).
+/// not per pair of types (66 pairs for the 110 of distinct types, 56 of them with a loop of
+/// their own, the others [`through_f64`]).
 /// - Into an integer type from an integer type, the result is the low bits of the value:
 ///   the same words for the signed and the unsigned target of one width, and, when the
 ///   target is not wider than the source, for the signed and the unsigned source too.
@@ -250,12 +251,62 @@ fn real_words(source: DTypeId, target: DTypeId, src: Words<'_>, dst: WordsMut<'_
         with_numpy!(source, S => copy::<S>(src, dst), else {});
         return;
     }
-    // Only the pairs `same_words_as` leaves are compiled (a constant per arm).
+    // Only the pairs `same_words_as` leaves are compiled, their own loop or two through
+    // float64 (constants per arm).
     with_numpy!(source, S => with_numpy!(target, D => {
-        if const { writes_own_words::<S, D>() } {
+        if const { through_f64((S::IS_FLOAT, size_of::<S>()), (D::IS_FLOAT, size_of::<D>())) } {
+            by_f64(source, target, src, dst);
+        } else if const { writes_own_words::<S, D>() } {
             cast_loop::<S, D>(src, dst);
         }
     }, else {}), else {});
+}
+
+/// Whether the cast between a source and a target of these kinds (float or not) and sizes
+/// writes the same words as the source's cast to float64 followed by that value's cast to
+/// the target, so that [`by_f64`] runs it with two loops other pairs compile anyway, not a
+/// loop of its own. Taken for casts out of and into `float16` that are long loops of their
+/// own (float16's rounding and NumPy's NaN rule take tens of instructions an element),
+/// which a second, short pass slows by a tenth or less:
+/// - from `float16` into an integer type: the element cast converts the source's exact
+///   float64 value;
+/// - from an integer type of 32 or 64 bits into `float16`: NumPy's cast rounds to float64
+///   first (`NumpyNumber::from_i128`), the same two roundings.
+///
+/// The other pairs would write the same words too (`float32` into an integer type, the
+/// integer types into `float32` but the 64-bit ones, the narrow ones into `float16`), but
+/// their own loops are a few instructions an element, or exact into `float16`, which a
+/// second pass would multiply. A constant per pair of types in [`real_words`].
+const fn through_f64((s_float, ss): (bool, usize), (d_float, ds): (bool, usize)) -> bool {
+    match (s_float, d_float) {
+        (true, false) => ss == 2,
+        (false, true) => ds == 2 && ss >= 4,
+        _ => false,
+    }
+}
+
+/// [`through_f64`]'s cast: a block at a time, `source` cast to float64 words in a buffer
+/// that stays in the first-level cache (8 KiB), then those cast to `target`.
+#[inline(never)]
+fn by_f64(source: DTypeId, target: DTypeId, src: Words<'_>, mut dst: WordsMut<'_>) {
+    let mut mid = [0u64; PART_BLOCK];
+    let n = src.len().min(dst.len());
+    for start in (0..n).step_by(PART_BLOCK) {
+        let end = (start + PART_BLOCK).min(n);
+        let mid = &mut mid[..end - start];
+        real_words(
+            source,
+            DTypeId::Float64,
+            src.sub(start, end),
+            u64::words_mut(mid),
+        );
+        real_words(
+            DTypeId::Float64,
+            target,
+            u64::words(mid),
+            dst.sub(start, end),
+        );
+    }
 }
 
 /// Whether `S -> D` is a pair [`same_words_as`] leaves as it is, of two distinct types: the
@@ -273,7 +324,8 @@ const fn writes_own_words<S: NumpyNumber, D: NumpyNumber>() -> bool {
 
 /// NumPy's cast from `source` to `target` (NumPy's eleven real types, `complex64` and
 /// `complex128`) over `src` into `dst`, the shorter number of elements, the kernel chosen
-/// once per call: one loop per pair that writes different words ([`same_words_as`]). Between the complex types each part is cast as its
+/// once per call: one loop per pair that writes different words ([`same_words_as`]), or
+/// two [`through_f64`]. Between the complex types each part is cast as its
 /// float type (NumPy casts them so); from a complex type the real part is cast, into one
 /// the real part is the cast value and the imaginary part `+0.0`.
 pub(crate) fn cast_words(source: DTypeId, target: DTypeId, src: Words<'_>, mut dst: WordsMut<'_>) {
@@ -376,6 +428,67 @@ mod tests {
         (0..n * kt)
             .map(|i| dw.as_words().get(i).unwrap_or(0))
             .collect()
+    }
+
+    /// Words near the roundings' edges: ties of each float type's significand after a
+    /// rounding to float64 (where a second rounding would differ), the integer types'
+    /// limits, float16's largest finite value and the first that rounds to infinity,
+    /// signaling and quiet NaNs of each float width.
+    const EDGES: [u64; 20] = [
+        (1 << 60) + (1 << 36) + 1,
+        (1 << 63) + (1 << 39) + 1,
+        (1 << 60) + (1 << 49) + 1,
+        (1 << 53) + 1,
+        (1 << 24) + 1,
+        (1 << 11) + 1,
+        (1 << 32) + 1,
+        u64::MAX,
+        1 << 63,
+        1 << 31,
+        0x7fff_ffff,
+        0xffff_ffff,
+        65504,
+        65520,
+        0x7c01,
+        0xfe01,
+        0x7f80_0001,
+        0xffc0_0001,
+        0x7ff0_0000_0000_0001,
+        0xfff8_0000_0000_0001,
+    ];
+
+    /// Casts between the real types write, at every instruction-set level, each element's
+    /// `cast_one` (the bits themselves between one type), whichever loop or loops run the
+    /// pair (its own, one it shares, or two through float64 a block at a time), on lengths
+    /// across the blocks and odd ones.
+    #[test]
+    fn real_casts_are_the_element_cast_at_every_level() {
+        for source in REAL {
+            for target in REAL {
+                let mut src = words_of(source, 2600);
+                let mask = u64::MAX >> (64 - 8 * source.size());
+                for (w, e) in src.iter_mut().zip(EDGES) {
+                    *w = e & mask;
+                }
+                let want: Vec<u64> = if source == target {
+                    src.clone()
+                } else {
+                    src.iter()
+                        .map(|&w| {
+                            with_numpy!(source, S => with_numpy!(target, D =>
+                                Real::to_bits(cast_one::<S, D>(<S as Real>::from_bits(w))), else 0), else 0)
+                        })
+                        .collect()
+                };
+                for level in crate::isa::Isa::available() {
+                    for (start, len) in [(0, 2600), (3, 1030), (1, 7), (0, 1024)] {
+                        let got = run(level, source, target, &src[start..start + len]);
+                        let ctx = format!("{source} -> {target} {level:?} {start} {len}");
+                        assert!(got[..] == want[start..start + len], "{ctx}");
+                    }
+                }
+            }
+        }
     }
 
     /// Casts from and into `complex64` / `complex128` write, at every instruction-set level,

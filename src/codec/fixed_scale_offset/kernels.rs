@@ -39,8 +39,20 @@ pub(crate) enum Mid {
     Int { unsigned: bool },
 }
 
-/// The float path in one pass, from the hardware float `S` to `T`: `T(rint(S(S(x - offset)
-/// * scale)))`.
+/// Whether encoding a float32/float64 array into `T` runs in one pass ([`fused_float`]):
+/// for the integer types NumPy casts to through `cvttsd2si` with a 32-bit destination
+/// (every integer type but `uint32` and the 64-bit ones), what `astype` is for. The other
+/// types take the two passes, [`encode_source`] then [`to_target`], which write the same
+/// words with loops compiled anyway.
+pub(crate) const fn fuses<T: NumpyNumber>() -> bool {
+    use crate::number::layout::Format;
+    matches!(T::FORMAT, Format::Int(l) if l.bits < 32 || (l.bits == 32 && l.signed))
+}
+
+/// The float path in one pass, from the hardware float `S` to a type `T` that [`fuses`]:
+/// `T(rint(S(S(x - offset) * scale)))`, the cast through `cvttsd2si` into 32 bits
+/// (`arch::i32_or_indefinite`: `m` is integral), then the low bits, which the signed and
+/// unsigned type of a width share: one loop for both.
 #[inline(never)]
 pub(crate) fn fused_float<S: NumpyNumber, T: NumpyNumber>(
     offset: f64,
@@ -52,44 +64,18 @@ pub(crate) fn fused_float<S: NumpyNumber, T: NumpyNumber>(
     else {
         return;
     };
-    // Targets cast through `cvttsd2si` with a 32-bit destination (every integer type but
-    // `uint32` and the 64-bit ones): `m` is integral, so this is `arch::i32_or_indefinite`,
-    // then the low bits, which the signed and unsigned type of a width share: one loop for
-    // both.
-    use crate::number::layout::Format;
-    if const { matches!(T::FORMAT, Format::Int(l) if l.bits < 32 || (l.bits == 32 && l.signed)) } {
-        fused_loop::<S, T::Word, _>(offset, scale, src, dst, code_via_i32);
-    } else {
-        fused_loop::<S, T::Word, _>(offset, scale, src, dst, code_of::<T>);
+    if const { fuses::<T>() } {
+        fused_loop::<S, T::Word>(offset, scale, src, dst);
     }
 }
 
-/// [`fused_loop`]'s code of an integral `m` for a target cast through `cvttsd2si` with a
-/// 32-bit destination.
-#[inline(always)]
-fn code_via_i32(m: f64) -> u64 {
-    u64::from(crate::arch::i32_or_indefinite(m) as u32)
-}
-
-/// [`fused_loop`]'s code of an integral `m` for the other targets: NumPy's cast to `T`.
-#[inline(always)]
-fn code_of<T: NumpyNumber>(m: f64) -> u64 {
-    T::from_f64(m).to_bits()
-}
-
-/// The loop of [`fused_float`]: `code(rint(S(S(x - offset) * scale)))` into each target word,
-/// block by block as the casts run
-/// (two streams over long inputs: `convert::by_blocks`; nothing is ever declined), with
+/// The loop of [`fused_float`]: the low bits of `cvttsd2si(rint(S(S(x - offset) * scale)))`
+/// into each target word, block by block as the casts run (two streams over long inputs:
+/// `convert::by_blocks`; nothing is ever declined), with
 /// AVX-512 or AVX2 where the CPU has it (`arch::vectorized_wide`: LLVM's AVX-512 build
 /// rounds, clamps and converts 8 `f64` per instruction and narrows by `vpmovdb`).
 #[inline(never)]
-fn fused_loop<S: NumpyNumber, W: Word, C: Fn(f64) -> u64 + Copy>(
-    offset: f64,
-    scale: f64,
-    src: &[S::Word],
-    dst: &mut [W],
-    code: C,
-) {
+fn fused_loop<S: NumpyNumber, W: Word>(offset: f64, scale: f64, src: &[S::Word], dst: &mut [W]) {
     crate::arch::vectorized_wide(
         #[inline(always)]
         move || {
@@ -101,7 +87,7 @@ fn fused_loop<S: NumpyNumber, W: Word, C: Fn(f64) -> u64 + Copy>(
                     for (x, y) in src.iter().zip(dst.iter_mut()) {
                         let d = S::round_f64(S::from_bits(x.to_u64()).to_f64() - offset);
                         let m = S::round_f64(d * scale).round_ties_even();
-                        *y = W::from_u64(code(m));
+                        *y = W::from_u64(u64::from(crate::arch::i32_or_indefinite(m) as u32));
                     }
                     true
                 },
@@ -304,7 +290,7 @@ mod tests {
 
     /// The fused float loop writes the same words at every instruction-set level (its
     /// AVX-512 and AVX2 builds against the portable one): `f64` and `f32` sources into
-    /// `uint8`, `int16`, `int32` and `uint32` (`cvttsd2si` through `i32` and not), on values
+    /// `uint8`, `int16`, `uint16` and `int32`, on values
     /// in and out of range, ties, ±Inf and NaN, odd lengths and unaligned starts.
     #[test]
     fn fused_float_is_the_same_at_every_level() {
@@ -365,7 +351,7 @@ mod tests {
         }
         check::<u8>(&words64, &words32);
         check::<i16>(&words64, &words32);
+        check::<u16>(&words64, &words32);
         check::<i32>(&words64, &words32);
-        check::<u32>(&words64, &words32);
     }
 }
