@@ -491,6 +491,49 @@ mod tests {
         }
     }
 
+    /// `cast_words` writes the shorter number of elements, whichever side is shorter and
+    /// whichever loop runs the pair: the same type's copy, a loop of its own, two through
+    /// float64, out of and into a complex type.
+    #[test]
+    fn casts_write_the_shorter_length() {
+        let pairs = [
+            (DTypeId::Float32, DTypeId::Float32),
+            (DTypeId::Float64, DTypeId::Int16),
+            (DTypeId::Float16, DTypeId::Int32),
+            (DTypeId::Complex64, DTypeId::Int16),
+            (DTypeId::Complex128, DTypeId::Float64),
+            (DTypeId::Int64, DTypeId::Complex64),
+            (DTypeId::Float64, DTypeId::Complex128),
+        ];
+        for (source, target) in pairs {
+            let (ks, kt) = (source.words_per_element(), target.words_per_element());
+            for (ns, nt) in [(1500, 1100), (1100, 1500), (3, 0), (0, 3)] {
+                let src = words_of(source, ns);
+                let mut sw = crate::number::storage::WordBuf::zeroed(source.word_bits(), ns * ks);
+                for (i, &w) in src.iter().enumerate() {
+                    sw.as_words_mut().set(i, w);
+                }
+                let sentinel = 0x5a;
+                let mut dw = crate::number::storage::WordBuf::zeroed(target.word_bits(), nt * kt);
+                for i in 0..nt * kt {
+                    dw.as_words_mut().set(i, sentinel);
+                }
+                cast_words(source, target, sw.as_words(), dw.as_words_mut());
+                let n = ns.min(nt);
+                let want = run(crate::isa::Isa::Portable, source, target, &src[..n * ks]);
+                let got: Vec<u64> = (0..nt * kt)
+                    .map(|i| dw.as_words().get(i).unwrap_or(0))
+                    .collect();
+                let ctx = format!("{source} -> {target}, {ns} into {nt}");
+                assert!(got[..n * kt] == want[..], "{ctx}");
+                assert!(
+                    got[n * kt..].iter().all(|&w| w == sentinel),
+                    "{ctx}: past the end"
+                );
+            }
+        }
+    }
+
     /// Casts from and into `complex64` / `complex128` write, at every instruction-set level,
     /// each element's `cast_one` of the part (the real part out of a complex type; the cast
     /// value and `+0.0` into one), on lengths across the blocks of the two passes.
