@@ -32,8 +32,9 @@
 //! - `widen`: one-byte small floats to `f32` ([`widen_bytes_to_f32`], AVX2 and AVX-512),
 //!   which can stream;
 //! - `stream`: non-temporal stores for outputs too large for the cache ([`streams`]), which
-//!   portable code cannot emit: the one-byte table lookup ([`lookup_bytes`]) and
-//!   `int32 -> float32` ([`i32_to_f32_streamed`]).
+//!   portable code cannot emit: the one-byte table lookup ([`lookup_bytes`]),
+//!   `int32 -> float32` ([`i32_to_f32_streamed`]) and numcodecs.quantize's
+//!   `float32 -> float32` ([`quantize_f32_streamed`]).
 //!
 //! [`clamp_to_i32`], [`clamp_round_even_to_i32`], [`clamp_round_away_to_i32`] and
 //! [`i32_or_indefinite`] are safe functions for portable kernels: `f64 -> i32` conversions
@@ -69,7 +70,11 @@ pub(crate) use pos_popcount::{
 };
 #[cfg(any(feature = "rayon", test))]
 pub(crate) use stream::Region;
-pub(crate) use stream::{i32_to_f32_streamed, lookup_bytes, stream_fence, streams};
+#[cfg(test)]
+pub(crate) use stream::STREAM_MIN;
+pub(crate) use stream::{
+    i32_to_f32_streamed, lookup_bytes, quantize_f32_streamed, stream_fence, streams,
+};
 pub(crate) use wide::vectorized_wide;
 pub(crate) use widen::{WidenPlan, widen_bytes_to_f32};
 #[cfg(test)]

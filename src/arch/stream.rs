@@ -1,8 +1,9 @@
 //! Streamed (non-temporal) stores for large outputs: when a kernel streams
 //! ([`streams`]), the parallel calls' output ranges ([`Region`]), and the kernels that
 //! store from registers by `vmovntdq`/`vmovntps` (the one-byte table lookup,
-//! `int32 -> float32`). float16 -> `f32` (`super::F16c`) and the widening of one-byte
-//! floats (`super::widen_bytes_to_f32`) stream through [`streams`] too.
+//! `int32 -> float32`, numcodecs.quantize's `float32 -> float32`). float16 -> `f32`
+//! (`super::F16c`) and the widening of one-byte floats (`super::widen_bytes_to_f32`)
+//! stream through [`streams`] too.
 
 /// Outputs from this many bytes on are written by [`lookup_bytes`] with non-temporal
 /// stores. Below it the output may stay in the last-level cache for whoever reads it next
@@ -123,6 +124,27 @@ pub(crate) fn i32_to_f32_streamed(src: &[u32], dst: &mut [u32]) -> bool {
     false
 }
 
+/// `dst[i] = rint(src[i] * scale) * inv` in `f32` (`rint` half to even), the `f32` words
+/// of `src` and `dst`: numcodecs.quantize's encoding of float32 into float32
+/// (`codec::quantize`), when `dst` is an output to stream ([`streams`]) and the CPU has
+/// AVX2. The same operations as the vectorized loop (`vmulps`, `vroundps`, `vmulps`, each
+/// rounded once), whose vectors are stored by `vmovntps`; `false` (nothing written)
+/// otherwise, for that loop.
+///
+/// A kernel that reads and writes as many bytes as a copy: plain stores first read each
+/// output line from memory, a third of its traffic. Streamed, it ran at 0.93-1.23 of a
+/// 16 MiB `memcpy` by minima against 0.79-1.01 for plain stores (4M elements, alternated).
+pub(crate) fn quantize_f32_streamed(scale: f32, inv: f32, src: &[u32], dst: &mut [u32]) -> bool {
+    #[cfg(target_arch = "x86_64")]
+    if streams(dst) && super::has_avx2() {
+        // SAFETY: the CPU has AVX2 (checked just above).
+        unsafe { kernels::quantize_f32(scale, inv, src, dst) };
+        return true;
+    }
+    let _ = (scale, inv, src, dst);
+    false
+}
+
 #[cfg(target_arch = "x86_64")]
 mod kernels {
     use std::arch::x86_64::*;
@@ -197,6 +219,48 @@ mod kernels {
             _mm_sfence();
         }
         plain(t, codes, out, body..n);
+    }
+
+    /// # Safety
+    /// The CPU must have AVX2.
+    #[target_feature(enable = "avx2")]
+    pub(super) unsafe fn quantize_f32(scale: f32, inv: f32, src: &[u32], dst: &mut [u32]) {
+        let n = src.len().min(dst.len());
+        let one = |x: u32| ((f32::from_bits(x) * scale).round_ties_even() * inv).to_bits();
+        let (head, body) = split(dst, n, 8);
+        for i in 0..head {
+            dst[i] = one(src[i]);
+        }
+        let (s, v) = (_mm256_set1_ps(scale), _mm256_set1_ps(inv));
+        const NEAREST: i32 = _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC;
+        // SAFETY (`step`): `y` is one of the 8-word vectors of `dst[head..body]`, which
+        // start at the 32-byte boundary `head` (`align_offset`), so it is 32-byte aligned,
+        // as `vmovntps` requires; the load and the store touch only `x` and `y`. The
+        // `sfence` orders the streamed stores before later ones.
+        let step = |x: &[u32; 8], y: &mut [u32; 8]| unsafe {
+            let r =
+                _mm256_round_ps::<NEAREST>(_mm256_mul_ps(_mm256_loadu_ps(x.as_ptr().cast()), s));
+            _mm256_stream_ps(y.as_mut_ptr().cast(), _mm256_mul_ps(r, v));
+        };
+        let (x, y) = (
+            src[head..body].as_chunks::<8>().0,
+            dst[head..body].as_chunks_mut::<8>().0,
+        );
+        // Four vectors a step, as the vectorized loop is unrolled: the loop's own
+        // instructions are then a fifth of the whole.
+        let (mut xs, mut ys) = (x.chunks_exact(4), y.chunks_exact_mut(4));
+        for (x, y) in (&mut xs).zip(&mut ys) {
+            for k in 0..4 {
+                step(&x[k], &mut y[k]);
+            }
+        }
+        for (x, y) in xs.remainder().iter().zip(ys.into_remainder()) {
+            step(x, y);
+        }
+        _mm_sfence();
+        for i in body..n {
+            dst[i] = one(src[i]);
+        }
     }
 
     /// # Safety

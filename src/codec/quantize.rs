@@ -323,6 +323,62 @@ mod kernel_tests {
         }
     }
 
+    /// From 16 MiB of output on, `float32 -> float32` is written by streamed stores
+    /// (`arch::quantize_f32_streamed`): at every level, from unaligned starts (every head
+    /// and tail length of plain stores around the vectors), with NaN payloads (signalling
+    /// and quiet, both signs), `-0.0`, subnormals, infinities and ties, at scales from
+    /// `2^-10` to `2^127` and an infinite one, the words of the reference.
+    #[test]
+    #[cfg_attr(miri, ignore = "16 MiB outputs; Miri has no non-temporal stores")]
+    fn streamed_float32_encode_matches_the_reference() {
+        // At least `STREAM_MIN` bytes of output at every length below.
+        let n = crate::arch::STREAM_MIN / 4 + 100;
+        let mut xs = inputs::<f32>();
+        xs.extend(
+            [
+                0x7f80_0001u32,
+                0x7fc1_2345,
+                0xffc0_0001,
+                0xff80_0abc,
+                0x8000_0000,
+                0x0000_0001,
+                0x807f_ffff,
+            ]
+            .map(f32::from_bits),
+        );
+        // Ties of the scaled value (odd multiples of half a step) and their neighbours.
+        xs.extend((0..64).map(|k| (2 * k + 1) as f32 / 2048.0 - 0.015625));
+        xs.extend((0..64).map(|k| f32::from_bits(((2 * k + 1) as f32 / 16.0).to_bits() + 1)));
+        let src: Vec<u32> = (0..n + 8)
+            .map(|i| xs[(i * 7 + i / 3) % xs.len()].to_bits())
+            .collect();
+        let mut out = vec![0u32; n + 8];
+        for digits in [-3, 0, 3, 12, 38, 39] {
+            let cfg = serde_json::json!({"digits": digits, "dtype": "<f4"});
+            let core = QuantizeCore::new(&QuantizeConfig::from_configuration(Some(&cfg)).unwrap());
+            let want: Vec<u32> = src
+                .iter()
+                .map(|&x| reference::<f32, f32>(core.scale, f32::from_bits(x)).to_bits())
+                .collect();
+            for level in crate::isa::Isa::available() {
+                // Every offset of the output from a 32-byte boundary, and lengths that
+                // leave 0 to 3 vectors after the unrolled steps and 0 to 7 words after them.
+                for to in 0..8 {
+                    let from = 3 * to % 5;
+                    let len = n - 13 * to - from;
+                    let o = &mut out[to..to + len];
+                    // No quantized value: a word left unwritten shows.
+                    o.fill(0x7fc0_dead);
+                    crate::isa::with_max_isa(level, || {
+                        core.encode(Words::U32(&src[from..from + len]), WordsMut::U32(&mut *o))
+                    });
+                    let first = (0..len).find(|&i| o[i] != want[from + i]);
+                    assert_eq!(first, None, "digits {digits} {level:?} {from}/{to}");
+                }
+            }
+        }
+    }
+
     /// Every digits numcodecs accepts, so every scale each float type rounds it to
     /// (subnormal, zero and infinite ones included), against the reference, the same
     /// words at every instruction-set level.

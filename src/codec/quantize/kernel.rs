@@ -87,13 +87,21 @@ pub(crate) fn quantize_words(
     mut dst: WordsMut<'_>,
 ) {
     let n = src.len().min(dst.len());
-    let (src, dst) = (src.sub(0, n), dst.sub(0, n));
+    let (src, mut dst) = (src.sub(0, n), dst.sub(0, n));
     // The reciprocal of a power of two in float32's or float64's range is exact in f64.
     let inv = 1.0 / scale;
     match (source, reciprocal(scale, 127)) {
         // `scale` and `inv` are values of f32: the casts are exact.
         (DTypeId::Float32, Some(inv)) => {
-            with_float!(target, D => quantize_f32::<D>(scale as f32, inv as f32, src, dst));
+            let (scale, inv) = (scale as f32, inv as f32);
+            if let (Words::U32(s), WordsMut::U32(d)) = (src, &mut dst)
+                && target == DTypeId::Float32
+                && crate::arch::quantize_f32_streamed(scale, inv, s, d)
+            {
+                // A large output, written by streamed stores without reading it first.
+                return;
+            }
+            with_float!(target, D => quantize_f32::<D>(scale, inv, src, dst));
         }
         _ => with_float!(source, S => with_float!(target, D =>
             quantize_through_f64::<S, D>(scale, inv, src, dst))),
