@@ -457,3 +457,119 @@ fn one_stage_dyn_chain_over_two_stream_windows_matches_the_typed_stage() {
         }
     }
 }
+
+/// The decodes from one byte per element that run by the table of the 256 codes (the typed
+/// chain, the run-time chain into a caller's array, fixedscaleoffset) give, at every level,
+/// the bits that decoding each element alone gives (one element: the stages, or
+/// fixedscaleoffset's arithmetic): every code, lengths from the table's threshold on (odd
+/// ones, and 16 MiB of output for the streamed lookup), unaligned starts, scales and
+/// offsets that round, overflow to infinity or give `-0.0`, and NaN payloads decoded
+/// through a scalar map.
+#[test]
+fn byte_table_decodes_match_each_element_at_every_level() {
+    use zquant::isa::{Isa, with_max_isa};
+    use zquant::{FixedScaleOffset, PyNumber};
+    let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+    let longest = (16 << 20) / 8 + 6;
+    let codes: Vec<u8> = (0..longest + 8).map(|i| (i * 37 + i / 256) as u8).collect();
+    let opts = CastOptions::new(Rounding::NearestEven, OutOfRange::Clamp);
+    // (offset, scale): decoding is `code / scale + offset`.
+    let pairs = [
+        (250.0, 4.0),
+        (-0.0, -4.0),
+        (1e300, 1e-300),
+        (0.1, 3.0),
+        (-1.5, 1e-308),
+    ];
+    let map = ScalarMap::<f64, u8>::new(
+        [],
+        [
+            (7, f64::from_bits(0x7ff0_0000_0000_0123)),
+            (9, f64::from_bits(0xfff8_0000_0000_0456)),
+        ],
+    );
+    // Lengths (and the starts of input and output, in elements) of the table's decodes.
+    let cases = [
+        (4096, 0, 0),
+        (4097, 1, 3),
+        (4099, 5, 1),
+        (8191, 2, 7),
+        (longest, 0, 0),
+        (longest - 3, 3, 1),
+    ];
+    let check = |what: &str, want: &[u64], decode: &dyn Fn(&[u8], &mut [f64])| {
+        for (len, from, to) in cases {
+            if len > (1 << 14) && what.contains("scalar map") {
+                continue; // the streamed lookup is the same for every table
+            }
+            for level in Isa::available() {
+                let mut out = vec![f64::from_bits(0x7ff4_dead_0000_0000); to + len];
+                with_max_isa(level, || decode(&codes[from..from + len], &mut out[to..]));
+                let got = bits(&out[to..]);
+                let first = (0..len).find(|&i| got[i] != want[from + i]);
+                assert_eq!(
+                    first, None,
+                    "{what}: {level:?} len {len} starts {from}/{to}"
+                );
+            }
+        }
+    };
+    for (offset, scale) in pairs {
+        // One element at a time: below the table's threshold, so stage by stage.
+        let each = |decode: &dyn Fn(&[u8], &mut [f64])| -> Vec<u64> {
+            let mut one = [0.0];
+            (0..256)
+                .map(|c| {
+                    decode(&[c as u8], &mut one);
+                    one[0].to_bits()
+                })
+                .collect()
+        };
+        let of_codes =
+            |table: &[u64]| -> Vec<u64> { codes.iter().map(|&c| table[usize::from(c)]).collect() };
+        for map in [ScalarMap::default(), map.clone()] {
+            let what = format!(
+                "typed chain ({offset}, {scale}){}",
+                if map.present { " scalar map" } else { "" }
+            );
+            let so = ScaleOffset::<f64>::new(offset, scale).expect("valid scale_offset");
+            let cv = CastValue::<f64, u8>::new(opts, map).expect("valid cast_value");
+            let chain = so.then(cv);
+            let run = |c: &[u8], o: &mut [f64]| chain.decode_slice(c, o).expect("u8 decodes");
+            let want = of_codes(&each(&run));
+            check(&what, &want, &run);
+        }
+
+        let chain = DynChain::from_array_to_array_codecs(
+            &json!("float64"),
+            // The offset encodes to code 0, which decodes back to it.
+            &json!(offset),
+            &[
+                json!({"name": "scale_offset", "configuration": {"offset": offset, "scale": scale}}),
+                json!({"name": "cast_value", "configuration": {"data_type": "uint8", "rounding": "nearest-even", "out_of_range": "clamp"}}),
+            ],
+        )
+        .expect("valid chain");
+        let run = |c: &[u8], o: &mut [f64]| {
+            let input = DynArray::UInt8(ndarray::Array1::from(c.to_vec()).into_dyn());
+            let mut out = DynArray::Float64(ndarray::Array1::zeros(c.len()).into_dyn());
+            chain.decode_into(&input, &mut out).expect("u8 decodes");
+            let DynArray::Float64(out) = out else {
+                panic!("float64 out");
+            };
+            o[..c.len()].copy_from_slice(out.as_slice().expect("standard layout"));
+        };
+        let want = of_codes(&each(&run));
+        check(&format!("run-time chain ({offset}, {scale})"), &want, &run);
+
+        let fso = FixedScaleOffset::<f64, u8>::new(PyNumber::Float(offset), PyNumber::Float(scale))
+            .expect("valid fixedscaleoffset");
+        let run = |c: &[u8], o: &mut [f64]| fso.decode_slice(c, o).expect("u8 decodes");
+        let want = of_codes(&each(&run));
+        check(
+            &format!("fixedscaleoffset ({offset}, {scale})"),
+            &want,
+            &run,
+        );
+    }
+}
