@@ -184,7 +184,9 @@ impl BitRoundCore {
                     dst[..n].copy_from_slice(&src[..n]);
                     return;
                 }
-                crate::arch::vectorized(
+                // AVX-512 where allowed: twice the lanes of AVX2 (32 for bfloat16 and
+                // float16), and the NaN test is a compare into a mask register.
+                crate::arch::vectorized_wide(
                     #[inline(always)]
                     || float_copy(src, dst, l, k),
                 );
@@ -200,7 +202,7 @@ impl BitRoundCore {
                 if k >= l.mantissa_bits {
                     return;
                 }
-                crate::arch::vectorized(
+                crate::arch::vectorized_wide(
                     #[inline(always)]
                     || float_in_place(data, l, k),
                 );
