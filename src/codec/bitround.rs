@@ -47,7 +47,7 @@ use crate::metadata::DataType;
 use crate::number::layout::FloatLayout;
 use crate::number::layout::IntLayout;
 use crate::number::storage::{Word, Words, WordsMut};
-use kernels::{float_copy, float_in_place, int_copy, int_in_place};
+use kernels::{float_copy_at_level, float_in_place_at_level, int_copy, int_in_place};
 
 /// The Zarr name.
 pub const NAME: &str = "bitround";
@@ -184,12 +184,7 @@ impl BitRoundCore {
                     dst[..n].copy_from_slice(&src[..n]);
                     return;
                 }
-                // AVX-512 where allowed: twice the lanes of AVX2 (32 for bfloat16 and
-                // float16), and the NaN test is a compare into a mask register.
-                crate::arch::vectorized_wide(
-                    #[inline(always)]
-                    || float_copy(src, dst, l, k),
-                );
+                float_copy_at_level(src, dst, l, k);
             }
             Target::Int(l) => int_copy(src, dst, l, k),
         }
@@ -202,10 +197,7 @@ impl BitRoundCore {
                 if k >= l.mantissa_bits {
                     return;
                 }
-                crate::arch::vectorized_wide(
-                    #[inline(always)]
-                    || float_in_place(data, l, k),
-                );
+                float_in_place_at_level(data, l, k);
             }
             Target::Int(l) => int_in_place(data, l, k),
         }
