@@ -23,7 +23,8 @@
 //!   with the word preparation ([`pos_popcount_prepared_pairs_avx512`], and for far
 //!   neighbours column by column over bands of rows, [`pos_popcount_prepared_band_avx512`]);
 //! - `wide`: [`vectorized_wide`], [`vectorized`] with an AVX-512 twin, for the word
-//!   preparation of `choose`'s bit counting;
+//!   preparation of `choose`'s bit counting, `scale_offset`'s 8- and 16-bit integer kernel
+//!   and `bitround`'s float kernels (16-bit lanes, compares into mask registers);
 //! - `bit_slice`: the bit-matrix transpose of `choose`'s bit counting
 //!   ([`bit_slice_u32`] and its siblings), byte gathers and `vpmovmskb`;
 //! - `packbits`: packbits' bit packing and unpacking with AVX-512 (`vpmultishiftqb`,

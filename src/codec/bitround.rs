@@ -47,7 +47,7 @@ use crate::metadata::DataType;
 use crate::number::layout::FloatLayout;
 use crate::number::layout::IntLayout;
 use crate::number::storage::{Word, Words, WordsMut};
-use kernels::{float_copy, float_in_place, int_copy, int_in_place};
+use kernels::{float_copy_at_level, float_in_place_at_level, int_copy, int_in_place};
 
 /// The Zarr name.
 pub const NAME: &str = "bitround";
@@ -184,10 +184,7 @@ impl BitRoundCore {
                     dst[..n].copy_from_slice(&src[..n]);
                     return;
                 }
-                crate::arch::vectorized(
-                    #[inline(always)]
-                    || float_copy(src, dst, l, k),
-                );
+                float_copy_at_level(src, dst, l, k);
             }
             Target::Int(l) => int_copy(src, dst, l, k),
         }
@@ -200,10 +197,7 @@ impl BitRoundCore {
                 if k >= l.mantissa_bits {
                     return;
                 }
-                crate::arch::vectorized(
-                    #[inline(always)]
-                    || float_in_place(data, l, k),
-                );
+                float_in_place_at_level(data, l, k);
             }
             Target::Int(l) => int_in_place(data, l, k),
         }

@@ -55,7 +55,7 @@ use crate::number::layout::IntLayout;
 use crate::number::storage::{Word, Words, WordsMut};
 use kernels::{
     HardwareFloat, checked_map, checked_map_in_place, hardware_map, hardware_map_in_place,
-    small_int_in_place, small_int_map,
+    small_int_at_level, small_int_in_place,
 };
 
 /// The Zarr name.
@@ -259,10 +259,7 @@ impl ScaleOffsetCore {
         // are constants, so the other words do not compile them.
         if const { W::BITS <= 16 }
             && let Some((l, o, s)) = self.small_int::<W>()
-            && crate::arch::vectorized(
-                #[inline(always)]
-                || small_int_map(src, dst, l, o, s, dir == Direction::Encode),
-            )
+            && small_int_at_level(src, dst, l, o, s, dir == Direction::Encode)
         {
             return Ok(());
         }

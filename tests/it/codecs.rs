@@ -50,7 +50,7 @@ pub(crate) fn int_range(bits: u32, signed: bool) -> (i128, i128) {
 }
 
 /// `(x - o) * s`, every step in range; `None` when a step is not representable.
-fn ref_int_encode(x: i128, o: i128, s: i128, (lo, hi): (i128, i128)) -> Option<i128> {
+pub(crate) fn ref_int_encode(x: i128, o: i128, s: i128, (lo, hi): (i128, i128)) -> Option<i128> {
     let fits = |v: i128| (lo..=hi).contains(&v).then_some(v);
     fits(fits(x - o)?.checked_mul(s)?)
 }

@@ -302,3 +302,126 @@ fn vectorized_codecs_at_every_isa_level() {
     let (o, s) = fso(260.0, 5.0);
     codec_at_every_level(&FixedScaleOffset::<f32, u8>::new(o, s).unwrap(), &f32s);
 }
+
+/// `scale_offset` on 8- and 16-bit integers (`small_int_at_level`: 16-bit lanes with AVX2
+/// and AVX-512, the latter's checks in mask registers) and `bitround` on the 16-bit floats
+/// (AVX-512 too), at every level against the portable one, every length and start, copying
+/// and in place. The integer slices hold elements that pass, with one element that fails
+/// planted first, in the middle or last (`planted`), or none: the error must be the same
+/// at every level (the planted element's index, rule and value), and in place the elements
+/// before it done and the rest untouched, as at the portable level.
+#[test]
+fn small_integer_and_half_float_codecs_at_every_isa_level() {
+    use zquant::{ArrayCodec, BitRound, ScaleOffset};
+    fn ints<T: Real>(pairs: &[(i64, i64)], signed: bool, seed: u64)
+    where
+        ScaleOffset<T>: ArrayCodec<In = T, Out = T>,
+    {
+        use crate::codecs::{int_of, int_range, ref_int_decode, ref_int_encode};
+        let bits = T::BITS;
+        let code = |v: i128| T::from_bits(v as u64 & ((1u64 << bits) - 1));
+        let mut rng = Rng(seed);
+        let raw: Vec<T> = (0..16 * N).map(|_| code(i128::from(rng.next()))).collect();
+        for &(o, s) in pairs {
+            let (o, s) = (i128::from(o), i128::from(s));
+            let c = ScaleOffset::<T>::new(code(o), code(s)).unwrap();
+            // The exact reference, not the codec, says which elements pass.
+            let one = |x: T, decode: bool| {
+                let (x, range) = (int_of(x.to_bits(), bits, signed), int_range(bits, signed));
+                let y = if decode {
+                    ref_int_decode(x, o, s, range)
+                } else {
+                    ref_int_encode(x, o, s, range)
+                };
+                y.map(code)
+            };
+            // Elements that pass (encoded ones decode), and one that fails, each way.
+            let good_enc: Vec<T> = (raw.iter().copied())
+                .filter(|&x| one(x, false).is_some())
+                .take(N)
+                .collect();
+            assert_eq!(good_enc.len(), N, "{} {o} {s}", T::NAME);
+            let good_dec: Vec<T> = good_enc.iter().map(|&x| one(x, false).unwrap()).collect();
+            for (decode, good) in [(false, &good_enc), (true, &good_dec)] {
+                // (None for `0, 1`, where every element passes.)
+                let bad = raw.iter().copied().find(|&x| one(x, decode).is_none());
+                every_length_and_start(&c, good, bad, decode);
+            }
+        }
+    }
+    fn every_length_and_start<T: Real>(c: &ScaleOffset<T>, good: &[T], bad: Option<T>, decode: bool)
+    where
+        ScaleOffset<T>: ArrayCodec<In = T, Out = T>,
+    {
+        let bits = |v: &[T]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+        for len in LENGTHS {
+            for (from, to) in STARTS {
+                let Some(s) = good.get(from..from + len) else {
+                    continue;
+                };
+                let plants = [None, Some(0), Some(len / 2), Some(len.saturating_sub(1))];
+                let can_plant = |p: &Option<usize>| p.is_none() || (len > 0 && bad.is_some());
+                for planted in plants.into_iter().filter(can_plant) {
+                    let mut s = s.to_vec();
+                    if let (Some(i), Some(bad)) = (planted, bad) {
+                        s[i] = bad;
+                    }
+                    let run = |level| {
+                        with_max_isa(level, || {
+                            let mut out = vec![T::default(); to + len];
+                            let mut data = s.clone();
+                            let (r, r_in_place) = if decode {
+                                let r = c.decode_slice(&s, &mut out[to..]);
+                                (r, c.decode_slice_in_place(&mut data))
+                            } else {
+                                let r = c.encode_slice(&s, &mut out[to..]);
+                                (r, c.encode_slice_in_place(&mut data))
+                            };
+                            // Only a success defines every output element.
+                            let out = r.is_ok().then(|| bits(&out[to..]));
+                            (r, out, r_in_place, bits(&data))
+                        })
+                    };
+                    let want = run(Isa::Portable);
+                    let what = format!(
+                        "{} decode {decode} len {len} starts {from}/{to} planted {planted:?}",
+                        T::NAME
+                    );
+                    assert_eq!(want.0.as_ref().err().map(|e| e.index), planted, "{what}");
+                    assert_eq!(want.2.as_ref().err().map(|e| e.index), planted, "{what}");
+                    for level in Isa::available() {
+                        assert_eq!(run(level), want, "{what} at {level:?}");
+                    }
+                }
+            }
+        }
+    }
+    ints::<i16>(
+        &[(100, 2), (-3, -7), (0, 1), (32767, -1), (5, 3)],
+        true,
+        0x5ca1e,
+    );
+    ints::<u16>(&[(100, 2), (7, 5), (0, 1), (40000, 1)], false, 0x5ca1f);
+    ints::<i8>(&[(10, 2), (-3, -7), (127, -1), (5, 3)], true, 0x5ca20);
+    ints::<u8>(&[(10, 2), (7, 5), (200, 1)], false, 0x5ca21);
+
+    // bitround on the 16-bit floats: every code (NaNs, infinities, subnormals, the carry
+    // into the exponent) in a scrambled order.
+    let mut rng = Rng(0xb17_0016);
+    let mut codes: Vec<u64> = (0..1u64 << 16).collect();
+    for i in (1..codes.len()).rev() {
+        codes.swap(i, (rng.next() % (i as u64 + 1)) as usize);
+    }
+    let bf: Vec<half::bf16> = codes
+        .iter()
+        .map(|&b| half::bf16::from_bits(b as u16))
+        .collect();
+    let hf: Vec<half::f16> = codes
+        .iter()
+        .map(|&b| half::f16::from_bits(b as u16))
+        .collect();
+    for keepbits in [1, 2, 5, 6] {
+        codec_at_every_level(&BitRound::<half::bf16>::new(keepbits).unwrap(), &bf);
+        codec_at_every_level(&BitRound::<half::f16>::new(keepbits).unwrap(), &hf);
+    }
+}

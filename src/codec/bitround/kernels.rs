@@ -76,10 +76,32 @@ pub(crate) fn int_bitround(l: &IntLayout, bits: u64, keepbits: u32) -> u64 {
     (out as u64) & l.mask()
 }
 
+/// [`float_copy`] at the highest instruction-set level allowed: AVX-512 (twice the lanes of
+/// AVX2, 32 for the 16-bit floats, and the NaN test a compare into a mask register), AVX2
+/// or the baseline. Never inlined: each level's build exists once per word width, and the
+/// portable loop keeps its registers (inlined into the codec's dispatch, it spilled the
+/// source pointer: one more instruction per `f64`). Called once per slice.
+#[inline(never)]
+pub(crate) fn float_copy_at_level<W: Word>(src: &[W], dst: &mut [W], l: FloatLayout, k: u32) {
+    crate::arch::vectorized_wide(
+        #[inline(always)]
+        || float_copy(src, dst, l, k),
+    );
+}
+
+/// In-place form of [`float_copy_at_level`].
+#[inline(never)]
+pub(crate) fn float_in_place_at_level<W: Word>(data: &mut [W], l: FloatLayout, k: u32) {
+    crate::arch::vectorized_wide(
+        #[inline(always)]
+        || float_in_place(data, l, k),
+    );
+}
+
 /// The float kernel, its parameters passed by value (not read through a closure's captured
 /// references, which LLVM cannot prove distinct from `dst`).
 #[inline(always)]
-pub(crate) fn float_copy<W: Word>(src: &[W], dst: &mut [W], l: FloatLayout, k: u32) {
+fn float_copy<W: Word>(src: &[W], dst: &mut [W], l: FloatLayout, k: u32) {
     for (s, d) in src.iter().zip(dst.iter_mut()) {
         *d = bitround_word(&l, *s, k);
     }
@@ -87,7 +109,7 @@ pub(crate) fn float_copy<W: Word>(src: &[W], dst: &mut [W], l: FloatLayout, k: u
 
 /// In-place form of [`float_copy`].
 #[inline(always)]
-pub(crate) fn float_in_place<W: Word>(data: &mut [W], l: FloatLayout, k: u32) {
+fn float_in_place<W: Word>(data: &mut [W], l: FloatLayout, k: u32) {
     for x in data.iter_mut() {
         *x = bitround_word(&l, *x, k);
     }

@@ -3,8 +3,8 @@
 //! words. The hardware `f32`/`f64` maps, the small-integer kernel for integers of
 //! at most 16 bits (in `i32` or 16-bit lanes, with its modular inverse and factor range),
 //! and the element-by-element loops over the type's own checked arithmetic, which record
-//! the first failure instead of building a `Result` per element. The AVX2 twins they
-//! call are in `arch/` (the only `unsafe` layer).
+//! the first failure instead of building a `Result` per element. The AVX2 and AVX-512
+//! builds of them are made by `arch/` (the only `unsafe` layer).
 
 use crate::number::layout::IntLayout;
 use crate::number::storage::Word;
@@ -23,15 +23,17 @@ pub(crate) const SMALL_INT_CHUNK: usize = 1024;
 ///   the range of quotients (see the loop). Then `q + offset`.
 ///
 /// Each intermediate is range-checked as the type's own arithmetic requires. The encode is
-/// 8-lane AVX2 (`vpmulld`) for 8-bit types and 16-lane (`vpmullw`, the check moved onto
-/// `x`) for 16-bit ones, the decode 16-lane (`vpmullw`). `encode` picks the direction.
+/// in `i32` lanes (`vpmulld`) for 8-bit types and in 16-bit lanes (`vpmullw`, the check
+/// moved onto `x`) for 16-bit ones, the decode in 16-bit lanes (`vpmullw`): 8 or 16 lanes
+/// with AVX2, 16 or 32 with AVX-512, whose compares into mask registers also shorten the
+/// checks (see [`small_int_at_level`]). `encode` picks the direction.
 /// Returns whether every element succeeded (otherwise `dst` holds garbage).
 ///
 /// The caller gives an integer layout of 8 or 16 bits that fills the word `W` (so that
 /// extending a code to its value is a constant shift), with the offset and scale as `i32`
 /// (`codec::scale_offset`'s `small_int`).
 #[inline(always)]
-pub(crate) fn small_int_map<W: Word>(
+fn small_int_map<W: Word>(
     src: &[W],
     dst: &mut [W],
     l: IntLayout,
@@ -82,8 +84,8 @@ fn small_int_map_in<W: Word, const SIGNED: bool>(
             return src.is_empty() || dst.is_empty();
         }
         if W::BITS == 16 {
-            // 16-bit words in 16-bit lanes (16 per AVX2 vector, no widening to `i32` and
-            // packing back): `d = x - o` is in `[dlo, dhi]` exactly when `x` is in
+            // 16-bit words in 16-bit lanes (16 per AVX2 vector, 32 per AVX-512 one; no
+            // widening to `i32` and packing back): `d = x - o` is in `[dlo, dhi]` exactly when `x` is in
             // `[dlo + o, dhi + o]`, intersected with the type's range `x` is always in;
             // and the stored word is the low 16 bits of `(x - o) * s`, which are those of
             // `x * s - o * s`.
@@ -112,7 +114,7 @@ fn small_int_map_in<W: Word, const SIGNED: bool>(
         if s == 0 {
             return src.is_empty() || dst.is_empty();
         }
-        // The quotient by multiplication, in 16-bit lanes (16 per AVX2 vector; no
+        // The quotient by multiplication, in 16-bit lanes (16 or 32 per vector; no
         // conversion to `f32` and back). `s = ±2^t * d` with `d` odd, which has an
         // inverse `inv` modulo 2^16. For `v` a multiple of `s`, `q = (v >> t) * ±inv`
         // modulo 2^16 is `v / s` exactly. For any `v`, `q` is accepted only when
@@ -162,6 +164,27 @@ fn small_int_map_in<W: Word, const SIGNED: bool>(
         }
     }
     ok
+}
+
+/// [`small_int_map`] at the highest instruction-set level allowed (AVX-512, AVX2 or the
+/// baseline), for the copy and the in-place paths alike: one closure per storage word, so
+/// each level's build of the kernel exists once per word width (not per dtype, nor per
+/// caller), and never inlined, so that its portable build exists once too. Called once per
+/// slice (or per chunk of [`SMALL_INT_CHUNK`] elements in place), so the call costs nothing
+/// per element.
+#[inline(never)]
+pub(crate) fn small_int_at_level<W: Word>(
+    src: &[W],
+    dst: &mut [W],
+    l: IntLayout,
+    o: i32,
+    s: i32,
+    encode: bool,
+) -> bool {
+    crate::arch::vectorized_wide(
+        #[inline(always)]
+        || small_int_map(src, dst, l, o, s, encode),
+    )
 }
 
 /// The inverse of an odd `d` modulo 2^16: Newton's iteration `x <- x * (2 - d * x)`
@@ -281,10 +304,7 @@ pub(crate) fn small_int_in_place<W: Word>(
     for (k, chunk) in data.chunks_mut(SMALL_INT_CHUNK).enumerate() {
         let t = &mut tmp[..chunk.len()];
         t.copy_from_slice(chunk);
-        if !crate::arch::vectorized(
-            #[inline(always)]
-            || small_int_map(t, chunk, l, o, s, encode),
-        ) {
+        if !small_int_at_level(t, chunk, l, o, s, encode) {
             chunk.copy_from_slice(t);
             let start = k * SMALL_INT_CHUNK;
             return Some(start..start + chunk.len());
@@ -373,10 +393,7 @@ mod tests {
             for &o in offsets.iter().filter(|&&o| (lo..=hi).contains(&o)) {
                 for block in words[1..].chunks(997) {
                     let mut out = vec![0u16; block.len()];
-                    let ok = crate::arch::vectorized(
-                        #[inline(always)]
-                        || small_int_map(block, &mut out, l, o, s, true),
-                    );
+                    let ok = small_int_at_level(block, &mut out, l, o, s, true);
                     let mut want_ok = true;
                     for (&x, &y) in block.iter().zip(&out) {
                         let d = value(x) - o;
