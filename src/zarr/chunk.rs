@@ -330,10 +330,12 @@ impl Layout<'_> {
         self.region == self.chunk && self.order == MemoryOrder::C
     }
 
-    /// For each run of elements that are consecutive both in the region (C order) and in
-    /// the chunk's memory order, `f(region_index, chunk_index, len)`, in elements. `false`
-    /// (and no call) when the region does not fit in the chunk or the counts overflow.
-    fn runs(&self, f: &mut dyn FnMut(usize, usize, usize)) -> bool {
+    /// For each row of the region (its last axis, consecutive in C order), `f(region_index,
+    /// chunk_index, len, step)`, in elements: the row's element `j` sits at
+    /// `chunk_index + j * step` in the chunk's memory order (`step` is 1 in C order, and the
+    /// product of the chunk's other axes' lengths in F order). `false` (and no call) when
+    /// the region does not fit in the chunk or the counts overflow.
+    fn runs(&self, f: &mut dyn FnMut(usize, usize, usize, usize)) -> bool {
         let nd = self.chunk.len();
         if self.region.len() != nd || self.region.iter().zip(self.chunk).any(|(r, c)| r > c) {
             return false;
@@ -354,7 +356,7 @@ impl Layout<'_> {
             acc = next;
         }
         let Some(last) = nd.checked_sub(1) else {
-            f(0, 0, 1);
+            f(0, 0, 1, 1);
             return true;
         };
         if self.region.contains(&0) {
@@ -364,13 +366,7 @@ impl Layout<'_> {
         let mut index = vec![0usize; last];
         let (mut from, mut to) = (0usize, 0usize);
         loop {
-            if step == 1 {
-                f(from, to, inner);
-            } else {
-                for j in 0..inner {
-                    f(from + j, to + j * step, 1);
-                }
-            }
+            f(from, to, inner, step);
             from += inner;
             // The next row: the odometer over the outer axes, the last of them fastest.
             let mut d = last;
@@ -406,9 +402,9 @@ impl Layout<'_> {
             return None;
         }
         let mut out = fill.repeat(self.bytes_of(self.chunk)? / unit.max(1));
-        self.runs(&mut |from, to, len| {
-            out[to * unit..(to + len) * unit]
-                .copy_from_slice(&region[from * unit..(from + len) * unit]);
+        self.runs(&mut |from, to, len, step| {
+            let row = &region[from * unit..(from + len) * unit];
+            scatter(unit, step, row, &mut out[to * unit..]);
         })
         .then_some(out)
     }
@@ -421,11 +417,83 @@ impl Layout<'_> {
             return None;
         }
         let mut out = vec![0u8; self.bytes_of(self.region)?];
-        self.runs(&mut |from, to, len| {
-            out[from * unit..(from + len) * unit]
-                .copy_from_slice(&stored[to * unit..(to + len) * unit]);
+        self.runs(&mut |from, to, len, step| {
+            let row = &mut out[from * unit..(from + len) * unit];
+            gather(unit, step, &stored[to * unit..], row);
         })
         .then_some(out)
+    }
+}
+
+/// Each `unit`-byte element of `row` to every `step`-th element of `chunk` from its first
+/// (`chunk` holds at least that many): a region's row laid out in the chunk. One copy when
+/// `step` is 1; else (F order) element by element, in a loop built per common element
+/// width, so that each element is one load and one store, without a call per element.
+fn scatter(unit: usize, step: usize, row: &[u8], chunk: &mut [u8]) {
+    if step == 1 || unit == 0 {
+        chunk[..row.len()].copy_from_slice(row);
+        return;
+    }
+    fn each<const U: usize>(row: &[u8], chunk: &mut [u8], stride: usize) {
+        // Whole pieces of `stride >= U` bytes: the compiler drops the bounds check per
+        // element. The row's last element may be in the partial piece after them.
+        if stride < U {
+            return;
+        }
+        let (mut pieces, mut elements) = (chunk.chunks_exact_mut(stride), row.chunks_exact(U));
+        for (d, s) in (&mut pieces).zip(&mut elements) {
+            d[..U].copy_from_slice(s);
+        }
+        if let Some(s) = elements.next() {
+            pieces.into_remainder()[..U].copy_from_slice(s);
+        }
+    }
+    let stride = step * unit;
+    match unit {
+        1 => each::<1>(row, chunk, stride),
+        2 => each::<2>(row, chunk, stride),
+        4 => each::<4>(row, chunk, stride),
+        8 => each::<8>(row, chunk, stride),
+        16 => each::<16>(row, chunk, stride),
+        _ => {
+            for (d, s) in chunk.chunks_mut(stride).zip(row.chunks_exact(unit)) {
+                d[..unit].copy_from_slice(s);
+            }
+        }
+    }
+}
+
+/// [`scatter`]'s inverse: every `step`-th element of `chunk` from its first into `row`.
+fn gather(unit: usize, step: usize, chunk: &[u8], row: &mut [u8]) {
+    if step == 1 || unit == 0 {
+        row.copy_from_slice(&chunk[..row.len()]);
+        return;
+    }
+    fn each<const U: usize>(chunk: &[u8], row: &mut [u8], stride: usize) {
+        // As in `scatter`.
+        if stride < U {
+            return;
+        }
+        let (mut pieces, mut elements) = (chunk.chunks_exact(stride), row.chunks_exact_mut(U));
+        for (s, d) in (&mut pieces).zip(&mut elements) {
+            d.copy_from_slice(&s[..U]);
+        }
+        if let Some(d) = elements.next() {
+            d.copy_from_slice(&pieces.remainder()[..U]);
+        }
+    }
+    let stride = step * unit;
+    match unit {
+        1 => each::<1>(chunk, row, stride),
+        2 => each::<2>(chunk, row, stride),
+        4 => each::<4>(chunk, row, stride),
+        8 => each::<8>(chunk, row, stride),
+        16 => each::<16>(chunk, row, stride),
+        _ => {
+            for (s, d) in chunk.chunks(stride).zip(row.chunks_exact_mut(unit)) {
+                d.copy_from_slice(&s[..unit]);
+            }
+        }
     }
 }
 
@@ -489,7 +557,7 @@ mod tests {
             (&[3, 2], &[0, 2]),
         ];
         for &(chunk, region) in cases {
-            for unit in [1, 2, 8, 16] {
+            for unit in [1, 2, 3, 4, 8, 16] {
                 for order in [MemoryOrder::C, MemoryOrder::F] {
                     let l = Layout {
                         unit,
