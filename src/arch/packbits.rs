@@ -7,9 +7,10 @@
 //! bit first. Every function takes the bulk of the slices, a whole number of vector steps,
 //! and returns the count of codes it did: with AVX-512 (see [`has_avx512`]) a multiple of
 //! 64, 32 or 16 codes (one-, two-, four-byte words; 32 when decoding one-byte words), with
-//! AVX2 only a multiple of 32 one-byte or 16 wider codes where the `avx2` twins cover the
-//! width, else 0. A step ends on a byte boundary of the stream (64 one-byte codes are `8b`
-//! bytes, 32 codes `4b` bytes, 16 codes `2b` bytes), so the portable kernel goes on from
+//! AVX2 only a multiple of 32 one-byte or 16 wider codes (8 four-byte codes of 17 to 31
+//! bits) where the `avx2` twins cover the width, else 0. A step ends on a byte boundary of
+//! the stream (64 one-byte codes are `8b` bytes, 32 codes `4b` bytes, 16 codes `2b` bytes,
+//! 8 codes `b` bytes), so the portable kernel goes on from
 //! there. The results are those of the portable kernels, bit for bit: the same fields, the
 //! same sign extension, nothing else written.
 //!
@@ -108,7 +109,8 @@ pub(crate) fn pack_u16(src: &[u16], p: Fields, out: &mut [u8]) -> usize {
     0
 }
 
-/// [`pack_u8`] for four-byte words: a multiple of 16 codes.
+/// [`pack_u8`] for four-byte words: a multiple of 16 codes (of 8 with AVX2 for fields of 17
+/// to 31 bits).
 pub(crate) fn pack_u32(src: &[u32], p: Fields, out: &mut [u8]) -> usize {
     #[cfg(target_arch = "x86_64")]
     if super::has_avx512() && p.f + p.b <= 32 {
@@ -119,6 +121,11 @@ pub(crate) fn pack_u32(src: &[u32], p: Fields, out: &mut [u8]) -> usize {
     if super::has_avx2() && p.b <= 16 && p.f + p.b <= 32 {
         // SAFETY: the CPU has AVX2 (checked just above).
         return unsafe { avx2::pack_wide::<4>(words_as_bytes(src), p, out) };
+    }
+    #[cfg(target_arch = "x86_64")]
+    if super::has_avx2() && (17..32).contains(&p.b) && p.f + p.b <= 32 {
+        // SAFETY: the CPU has AVX2 (checked just above).
+        return unsafe { avx2::pack_wide_fields(words_as_bytes(src), p, out) };
     }
     let _ = (src, p, out);
     0
@@ -140,7 +147,8 @@ pub(crate) fn unpack_u16(src: &[u8], p: Fields, out: &mut [u16]) -> usize {
     0
 }
 
-/// [`unpack_u8`] for four-byte words: a multiple of 16 codes.
+/// [`unpack_u8`] for four-byte words: a multiple of 16 codes (of 8 with AVX2 for fields of
+/// 17 to 31 bits).
 pub(crate) fn unpack_u32(src: &[u8], p: Fields, out: &mut [u32]) -> usize {
     #[cfg(target_arch = "x86_64")]
     if super::has_avx512() && p.f + p.b <= p.n && p.n <= 32 {
@@ -151,6 +159,11 @@ pub(crate) fn unpack_u32(src: &[u8], p: Fields, out: &mut [u32]) -> usize {
     if super::has_avx2() && p.b <= 16 && p.f + p.b <= p.n && p.n <= 32 {
         // SAFETY: the CPU has AVX2 (checked just above).
         return unsafe { avx2::unpack_wide::<4>(src, p, words_as_bytes_mut(out)) } / 4;
+    }
+    #[cfg(target_arch = "x86_64")]
+    if super::has_avx2() && (17..32).contains(&p.b) && p.f + p.b <= p.n && p.n <= 32 {
+        // SAFETY: the CPU has AVX2 (checked just above).
+        return unsafe { avx2::unpack_wide_fields(src, p, words_as_bytes_mut(out)) } / 4;
     }
     let _ = (src, p, out);
     0

@@ -1,6 +1,7 @@
 //! packbits' AVX2 twins, for CPUs without AVX-512 (or capped below it): one-byte words with
-//! fields of `b <= 8` bits, two- and four-byte words with fields of `b <= 16` bits (wider
-//! fields in four-byte words stay with the portable kernels below AVX-512).
+//! fields of `b <= 8` bits, two- and four-byte words with fields of `b <= 16` bits, and
+//! four-byte words with fields of 17 to 31 bits (whole 32-bit words are the `bytes` codec's
+//! copy).
 //!
 //! AVX2 has no byte permute across the two 128-bit halves of a vector, no variable 16-bit
 //! shift and no multishift, so each half is a stream of its own: a step of 32 one-byte codes
@@ -28,6 +29,10 @@
 //!   shifted to their bit offset in their first byte (`vpsllvd`); each output byte ORs the
 //!   bytes of the codes that cover it, gathered by `vpshufb` from the two vectors (one
 //!   gather each for `b >= 8`, up to four for narrower fields).
+//! - Fields of 17 to 31 bits: a step is 8 codes, `b` bytes of stream, within one 32-byte
+//!   vector; each code (at most five bytes once shifted to its bit offset) has a 64-bit
+//!   lane, and `vpermq` swaps the halves of each vector so that `vpshufb` finds every code
+//!   in both halves (see `pack_wide_fields`, `unpack_wide_fields`).
 //! - Wider words, decoding: `vpshufb` gathers each code's first four stream bytes into a
 //!   32-bit lane, even codes in one vector, odd in another, cut at the bit offset by
 //!   `vpsrlvd` and `vpsllvd`, and the two halves of each 32-bit lane joined; four-byte words
@@ -702,4 +707,152 @@ pub(super) unsafe fn unpack_wide<const W: usize>(src: &[u8], p: Fields, out: &mu
         put(g, cut(x, tables[1]), out);
     }
     size * steps
+}
+
+/// The byte tables of the four-byte kernels for fields of 17 to 31 bits: a step is 8 codes,
+/// `b` bytes of stream, code `j` from bit `s_j = j*b % 8` of byte `j*b / 8`, five bytes at
+/// most (`s_j + b <= 38`). Even codes sit in one vector's 64-bit lanes, odd codes in
+/// another's, each also with its 128-bit halves swapped, so that every code is in each
+/// half of one of the four.
+struct WideFieldTables {
+    /// Per 64-bit lane: the bit offsets of the even codes and of the odd ones.
+    shift: [[u64; 4]; 2],
+    /// Encoding: the `vpshufb` index of each output byte into the even vector, the even
+    /// one swapped, the odd one and the odd one swapped (0x80: not from that vector).
+    gather: [[u8; 32]; 4],
+    /// Decoding: for codes 0-3 and 4-7 (one per 64-bit lane), the `vpshufb` index of each
+    /// of the code's bytes into the step and into the step with its halves swapped.
+    spread: [[[u8; 32]; 2]; 2],
+}
+
+impl WideFieldTables {
+    fn new(b: u32) -> WideFieldTables {
+        let b = b as usize;
+        let mut t = WideFieldTables {
+            shift: [[0; 4]; 2],
+            gather: [[0x80; 32]; 4],
+            spread: [[[0x80; 32]; 2]; 2],
+        };
+        for j in 0..8 {
+            let (parity, lane) = (j % 2, j / 2);
+            let (st, s) = (j * b / 8, j * b % 8);
+            t.shift[parity][lane] = s as u64;
+            // Output byte `st + k` (below `b <= 31`) is byte `k` of the shifted code, in
+            // the half of the vector that holds the code there (lanes 0 and 1 are the low
+            // half). Codes of one parity are at least 34 bits apart: no byte has two.
+            for k in 0..=(s + b - 1) / 8 {
+                let m = st + k;
+                let swapped = usize::from(lane / 2 != m / 16);
+                t.gather[2 * parity + swapped][m] = (8 * (lane % 2) + k) as u8;
+                // Decoding: byte `k` of lane `j % 4` of the vector of codes `j / 4` is
+                // stream byte `m`, in the step's half `m / 16`.
+                let at = 8 * (j % 4) + k;
+                let swapped = usize::from(at / 16 != m / 16);
+                t.spread[j / 4][swapped][at] = (m % 16) as u8;
+            }
+        }
+        t
+    }
+}
+
+/// [`super::pack_u32`] for fields of 17 to 31 bits with AVX2 (`words`: the words'
+/// little-endian bytes): the count of codes done, a multiple of 8. A step of 8 codes cuts
+/// them to their fields, splits the even and the odd ones into 64-bit lanes shifted to
+/// their bit offsets (`vpsllvq`), swaps each vector's halves (`vpermq`), and ORs four
+/// `vpshufb` gathers into the step's `b` bytes, stored as 32 (the bytes past the step
+/// are zero, written again by the next store or by the portable tail).
+///
+/// # Safety
+/// The CPU must have AVX2; `17 <= p.b <= 31` and `p.f + p.b <= 32`.
+#[target_feature(enable = "avx2")]
+pub(super) unsafe fn pack_wide_fields(words: &[u8], p: Fields, out: &mut [u8]) -> usize {
+    let t = WideFieldTables::new(p.b);
+    let g = t.gather.map(|x| {
+        // SAFETY: `x` is 32 bytes.
+        unsafe { _mm256_loadu_si256(x.as_ptr().cast()) }
+    });
+    let lanes =
+        |s: [u64; 4]| _mm256_setr_epi64x(s[0] as i64, s[1] as i64, s[2] as i64, s[3] as i64);
+    let (se, so) = (lanes(t.shift[0]), lanes(t.shift[1]));
+    let mask = _mm256_set1_epi32(low(p.b) as u32 as i32);
+    let even = _mm256_set1_epi64x(0xffff_ffff);
+    let f = count(p.f);
+    let step = p.b as usize;
+    let steps = fit(words.len(), 32, 32).min(fit(out.len(), 32, step));
+    for i in 0..steps {
+        // SAFETY: bytes `32i..32i + 32` are in `words` (`i < steps`).
+        let x = unsafe { _mm256_loadu_si256(words.as_ptr().add(32 * i).cast()) };
+        let x = _mm256_and_si256(_mm256_srl_epi32(x, f), mask);
+        let e = _mm256_sllv_epi64(_mm256_and_si256(x, even), se);
+        let o = _mm256_sllv_epi64(_mm256_srli_epi64::<32>(x), so);
+        let (e2, o2) = (
+            _mm256_permute4x64_epi64::<0b01_00_11_10>(e),
+            _mm256_permute4x64_epi64::<0b01_00_11_10>(o),
+        );
+        let y = _mm256_or_si256(
+            _mm256_or_si256(_mm256_shuffle_epi8(e, g[0]), _mm256_shuffle_epi8(e2, g[1])),
+            _mm256_or_si256(_mm256_shuffle_epi8(o, g[2]), _mm256_shuffle_epi8(o2, g[3])),
+        );
+        // SAFETY: bytes `i*step..i*step + 32` are in `out` (`i < steps`).
+        unsafe { _mm256_storeu_si256(out.as_mut_ptr().add(i * step).cast(), y) };
+    }
+    8 * steps
+}
+
+/// [`super::unpack_u32`] for fields of 17 to 31 bits with AVX2, into the words'
+/// little-endian bytes `out`: the count of **bytes** written, a multiple of 32. A step
+/// loads its `b` bytes as 32 (and again with the halves swapped, `vpermq`), gathers each
+/// code's bytes into a 64-bit lane (`vpshufb` from both, codes 0-3 in one vector and 4-7 in
+/// another), cuts the fields at their bit offsets (`vpsrlvq`), and joins the two vectors'
+/// low halves of the lanes (`vpsllq`, `vpermd`) before the shift to `f` and the sign
+/// extension.
+///
+/// # Safety
+/// The CPU must have AVX2; `17 <= p.b <= 31` and `p.f + p.b <= p.n <= 32`.
+#[target_feature(enable = "avx2")]
+pub(super) unsafe fn unpack_wide_fields(src: &[u8], p: Fields, out: &mut [u8]) -> usize {
+    let t = WideFieldTables::new(p.b);
+    let spread = t.spread.map(|v| {
+        v.map(|x| {
+            // SAFETY: `x` is 32 bytes.
+            unsafe { _mm256_loadu_si256(x.as_ptr().cast()) }
+        })
+    });
+    let lanes =
+        |s: [u64; 4]| _mm256_setr_epi64x(s[0] as i64, s[1] as i64, s[2] as i64, s[3] as i64);
+    let s = [
+        lanes([t.shift[0][0], t.shift[1][0], t.shift[0][1], t.shift[1][1]]),
+        lanes([t.shift[0][2], t.shift[1][2], t.shift[0][3], t.shift[1][3]]),
+    ];
+    let mask = _mm256_set1_epi64x(low(p.b) as i64);
+    let order = _mm256_setr_epi32(0, 2, 4, 6, 1, 3, 5, 7);
+    let top = p.f + p.b - 1;
+    let sign = _mm256_set1_epi32((1u64 << top) as u32 as i32);
+    let keep = _mm256_set1_epi32(low(p.n) as u32 as i32);
+    let (extend, f) = (p.extends(), count(p.f));
+    let step = p.b as usize;
+    let steps = (out.len() / 32).min(fit(src.len(), 32, step));
+    for i in 0..steps {
+        // SAFETY: bytes `i*step..i*step + 32` are in `src` (`i < steps`).
+        let x = unsafe { _mm256_loadu_si256(src.as_ptr().add(i * step).cast()) };
+        let x2 = _mm256_permute4x64_epi64::<0b01_00_11_10>(x);
+        let cut = |h: usize| {
+            let v = _mm256_or_si256(
+                _mm256_shuffle_epi8(x, spread[h][0]),
+                _mm256_shuffle_epi8(x2, spread[h][1]),
+            );
+            _mm256_and_si256(_mm256_srlv_epi64(v, s[h]), mask)
+        };
+        // Lane `k` holds codes `k` and `k + 4`; `vpermd` puts them in order.
+        let v = _mm256_or_si256(cut(0), _mm256_slli_epi64::<32>(cut(1)));
+        let mut y = _mm256_sll_epi32(_mm256_permutevar8x32_epi32(v, order), f);
+        if extend {
+            // `(y ^ s) - s` sets the bits above a field whose top bit is set.
+            let t = _mm256_xor_si256(y, sign);
+            y = _mm256_and_si256(_mm256_sub_epi32(t, sign), keep);
+        }
+        // SAFETY: bytes `32i..32i + 32` are in `out` (`i < out.len() / 32`).
+        unsafe { _mm256_storeu_si256(out.as_mut_ptr().add(32 * i).cast(), y) };
+    }
+    32 * steps
 }
