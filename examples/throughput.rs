@@ -592,7 +592,19 @@ fn builders(threads: usize) -> Vec<Builder> {
     let mut b: Vec<Builder> = Vec::new();
 
     // --- packbits (issue 25) ----------------------------------------------------------
-    let packbits_cases: [(&str, zquant::DTypeId, &str, u32); 6] = [
+    let packbits_cases: [(&str, zquant::DTypeId, &str, u32); 8] = [
+        (
+            "uint32 bits 0..=22",
+            zquant::DTypeId::UInt32,
+            "{\"last_bit\": 22}",
+            23,
+        ),
+        (
+            "int32 bits 3..=27",
+            zquant::DTypeId::Int32,
+            "{\"first_bit\": 3, \"last_bit\": 27}",
+            25,
+        ),
         ("uint4", zquant::DTypeId::UInt4, "{}", 4),
         ("int4", zquant::DTypeId::Int4, "{}", 4),
         ("float4_e2m1fn", zquant::DTypeId::Float4E2M1Fn, "{}", 4),
@@ -642,6 +654,42 @@ fn builders(threads: usize) -> Vec<Builder> {
         add(&mut b, name, move |name, u| {
             let src = data::scaled(u, 0.0, 255.0);
             cast_case::<f64, u8>(name, src, cast_config("uint8", rounding, oor), false)
+        });
+    }
+    for (name, rounding, oor) in [
+        (
+            "cast_value/f64->u8/nearest-away/clamp+scalar_map",
+            "nearest-away",
+            "clamp",
+        ),
+        (
+            "cast_value/f64->u8/towards-zero/clamp+scalar_map",
+            "towards-zero",
+            "clamp",
+        ),
+        (
+            "cast_value/f64->u8/towards-zero/clamp",
+            "towards-zero",
+            "clamp",
+        ),
+        (
+            "cast_value/f64->u8/towards-zero/wrap+scalar_map",
+            "towards-zero",
+            "wrap",
+        ),
+    ] {
+        add(&mut b, name, move |name, u| {
+            let src = data::with_nans(data::scaled(u, 0.0, 255.0), 1000, 7);
+            let mut config = cast_config("uint8", rounding, Some(oor));
+            if name.ends_with("scalar_map") {
+                config["scalar_map"] = json!({"encode": [["NaN", 0]], "decode": [[0, "NaN"]]});
+                let mut c = cast_case::<f64, u8>(name, src, config, false)?;
+                c.note = "scalar_map {NaN: 0}; 0.1% NaN";
+                Ok(c)
+            } else {
+                let src = data::scaled(u, 0.0, 255.0);
+                cast_case::<f64, u8>(name, src, config, false)
+            }
         });
     }
     add(
