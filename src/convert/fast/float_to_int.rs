@@ -524,7 +524,7 @@ impl Affine {
     /// `(x - 0) * 1`, which is `x` for every `x` (signed zeros and ±Inf too; a NaN stays a
     /// NaN), in words of `SW`: the value of a plain cast as an affine step, so that plain
     /// casts share the fused chain's general loops ([`float_to_narrow_int`]).
-    fn identity<SW: Word>() -> Affine {
+    pub(super) fn identity<SW: Word>() -> Affine {
         if SW::BITS == 64 {
             Affine {
                 offset: 0.0f64.to_bits(),
@@ -922,7 +922,7 @@ mod every_level_tests {
     /// Every level's kernel (the baseline twin included) against the reference path: the
     /// elements it reports done are the reference's, for every rounding mode and rule,
     /// without and with a `scalar_map` whose only key is NaN.
-    fn check<SW: Word, DW: Word>(layouts: &[IntLayout]) {
+    fn check<SW: super::super::Src, DW: super::super::Dst>(layouts: &[IntLayout]) {
         let sf = if SW::BITS == 64 {
             <f64 as crate::dtype::Real>::FORMAT
         } else {
@@ -990,28 +990,15 @@ mod every_level_tests {
                         }
                         let opts = CastOptions::new(mode, oor);
                         let mut got = vec![DW::from_u64(0); src.len()];
+                        // Through the entry points the conversions call (`Src`), which
+                        // choose the loop: at the AVX-512 level nearest-even without a map
+                        // is the fused chain's loop on the identity affine step.
                         let done = with_max_isa(isa, || {
-                            if l.bits > 32 {
-                                // No map for these targets: the map's value is not used.
-                                float_to_int::<SW, DW>(src, &mut got, opts, l)
-                            } else if nan_map {
-                                float_to_narrow_int::<SW, DW, true, false>(
-                                    src,
-                                    &mut got,
-                                    opts,
-                                    l,
-                                    as_f64::<SW>,
-                                    nan_code,
-                                )
+                            if nan_map && l.bits <= 32 {
+                                SW::float_to_int_nan(src, &mut got, opts, l, nan_code)
                             } else {
-                                float_to_narrow_int::<SW, DW, false, false>(
-                                    src,
-                                    &mut got,
-                                    opts,
-                                    l,
-                                    as_f64::<SW>,
-                                    0,
-                                )
+                                // No map for 64-bit targets: the map's value is not used.
+                                SW::float_to_int(src, &mut got, opts, l)
                             }
                         });
                         let mut want = vec![DW::from_u64(0); done];
