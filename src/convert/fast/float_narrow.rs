@@ -43,15 +43,20 @@ fn nearest_even<SW: Word, DW: Word>(
     crate::convert::narrow::nearest_even(src, dst, oor, l, plan)
 }
 
+/// [`f64_to_f32`] by blocks, with an AVX-512 build beside the AVX2 one: 8 conversions per
+/// `vcvtpd2ps` instead of 4 for one more small loop (the only instance is `f64` words into
+/// `f32` words), as the cast reads 8 bytes an element and is bound by its instructions
+/// whenever the reads are fast.
 #[inline(always)]
 pub(super) fn f64_to_f32_blocks<SW: Word, DW: Word>(
     src: &[SW],
     dst: &mut [DW],
     clamp: bool,
 ) -> usize {
-    crate::arch::vectorized(
+    crate::arch::vectorized_wide_or(
+        (src, dst),
         #[inline(always)]
-        move || {
+        move |(src, dst): (&[SW], &mut [DW])| {
             by_blocks(
                 src,
                 dst,
@@ -59,6 +64,7 @@ pub(super) fn f64_to_f32_blocks<SW: Word, DW: Word>(
                 |s, d| f64_to_f32(s, d, clamp),
             )
         },
+        move |(src, dst): (&[SW], &mut [DW])| by_blocks(src, dst, |s, d| f64_to_f32(s, d, clamp)),
     )
 }
 
@@ -163,6 +169,38 @@ mod tests {
                         if clean && oor == OutOfRange::Clamp {
                             assert_eq!(done, src.len(), "{ctx}");
                         }
+                    }
+                }
+            }
+        }
+    }
+
+    /// `f64 -> f32` by its own kernel ([`f64_to_f32_blocks`], the cast's fast path for
+    /// nearest-even) at every level, under clamp and error, against the reference path.
+    #[test]
+    fn f64_to_f32_every_level_matches_the_reference() {
+        for isa in Isa::available() {
+            for clean in [true, false] {
+                let words = sources::<u64>(1501, clean);
+                let src = &words[1..];
+                for oor in [OutOfRange::Clamp, OutOfRange::Error] {
+                    let clamp = oor == OutOfRange::Clamp;
+                    let mut got = vec![0u32; src.len()];
+                    let done = with_max_isa(isa, || f64_to_f32_blocks(src, &mut got, clamp));
+                    let mut want = vec![0u32; done];
+                    let ok = reference_words(
+                        &src[..done],
+                        &mut want,
+                        f64::FORMAT,
+                        f32::FORMAT,
+                        crate::number::CastOptions::new(Rounding::NearestEven, oor),
+                        None,
+                    );
+                    let ctx = format!("{isa:?} {oor:?} {clean}");
+                    assert!(ok.is_ok(), "{ctx}: accepted a failing element");
+                    assert!(got[..done] == want[..], "{ctx}");
+                    if clean || clamp {
+                        assert_eq!(done, src.len(), "{ctx}");
                     }
                 }
             }

@@ -142,7 +142,9 @@ fn float_to_int_in<SW: Word, DW: Word, const MODE: u8>(
 /// Nearest-even, the default, has a loop of its own per out-of-range rule at each level,
 /// the rounding a constant (with a `match` on the mode per element LLVM keeps the loop
 /// scalar). With `WIDE` (the fused `scale_offset -> cast_value` loop only, so that the
-/// plain casts are not compiled a third time) it is also built for AVX-512
+/// plain casts are not compiled a third time: at the AVX-512 level a plain nearest-even
+/// cast without a map runs this build on the identity affine step, `Src::float_to_int`)
+/// it is also built for AVX-512
 /// (`arch::vectorized_wide_or`), where LLVM converts 8 `f64` per instruction and narrows
 /// by `vpmovdb`: the fused `f64 -> u8` chain on a cached input (128Ki elements) ran at
 /// 40.5 GB/s against 33.1 with AVX2 (minima of 301 runs, three alternations, load 7).
@@ -524,7 +526,7 @@ impl Affine {
     /// `(x - 0) * 1`, which is `x` for every `x` (signed zeros and ±Inf too; a NaN stays a
     /// NaN), in words of `SW`: the value of a plain cast as an affine step, so that plain
     /// casts share the fused chain's general loops ([`float_to_narrow_int`]).
-    fn identity<SW: Word>() -> Affine {
+    pub(super) fn identity<SW: Word>() -> Affine {
         if SW::BITS == 64 {
             Affine {
                 offset: 0.0f64.to_bits(),
@@ -922,7 +924,7 @@ mod every_level_tests {
     /// Every level's kernel (the baseline twin included) against the reference path: the
     /// elements it reports done are the reference's, for every rounding mode and rule,
     /// without and with a `scalar_map` whose only key is NaN.
-    fn check<SW: Word, DW: Word>(layouts: &[IntLayout]) {
+    fn check<SW: super::super::Src, DW: super::super::Dst>(layouts: &[IntLayout]) {
         let sf = if SW::BITS == 64 {
             <f64 as crate::dtype::Real>::FORMAT
         } else {
@@ -990,28 +992,15 @@ mod every_level_tests {
                         }
                         let opts = CastOptions::new(mode, oor);
                         let mut got = vec![DW::from_u64(0); src.len()];
+                        // Through the entry points the conversions call (`Src`), which
+                        // choose the loop: at the AVX-512 level nearest-even without a map
+                        // is the fused chain's loop on the identity affine step.
                         let done = with_max_isa(isa, || {
-                            if l.bits > 32 {
-                                // No map for these targets: the map's value is not used.
-                                float_to_int::<SW, DW>(src, &mut got, opts, l)
-                            } else if nan_map {
-                                float_to_narrow_int::<SW, DW, true, false>(
-                                    src,
-                                    &mut got,
-                                    opts,
-                                    l,
-                                    as_f64::<SW>,
-                                    nan_code,
-                                )
+                            if nan_map && l.bits <= 32 {
+                                SW::float_to_int_nan(src, &mut got, opts, l, nan_code)
                             } else {
-                                float_to_narrow_int::<SW, DW, false, false>(
-                                    src,
-                                    &mut got,
-                                    opts,
-                                    l,
-                                    as_f64::<SW>,
-                                    0,
-                                )
+                                // No map for 64-bit targets: the map's value is not used.
+                                SW::float_to_int(src, &mut got, opts, l)
                             }
                         });
                         let mut want = vec![DW::from_u64(0); done];
