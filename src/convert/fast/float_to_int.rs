@@ -271,9 +271,11 @@ fn f2i_baseline<SW: Word, DW: Word, const NAN_MAP: bool>(
 }
 
 /// [`float_to_narrow_int`] for the rounding modes and rules without a loop of their own
-/// (every mode but nearest-even): with AVX2, one loop per out-of-range rule whose rounding
-/// is [`Directed`] (the mode as loop invariants around one `vroundpd`), else
-/// [`f2i_portable`]. A `scalar_map` `{NaN: v}` is a loop invariant too, `nan_value`: `v`,
+/// (every mode but nearest-even): with AVX2 and again with AVX-512, one loop per
+/// out-of-range rule whose rounding is [`Directed`] (the mode as loop invariants around one
+/// rounding instruction), else [`f2i_portable`]. The AVX-512 build (about 26 KB in all)
+/// takes `f64 -> u8` towards-zero under clamp from 2.1-2.2 to 1.7-1.8 ms for 4M elements
+/// (minima, alternated): compute-bound at AVX2, it ran at 0.66-0.85 of a copy. A `scalar_map` `{NaN: v}` is a loop invariant too, `nan_value`: `v`,
 /// or NaN without a map (a NaN then stays a NaN, and its block is declined). So a map costs
 /// no loops of its own (three more per width pair, about 18 KB): a compare and a select per
 /// vector, in the loops without a map as well (`f64 -> u8` towards-zero under clamp, map
@@ -303,7 +305,7 @@ fn f2i_general<SW: Word, DW: Word>(
         return portable((src, dst));
     };
     let oor = opts.out_of_range;
-    crate::arch::vectorized_or(
+    crate::arch::vectorized_wide_or(
         (src, dst),
         #[inline(always)]
         move |(src, dst): (&[SW], &mut [DW])| {
