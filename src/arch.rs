@@ -74,7 +74,7 @@ pub(crate) use stream::Region;
 #[cfg(test)]
 pub(crate) use stream::STREAM_MIN;
 pub(crate) use stream::{
-    i32_to_f32_streamed, lookup_bytes, quantize_f32_streamed, stream_fence, streams,
+    i32_to_f32_streamed, lookup_bytes, quantize_f32_streamed, stream_fence, streams, through_l1,
 };
 pub(crate) use wide::vectorized_wide;
 pub(crate) use widen::{WidenPlan, widen_bytes_to_f32};
