@@ -301,27 +301,26 @@ mod kernels {
     pub(super) unsafe fn copy_streamed(from: *const u8, to: *mut u8, vectors: usize) {
         // SAFETY: every access is a 32-byte vector at `32 * k`, `k < vectors`: within both
         // ranges, and aligned as `vmovdqa` and `vmovntdq` require (the caller's guarantee).
+        // Pointers stepped to an end (not an index) keep the loop at one add per side.
         unsafe {
-            let (from, to) = (from.cast::<__m256i>(), to.cast::<__m256i>());
-            let mut k = 0;
-            while k + 4 <= vectors {
-                let (a, b) = (
-                    _mm256_load_si256(from.add(k)),
-                    _mm256_load_si256(from.add(k + 1)),
-                );
+            let (mut from, mut to) = (from.cast::<__m256i>(), to.cast::<__m256i>());
+            let end = to.add(vectors);
+            let quads = to.add(vectors & !3);
+            while to < quads {
+                let (a, b) = (_mm256_load_si256(from), _mm256_load_si256(from.add(1)));
                 let (c, d) = (
-                    _mm256_load_si256(from.add(k + 2)),
-                    _mm256_load_si256(from.add(k + 3)),
+                    _mm256_load_si256(from.add(2)),
+                    _mm256_load_si256(from.add(3)),
                 );
-                _mm256_stream_si256(to.add(k), a);
-                _mm256_stream_si256(to.add(k + 1), b);
-                _mm256_stream_si256(to.add(k + 2), c);
-                _mm256_stream_si256(to.add(k + 3), d);
-                k += 4;
+                _mm256_stream_si256(to, a);
+                _mm256_stream_si256(to.add(1), b);
+                _mm256_stream_si256(to.add(2), c);
+                _mm256_stream_si256(to.add(3), d);
+                (from, to) = (from.add(4), to.add(4));
             }
-            while k < vectors {
-                _mm256_stream_si256(to.add(k), _mm256_load_si256(from.add(k)));
-                k += 1;
+            while to < end {
+                _mm256_stream_si256(to, _mm256_load_si256(from));
+                (from, to) = (from.add(1), to.add(1));
             }
         }
     }
