@@ -203,7 +203,7 @@ fn blocks<S, W: crate::number::storage::Word>(
     for (s, d) in src.chunks(per).zip(dst.chunks_mut(per)) {
         let b = &mut words[..d.len()];
         kernel(s, b);
-        let whole = d.len() * size / 32 * 32 / size;
+        let whole = std::mem::size_of_val(d) / 32 * 32 / size;
         // SAFETY: AVX2 (the caller checked it). `b` starts at the 64-byte aligned buffer;
         // `d` at `dst`'s first 32-byte boundary plus a multiple of `BLOCK_BYTES` (32-byte
         // aligned); both hold `whole * size` bytes, a multiple of 32.
