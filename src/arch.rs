@@ -35,7 +35,8 @@
 //! - `stream`: non-temporal stores for outputs too large for the cache ([`streams`]), which
 //!   portable code cannot emit: the one-byte table lookup ([`lookup_bytes`]),
 //!   `int32 -> float32` ([`i32_to_f32_streamed`]) and numcodecs.quantize's
-//!   `float32 -> float32` ([`quantize_f32_streamed`]).
+//!   `float32 -> float32` ([`quantize_f32_streamed`]); and any elementwise kernel's
+//!   output block by block through L1 ([`through_l1`]).
 //!
 //! [`clamp_to_i32`], [`clamp_round_even_to_i32`], [`clamp_round_away_to_i32`] and
 //! [`i32_or_indefinite`] are safe functions for portable kernels: `f64 -> i32` conversions

@@ -3,7 +3,9 @@
 //! store from registers by `vmovntdq`/`vmovntps` (the one-byte table lookup,
 //! `int32 -> float32`, numcodecs.quantize's `float32 -> float32`). float16 -> `f32`
 //! (`super::F16c`) and the widening of one-byte floats (`super::widen_bytes_to_f32`)
-//! stream through [`streams`] too.
+//! stream through [`streams`] too. [`through_l1`] streams the output of any elementwise
+//! kernel, computed block by block into an L1 buffer (bitround's float copy, scale_offset's
+//! `f32`/`f64` encode).
 
 /// Outputs from this many bytes on are written by [`lookup_bytes`] with non-temporal
 /// stores. Below it the output may stay in the last-level cache for whoever reads it next
