@@ -35,7 +35,8 @@
 //! - `stream`: non-temporal stores for outputs too large for the cache ([`streams`]), which
 //!   portable code cannot emit: the one-byte table lookup ([`lookup_bytes`]),
 //!   `int32 -> float32` ([`i32_to_f32_streamed`]) and numcodecs.quantize's
-//!   `float32 -> float32` ([`quantize_f32_streamed`]).
+//!   `float32 -> float32` ([`quantize_f32_streamed`]); and any elementwise kernel's
+//!   output block by block through L1 ([`through_l1`]).
 //!
 //! [`clamp_to_i32`], [`clamp_round_even_to_i32`], [`clamp_round_away_to_i32`] and
 //! [`i32_or_indefinite`] are safe functions for portable kernels: `f64 -> i32` conversions
@@ -74,7 +75,7 @@ pub(crate) use stream::Region;
 #[cfg(test)]
 pub(crate) use stream::STREAM_MIN;
 pub(crate) use stream::{
-    i32_to_f32_streamed, lookup_bytes, quantize_f32_streamed, stream_fence, streams,
+    i32_to_f32_streamed, lookup_bytes, quantize_f32_streamed, stream_fence, streams, through_l1,
 };
 pub(crate) use wide::vectorized_wide;
 pub(crate) use widen::{WidenPlan, widen_bytes_to_f32};

@@ -3,7 +3,9 @@
 //! store from registers by `vmovntdq`/`vmovntps` (the one-byte table lookup,
 //! `int32 -> float32`, numcodecs.quantize's `float32 -> float32`). float16 -> `f32`
 //! (`super::F16c`) and the widening of one-byte floats (`super::widen_bytes_to_f32`)
-//! stream through [`streams`] too.
+//! stream through [`streams`] too. [`through_l1`] streams the output of any elementwise
+//! kernel, computed block by block into an L1 buffer (bitround's float copy, scale_offset's
+//! `f32`/`f64` encode).
 
 /// Outputs from this many bytes on are written by [`lookup_bytes`] with non-temporal
 /// stores. Below it the output may stay in the last-level cache for whoever reads it next
@@ -145,6 +147,76 @@ pub(crate) fn quantize_f32_streamed(scale: f32, inv: f32, src: &[u32], dst: &mut
     false
 }
 
+/// Bytes of the block [`through_l1`] computes before streaming it out: small enough that
+/// the block and the kernel's input for it stay in the L1 cache (48 KiB on this machine),
+/// large enough that the per-block call is a small share of the work.
+const BLOCK_BYTES: usize = 8 << 10;
+
+/// The block buffer of [`through_l1`], aligned for the aligned loads of the streamed copy.
+#[repr(C, align(64))]
+struct Block([u64; BLOCK_BYTES / 8]);
+
+/// `kernel(src, dst)`, the kernel of an elementwise map (`dst[i]` a function of `src[i]`
+/// only) over the shorter of the two lengths, written out by streamed stores when `dst`
+/// is an output to stream ([`streams`]) and the CPU has AVX2: plain stores up to `dst`'s
+/// first 32-byte boundary, then the kernel computes each block of [`BLOCK_BYTES`] into a
+/// buffer that stays in L1 and `vmovntdq` copies it to `dst` (the block's last partial
+/// vector by plain stores), then `sfence`. The kernel is the same, so are its results.
+///
+/// For kernels that store through the cache and write as many bytes as they read, or
+/// more: with plain stores every output line is first read from memory.
+#[inline]
+pub(crate) fn through_l1<S, W: crate::number::storage::Word>(
+    src: &[S],
+    dst: &mut [W],
+    mut kernel: impl FnMut(&[S], &mut [W]),
+) {
+    let n = src.len().min(dst.len());
+    let (src, dst) = (&src[..n], &mut dst[..n]);
+    #[cfg(target_arch = "x86_64")]
+    if streams(dst) && super::has_avx2() {
+        blocks(src, dst, &mut kernel);
+        return;
+    }
+    kernel(src, dst);
+}
+
+/// The streamed path of [`through_l1`] (equal lengths), once per word width and source
+/// type: the kernel is called through `dyn`, once per block.
+#[cfg(target_arch = "x86_64")]
+#[inline(never)]
+fn blocks<S, W: crate::number::storage::Word>(
+    src: &[S],
+    dst: &mut [W],
+    kernel: &mut dyn FnMut(&[S], &mut [W]),
+) {
+    let size = std::mem::size_of::<W>();
+    let head = dst.as_ptr().align_offset(32).min(dst.len());
+    let (s0, src) = src.split_at(head);
+    let (d0, dst) = dst.split_at_mut(head);
+    kernel(s0, d0);
+    let mut buf = Block([0; BLOCK_BYTES / 8]);
+    let per = BLOCK_BYTES / size;
+    // SAFETY: `W` is `u8`, `u16`, `u32` or `u64` (`Word` is sealed): every bit pattern is
+    // valid, its alignment (at most 8) divides the buffer's, and `per` of them fill
+    // exactly its `BLOCK_BYTES`; the buffer is not otherwise used while `words` lives.
+    let words: &mut [W] =
+        unsafe { std::slice::from_raw_parts_mut(buf.0.as_mut_ptr().cast::<W>(), per) };
+    for (s, d) in src.chunks(per).zip(dst.chunks_mut(per)) {
+        let b = &mut words[..d.len()];
+        kernel(s, b);
+        let whole = std::mem::size_of_val(d) / 32 * 32 / size;
+        // SAFETY: AVX2 (the caller checked it). `b` starts at the 64-byte aligned buffer;
+        // `d` at `dst`'s first 32-byte boundary plus a multiple of `BLOCK_BYTES` (32-byte
+        // aligned); both hold `whole * size` bytes, a multiple of 32.
+        unsafe {
+            kernels::copy_streamed(b.as_ptr().cast(), d.as_mut_ptr().cast(), whole * size / 32)
+        };
+        d[whole..].copy_from_slice(&b[whole..]);
+    }
+    stream_fence();
+}
+
 #[cfg(target_arch = "x86_64")]
 mod kernels {
     use std::arch::x86_64::*;
@@ -219,6 +291,40 @@ mod kernels {
             _mm_sfence();
         }
         plain(t, codes, out, body..n);
+    }
+
+    /// `vectors` 32-byte vectors from `from` to `to` by `vmovdqa` loads and `vmovntdq`
+    /// stores, four a step.
+    ///
+    /// # Safety
+    /// The CPU must have AVX2; `from` and `to` are 32-byte aligned, `from` readable and
+    /// `to` writable for `32 * vectors` bytes, not overlapping.
+    #[target_feature(enable = "avx2")]
+    pub(super) unsafe fn copy_streamed(from: *const u8, to: *mut u8, vectors: usize) {
+        // SAFETY: every access is a 32-byte vector at `32 * k`, `k < vectors`: within both
+        // ranges, and aligned as `vmovdqa` and `vmovntdq` require (the caller's guarantee).
+        // Pointers stepped to an end (not an index) keep the loop at one add per side.
+        unsafe {
+            let (mut from, mut to) = (from.cast::<__m256i>(), to.cast::<__m256i>());
+            let end = to.add(vectors);
+            let quads = to.add(vectors & !3);
+            while to < quads {
+                let (a, b) = (_mm256_load_si256(from), _mm256_load_si256(from.add(1)));
+                let (c, d) = (
+                    _mm256_load_si256(from.add(2)),
+                    _mm256_load_si256(from.add(3)),
+                );
+                _mm256_stream_si256(to, a);
+                _mm256_stream_si256(to.add(1), b);
+                _mm256_stream_si256(to.add(2), c);
+                _mm256_stream_si256(to.add(3), d);
+                (from, to) = (from.add(4), to.add(4));
+            }
+            while to < end {
+                _mm256_stream_si256(to, _mm256_load_si256(from));
+                (from, to) = (from.add(1), to.add(1));
+            }
+        }
     }
 
     /// # Safety
@@ -304,5 +410,139 @@ pub(crate) fn stream_fence() {
     // SAFETY: SSE, which every x86-64 CPU has.
     unsafe {
         std::arch::x86_64::_mm_sfence();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{BLOCK_BYTES, Region, STREAM_MIN, through_l1};
+    use crate::isa::{Isa, with_max_isa};
+    use crate::number::storage::Word;
+
+    /// A map whose every output word depends on its input word and on nothing else.
+    fn mix<W: Word>(x: W) -> W {
+        let v = x.to_u64().wrapping_mul(0x9e37_79b9_7f4a_7c15);
+        W::from_u64(v ^ (v >> 29) ^ 0x5a5a)
+    }
+
+    /// `through_l1` with `mix` equals `mix` element by element, at every level, for every
+    /// output offset from a 32-byte boundary and lengths around the block size, inside a
+    /// large output's region (so that it streams), with the words around the output
+    /// untouched.
+    fn through_l1_is_the_kernel<W: Word>() {
+        let per = BLOCK_BYTES / std::mem::size_of::<W>();
+        let n = STREAM_MIN / std::mem::size_of::<W>() + 3 * per;
+        let src: Vec<W> = (0..n as u64)
+            .map(|i| W::from_u64(i * 0x1234_5677))
+            .collect();
+        let kernel = |s: &[W], d: &mut [W]| {
+            for (x, y) in s.iter().zip(d) {
+                *y = mix(*x);
+            }
+        };
+        let lens = [
+            0,
+            1,
+            3,
+            7,
+            31,
+            per - 1,
+            per,
+            per + 1,
+            2 * per + 5,
+            3 * per - 3,
+        ];
+        let sentinel = W::from_u64(0xa5a5_a5a5_a5a5_a5a5);
+        for level in Isa::available() {
+            with_max_isa(level, || {
+                let mut out = vec![sentinel; n];
+                let region = Region::of(&out[..]);
+                for start in 0..32 / std::mem::size_of::<W>() + 1 {
+                    for &len in &lens {
+                        let at = 64 + start;
+                        region.streaming(|| {
+                            through_l1(&src[at..at + len], &mut out[at..], kernel);
+                        });
+                        let want = src[at..at + len].iter().map(|&x| mix(x));
+                        assert!(
+                            out[at..at + len].iter().copied().eq(want),
+                            "{level:?} {start} {len}"
+                        );
+                        assert!(
+                            out[..at]
+                                .iter()
+                                .chain(&out[at + len..])
+                                .all(|&w| w == sentinel)
+                        );
+                        out[at..at + len].fill(sentinel);
+                    }
+                }
+                // A whole output above `STREAM_MIN`, which streams by its size alone.
+                let at = 5;
+                through_l1(&src[at..], &mut out[at..], kernel);
+                let want = src[at..].iter().map(|&x| mix(x));
+                assert!(out[at..].iter().copied().eq(want), "{level:?} whole");
+            });
+        }
+    }
+
+    #[test]
+    #[cfg_attr(miri, ignore = "16 MiB outputs; Miri has no non-temporal stores")]
+    fn through_l1_is_the_kernel_at_every_width() {
+        through_l1_is_the_kernel::<u16>();
+        through_l1_is_the_kernel::<u32>();
+        through_l1_is_the_kernel::<u64>();
+    }
+
+    /// The codecs that write a large output through [`through_l1`] (bitround's float copy,
+    /// scale_offset's `f32`/`f64` maps) give the words they give on small slices, which
+    /// never stream, at every level and from an unaligned start.
+    #[test]
+    #[cfg_attr(miri, ignore = "16 MiB outputs; Miri has no non-temporal stores")]
+    fn large_outputs_are_the_small_slices_results() {
+        use crate::ArrayCodec;
+        fn check<T: Copy, C: ArrayCodec<In = T, Out = T>>(
+            codec: &C,
+            src: &[T],
+            encode: bool,
+            bits: fn(T) -> u64,
+        ) {
+            let run = |s: &[T], d: &mut [T]| {
+                if encode {
+                    codec.encode_slice(s, d).unwrap();
+                } else {
+                    codec.decode_slice(s, d).unwrap();
+                }
+            };
+            let mut want = src.to_vec();
+            for (s, d) in src.chunks(1000).zip(want.chunks_mut(1000)) {
+                run(s, d);
+            }
+            for level in Isa::available() {
+                with_max_isa(level, || {
+                    let mut out = src.to_vec();
+                    run(&src[3..], &mut out[3..]);
+                    let got = out[3..].iter().map(|&x| bits(x));
+                    assert!(got.eq(want[3..].iter().map(|&x| bits(x))), "{level:?}");
+                });
+            }
+        }
+        let n32 = STREAM_MIN / 4 + 77;
+        let f32s: Vec<f32> = (0..n32 as u32)
+            .map(|i| f32::from_bits(i.wrapping_mul(0x9e37_79b1)))
+            .collect();
+        check(
+            &crate::BitRound::<f32>::new(10).unwrap(),
+            &f32s,
+            true,
+            |x| x.to_bits().into(),
+        );
+        let n64 = STREAM_MIN / 8 + 77;
+        let f64s: Vec<f64> = (0..n64 as u64)
+            .map(|i| (i as f64 - 1e6) * 0.37 + if i % 1001 == 0 { f64::NAN } else { 0.0 })
+            .collect();
+        let so = crate::ScaleOffset::<f64>::new(1.5, 3.0).unwrap();
+        check(&so, &f64s, true, f64::to_bits);
+        check(&so, &f64s, false, f64::to_bits);
     }
 }

@@ -184,7 +184,8 @@ impl BitRoundCore {
                     dst[..n].copy_from_slice(&src[..n]);
                     return;
                 }
-                float_copy_at_level(src, dst, l, k);
+                // A large output: block by block through L1, streamed out.
+                crate::arch::through_l1(src, dst, |s, d| float_copy_at_level(s, d, l, k));
             }
             Target::Int(l) => int_copy(src, dst, l, k),
         }

@@ -342,13 +342,21 @@ impl ScaleOffsetCore {
         macro_rules! run {
             ($f:ty) => {{
                 let (o, s) = (<$f>::from_code(self.offset), <$f>::from_code(self.scale));
-                crate::arch::vectorized(
-                    #[inline(always)]
-                    move || match dir {
-                        Direction::Encode => hardware_map::<W, $f>(src, dst, |x| (x - o) * s),
-                        Direction::Decode => hardware_map::<W, $f>(src, dst, |x| x / s + o),
-                    },
-                );
+                match dir {
+                    // A large output: block by block through L1, streamed out.
+                    Direction::Encode => crate::arch::through_l1(src, dst, |src, dst| {
+                        crate::arch::vectorized(
+                            #[inline(always)]
+                            move || hardware_map::<W, $f>(src, dst, |x| (x - o) * s),
+                        )
+                    }),
+                    // Bound by the division's throughput, not by memory: streamed it
+                    // measured no faster.
+                    Direction::Decode => crate::arch::vectorized(
+                        #[inline(always)]
+                        move || hardware_map::<W, $f>(src, dst, |x| x / s + o),
+                    ),
+                }
                 true
             }};
         }
