@@ -74,8 +74,11 @@ pub(crate) use pos_popcount::{
 pub(crate) use stream::Region;
 #[cfg(test)]
 pub(crate) use stream::STREAM_MIN;
+#[cfg(test)]
+pub(crate) use stream::streams;
 pub(crate) use stream::{
-    i32_to_f32_streamed, lookup_bytes, quantize_f32_streamed, stream_fence, streams, through_l1,
+    i32_to_f32_streamed, lookup_bytes, quantize_f32_streamed, stream_fence, streams_from,
+    through_l1,
 };
 pub(crate) use wide::vectorized_wide;
 pub(crate) use widen::{WidenPlan, widen_bytes_to_f32};
@@ -378,7 +381,8 @@ mod tests {
         assert_eq!(f, [1.0]);
     }
 
-    /// Above `STREAM_MIN` bytes of output the lookup streams (`vmovntdq`): every word, the
+    /// Above `STREAM_MIN` bytes of output, and `CACHED_MAX` with the codes, the lookup
+    /// streams (`vmovntdq`): every word, the
     /// last ones included, must be what a plain lookup writes.
     #[test]
     #[cfg_attr(miri, ignore = "16 MiB outputs; Miri has no non-temporal stores")]
@@ -408,8 +412,8 @@ mod tests {
         }
         for level in crate::isa::Isa::available() {
             crate::isa::with_max_isa(level, || {
-                check::<u64>(super::stream::STREAM_MIN);
-                check::<u32>(super::stream::STREAM_MIN);
+                check::<u64>(super::stream::CACHED_MAX);
+                check::<u32>(super::stream::CACHED_MAX);
                 check::<u16>(1 << 12);
             });
         }

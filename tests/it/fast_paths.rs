@@ -668,8 +668,8 @@ fn large_int32_to_float32_matches_reference() {
     }
 }
 
-/// float16 -> `f32` with an output of 16 MiB or more is streamed out from its first 32-byte
-/// boundary on: the same bits as the reference path, at every output offset, with NaN
+/// float16 -> `f32` with an output of 16 MiB or more, and more than 24 MiB with its input,
+/// is streamed out from its first 32-byte boundary on: the same bits as the reference path, at every output offset, with NaN
 /// blocks (redone by the reference path) among streamed ones.
 #[test]
 fn large_float16_widening_matches_reference() {
@@ -678,7 +678,7 @@ fn large_float16_widening_matches_reference() {
     let mut table = vec![0f32; codes.len()];
     cast_slice_reference(&codes, &mut table, opts).expect("every float16 is an f32");
     let mut rng = Rng(0x5f16);
-    let n = (16 << 20) / 4 + 45;
+    let n = (24 << 20) / 4 + 45;
     // Mostly non-NaN codes, one NaN in about 2,000 elements: about half the 1024-element
     // blocks are streamed, the others redone by the reference path.
     let src: Vec<half::f16> = (0..n)
@@ -704,7 +704,8 @@ fn large_float16_widening_matches_reference() {
 }
 
 /// `numcodecs.fixedscaleoffset` decode from one byte per element, from 4096 elements on,
-/// runs by a 256-entry table of decoded codes (streamed out from 16 MiB of output on):
+/// runs by a 256-entry table of decoded codes (streamed out when the output holds 16 MiB or more and
+/// more than 24 MiB with its input):
 /// every element as decoded alone, for float and integer `dtype`s.
 #[test]
 fn fixedscaleoffset_byte_decode_matches_one_by_one() {
@@ -719,7 +720,7 @@ fn fixedscaleoffset_byte_decode_matches_one_by_one() {
         }
     }
     let mut rng = Rng(0xf50);
-    for n in [4096 + 3, (16 << 20) / 8 + 5] {
+    for n in [4096 + 3, (24 << 20) / 8 + 5] {
         let u: Vec<u8> = (0..n).map(|_| rng.next() as u8).collect();
         let i: Vec<i8> = u.iter().map(|&b| b as i8).collect();
         check::<f64, u8>(&u, 1000.0, 10.0);

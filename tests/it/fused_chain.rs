@@ -295,12 +295,13 @@ fn byte_table_decode_matches_the_stages() {
     }
 }
 
-/// From 16 MiB of output on, the byte-table decode writes with non-temporal stores: typed
+/// From 16 MiB of output on (and more than 24 MiB with the codes), the byte-table decode
+/// writes with non-temporal stores: typed
 /// and run-time, the values are those of the stages, to the last element.
 #[test]
 fn streamed_byte_table_decode_matches_the_stages() {
     let mut rng = Rng(0x5eed);
-    let n = (16 << 20) / 8 + 99;
+    let n = (24 << 20) / 8 + 99;
     let codes: Vec<u8> = (0..n).map(|_| (rng.next() >> 13) as u8).collect();
     let so = ScaleOffset::<f64>::new(250.0, 4.0).expect("valid");
     let cv = CastValue::<f64, u8>::new(
@@ -462,7 +463,7 @@ fn one_stage_dyn_chain_over_two_stream_windows_matches_the_typed_stage() {
 /// chain, the run-time chain into a caller's array, fixedscaleoffset) give, at every level,
 /// the bits that decoding each element alone gives (one element: the stages, or
 /// fixedscaleoffset's arithmetic): every code, lengths from the table's threshold on (odd
-/// ones, and 16 MiB of output for the streamed lookup), unaligned starts, scales and
+/// ones, and 24 MiB of output for the streamed lookup), unaligned starts, scales and
 /// offsets that round, overflow to infinity or give `-0.0`, and NaN payloads decoded
 /// through a scalar map.
 #[test]
@@ -470,7 +471,7 @@ fn byte_table_decodes_match_each_element_at_every_level() {
     use zquant::isa::{Isa, with_max_isa};
     use zquant::{FixedScaleOffset, PyNumber};
     let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
-    let longest = (16 << 20) / 8 + 6;
+    let longest = (24 << 20) / 8 + 6;
     let codes: Vec<u8> = (0..longest + 8).map(|i| (i * 37 + i / 256) as u8).collect();
     let opts = CastOptions::new(Rounding::NearestEven, OutOfRange::Clamp);
     // (offset, scale): decoding is `code / scale + offset`.

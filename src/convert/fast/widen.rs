@@ -135,7 +135,7 @@ fn widen<SW: Word, DW: Word>(src: &[SW], dst: &mut [DW], p: crate::arch::WidenPl
 }
 
 /// `kernel(src, dst, stream)` block by block (see [`by_blocks`]). An output to stream
-/// (`arch::streams`) goes by plain stores up to its first 64-byte boundary, then with
+/// (`arch::streams_from`) goes by plain stores up to its first 64-byte boundary, then with
 /// `stream` set (every block of `by_blocks` but the last starts a multiple of 64 elements
 /// further, so they stay aligned), then the fence.
 #[inline(always)]
@@ -144,7 +144,7 @@ fn by_blocks_streamed<SW: Word, DW: Word>(
     dst: &mut [DW],
     mut kernel: impl FnMut(&[SW], &mut [DW], bool) -> bool,
 ) -> usize {
-    if !crate::arch::streams(dst) {
+    if !crate::arch::streams_from(src, dst) {
         return by_blocks(
             src,
             dst,
