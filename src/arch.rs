@@ -469,13 +469,13 @@ mod tests {
         let other = vec![0u64; 1024];
         let chunk = &out[4096..8192];
         assert!(streams(&out[..]) && !streams(chunk) && !streams(&other[..]));
-        Region::of(&out[..]).streaming(|| {
+        Region::of(&out[..], &out[..]).streaming(|| {
             assert!(streams(chunk) && streams(&out[out.len() - 1..]));
             assert!(!streams(&other[..]));
         });
         assert!(!streams(chunk));
         // A small output marks nothing.
-        Region::of(&other[..]).streaming(|| assert!(!streams(&other[..8])));
+        Region::of(&other[..], &other[..]).streaming(|| assert!(!streams(&other[..8])));
     }
 
     #[test]

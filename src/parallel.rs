@@ -31,7 +31,7 @@ pub fn map_chunks<S: Sync, D: Send>(
     f: impl Fn(&[S], &mut [D]) -> Result<(), ElementError> + Sync,
 ) -> Result<(), ElementError> {
     let n = src.len().min(dst.len());
-    let out = crate::arch::Region::of(&dst[..n]);
+    let out = crate::arch::Region::of(&src[..n], &dst[..n]);
     let parts = src[..n].chunks(CHUNK).zip(dst[..n].chunks_mut(CHUNK));
     share(parts, |(s, d)| out.streaming(|| f(s, d)))
 }

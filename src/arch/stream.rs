@@ -48,15 +48,22 @@ pub(crate) const CACHED_MAX: usize = 24 << 20;
 /// since the output holds at least [`STREAM_MIN`] bytes); a chunk of a parallel call's
 /// output streams as [`streams`] says.
 pub(crate) fn streams_from<S, W>(src: &[S], dst: &[W]) -> bool {
-    let (src_bytes, dst_bytes) = (std::mem::size_of_val(src), std::mem::size_of_val(dst));
-    if dst_bytes >= STREAM_MIN {
-        return src_bytes.saturating_add(dst_bytes) > CACHED_MAX;
+    if std::mem::size_of_val(dst) >= STREAM_MIN {
+        return beyond_cache(src, dst);
     }
     streams(dst)
 }
 
-/// The address range of a parallel call's output, when it holds at least [`STREAM_MIN`]
-/// bytes: its chunks are each far smaller, but together they fill as much memory as one
+/// Whether `dst` is a large output (at least [`STREAM_MIN`] bytes) that does not fit in
+/// [`CACHED_MAX`] with `src`: the rule [`streams_from`] and [`Region::of`] share.
+fn beyond_cache<S, W>(src: &[S], dst: &[W]) -> bool {
+    let (src_bytes, dst_bytes) = (std::mem::size_of_val(src), std::mem::size_of_val(dst));
+    dst_bytes >= STREAM_MIN && src_bytes.saturating_add(dst_bytes) > CACHED_MAX
+}
+
+/// The address range of a parallel call's output, when it streams as one call would
+/// ([`streams_from`]: at least [`STREAM_MIN`] bytes, beyond [`CACHED_MAX`] with the input):
+/// its chunks are each far smaller, but together they fill as much memory as one
 /// large call, so kernels writing a chunk of it stream it out too (see [`streams`]).
 #[derive(Clone, Copy, Debug)]
 #[cfg_attr(not(feature = "rayon"), allow(dead_code))] // used by `parallel`; unit-tested always
@@ -64,10 +71,11 @@ pub(crate) struct Region(usize, usize);
 
 #[cfg_attr(not(feature = "rayon"), allow(dead_code))]
 impl Region {
-    /// The range of `out` if it is large enough to stream, else an empty one.
-    pub(crate) fn of<W>(out: &[W]) -> Region {
+    /// The range of `out`, written from `src`, if one call writing it would stream, else an
+    /// empty one.
+    pub(crate) fn of<S, W>(src: &[S], out: &[W]) -> Region {
         let (start, bytes) = (out.as_ptr() as usize, std::mem::size_of_val(out));
-        if bytes < STREAM_MIN {
+        if !beyond_cache(src, out) {
             return Region(0, 0);
         }
         Region(start, start + bytes)
@@ -452,10 +460,17 @@ mod tests {
         let big = vec![0u32; CACHED_MAX / 4];
         assert!(streams_from(&quarter, &big[..]), "30 MiB in all: streamed");
         assert!(!streams_from(&out[..], &out[..8]), "a small output");
-        Region::of(&out[..]).streaming(|| {
+        Region::of(&out[..], &out[..]).streaming(|| {
             assert!(
                 streams_from(&quarter[..8], &out[..8]),
                 "a chunk of a large output"
+            );
+        });
+        // A parallel call's chunks stream only when the whole call would.
+        Region::of(&quarter[..], &out[..]).streaming(|| {
+            assert!(
+                !streams_from(&quarter[..8], &out[..8]),
+                "chunks of a cached output"
             );
         });
     }
@@ -497,7 +512,7 @@ mod tests {
         for level in Isa::available() {
             with_max_isa(level, || {
                 let mut out = vec![sentinel; n];
-                let region = Region::of(&out[..]);
+                let region = Region::of(&out[..], &out[..]);
                 for start in 0..32 / std::mem::size_of::<W>() + 1 {
                     for &len in &lens {
                         let at = 64 + start;
