@@ -21,6 +21,8 @@ pub mod round;
 // The storage traits are `unsafe` to implement, and implemented here for the words.
 #[allow(unsafe_code)]
 pub mod storage;
+#[cfg(test)]
+pub(crate) mod xorshift;
 
 use serde::{Deserialize, Serialize};
 

@@ -540,6 +540,7 @@ impl DynStage for FixedScaleOffsetStage {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::number::xorshift::{unit, xorshift32};
 
     /// Encoding a float64 or float32 array writes, at every instruction-set level and into
     /// each of the eleven types, NumPy's `astype(rint(S(S(x - offset) * scale)))` per
@@ -547,13 +548,10 @@ mod tests {
     /// of each target's range, ties, ±Inf and NaN, odd lengths and block edges.
     #[test]
     fn float_encoding_into_every_type_at_every_level() {
-        let mut x = 0x2545_f491_u32;
+        let mut next = xorshift32(0x2545_f491);
         let mut values: Vec<f64> = (0..1500)
             .map(|i| {
-                x ^= x << 13;
-                x ^= x >> 17;
-                x ^= x << 5;
-                let r = f64::from(x) / f64::from(u32::MAX);
+                let r = unit(next());
                 match i % 5 {
                     0 => (r * 600.0 - 300.0).round() / 10.0 + 1000.05,
                     1 => r * 1e12 - 5e11,

@@ -760,15 +760,8 @@ impl<W: Word + PrimInt> Collector<W> {
 mod tests {
     use super::*;
     use crate::arch::bytes_of_words;
+    use crate::number::xorshift::xorshift64;
 
-    fn rng(mut x: u64) -> impl FnMut() -> u64 {
-        move || {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x
-        }
-    }
     /// `Positional` and `Collector` against a per-bit loop, for every width and at every
     /// instruction-set level: lengths that
     /// end a chunk anywhere and pass the byte counters' emptying (255 chunks), words of
@@ -833,7 +826,7 @@ mod tests {
         }
         for level in crate::isa::Isa::available() {
             crate::isa::with_max_isa(level, || {
-                let mut r = rng(11);
+                let mut r = xorshift64(11);
                 check::<u8>(&mut r);
                 check::<u16>(&mut r);
                 check::<u32>(&mut r);

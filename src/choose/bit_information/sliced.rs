@@ -371,15 +371,7 @@ fn ones(n: usize) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn rng(mut x: u64) -> impl FnMut() -> u64 {
-        move || {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x
-        }
-    }
+    use crate::number::xorshift::xorshift64;
 
     fn naive<W: Word>(codes: &[W], masks: &[W]) -> (Vec<u64>, Vec<u64>) {
         let bits = W::BITS as usize;
@@ -396,7 +388,7 @@ mod tests {
     }
 
     fn check<W: SliceWord>(seed: u64) {
-        let mut r = rng(seed);
+        let mut r = xorshift64(seed);
         for groups in [1usize, 2, 3, 7] {
             let codes: Vec<W> = (0..64 * groups).map(|_| W::from_u64(r())).collect();
             let masks: Vec<W> = (0..64 * groups)
@@ -456,7 +448,7 @@ mod tests {
                 }
             }
         }
-        let mut r = rng(7);
+        let mut r = xorshift64(7);
         check::<8>(&mut r);
         check::<16>(&mut r);
         check::<32>(&mut r);

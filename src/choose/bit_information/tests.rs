@@ -2,6 +2,7 @@
 //! The reference counter is the implementation before bit slicing: a byte-lane counter of
 //! tiles of pairs, kept here only to test the counters against.
 
+use crate::number::xorshift::xorshift64;
 use num_traits::{PrimInt, WrappingAdd, WrappingSub};
 
 use super::positional::{POS_SHARED_SPAN, count_positional};
@@ -159,13 +160,11 @@ fn prepare_is_the_signed_exponent_and_the_nan_mask() {
             }
         }
     }
-    let mut x = 0x9e37_79b9_7f4a_7c15u64;
+    let mut next = xorshift64(0x9e37_79b9_7f4a_7c15);
     let mut sample = |bits: u32| -> Vec<u64> {
         (0..4096)
             .map(|_| {
-                x ^= x << 13;
-                x ^= x >> 7;
-                x ^= x << 17;
+                let x = next();
                 x >> (64 - bits)
             })
             .collect()
@@ -307,13 +306,7 @@ fn sliced_counts_equal_the_reference() {
             }
         }
     }
-    let mut x = 0x2545_f491_4f6c_dd1du64;
-    let mut next = move || {
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
-        x
-    };
+    let mut next = xorshift64(0x2545_f491_4f6c_dd1d);
     for &id in DTypeId::ALL {
         if !id.is_real() {
             continue;
@@ -442,13 +435,7 @@ fn band_counts_equal_the_reference() {
             }
         }
     }
-    let mut x = 0x9e37_79b9_7f4a_7c15u64;
-    let mut next = move || {
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
-        x
-    };
+    let mut next = xorshift64(0x9e37_79b9_7f4a_7c15);
     check::<u32>(DTypeId::Float32, &mut next);
     check::<u64>(DTypeId::Float64, &mut next);
     check::<u32>(DTypeId::Int32, &mut next);
@@ -507,13 +494,7 @@ fn fused_preparation_on_every_exponent() {
             }
         }
     }
-    let mut x = 0x3c6e_f372_fe94_f82bu64;
-    let mut next = move || {
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
-        x
-    };
+    let mut next = xorshift64(0x3c6e_f372_fe94_f82b);
     check::<u32>(DTypeId::Float32, &mut next);
     check::<u64>(DTypeId::Float64, &mut next);
 }

@@ -217,6 +217,7 @@ fn low_bits<W: Word>(src: &[u64], dst: WordsMut<'_>) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::number::xorshift::{unit, xorshift32, xorshift64};
 
     /// The second pass of integer values writes, at every instruction-set level, NumPy's
     /// cast of the value (zero- or sign-extended from 64 bits) into each type: the low bits
@@ -224,12 +225,10 @@ mod tests {
     /// on edge values, odd lengths and unaligned starts.
     #[test]
     fn integer_values_into_every_type_at_every_level() {
-        let mut x = 0x9e37_79b9_7f4a_7c15_u64;
+        let mut next = xorshift64(0x9e37_79b9_7f4a_7c15);
         let mut mids: Vec<u64> = (0..1001)
             .map(|i| {
-                x ^= x << 13;
-                x ^= x >> 7;
-                x ^= x << 17;
+                let x = next();
                 if i % 3 == 0 { x % 70_000 } else { x }
             })
             .collect();
@@ -294,13 +293,10 @@ mod tests {
     /// in and out of range, ties, ±Inf and NaN, odd lengths and unaligned starts.
     #[test]
     fn fused_float_is_the_same_at_every_level() {
-        let mut x = 0x2545_f491_u32;
+        let mut next = xorshift32(0x2545_f491);
         let mut values: Vec<f64> = (0..5000)
             .map(|i| {
-                x ^= x << 13;
-                x ^= x >> 17;
-                x ^= x << 5;
-                let r = f64::from(x) / f64::from(u32::MAX);
+                let r = unit(next());
                 match i % 7 {
                     0 => (r * 600.0 - 300.0).round() + 0.5,
                     1 => r * 1e10 - 5e9,

@@ -95,16 +95,15 @@ mod tests {
     use crate::convert::reference_words;
     use crate::dtype::Real;
     use crate::number::layout::Format;
+    use crate::number::xorshift::xorshift64;
 
     /// `f32`/`f64` words around every target's range: tiny, subnormal in the targets,
     /// ties, large, and (unless `clean`) NaN, ±Inf and values that overflow.
     fn sources<SW: Word>(n: usize, clean: bool) -> Vec<SW> {
-        let mut x = 0x853c_49e6_748f_ea9bu64;
+        let mut next = xorshift64(0x853c_49e6_748f_ea9b);
         (0..n)
             .map(|i| {
-                x ^= x << 13;
-                x ^= x >> 7;
-                x ^= x << 17;
+                let x = next();
                 let m = 1.0 + (x >> 12) as f64 / (1u64 << 52) as f64;
                 let e = ((x >> 3) % 40) as i32 - 30;
                 let sign = if x & 1 == 0 { 1.0 } else { -1.0 };
