@@ -30,6 +30,9 @@
 //! - `packbits`: packbits' bit packing and unpacking with AVX-512 (`vpmultishiftqb`,
 //!   `vpermb`/`vpermi2b`, `vpshrdv`) and with AVX2 (`packbits/avx2.rs`: `vpshufb` per
 //!   128-bit half), beside the portable kernels of `codec::packbits`;
+//! - `truncate`: `f32`/`f64` to the low bits of x86's truncating conversion to `i32`
+//!   ([`float_to_i32_low_bits`], AVX-512 `vcvttpd2dq`/`vcvttps2dq` and `vpmovdw`/`vpmovdb`),
+//!   NumPy's cast into `int8` … `int32` that `numcodecs.astype` runs;
 //! - `widen`: one-byte small floats to `f32` ([`widen_bytes_to_f32`], AVX2 and AVX-512),
 //!   which can stream;
 //! - `stream`: non-temporal stores for outputs too large for the cache ([`streams`]), which
@@ -56,6 +59,7 @@ pub(crate) mod level;
 pub(crate) mod packbits;
 mod pos_popcount;
 mod stream;
+mod truncate;
 mod wide;
 mod widen;
 mod words;
@@ -80,6 +84,7 @@ pub(crate) use stream::{
     i32_to_f32_streamed, lookup_bytes, quantize_f32_streamed, stream_fence, streams_from,
     through_l1,
 };
+pub(crate) use truncate::float_to_i32_low_bits;
 pub(crate) use wide::vectorized_wide;
 pub(crate) use widen::{WidenPlan, widen_bytes_to_f32};
 #[cfg(test)]

@@ -104,9 +104,21 @@ pub(crate) fn map_words<S: NumpyNumber, D: NumpyNumber>(
     );
 }
 
-/// `dst[i] = cast(src[i])` over the shorter length.
+/// `dst[i] = cast(src[i])` over the shorter length. From `float32`/`float64` into the
+/// types converted through 32 bits ([`converts_through_i32`]), AVX-512 runs the arch
+/// layer's kernel ([`crate::arch::float_to_i32_low_bits`]: the conversion's own indefinite
+/// value, where portable code needs a range test and a blend per vector), which writes the
+/// same words as `cast_one`.
 #[inline(never)]
-fn cast_loop<S: NumpyNumber, D: NumpyNumber>(src: Words<'_>, dst: WordsMut<'_>) {
+fn cast_loop<S: NumpyNumber, D: NumpyNumber>(src: Words<'_>, mut dst: WordsMut<'_>) {
+    if S::IS_FLOAT
+        && size_of::<S>() >= 4
+        && !D::IS_FLOAT
+        && converts_through_i32::<D>()
+        && crate::arch::float_to_i32_low_bits(src, dst.sub(0, dst.len()))
+    {
+        return;
+    }
     map_words::<S, D>(
         src,
         dst,
