@@ -503,6 +503,81 @@ mod tests {
         }
     }
 
+    /// From `float32`/`float64` into the types converted through 32 bits (AVX-512 runs the
+    /// arch layer's `vcvttpd2dq`/`vcvttps2dq` kernel there), every level writes each
+    /// element's `cast_one`: values at the edges of `i32`'s range and of the targets'
+    /// (where the truncation does or does not leave it), NaN, ±Inf, ±0, subnormals, in
+    /// whole vectors and tails, from unaligned starts.
+    #[test]
+    fn float_casts_through_i32_are_the_element_cast_at_every_level() {
+        let two31 = 2_147_483_648.0_f64;
+        let mut values = vec![
+            f64::NAN,
+            -f64::NAN,
+            f64::INFINITY,
+            f64::NEG_INFINITY,
+            0.0,
+            -0.0,
+            f64::from_bits(1),
+            -f64::MIN_POSITIVE,
+            two31,
+            -two31,
+            two31 - 0.5,
+            two31 - 1.0,
+            -two31 - 0.5,
+            -two31 - 1.0,
+            two31 - 128.0,
+            -two31 + 128.0,
+            65535.9,
+            65536.0,
+            -32768.5,
+            32767.99,
+            255.5,
+            -128.9,
+            1e300,
+            -1e300,
+        ];
+        let mut x = 0x9e37_79b9_7f4a_7c15_u64;
+        for i in 0..200 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            let scale = [1e2, 4e4, 3e9, 1e19][i % 4];
+            values.push(((x >> 11) as f64 / (1u64 << 53) as f64 - 0.5) * 2.0 * scale);
+        }
+        for source in [DTypeId::Float32, DTypeId::Float64] {
+            let src: Vec<u64> = values
+                .iter()
+                .map(|&v| match source {
+                    DTypeId::Float32 => u64::from((v as f32).to_bits()),
+                    _ => v.to_bits(),
+                })
+                .collect();
+            for target in [
+                DTypeId::Int8,
+                DTypeId::UInt8,
+                DTypeId::Int16,
+                DTypeId::UInt16,
+                DTypeId::Int32,
+            ] {
+                let want: Vec<u64> = src
+                    .iter()
+                    .map(|&w| {
+                        with_numpy!(source, S => with_numpy!(target, D =>
+                            Real::to_bits(cast_one::<S, D>(<S as Real>::from_bits(w))), else 0), else 0)
+                    })
+                    .collect();
+                for level in crate::isa::Isa::available() {
+                    for (start, len) in [(0, src.len()), (5, 33), (1, 15), (3, 16), (0, 1)] {
+                        let got = run(level, source, target, &src[start..start + len]);
+                        let ctx = format!("{source} -> {target} {level:?} {start} {len}");
+                        assert!(got[..] == want[start..start + len], "{ctx}");
+                    }
+                }
+            }
+        }
+    }
+
     /// `cast_words` writes the shorter number of elements, whichever side is shorter and
     /// whichever loop runs the pair: the same type's copy, a loop of its own, two through
     /// float64, out of and into a complex type.
