@@ -84,7 +84,7 @@ pub(crate) use stream::{
     i32_to_f32_streamed, lookup_bytes, quantize_f32_streamed, stream_fence, streams_from,
     through_l1,
 };
-pub(crate) use truncate::float_to_i32_low_bits;
+pub(crate) use truncate::{float_to_i32_low_bits, truncate_or_indefinite};
 pub(crate) use wide::vectorized_wide;
 pub(crate) use widen::{WidenPlan, widen_bytes_to_f32};
 #[cfg(test)]

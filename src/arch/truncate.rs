@@ -13,6 +13,21 @@
 
 use crate::number::storage::{Words, WordsMut};
 
+/// `v` truncated to `i32` when the truncation is in `i32`'s range, else `i32::MIN` (NaN and
+/// ±Inf included): x86's `cvttsd2si` into 32 bits, for portable loops. The range test is
+/// on `v` itself (`trunc(v)` is in range exactly when `v` is in `(-2^31 - 1, 2^31)`), so
+/// no rounding instruction is needed: SSE2 has none, and the portable build called `trunc`
+/// per element; out-of-range values are replaced by `i32::MIN` before the conversion
+/// (a compare and a blend), which makes the unchecked conversion sound.
+#[inline(always)]
+pub(crate) fn truncate_or_indefinite(v: f64) -> i32 {
+    let in_range = v > -2_147_483_649.0 && v < 2_147_483_648.0;
+    let w = if in_range { v } else { -2_147_483_648.0 };
+    // SAFETY: `w` is in `(-2^31 - 1, 2^31)` (a NaN fails both comparisons and gives
+    // `-2^31`): finite, and its truncation is in `[-2^31, 2^31 - 1]`, representable.
+    unsafe { w.to_int_unchecked::<i32>() }
+}
+
 /// `dst[i]` = the low bits of x86's truncating conversion of `src[i]` to `i32` (`i32::MIN`
 /// for NaN, ±Inf and truncations outside `i32`), over the shorter length: `src` the words
 /// of `f32` (32-bit words) or `f64` (64-bit words), `dst` 8-, 16- or 32-bit words. Done
@@ -35,14 +50,16 @@ pub(crate) fn float_to_i32_low_bits(src: Words<'_>, dst: WordsMut<'_>) -> bool {
                 }
             };
         }
-        if super::has_avx512() {
+        // The level read once (as `has_avx512` and `has_avx2` would read it).
+        let level = super::level::isa();
+        if level >= super::level::Isa::Avx512 {
             // SAFETY: these kernels require AVX-512 F, BW and VL, which the `Isa::Avx512`
-            // level includes and the CPU has (`has_avx512` checked it).
+            // level includes and the CPU has (`isa` allows no level the CPU lacks).
             unsafe { each!(avx512) };
             return true;
         }
-        if super::has_avx2() {
-            // SAFETY: these kernels require AVX2, which the CPU has (`has_avx2` checked it).
+        if level >= super::level::Isa::Avx2 {
+            // SAFETY: these kernels require AVX2, which the CPU has (as above).
             unsafe { each!(avx2) };
             return true;
         }
@@ -235,4 +252,57 @@ mod avx2 {
         _mm256_storeu_si256(q.cast(), v.0);
         _mm256_storeu_si256(q.add(8).cast(), v.1)
     });
+}
+
+#[cfg(test)]
+mod tests {
+    /// `truncate_or_indefinite` against the truncation then the range test
+    /// (`i32_or_indefinite(trunc(v))`): the bounds' neighbours, NaN, ±Inf, and any bits.
+    #[test]
+    fn truncate_or_indefinite_is_truncation_then_range() {
+        let mut xs = vec![
+            f64::NAN,
+            -f64::NAN,
+            f64::INFINITY,
+            f64::NEG_INFINITY,
+            0.0,
+            -0.0,
+        ];
+        for b in [
+            -2_147_483_649.0,
+            -2_147_483_648.0,
+            2_147_483_647.0,
+            2_147_483_648.0,
+            0.5,
+        ] {
+            for k in 0..4u64 {
+                let x: f64 = b;
+                xs.extend([
+                    f64::from_bits(x.to_bits() + k),
+                    f64::from_bits(x.to_bits().wrapping_sub(k)),
+                    -f64::from_bits(x.to_bits() + k),
+                ]);
+            }
+        }
+        let mut r = 0x2545_f491_4f6c_dd1d_u64;
+        for _ in 0..100_000 {
+            r ^= r << 13;
+            r ^= r >> 7;
+            r ^= r << 17;
+            xs.push(f64::from_bits(r));
+            // Exponents near 2^31, where the range test decides.
+            xs.push(f64::from_bits(
+                (r & 0x800f_ffff_ffff_ffff) | (0x41c0_0000_0000_0000 + (r >> 60 << 52)),
+            ));
+        }
+        for x in xs {
+            let want = super::super::i32_or_indefinite(x.trunc());
+            assert_eq!(
+                super::truncate_or_indefinite(x),
+                want,
+                "{x:e} ({:#x})",
+                x.to_bits()
+            );
+        }
+    }
 }

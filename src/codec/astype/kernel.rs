@@ -27,12 +27,10 @@ pub(crate) fn cast_one<S: NumpyNumber, D: NumpyNumber>(x: S) -> D {
             return D::from_bits(numpy_nan_bits(size_of::<S>(), size_of::<D>(), x.to_bits()));
         }
         if !D::IS_FLOAT && converts_through_i32::<D>() {
-            // `cvttsd2si` into 32 bits, then the low bits: written as a truncation and a
-            // range test on the `f64` lanes, which LLVM packs into `vroundpd` and
-            // `vcvttpd2dq`, where `float_to_int_x86`'s scalar form stays one element at a
-            // time. The same values: `trunc(v)` is in `i32`'s range exactly when `v` is in
-            // `(-2^31 - 1, 2^31)`, and NaN and ±Inf give the indefinite `-2^31` either way.
-            return D::from_i128(i128::from(crate::arch::i32_or_indefinite(v.trunc())));
+            // `cvttsd2si` into 32 bits, then the low bits: written as a range test and a
+            // conversion on the `f64` lanes, which LLVM packs into `cvttpd2dq`, where
+            // `float_to_int_x86`'s scalar form stays one element at a time.
+            return D::from_i128(i128::from(crate::arch::truncate_or_indefinite(v)));
         }
         D::from_f64(v)
     } else {
@@ -105,18 +103,22 @@ pub(crate) fn map_words<S: NumpyNumber, D: NumpyNumber>(
 }
 
 /// `dst[i] = cast(src[i])` over the shorter length. From `float32`/`float64` into the
-/// types converted through 32 bits ([`converts_through_i32`]), AVX-512 runs the arch
-/// layer's kernel ([`crate::arch::float_to_i32_low_bits`]: the conversion's own indefinite
-/// value, where portable code needs a range test and a blend per vector), which writes the
-/// same words as `cast_one`.
+/// types converted through 32 bits ([`converts_through_i32`]), AVX2 and AVX-512 run the
+/// arch layer's kernels ([`crate::arch::float_to_i32_low_bits`]: the conversion's own
+/// indefinite value, where portable code needs a range test and a blend per vector),
+/// which write the same words as `cast_one`; without them, the plain loop (no AVX2 build
+/// of it, which would never run).
 #[inline(never)]
 fn cast_loop<S: NumpyNumber, D: NumpyNumber>(src: Words<'_>, mut dst: WordsMut<'_>) {
-    if S::IS_FLOAT
-        && size_of::<S>() >= 4
-        && !D::IS_FLOAT
-        && converts_through_i32::<D>()
-        && crate::arch::float_to_i32_low_bits(src, dst.sub(0, dst.len()))
-    {
+    if S::IS_FLOAT && size_of::<S>() >= 4 && !D::IS_FLOAT && converts_through_i32::<D>() {
+        if !crate::arch::float_to_i32_low_bits(src, dst.sub(0, dst.len()))
+            && let Some((src, dst)) = word_slices::<S, D>(src, dst)
+        {
+            for (x, y) in src.iter().zip(dst.iter_mut()) {
+                let v: D = cast_one::<S, D>(S::from_bits(x.to_u64()));
+                *y = <D::Word as Word>::from_u64(v.to_bits());
+            }
+        }
         return;
     }
     map_words::<S, D>(
