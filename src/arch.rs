@@ -41,10 +41,10 @@
 //!   `float32 -> float32` ([`quantize_f32_streamed`]); and any elementwise kernel's
 //!   output block by block through L1 ([`through_l1`]).
 //!
-//! [`clamp_to_i32`], [`clamp_round_even_to_i32`], [`clamp_round_away_to_i32`] and
-//! [`i32_or_indefinite`] are safe functions for portable kernels: `f64 -> i32` conversions
-//! that LLVM compiles to one packed instruction, made sound by the clamp or select inside
-//! them.
+//! [`clamp_to_i32`], [`clamp_round_even_to_i32`], [`clamp_round_away_to_i32`],
+//! [`i32_or_indefinite`] and [`truncate_or_indefinite`] are safe functions for portable
+//! kernels: `f64 -> i32` conversions that LLVM compiles to one packed instruction, made
+//! sound by the clamp or select inside them.
 //!
 //! Beside it, `words.rs` holds the crate's other `unsafe`: slices of any dtype seen as the
 //! storage words they are made of ([`words`], [`words_mut`]), byte buffers (zarrs' chunks)

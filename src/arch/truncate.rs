@@ -1,15 +1,16 @@
-//! `f32`/`f64` to the low 8, 16 or 32 bits of x86's truncating conversion to `i32`, in
-//! AVX-512 and AVX2: NumPy's cast of a float array into `int8` … `int32` on x86-64 (`cvttsd2si`
-//! into 32 bits, then the low bits), the loop `codec::astype` runs for those pairs.
+//! `f32`/`f64` to the low 8, 16 or 32 bits of x86's truncating conversion to `i32`:
+//! NumPy's cast of a float array into `int8` … `int32` on x86-64 (`cvttsd2si` into 32
+//! bits, then the low bits), which `codec::astype` runs for those pairs.
 //!
-//! `vcvttpd2dq`/`vcvttps2dq` give x86's "integer indefinite" `i32::MIN` for NaN, ±Inf and
-//! every value whose truncation is outside `i32` by themselves, and `vpmovdw`/`vpmovdb`
-//! keep the low bits: three instructions per vector (AVX2, which has no narrowing store,
-//! masks and packs: `vpand`, `vpackusdw`, `vpermq`). Portable Rust cannot ask for that
-//! conversion (`as` saturates, `to_int_unchecked` is undefined out of range), so the
-//! portable loop truncates, tests the range and blends (`arch::i32_or_indefinite`) before
-//! the conversion: four more instructions per vector, which made that loop, not the
-//! memory, its limit.
+//! In AVX-512 and AVX2 ([`float_to_i32_low_bits`]), `vcvttpd2dq`/`vcvttps2dq` give x86's
+//! "integer indefinite" `i32::MIN` for NaN, ±Inf and every value whose truncation is
+//! outside `i32` by themselves, and `vpmovdw`/`vpmovdb` keep the low bits (AVX2, which has
+//! no narrowing store, masks and packs: `vpand`, `vpackusdw`, `vpermq`). Portable Rust
+//! cannot ask for that conversion (`as` saturates, `to_int_unchecked` is undefined out of
+//! range), so the portable form ([`truncate_or_indefinite`]) tests the range and blends
+//! before converting: a compare and a blend more per vector, which LLVM's AVX2 build of
+//! it (with a `vroundpd` as well, before the range test moved onto the value) spent, and
+//! which made that loop, not the memory, its limit.
 
 use crate::number::storage::{Words, WordsMut};
 
@@ -31,8 +32,9 @@ pub(crate) fn truncate_or_indefinite(v: f64) -> i32 {
 /// `dst[i]` = the low bits of x86's truncating conversion of `src[i]` to `i32` (`i32::MIN`
 /// for NaN, ±Inf and truncations outside `i32`), over the shorter length: `src` the words
 /// of `f32` (32-bit words) or `f64` (64-bit words), `dst` 8-, 16- or 32-bit words. Done
-/// when the level allows AVX-512 or AVX2; `false` (nothing written) otherwise, or for other words,
-/// for the caller's portable loop, whose results these are bit for bit.
+/// when the level allows AVX-512 or AVX2; `false` (nothing written) otherwise, or for
+/// other words, for the caller's portable loop ([`truncate_or_indefinite`] per element),
+/// whose results these are bit for bit.
 #[inline(never)]
 pub(crate) fn float_to_i32_low_bits(src: Words<'_>, dst: WordsMut<'_>) -> bool {
     #[cfg(target_arch = "x86_64")]
