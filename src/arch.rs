@@ -30,6 +30,9 @@
 //! - `packbits`: packbits' bit packing and unpacking with AVX-512 (`vpmultishiftqb`,
 //!   `vpermb`/`vpermi2b`, `vpshrdv`) and with AVX2 (`packbits/avx2.rs`: `vpshufb` per
 //!   128-bit half), beside the portable kernels of `codec::packbits`;
+//! - `truncate`: `f32`/`f64` to the low bits of x86's truncating conversion to `i32`
+//!   ([`float_to_i32_low_bits`], AVX-512 `vcvttpd2dq`/`vcvttps2dq` and `vpmovdw`/`vpmovdb`),
+//!   NumPy's cast into `int8` … `int32` that `numcodecs.astype` runs;
 //! - `widen`: one-byte small floats to `f32` ([`widen_bytes_to_f32`], AVX2 and AVX-512),
 //!   which can stream;
 //! - `stream`: non-temporal stores for outputs too large for the cache ([`streams`]), which
@@ -38,10 +41,10 @@
 //!   `float32 -> float32` ([`quantize_f32_streamed`]); and any elementwise kernel's
 //!   output block by block through L1 ([`through_l1`]).
 //!
-//! [`clamp_to_i32`], [`clamp_round_even_to_i32`], [`clamp_round_away_to_i32`] and
-//! [`i32_or_indefinite`] are safe functions for portable kernels: `f64 -> i32` conversions
-//! that LLVM compiles to one packed instruction, made sound by the clamp or select inside
-//! them.
+//! [`clamp_to_i32`], [`clamp_round_even_to_i32`], [`clamp_round_away_to_i32`],
+//! [`i32_or_indefinite`] and [`truncate_or_indefinite`] are safe functions for portable
+//! kernels: `f64 -> i32` conversions that LLVM compiles to one packed instruction, made
+//! sound by the clamp or select inside them.
 //!
 //! Beside it, `words.rs` holds the crate's other `unsafe`: slices of any dtype seen as the
 //! storage words they are made of ([`words`], [`words_mut`]), byte buffers (zarrs' chunks)
@@ -56,6 +59,7 @@ pub(crate) mod level;
 pub(crate) mod packbits;
 mod pos_popcount;
 mod stream;
+mod truncate;
 mod wide;
 mod widen;
 mod words;
@@ -80,6 +84,7 @@ pub(crate) use stream::{
     i32_to_f32_streamed, lookup_bytes, quantize_f32_streamed, stream_fence, streams_from,
     through_l1,
 };
+pub(crate) use truncate::{float_to_i32_low_bits, truncate_or_indefinite};
 pub(crate) use wide::vectorized_wide;
 pub(crate) use widen::{WidenPlan, widen_bytes_to_f32};
 #[cfg(test)]

@@ -283,7 +283,7 @@ where
 }
 
 /// The codecs whose kernels run under `arch::vectorized`: scale_offset, bitround,
-/// numcodecs.fixedscaleoffset.
+/// numcodecs.fixedscaleoffset, numcodecs.astype.
 #[test]
 fn vectorized_codecs_at_every_isa_level() {
     use zquant::{BitRound, FixedScaleOffset, PyNumber, ScaleOffset};
@@ -301,6 +301,25 @@ fn vectorized_codecs_at_every_isa_level() {
     codec_at_every_level(&FixedScaleOffset::<f64, i16>::new(o, s).unwrap(), &smooth);
     let (o, s) = fso(260.0, 5.0);
     codec_at_every_level(&FixedScaleOffset::<f32, u8>::new(o, s).unwrap(), &f32s);
+    // numcodecs.astype from floats into 8-, 16- and 32-bit integers (AVX-512's
+    // `vcvttpd2dq`/`vcvttps2dq` kernel): values across and beyond each target's range,
+    // NaN and ±Inf among them, where the cast keeps the low bits of x86's indefinite value.
+    let spread: Vec<f64> = smooth
+        .iter()
+        .enumerate()
+        .map(|(i, &x)| match i % 97 {
+            0 => f64::NAN,
+            1 => f64::INFINITY,
+            2 => -3.5e9,
+            _ => (x - 280.0) * [3.0, 2e3, 1e8][i % 3],
+        })
+        .collect();
+    let spread32: Vec<f32> = spread.iter().map(|&x| x as f32).collect();
+    use zquant::AsType;
+    codec_at_every_level(&AsType::<f64, i16>::new().unwrap(), &spread);
+    codec_at_every_level(&AsType::<f64, u8>::new().unwrap(), &spread);
+    codec_at_every_level(&AsType::<f32, i32>::new().unwrap(), &spread32);
+    codec_at_every_level(&AsType::<f32, i8>::new().unwrap(), &spread32);
 }
 
 /// `scale_offset` on 8- and 16-bit integers (`small_int_at_level`: 16-bit lanes with AVX2

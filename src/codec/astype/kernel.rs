@@ -27,12 +27,10 @@ pub(crate) fn cast_one<S: NumpyNumber, D: NumpyNumber>(x: S) -> D {
             return D::from_bits(numpy_nan_bits(size_of::<S>(), size_of::<D>(), x.to_bits()));
         }
         if !D::IS_FLOAT && converts_through_i32::<D>() {
-            // `cvttsd2si` into 32 bits, then the low bits: written as a truncation and a
-            // range test on the `f64` lanes, which LLVM packs into `vroundpd` and
-            // `vcvttpd2dq`, where `float_to_int_x86`'s scalar form stays one element at a
-            // time. The same values: `trunc(v)` is in `i32`'s range exactly when `v` is in
-            // `(-2^31 - 1, 2^31)`, and NaN and ±Inf give the indefinite `-2^31` either way.
-            return D::from_i128(i128::from(crate::arch::i32_or_indefinite(v.trunc())));
+            // `cvttsd2si` into 32 bits, then the low bits: written as a range test and a
+            // conversion on the `f64` lanes, which LLVM packs into `cvttpd2dq`, where
+            // `float_to_int_x86`'s scalar form stays one element at a time.
+            return D::from_i128(i128::from(crate::arch::truncate_or_indefinite(v)));
         }
         D::from_f64(v)
     } else {
@@ -104,9 +102,25 @@ pub(crate) fn map_words<S: NumpyNumber, D: NumpyNumber>(
     );
 }
 
-/// `dst[i] = cast(src[i])` over the shorter length.
+/// `dst[i] = cast(src[i])` over the shorter length. From `float32`/`float64` into the
+/// types converted through 32 bits ([`converts_through_i32`]), AVX2 and AVX-512 run the
+/// arch layer's kernels ([`crate::arch::float_to_i32_low_bits`]: the conversion's own
+/// indefinite value, where portable code needs a range test and a blend per vector),
+/// which write the same words as `cast_one`; without them, the plain loop (no AVX2 build
+/// of it, which would never run).
 #[inline(never)]
-fn cast_loop<S: NumpyNumber, D: NumpyNumber>(src: Words<'_>, dst: WordsMut<'_>) {
+fn cast_loop<S: NumpyNumber, D: NumpyNumber>(src: Words<'_>, mut dst: WordsMut<'_>) {
+    if S::IS_FLOAT && size_of::<S>() >= 4 && !D::IS_FLOAT && converts_through_i32::<D>() {
+        if !crate::arch::float_to_i32_low_bits(src, dst.sub(0, dst.len()))
+            && let Some((src, dst)) = word_slices::<S, D>(src, dst)
+        {
+            for (x, y) in src.iter().zip(dst.iter_mut()) {
+                let v: D = cast_one::<S, D>(S::from_bits(x.to_u64()));
+                *y = <D::Word as Word>::from_u64(v.to_bits());
+            }
+        }
+        return;
+    }
     map_words::<S, D>(
         src,
         dst,
@@ -482,6 +496,81 @@ mod tests {
                 };
                 for level in crate::isa::Isa::available() {
                     for (start, len) in [(0, 2600), (3, 1030), (1, 7), (0, 1024)] {
+                        let got = run(level, source, target, &src[start..start + len]);
+                        let ctx = format!("{source} -> {target} {level:?} {start} {len}");
+                        assert!(got[..] == want[start..start + len], "{ctx}");
+                    }
+                }
+            }
+        }
+    }
+
+    /// From `float32`/`float64` into the types converted through 32 bits (AVX-512 runs the
+    /// arch layer's `vcvttpd2dq`/`vcvttps2dq` kernel there), every level writes each
+    /// element's `cast_one`: values at the edges of `i32`'s range and of the targets'
+    /// (where the truncation does or does not leave it), NaN, ±Inf, ±0, subnormals, in
+    /// whole vectors and tails, from unaligned starts.
+    #[test]
+    fn float_casts_through_i32_are_the_element_cast_at_every_level() {
+        let two31 = 2_147_483_648.0_f64;
+        let mut values = vec![
+            f64::NAN,
+            -f64::NAN,
+            f64::INFINITY,
+            f64::NEG_INFINITY,
+            0.0,
+            -0.0,
+            f64::from_bits(1),
+            -f64::MIN_POSITIVE,
+            two31,
+            -two31,
+            two31 - 0.5,
+            two31 - 1.0,
+            -two31 - 0.5,
+            -two31 - 1.0,
+            two31 - 128.0,
+            -two31 + 128.0,
+            65535.9,
+            65536.0,
+            -32768.5,
+            32767.99,
+            255.5,
+            -128.9,
+            1e300,
+            -1e300,
+        ];
+        let mut x = 0x9e37_79b9_7f4a_7c15_u64;
+        for i in 0..200 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            let scale = [1e2, 4e4, 3e9, 1e19][i % 4];
+            values.push(((x >> 11) as f64 / (1u64 << 53) as f64 - 0.5) * 2.0 * scale);
+        }
+        for source in [DTypeId::Float32, DTypeId::Float64] {
+            let src: Vec<u64> = values
+                .iter()
+                .map(|&v| match source {
+                    DTypeId::Float32 => u64::from((v as f32).to_bits()),
+                    _ => v.to_bits(),
+                })
+                .collect();
+            for target in [
+                DTypeId::Int8,
+                DTypeId::UInt8,
+                DTypeId::Int16,
+                DTypeId::UInt16,
+                DTypeId::Int32,
+            ] {
+                let want: Vec<u64> = src
+                    .iter()
+                    .map(|&w| {
+                        with_numpy!(source, S => with_numpy!(target, D =>
+                            Real::to_bits(cast_one::<S, D>(<S as Real>::from_bits(w))), else 0), else 0)
+                    })
+                    .collect();
+                for level in crate::isa::Isa::available() {
+                    for (start, len) in [(0, src.len()), (5, 33), (1, 15), (3, 16), (0, 1)] {
                         let got = run(level, source, target, &src[start..start + len]);
                         let ctx = format!("{source} -> {target} {level:?} {start} {len}");
                         assert!(got[..] == want[start..start + len], "{ctx}");
