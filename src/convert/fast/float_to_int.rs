@@ -3,6 +3,7 @@
 //! `scale_offset -> cast_value` encode ([`Affine`]), which is the same loop on another value.
 
 use super::{OOR_CLAMP, OOR_ERROR, OOR_WRAP};
+use crate::arch::{SmallIntCast, SmallIntPlan, SmallIntRounding};
 use crate::convert::blocks::by_blocks;
 use crate::convert::narrow::{NEAREST_AWAY, NEAREST_EVEN};
 use crate::number::layout::IntLayout;
@@ -174,6 +175,56 @@ pub(super) fn float_to_narrow_int<SW: Word, DW: Word, const NAN_MAP: bool, const
     } else {
         f64::NAN
     };
+    // A plain cast (`!WIDE`: `value` is the word's own, `as_f64`) under a directed mode
+    // into a target as wide as its word (8 or 16 bits), clamped or wrapped: at the AVX-512
+    // level the explicit kernel (`arch::SmallIntCast`: the mode is the conversion's own, not
+    // loop invariants around a `floor`), block by block; a block it rejects (NaN without a
+    // map, ±Inf, a wrapped value beyond 2^31) goes by the loops below, which decide.
+    if !WIDE && l.bits == DW::BITS && oor != OutOfRange::Error {
+        let mode = match opts.rounding {
+            Rounding::TowardsZero => Some(SmallIntRounding::TowardsZero),
+            Rounding::TowardsNegative => Some(SmallIntRounding::TowardsNegative),
+            Rounding::TowardsPositive => Some(SmallIntRounding::TowardsPositive),
+            Rounding::NearestAway => Some(SmallIntRounding::NearestAway),
+            Rounding::NearestEven => None,
+        };
+        let cast = mode.and_then(|mode| {
+            SmallIntCast::<SW, DW>::new(SmallIntPlan {
+                mode,
+                clamp: oor == OutOfRange::Clamp,
+                lo: l.min() as f64,
+                hi: l.max() as f64,
+                nan_value: NAN_MAP.then_some(nan_value),
+            })
+        });
+        if let Some(cast) = cast {
+            return by_blocks(
+                src,
+                dst,
+                #[inline(always)]
+                |s, d| {
+                    cast.run(s, d)
+                        || narrow_int_loops::<SW, DW, NAN_MAP, WIDE>(
+                            s, d, opts, l, value, nan_value,
+                        ) == s.len()
+                },
+            );
+        }
+    }
+    narrow_int_loops::<SW, DW, NAN_MAP, WIDE>(src, dst, opts, l, value, nan_value)
+}
+
+/// [`float_to_narrow_int`]'s loops, chosen by the rounding mode and the rule.
+#[inline(always)]
+fn narrow_int_loops<SW: Word, DW: Word, const NAN_MAP: bool, const WIDE: bool>(
+    src: &[SW],
+    dst: &mut [DW],
+    opts: CastOptions,
+    l: IntLayout,
+    value: impl Fn(SW) -> f64 + Copy,
+    nan_value: f64,
+) -> usize {
+    let oor = opts.out_of_range;
     match opts.rounding {
         Rounding::NearestEven => {
             // The loops of `by_oor_f2i`, one closure per twin (an attribute on a closure
