@@ -1,6 +1,7 @@
-//! `f32`/`f64` to 8- and 16-bit integers under a directed rounding mode (towards zero,
-//! towards -Inf or +Inf, nearest with ties away from zero), clamped or wrapped, with an
-//! optional `scalar_map` `{NaN: v}`, in explicit AVX-512: [`SmallIntCast`].
+//! `f32`/`f64` to 8- and 16-bit integers under any rounding mode (the directed ones:
+//! towards zero, towards -Inf or +Inf, nearest with ties away from zero; and nearest-even),
+//! clamped or wrapped, with an optional `scalar_map` `{NaN: v}`, in explicit AVX-512:
+//! [`SmallIntCast`].
 //!
 //! The portable loops (`convert::fast::float_to_int`, which documents the arithmetic) take
 //! the mode as loop invariants around one `floor` (`s · floor(s · x + h)`) and test each
@@ -18,9 +19,10 @@ use std::marker::PhantomData;
 
 use crate::number::storage::Word;
 
-/// A directed rounding mode of [`SmallIntCast`].
+/// A rounding mode of [`SmallIntCast`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum SmallIntRounding {
+    NearestEven,
     TowardsZero,
     TowardsNegative,
     TowardsPositive,
@@ -151,17 +153,24 @@ const TRUNC: u8 = 0;
 const FLOOR: u8 = 1;
 const CEIL: u8 = 2;
 const AWAY: u8 = 3;
+/// Nearest-away into a range without negative values, under clamp: a clamped value is at
+/// least -0, so the half needs no sign (one operation fewer a vector).
+const AWAY_UP: u8 = 4;
+const EVEN: u8 = 5;
 
 #[cfg(target_arch = "x86_64")]
 fn pick<const SRC64: bool, const OUT16: bool>(plan: SmallIntPlan) -> Kernel {
     use SmallIntRounding::*;
     match (plan.mode, plan.clamp) {
+        (NearestEven, true) => kernel::<SRC64, OUT16, EVEN, true>,
+        (NearestEven, false) => kernel::<SRC64, OUT16, EVEN, false>,
         (TowardsZero, true) => kernel::<SRC64, OUT16, TRUNC, true>,
         (TowardsZero, false) => kernel::<SRC64, OUT16, TRUNC, false>,
         (TowardsNegative, true) => kernel::<SRC64, OUT16, FLOOR, true>,
         (TowardsNegative, false) => kernel::<SRC64, OUT16, FLOOR, false>,
         (TowardsPositive, true) => kernel::<SRC64, OUT16, CEIL, true>,
         (TowardsPositive, false) => kernel::<SRC64, OUT16, CEIL, false>,
+        (NearestAway, true) if plan.lo >= 0.0 => kernel::<SRC64, OUT16, AWAY_UP, true>,
         (NearestAway, true) => kernel::<SRC64, OUT16, AWAY, true>,
         (NearestAway, false) => kernel::<SRC64, OUT16, AWAY, false>,
     }
@@ -221,6 +230,10 @@ unsafe fn kernel<const SRC64: bool, const OUT16: bool, const MODE: u8, const CLA
                     CEIL => {
                         _mm512_cvt_roundpd_epi32::<{ _MM_FROUND_TO_POS_INF | _MM_FROUND_NO_EXC }>(r)
                     }
+                    EVEN => _mm512_cvt_roundpd_epi32::<
+                        { _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC },
+                    >(r),
+                    AWAY_UP => _mm512_cvttpd_epi32(_mm512_add_pd(r, _mm512_castsi512_pd(half))),
                     _ => {
                         // `half | (r & sign)`: the half with `r`'s sign.
                         let h =
