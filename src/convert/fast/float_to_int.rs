@@ -218,8 +218,9 @@ pub(super) fn float_to_narrow_int<SW: Word, DW: Word, const NAN_MAP: bool, const
     narrow_int_loops::<SW, DW, NAN_MAP, WIDE>(src, dst, opts, l, value, nan_value)
 }
 
-/// [`float_to_narrow_int`]'s loops, chosen by the rounding mode and the rule.
-#[inline(always)]
+/// [`float_to_narrow_int`]'s loops, chosen by the rounding mode and the rule. Not inlined:
+/// called twice there (on the blocks `arch::SmallIntCast` rejects, and without it).
+#[inline(never)]
 fn narrow_int_loops<SW: Word, DW: Word, const NAN_MAP: bool, const WIDE: bool>(
     src: &[SW],
     dst: &mut [DW],
