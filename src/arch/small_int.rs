@@ -85,7 +85,7 @@ pub(crate) struct SmallIntCast<S, D> {
     #[cfg(target_arch = "x86_64")]
     kernel: Kernel,
     c: Consts,
-    words: PhantomData<fn(&[S], &mut [D])>,
+    words: PhantomData<(S, D)>,
 }
 
 impl<S: Word, D: Word> SmallIntCast<S, D> {
