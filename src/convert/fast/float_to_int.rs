@@ -155,7 +155,8 @@ fn float_to_int_in<SW: Word, DW: Word, const MODE: u8>(
 /// instead of one per mode, rule and map, for about twice the instructions per element of a
 /// constant mode's loop with AVX2 (`f64 -> u8` towards-zero under clamp, with a map or
 /// without: 5.17 against nearest-even's 2.55). At the AVX-512 level a plain cast under a
-/// directed mode into an 8- or 16-bit target, clamped or wrapped, goes by
+/// directed mode (or nearest-even with a map) into an 8- or 16-bit target, clamped or
+/// wrapped, goes by
 /// `arch::SmallIntCast` first (the mode in the conversion instruction instead of loop
 /// invariants around a `floor`): that loop took 15 operations per vector of 8 `f64`
 /// (`f64 -> u8` towards-zero under clamp with a map), and Zen 4 runs its 512-bit
