@@ -35,6 +35,9 @@
 //!   NumPy's cast into `int8` … `int32` that `numcodecs.astype` runs;
 //! - `widen`: one-byte small floats to `f32` ([`widen_bytes_to_f32`], AVX2 and AVX-512),
 //!   which can stream;
+//! - `small_int`: `f32`/`f64` to 8- and 16-bit integers under the directed rounding modes
+//!   in AVX-512 ([`SmallIntCast`]: the mode is the conversion's own, `vfixupimmpd` maps
+//!   NaN and ±Inf), which the portable loops take as loop invariants around a `floor`;
 //! - `stream`: non-temporal stores for outputs too large for the cache ([`streams`]), which
 //!   portable code cannot emit: the one-byte table lookup ([`lookup_bytes`]),
 //!   `int32 -> float32` ([`i32_to_f32_streamed`]) and numcodecs.quantize's
@@ -58,6 +61,7 @@ mod f16c;
 pub(crate) mod level;
 pub(crate) mod packbits;
 mod pos_popcount;
+mod small_int;
 mod stream;
 mod truncate;
 mod wide;
@@ -74,6 +78,7 @@ pub(crate) use pos_popcount::{
     BAND_ROWS, BandRow, PairPrep, PairRing, WIDE_CHUNK_BYTES, WideState, pos_popcount_pairs_avx512,
     pos_popcount_prepared_band_avx512, pos_popcount_prepared_pairs_avx512,
 };
+pub(crate) use small_int::{SmallIntCast, SmallIntPlan, SmallIntRounding};
 #[cfg(any(feature = "rayon", test))]
 pub(crate) use stream::Region;
 #[cfg(test)]

@@ -9,6 +9,7 @@
 //! - `arch::widen` (AVX2): one-byte floats -> `f32`;
 //! - `arch::byte_float` (AVX2, AVX-512): `f32` -> one-byte floats;
 //! - `arch::bf16` (AVX-512 BF16): `f32` -> bfloat16;
+//! - `arch::small_int` (AVX-512): `f32`/`f64` -> 8- and 16-bit integers, directed modes;
 //! - `arch::stream` (AVX2, outputs of 16 MiB or more): `int32 -> float32`, float16 -> `f32`,
 //!   and the one-byte table lookup (fixedscaleoffset's decode), in [`streamed_outputs`].
 //! - `arch::vectorized` (portable kernels built for AVX2): the fast casts between floats
@@ -39,8 +40,20 @@ const STARTS: [(usize, usize); 4] = [(0, 0), (1, 0), (0, 3), (5, 1)];
 /// the reference path: the same result (the same first failing index) and, when it
 /// succeeds, the same bits.
 fn every_level<S: Real, D: Real>(src: &[S]) {
-    for oor in [OutOfRange::Error, OutOfRange::Clamp] {
-        let opts = CastOptions::new(Rounding::NearestEven, oor);
+    every_level_in::<S, D>(
+        src,
+        &[Rounding::NearestEven],
+        &[OutOfRange::Error, OutOfRange::Clamp],
+    );
+}
+
+/// [`every_level`] under each of `modes` and `rules`.
+fn every_level_in<S: Real, D: Real>(src: &[S], modes: &[Rounding], rules: &[OutOfRange]) {
+    let combinations = modes
+        .iter()
+        .flat_map(|&m| rules.iter().map(move |&oor| (m, oor)));
+    for (mode, oor) in combinations {
+        let opts = CastOptions::new(mode, oor);
         for len in LENGTHS {
             for (from, to) in STARTS {
                 let Some(s) = src.get(from..from + len) else {
@@ -52,7 +65,7 @@ fn every_level<S: Real, D: Real>(src: &[S]) {
                     let mut got = vec![D::default(); to + len];
                     let result = with_max_isa(level, || cast_slice(s, &mut got[to..], opts));
                     let what = format!(
-                        "{} -> {} {level:?} {oor:?} len {len} starts {from}/{to}",
+                        "{} -> {} {level:?} {mode:?} {oor:?} len {len} starts {from}/{to}",
                         S::NAME,
                         D::NAME
                     );
@@ -238,6 +251,46 @@ fn vectorized_casts_at_every_isa_level() {
     every_level::<i16, u8>(&near_codes::<i16, u8>(&mut rng, N));
     every_level::<i64, i32>(&near_codes::<i64, i32>(&mut rng, N));
     every_level::<u8, i16>(&near_codes::<u8, i16>(&mut rng, N));
+}
+
+/// `arch::small_int` (AVX-512): `f32`/`f64` to 8- and 16-bit integers under every mode
+/// (nearest-even reaches it with a `scalar_map` only, in the unit tests), clamped and wrapped; the sources near the codes of a wider type (out of the
+/// target's range, wrapped values beyond 2^31, ties), with a NaN or an infinity now and
+/// then (blocks the kernel hands back to the loops it stands in for).
+#[test]
+fn directed_casts_to_small_integers_at_every_isa_level() {
+    let mut rng = Rng(0xca57_0006);
+    let modes = [
+        Rounding::NearestEven,
+        Rounding::TowardsZero,
+        Rounding::TowardsNegative,
+        Rounding::TowardsPositive,
+        Rounding::NearestAway,
+    ];
+    let rules = [OutOfRange::Clamp, OutOfRange::Wrap];
+    let mut near = |wide: bool| {
+        let mut v = near_codes::<f64, i16>(&mut rng, N);
+        if wide {
+            // Beyond 2^31 (one block in four), for the wrap rule.
+            let far = near_codes::<f64, i64>(&mut rng, N);
+            for (i, x) in v.iter_mut().enumerate() {
+                if i % 4096 < 1024 && i % 3 == 0 {
+                    *x = far[i] / 2f64.powi(i as i32 % 40);
+                }
+            }
+        }
+        v
+    };
+    let (narrow, wide) = (near(false), near(true));
+    every_level_in::<f64, u8>(&narrow, &modes, &rules);
+    every_level_in::<f64, i8>(&wide, &modes, &rules);
+    every_level_in::<f64, u16>(&wide, &modes, &rules);
+    every_level_in::<f64, i16>(&narrow, &modes, &rules);
+    let narrow32: Vec<f32> = narrow.iter().map(|&x| x as f32).collect();
+    let wide32: Vec<f32> = wide.iter().map(|&x| x as f32).collect();
+    every_level_in::<f32, u8>(&wide32, &modes, &rules);
+    every_level_in::<f32, i16>(&narrow32, &modes, &rules);
+    every_level_in::<f32, u16>(&narrow32, &modes, &rules);
 }
 
 /// `c`'s encode and decode at every level against the portable level, every length and

@@ -3,6 +3,7 @@
 //! `scale_offset -> cast_value` encode ([`Affine`]), which is the same loop on another value.
 
 use super::{OOR_CLAMP, OOR_ERROR, OOR_WRAP};
+use crate::arch::{SmallIntCast, SmallIntPlan, SmallIntRounding};
 use crate::convert::blocks::by_blocks;
 use crate::convert::narrow::{NEAREST_AWAY, NEAREST_EVEN};
 use crate::number::layout::IntLayout;
@@ -153,7 +154,13 @@ fn float_to_int_in<SW: Word, DW: Word, const MODE: u8>(
 /// [`f2i_general`], which takes the mode and the map as loop invariants: one build per rule
 /// instead of one per mode, rule and map, for about twice the instructions per element of a
 /// constant mode's loop with AVX2 (`f64 -> u8` towards-zero under clamp, with a map or
-/// without: 5.17 against nearest-even's 2.55).
+/// without: 5.17 against nearest-even's 2.55). At the AVX-512 level a plain cast under a
+/// directed mode (or nearest-even with a map) into an 8- or 16-bit target, clamped or
+/// wrapped, goes by
+/// `arch::SmallIntCast` first (the mode in the conversion instruction instead of loop
+/// invariants around a `floor`): that loop took 15 operations per vector of 8 `f64`
+/// (`f64 -> u8` towards-zero under clamp with a map), and Zen 4 runs its 512-bit
+/// operations as two halves, so it was compute-bound at 0.54-0.65 of the roofline.
 #[inline(always)]
 pub(super) fn float_to_narrow_int<SW: Word, DW: Word, const NAN_MAP: bool, const WIDE: bool>(
     src: &[SW],
@@ -174,6 +181,56 @@ pub(super) fn float_to_narrow_int<SW: Word, DW: Word, const NAN_MAP: bool, const
     } else {
         f64::NAN
     };
+    // A plain cast (`!WIDE`: `value` is the word's own, `as_f64`) into a target as wide as
+    // its word (8 or 16 bits), clamped or wrapped: at the AVX-512 level the explicit kernel
+    // (`arch::SmallIntCast`: the mode is the conversion's own, not loop invariants around a
+    // `floor`), block by block; a block it rejects (NaN without a map, ±Inf, a wrapped value
+    // beyond 2^31) goes by the loops below, which decide. (Nearest-even without a map does
+    // not come here at that level: `Src::float_to_int` runs the fused chain's loop.)
+    if !WIDE && l.bits == DW::BITS && oor != OutOfRange::Error {
+        let mode = match opts.rounding {
+            Rounding::NearestEven => SmallIntRounding::NearestEven,
+            Rounding::TowardsZero => SmallIntRounding::TowardsZero,
+            Rounding::TowardsNegative => SmallIntRounding::TowardsNegative,
+            Rounding::TowardsPositive => SmallIntRounding::TowardsPositive,
+            Rounding::NearestAway => SmallIntRounding::NearestAway,
+        };
+        let cast = SmallIntCast::<SW, DW>::new(SmallIntPlan {
+            mode,
+            clamp: oor == OutOfRange::Clamp,
+            lo: l.min() as f64,
+            hi: l.max() as f64,
+            nan_value: NAN_MAP.then_some(nan_value),
+        });
+        if let Some(cast) = cast {
+            return by_blocks(
+                src,
+                dst,
+                #[inline(always)]
+                |s, d| {
+                    cast.run(s, d)
+                        || narrow_int_loops::<SW, DW, NAN_MAP, WIDE>(
+                            s, d, opts, l, value, nan_value,
+                        ) == s.len()
+                },
+            );
+        }
+    }
+    narrow_int_loops::<SW, DW, NAN_MAP, WIDE>(src, dst, opts, l, value, nan_value)
+}
+
+/// [`float_to_narrow_int`]'s loops, chosen by the rounding mode and the rule. Not inlined:
+/// called twice there (on the blocks `arch::SmallIntCast` rejects, and without it).
+#[inline(never)]
+fn narrow_int_loops<SW: Word, DW: Word, const NAN_MAP: bool, const WIDE: bool>(
+    src: &[SW],
+    dst: &mut [DW],
+    opts: CastOptions,
+    l: IntLayout,
+    value: impl Fn(SW) -> f64 + Copy,
+    nan_value: f64,
+) -> usize {
+    let oor = opts.out_of_range;
     match opts.rounding {
         Rounding::NearestEven => {
             // The loops of `by_oor_f2i`, one closure per twin (an attribute on a closure
@@ -275,7 +332,11 @@ fn f2i_baseline<SW: Word, DW: Word, const NAN_MAP: bool>(
 /// out-of-range rule whose rounding is [`Directed`] (the mode as loop invariants around one
 /// rounding instruction), else [`f2i_portable`]. The AVX-512 build (about 26 KB in all)
 /// takes `f64 -> u8` towards-zero under clamp from 2.1-2.2 to 1.7-1.8 ms for 4M elements
-/// (minima, alternated): compute-bound at AVX2, it ran at 0.66-0.85 of a copy. A `scalar_map` `{NaN: v}` is a loop invariant too, `nan_value`: `v`,
+/// (minima, alternated): compute-bound at AVX2, it ran at 0.66-0.85 of a copy. Plain casts
+/// into 8- and 16-bit targets under clamp and wrap run it only on the blocks
+/// `arch::SmallIntCast` rejects (see [`float_to_narrow_int`]); 32-bit and sub-byte
+/// targets, the error rule and the fused chain all of theirs. A `scalar_map` `{NaN: v}`
+/// is a loop invariant too, `nan_value`: `v`,
 /// or NaN without a map (a NaN then stays a NaN, and its block is declined). So a map costs
 /// no loops of its own (three more per width pair, about 18 KB): a compare and a select per
 /// vector, in the loops without a map as well (`f64 -> u8` towards-zero under clamp, map
