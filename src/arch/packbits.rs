@@ -31,6 +31,8 @@
 
 #[cfg(target_arch = "x86_64")]
 mod avx2;
+#[cfg(target_arch = "x86_64")]
+mod fields;
 
 /// The layout of the fields: `b` bits from bit `f` of `n`-bit components; `signed`: decoding
 /// sign-extends the field to `n` bits.
@@ -96,6 +98,10 @@ pub(crate) fn unpack_u8(src: &[u8], p: Fields, out: &mut [u8]) -> usize {
 /// [`pack_u8`] for two-byte words: a multiple of 32 codes.
 pub(crate) fn pack_u16(src: &[u16], p: Fields, out: &mut [u8]) -> usize {
     #[cfg(target_arch = "x86_64")]
+    if super::has_avx512() && fields::packs(16, p) {
+        // SAFETY: as in `pack_u8`, and `packs` holds.
+        return unsafe { fields::pack::<16>(words_as_bytes(src), p, out) };
+    }
     if super::has_avx512() && p.f + p.b <= 16 {
         // SAFETY: as in `pack_u8`.
         return unsafe { x86::pack_wide::<16>(words_as_bytes(src), p, out) };
@@ -113,6 +119,10 @@ pub(crate) fn pack_u16(src: &[u16], p: Fields, out: &mut [u8]) -> usize {
 /// to 31 bits).
 pub(crate) fn pack_u32(src: &[u32], p: Fields, out: &mut [u8]) -> usize {
     #[cfg(target_arch = "x86_64")]
+    if super::has_avx512() && fields::packs(32, p) {
+        // SAFETY: as in `pack_u8`, and `packs` holds.
+        return unsafe { fields::pack::<32>(words_as_bytes(src), p, out) };
+    }
     if super::has_avx512() && p.f + p.b <= 32 {
         // SAFETY: as in `pack_u8`.
         return unsafe { x86::pack_wide::<32>(words_as_bytes(src), p, out) };
@@ -134,6 +144,10 @@ pub(crate) fn pack_u32(src: &[u32], p: Fields, out: &mut [u8]) -> usize {
 /// [`unpack_u8`] for two-byte words: a multiple of 32 codes.
 pub(crate) fn unpack_u16(src: &[u8], p: Fields, out: &mut [u16]) -> usize {
     #[cfg(target_arch = "x86_64")]
+    if super::has_avx512() && fields::unpacks(16, p) {
+        // SAFETY: as in `pack_u8`, and `unpacks` holds.
+        return unsafe { fields::unpack::<16>(src, p, words_as_bytes_mut(out)) } / 2;
+    }
     if super::has_avx512() && p.f + p.b <= p.n && p.n <= 16 {
         // SAFETY: as in `pack_u8`.
         return unsafe { x86::unpack_wide::<16>(src, p, words_as_bytes_mut(out)) } / 2;
@@ -151,6 +165,10 @@ pub(crate) fn unpack_u16(src: &[u8], p: Fields, out: &mut [u16]) -> usize {
 /// 17 to 31 bits).
 pub(crate) fn unpack_u32(src: &[u8], p: Fields, out: &mut [u32]) -> usize {
     #[cfg(target_arch = "x86_64")]
+    if super::has_avx512() && fields::unpacks(32, p) {
+        // SAFETY: as in `pack_u8`, and `unpacks` holds.
+        return unsafe { fields::unpack::<32>(src, p, words_as_bytes_mut(out)) } / 4;
+    }
     if super::has_avx512() && p.f + p.b <= p.n && p.n <= 32 {
         // SAFETY: as in `pack_u8`.
         return unsafe { x86::unpack_wide::<32>(src, p, words_as_bytes_mut(out)) } / 4;
