@@ -25,7 +25,10 @@
 //!   word), then each output byte ORs the bytes of the codes that cover it, gathered by
 //!   `vpermi2b` from the two vectors (two for `b >= 8`, up to eight for narrower fields);
 //!   decoding gathers each code's bytes into its lane (`vpermb`, twice) and joins the two
-//!   halves shifted by the bit offset (`vpshrdvw`/`vpshrdvd`).
+//!   halves shifted by the bit offset (`vpshrdvw`/`vpshrdvd`). These take only what
+//!   `fields` does not: encoding fields of 1 to 3 bits, decoding 31-bit fields.
+//! - Wider fields (`fields`): encoding merges neighbouring codes in pairs and packs a step
+//!   with one `vpermb`; decoding cuts every field out of 64-bit lanes by `vpmultishiftqb`.
 //!
 //! [`has_avx512`]: super::has_avx512
 

@@ -1,20 +1,20 @@
-//! AVX-512 packbits of wide fields: two-byte words with fields of 8 to 16 bits and four-byte
-//! words with fields of 16 to 32 bits (encoding), and fields whose groups of four (two-byte
-//! words) or two (four-byte words) codes fit in a 64-bit lane (decoding, see
-//! [`unpacks`]). One permute a step where the general kernels in `super::x86` take two or
-//! more, each with its byte gathers, masks and ORs.
+//! AVX-512 packbits of wide fields: two- and four-byte words with fields of 4 bits or more
+//! (encoding), and fields whose groups of four (two-byte words) or two (four-byte words)
+//! codes lie within 64 bits (decoding, see [`unpacks`]: all but 31-bit fields). One
+//! permute a step, with no gathers to OR together, where the general kernels in
+//! `super::x86` take two or more (up to eight for narrow fields), each zero-masked.
 //!
 //! Encoding merges each pair of neighbouring codes into one lane of twice the word's width
 //! (`P = c0 | c1 << b`, by two shifts and a select), so that a 64-byte vector holds 16 or 8
 //! pairs of `2b` bits each. Pair `j` starts at bit `s_j = 2bj % 8` of stream byte
-//! `st_j = 2bj / 8`. Each lane becomes `V_j = (P_j | P_{j+1} << 2b) << s_j`, the stream's
-//! bits from byte `st_j` on (the next pair's first bits included: `vpalignr`'s lane
-//! rotation brings it), truncated to the lane; the lane holds every bit of bytes
-//! `st_j..st_{j+1}` (`8 * (st_{j+1} - st_j) <= s_j + 2b`, which is at most the lane's
-//! width) and no third pair reaches them (`P_{j+2}` starts at `s_j + 4b`, past the lane,
-//! since `2b` is at least the word's width). One `vpermb` then moves those bytes of each
-//! lane together. Where `2b` is a multiple of 8 (12-bit codes in two-byte words: three
-//! bytes a pair), `s_j` is 0 and `V_j = P_j`.
+//! `st_j = 2bj / 8`; lane `j` gives the step's bytes `st_j..st_{j+1}`, which hold the last
+//! `s_j` bits of pair `j - 1` (all of them in that pair, since `2b >= 8`) and then pair `j`
+//! (`8 * (st_{j+1} - st_j) <= s_j + 2b`, within the lane). So lane `j` becomes
+//! `V_j = P_j << s_j | P_{j-1} >> (2b - s_j)`: the pair before comes by a lane rotation
+//! (`valignd`/`valignq`), moved to the top of its lane, and one funnel shift by `s_j`
+//! (`vpshldvd`/`vpshldvq`) joins the two. One `vpermb` then moves each lane's bytes
+//! together. Where `2b` is a multiple of 8 (12-bit codes in two-byte words: three bytes a
+//! pair), `s_j` is 0 and `V_j = P_j`.
 //!
 //! Decoding takes, into each 64-bit lane, the eight stream bytes from the first byte of a
 //! group of `G = 64 / L` codes (four two-byte or two four-byte codes, `vpermb`), then cuts
@@ -31,8 +31,8 @@ use std::arch::x86_64::*;
 
 use super::{Fields, low};
 
-/// Whether [`pack`] takes fields `p` of words of `L` bits: `2b >= 8` (so that a pair covers
-/// the bits of its first byte below it, which are the pair before's).
+/// Whether [`pack`] takes fields `p` of words of `L` bits: `2b >= 8`, so that the bits of
+/// a pair's first byte below it all belong to the pair before.
 pub(super) fn packs(l: u32, p: Fields) -> bool {
     p.b >= 4 && p.f + p.b <= l
 }
