@@ -80,17 +80,24 @@ fn splat<const L: u32>(x: u64) -> __m512i {
 /// The CPU must have AVX-512 F, BW, VBMI and VBMI2; `L` is 16 or 32; [`packs`]`(L, p)`.
 #[target_feature(enable = "avx512f,avx512bw,avx512vbmi,avx512vbmi2")]
 pub(super) unsafe fn pack<const L: u32>(src: &[u8], p: Fields, out: &mut [u8]) -> usize {
-    if (2 * p.b).is_multiple_of(8) {
-        pack_steps::<L, true>(src, p, out)
-    } else {
-        pack_steps::<L, false>(src, p, out)
+    match ((2 * p.b).is_multiple_of(8), p.f > 0) {
+        (true, false) => pack_steps::<L, true, false>(src, p, out),
+        (true, true) => pack_steps::<L, true, true>(src, p, out),
+        (false, false) => pack_steps::<L, false, false>(src, p, out),
+        (false, true) => pack_steps::<L, false, true>(src, p, out),
     }
 }
 
-/// [`pack`]'s loop; `WHOLE`: `2b` is a multiple of 8 (every pair starts on a byte).
+/// [`pack`]'s loop; `WHOLE`: `2b` is a multiple of 8 (every pair starts on a byte);
+/// `FIRST`: `p.f > 0` (without it, the low code needs no shift: vector shifts and
+/// permutes share two of Zen 4's four vector pipes, and they bound this loop).
 #[inline]
 #[target_feature(enable = "avx512f,avx512bw,avx512vbmi,avx512vbmi2")]
-fn pack_steps<const L: u32, const WHOLE: bool>(src: &[u8], p: Fields, out: &mut [u8]) -> usize {
+fn pack_steps<const L: u32, const WHOLE: bool, const FIRST: bool>(
+    src: &[u8],
+    p: Fields,
+    out: &mut [u8],
+) -> usize {
     let b = p.b as usize;
     // Pairs a step and bytes a pair lane.
     let (pairs, lane) = ((256 / L) as usize, (L / 4) as usize);
@@ -135,11 +142,11 @@ fn pack_steps<const L: u32, const WHOLE: bool>(src: &[u8], p: Fields, out: &mut 
         // puts its field at bit `b`. Above `2b` are the high word's other bits, which
         // neither the funnel shift below nor the bytes taken from the lane reach.
         let pair = if L == 16 {
-            let (a, c) = (_mm512_srl_epi32(x, lo), _mm512_srl_epi32(x, hi));
-            _mm512_ternarylogic_epi32::<0xca>(pick, a, c)
+            let a = if FIRST { _mm512_srl_epi32(x, lo) } else { x };
+            _mm512_ternarylogic_epi32::<0xca>(pick, a, _mm512_srl_epi32(x, hi))
         } else {
-            let (a, c) = (_mm512_srl_epi64(x, lo), _mm512_srl_epi64(x, hi));
-            _mm512_ternarylogic_epi64::<0xca>(pick, a, c)
+            let a = if FIRST { _mm512_srl_epi64(x, lo) } else { x };
+            _mm512_ternarylogic_epi64::<0xca>(pick, a, _mm512_srl_epi64(x, hi))
         };
         let v = if WHOLE {
             pair
