@@ -20,17 +20,19 @@
 //!   over two steps) packs the lanes' bytes together; decoding spreads
 //!   each `u64`'s `b` bytes with `vpermb` and cuts the fields with `vpmultishiftqb`, in
 //!   256-bit vectors (VL), whose stores outrun 512-bit ones on Zen 4.
-//! - Two- and four-byte words: encoding shifts each code to its bit offset in its first
-//!   byte (`vpsllvw`/`vpsllvd`, and `vpsrlvw`/`vpsrlvd` for the bits that spill over the
-//!   word), then each output byte ORs the bytes of the codes that cover it, gathered by
-//!   `vpermi2b` from the two vectors (two for `b >= 8`, up to eight for narrower fields);
-//!   decoding gathers each code's bytes into its lane (`vpermb`, twice) and joins the two
-//!   halves shifted by the bit offset (`vpshrdvw`/`vpshrdvd`).
+//! - Two- and four-byte words (`fields`): encoding merges neighbouring codes in pairs and
+//!   packs a step with one `vpermb`; decoding cuts every field out of 64-bit lanes by
+//!   `vpmultishiftqb`. The widths it leaves, rare in wide words (encoding fields of 1 to 3
+//!   bits, decoding 31-bit fields in four-byte words), take the AVX2 twins at the AVX-512
+//!   level: they are as exact, and a kernel of their own would cost more machine code
+//!   than those widths are worth.
 //!
 //! [`has_avx512`]: super::has_avx512
 
 #[cfg(target_arch = "x86_64")]
 mod avx2;
+#[cfg(target_arch = "x86_64")]
+mod fields;
 
 /// The layout of the fields: `b` bits from bit `f` of `n`-bit components; `signed`: decoding
 /// sign-extends the field to `n` bits.
@@ -96,9 +98,9 @@ pub(crate) fn unpack_u8(src: &[u8], p: Fields, out: &mut [u8]) -> usize {
 /// [`pack_u8`] for two-byte words: a multiple of 32 codes.
 pub(crate) fn pack_u16(src: &[u16], p: Fields, out: &mut [u8]) -> usize {
     #[cfg(target_arch = "x86_64")]
-    if super::has_avx512() && p.f + p.b <= 16 {
-        // SAFETY: as in `pack_u8`.
-        return unsafe { x86::pack_wide::<16>(words_as_bytes(src), p, out) };
+    if super::has_avx512() && fields::packs(16, p) {
+        // SAFETY: as in `pack_u8`, and `packs` holds.
+        return unsafe { fields::pack::<16>(words_as_bytes(src), p, out) };
     }
     #[cfg(target_arch = "x86_64")]
     if super::has_avx2() && p.f + p.b <= 16 {
@@ -113,9 +115,9 @@ pub(crate) fn pack_u16(src: &[u16], p: Fields, out: &mut [u8]) -> usize {
 /// to 31 bits).
 pub(crate) fn pack_u32(src: &[u32], p: Fields, out: &mut [u8]) -> usize {
     #[cfg(target_arch = "x86_64")]
-    if super::has_avx512() && p.f + p.b <= 32 {
-        // SAFETY: as in `pack_u8`.
-        return unsafe { x86::pack_wide::<32>(words_as_bytes(src), p, out) };
+    if super::has_avx512() && fields::packs(32, p) {
+        // SAFETY: as in `pack_u8`, and `packs` holds.
+        return unsafe { fields::pack::<32>(words_as_bytes(src), p, out) };
     }
     #[cfg(target_arch = "x86_64")]
     if super::has_avx2() && p.b <= 16 && p.f + p.b <= 32 {
@@ -134,9 +136,9 @@ pub(crate) fn pack_u32(src: &[u32], p: Fields, out: &mut [u8]) -> usize {
 /// [`unpack_u8`] for two-byte words: a multiple of 32 codes.
 pub(crate) fn unpack_u16(src: &[u8], p: Fields, out: &mut [u16]) -> usize {
     #[cfg(target_arch = "x86_64")]
-    if super::has_avx512() && p.f + p.b <= p.n && p.n <= 16 {
-        // SAFETY: as in `pack_u8`.
-        return unsafe { x86::unpack_wide::<16>(src, p, words_as_bytes_mut(out)) } / 2;
+    if super::has_avx512() && fields::unpacks(16, p) {
+        // SAFETY: as in `pack_u8`, and `unpacks` holds.
+        return unsafe { fields::unpack::<16>(src, p, words_as_bytes_mut(out)) } / 2;
     }
     #[cfg(target_arch = "x86_64")]
     if super::has_avx2() && p.f + p.b <= p.n && p.n <= 16 {
@@ -151,9 +153,9 @@ pub(crate) fn unpack_u16(src: &[u8], p: Fields, out: &mut [u16]) -> usize {
 /// 17 to 31 bits).
 pub(crate) fn unpack_u32(src: &[u8], p: Fields, out: &mut [u32]) -> usize {
     #[cfg(target_arch = "x86_64")]
-    if super::has_avx512() && p.f + p.b <= p.n && p.n <= 32 {
-        // SAFETY: as in `pack_u8`.
-        return unsafe { x86::unpack_wide::<32>(src, p, words_as_bytes_mut(out)) } / 4;
+    if super::has_avx512() && fields::unpacks(32, p) {
+        // SAFETY: as in `pack_u8`, and `unpacks` holds.
+        return unsafe { fields::unpack::<32>(src, p, words_as_bytes_mut(out)) } / 4;
     }
     #[cfg(target_arch = "x86_64")]
     if super::has_avx2() && p.b <= 16 && p.f + p.b <= p.n && p.n <= 32 {
@@ -185,75 +187,12 @@ fn words_as_bytes_mut<W: crate::number::storage::Word>(w: &mut [W]) -> &mut [u8]
     unsafe { std::slice::from_raw_parts_mut(w.as_mut_ptr().cast::<u8>(), len) }
 }
 
-/// The byte tables of the wide kernels, for lanes of `L` bits and fields of `b` bits: one
-/// step is `64 * 8 / L` codes, `C = 64 / L * b` bytes of stream.
-struct WideTables {
-    /// Per lane: the field's bit offset in its first byte, `i*b % 8`.
-    shift: [u64; 8],
-    /// Encoding: for each contributor slot, the `vpermi2b` index of each output byte (a
-    /// byte of the shifted codes, `64 +` for the spill vector) and whether it is used.
-    gather: [([u8; 64], u64); 8],
-    /// How many slots are used.
-    slots: usize,
-    /// Decoding: for lane `i`, the stream bytes from its first one (low half, high half).
-    spread: [[u8; 64]; 2],
-}
-
-impl WideTables {
-    fn new(lane_bits: u32, b: u32) -> WideTables {
-        let lane_bytes = (lane_bits / 8) as usize;
-        let lanes = 64 / lane_bytes;
-        let b = b as usize;
-        let mut t = WideTables {
-            shift: [0; 8],
-            gather: [([0; 64], 0); 8],
-            slots: 0,
-            spread: [[0; 64]; 2],
-        };
-        let mut used = [0usize; 64];
-        for i in 0..lanes {
-            let (start, s) = (i * b / 8, i * b % 8);
-            for k in 0..lane_bytes {
-                // Bytes past the step's stream are never used: their bits are masked off.
-                t.spread[0][i * lane_bytes + k] = ((start + k) % 64) as u8;
-                t.spread[1][i * lane_bytes + k] = ((start + lane_bytes + k) % 64) as u8;
-            }
-            // The shifted field's bits are `s..s + b` of `start`'s bytes: bytes
-            // `0..lane_bytes` of the shifted lane, then byte 0 of the spill lane.
-            let last = (s + b - 1) / 8;
-            for k in 0..=last {
-                let m = start + k;
-                let from = if k < lane_bytes {
-                    i * lane_bytes + k
-                } else {
-                    64 + i * lane_bytes
-                };
-                let slot = used[m];
-                used[m] += 1;
-                t.gather[slot].0[m] = from as u8;
-                t.gather[slot].1 |= 1 << m;
-                t.slots = t.slots.max(slot + 1);
-            }
-            if i < 8 {
-                t.shift[i] = s as u64;
-            }
-        }
-        t
-    }
-
-    /// The bit offset of lane `i` (the pattern repeats every 8 codes: `8b` bits are whole
-    /// bytes).
-    fn shift_of(&self, i: usize) -> u64 {
-        self.shift[i % 8]
-    }
-}
-
 // The AVX-512 intrinsics are stable from Rust 1.89, the crate's `rust-version`.
 #[cfg(target_arch = "x86_64")]
 mod x86 {
     use std::arch::x86_64::*;
 
-    use super::{Fields, WideTables, low};
+    use super::{Fields, low};
 
     /// `x` in each byte.
     const fn rep8(x: u64) -> u64 {
@@ -500,200 +439,11 @@ mod x86 {
         32 * steps
     }
 
-    /// The lane shifts of [`WideTables`] as a vector of `L`-bit lanes.
-    #[inline]
-    #[target_feature(enable = "avx512f,avx512bw")]
-    fn lane_shifts<const L: u32>(t: &WideTables) -> __m512i {
-        let mut s = [0u8; 64];
-        let lane_bytes = (L / 8) as usize;
-        for i in 0..64 / lane_bytes {
-            s[i * lane_bytes] = t.shift_of(i) as u8;
-        }
-        // SAFETY: 64 bytes from an array of 64.
-        unsafe { _mm512_loadu_si512(s.as_ptr().cast()) }
-    }
-
     /// Load 64 bytes of a table.
     #[inline]
     #[target_feature(enable = "avx512f")]
     fn table(t: &[u8; 64]) -> __m512i {
         // SAFETY: 64 bytes from an array of 64.
         unsafe { _mm512_loadu_si512(t.as_ptr().cast()) }
-    }
-
-    /// Pack words of `L` bits (as their little-endian bytes) into `out`: the count of
-    /// **codes** done.
-    ///
-    /// # Safety
-    /// The CPU must have AVX-512 F, BW and VBMI; `L` is 16 or 32; `p.f + p.b <= L`.
-    #[target_feature(enable = "avx512f,avx512bw,avx512vbmi")]
-    pub(super) unsafe fn pack_wide<const L: u32>(src: &[u8], p: Fields, out: &mut [u8]) -> usize {
-        let t = WideTables::new(L, p.b);
-        let shifts = lane_shifts::<L>(&t);
-        let spills = if L == 16 {
-            _mm512_sub_epi16(_mm512_set1_epi16(16), shifts)
-        } else {
-            _mm512_sub_epi32(_mm512_set1_epi32(32), shifts)
-        };
-        let mask = if L == 16 {
-            _mm512_set1_epi16(low(p.b) as u16 as i16)
-        } else {
-            _mm512_set1_epi32(low(p.b) as u32 as i32)
-        };
-        let mut gather = [(_mm512_setzero_si512(), 0u64); 8];
-        for (g, (idx, used)) in gather.iter_mut().zip(&t.gather).take(t.slots) {
-            *g = (table(idx), *used);
-        }
-        let k = WideKernel {
-            f: count(p.f),
-            mask,
-            shifts,
-            spills,
-            lanes: 512 / L as usize,
-            step: (512 / L * p.b / 8) as usize,
-        };
-        // The slot count as a constant, so that the tables stay in registers; unused slots
-        // (a mask of 0) add nothing.
-        match t.slots {
-            1 => pack_steps::<L, 1>(&k, &first(&gather), src, out),
-            2 => pack_steps::<L, 2>(&k, &first(&gather), src, out),
-            3 => pack_steps::<L, 3>(&k, &first(&gather), src, out),
-            4 => pack_steps::<L, 4>(&k, &first(&gather), src, out),
-            _ => pack_steps::<L, 8>(&k, &gather, src, out),
-        }
-    }
-
-    /// The first `S` (at most 8) of eight slots.
-    fn first<const S: usize>(g: &[(__m512i, u64); 8]) -> [(__m512i, u64); S] {
-        std::array::from_fn(|i| g[i % 8])
-    }
-
-    /// The loop invariants of [`pack_wide`].
-    struct WideKernel {
-        f: __m128i,
-        mask: __m512i,
-        shifts: __m512i,
-        spills: __m512i,
-        lanes: usize,
-        step: usize,
-    }
-
-    /// [`pack_wide`]'s loop, with `S` contributor slots.
-    #[inline]
-    #[target_feature(enable = "avx512f,avx512bw,avx512vbmi")]
-    fn pack_steps<const L: u32, const S: usize>(
-        k: &WideKernel,
-        gather: &[(__m512i, u64); S],
-        src: &[u8],
-        out: &mut [u8],
-    ) -> usize {
-        let steps = src.len() / 64;
-        let mut g = 0;
-        while g < steps {
-            let at = g * k.step;
-            if at + k.step > out.len() {
-                break;
-            }
-            // SAFETY: `g < steps`: bytes `64g..64g + 64` are in `src`.
-            let x = unsafe { _mm512_loadu_si512(src.as_ptr().add(64 * g).cast()) };
-            let (lo, hi) = if L == 16 {
-                let x = _mm512_and_si512(_mm512_srl_epi16(x, k.f), k.mask);
-                (
-                    _mm512_sllv_epi16(x, k.shifts),
-                    _mm512_srlv_epi16(x, k.spills),
-                )
-            } else {
-                let x = _mm512_and_si512(_mm512_srl_epi32(x, k.f), k.mask);
-                (
-                    _mm512_sllv_epi32(x, k.shifts),
-                    _mm512_srlv_epi32(x, k.spills),
-                )
-            };
-            let mut y = _mm512_maskz_permutex2var_epi8(gather[0].1, lo, gather[0].0, hi);
-            for &(idx, used) in &gather[1..] {
-                let z = _mm512_maskz_permutex2var_epi8(used, lo, idx, hi);
-                y = _mm512_or_si512(y, z);
-            }
-            if at + 64 <= out.len() {
-                // SAFETY: bytes `at..at + 64` are in `out`; those past the step's are
-                // written again by the next step or by the portable tail.
-                unsafe { _mm512_storeu_si512(out.as_mut_ptr().add(at).cast(), y) };
-            } else {
-                // SAFETY: the masked store writes bytes `at..at + step`, inside `out`.
-                unsafe {
-                    _mm512_mask_storeu_epi8(out.as_mut_ptr().add(at).cast(), low(k.step as u32), y)
-                };
-            }
-            g += 1;
-        }
-        g * k.lanes
-    }
-
-    /// Unpack words of `L` bits (into their little-endian bytes `out`): the count of
-    /// **bytes** written.
-    ///
-    /// # Safety
-    /// The CPU must have AVX-512 F, BW, VBMI and VBMI2; `L` is 16 or 32;
-    /// `p.f + p.b <= p.n <= L`.
-    #[target_feature(enable = "avx512f,avx512bw,avx512vbmi,avx512vbmi2")]
-    pub(super) unsafe fn unpack_wide<const L: u32>(src: &[u8], p: Fields, out: &mut [u8]) -> usize {
-        let t = WideTables::new(L, p.b);
-        let shifts = lane_shifts::<L>(&t);
-        let (spread_lo, spread_hi) = (table(&t.spread[0]), table(&t.spread[1]));
-        let top = p.f + p.b - 1;
-        let (mask, sign, keep) = if L == 16 {
-            (
-                _mm512_set1_epi16(low(p.b) as u16 as i16),
-                _mm512_set1_epi16((1u32 << top) as u16 as i16),
-                _mm512_set1_epi16(low(p.n) as u16 as i16),
-            )
-        } else {
-            (
-                _mm512_set1_epi32(low(p.b) as u32 as i32),
-                _mm512_set1_epi32((1u64 << top) as u32 as i32),
-                _mm512_set1_epi32(low(p.n) as u32 as i32),
-            )
-        };
-        let (extend, f) = (p.extends(), count(p.f));
-        let lanes = 512 / L as usize;
-        let step = lanes * p.b as usize / 8;
-        let steps = out.len() / 64;
-        let mut g = 0;
-        while g < steps {
-            let at = g * step;
-            let x = if at + 64 <= src.len() {
-                // SAFETY: bytes `at..at + 64` are in `src`.
-                unsafe { _mm512_loadu_si512(src.as_ptr().add(at).cast()) }
-            } else if at + step <= src.len() {
-                // SAFETY: the masked load reads bytes `at..at + step`, inside `src`, and
-                // does not touch (or fault on) the others.
-                unsafe { _mm512_maskz_loadu_epi8(low(step as u32), src.as_ptr().add(at).cast()) }
-            } else {
-                break;
-            };
-            let lo = _mm512_permutexvar_epi8(spread_lo, x);
-            let hi = _mm512_permutexvar_epi8(spread_hi, x);
-            let mut y = if L == 16 {
-                let v = _mm512_and_si512(_mm512_shrdv_epi16(lo, hi, shifts), mask);
-                _mm512_sll_epi16(v, f)
-            } else {
-                let v = _mm512_and_si512(_mm512_shrdv_epi32(lo, hi, shifts), mask);
-                _mm512_sll_epi32(v, f)
-            };
-            if extend {
-                // `(y ^ s) - s` sets the bits above a field whose top bit is set.
-                let t = _mm512_xor_si512(y, sign);
-                let t = if L == 16 {
-                    _mm512_sub_epi16(t, sign)
-                } else {
-                    _mm512_sub_epi32(t, sign)
-                };
-                y = _mm512_and_si512(t, keep);
-            }
-            // SAFETY: `g < steps`: bytes `64g..64g + 64` are in `out`.
-            unsafe { _mm512_storeu_si512(out.as_mut_ptr().add(64 * g).cast(), y) };
-            g += 1;
-        }
-        64 * g
     }
 }

@@ -440,6 +440,48 @@ fn every_bit_range_of_uint16_and_int16() {
     }
 }
 
+/// Every bit range of the two- and four-byte integers at every instruction-set level, from
+/// unaligned starts, each padding encoding in turn, over lengths of several vector steps
+/// with a tail inside one: the wide-field kernels (codes merged in pairs to encode, cut by
+/// multishift to decode) and the general ones they leave some widths to, against the
+/// reference.
+#[test]
+fn every_bit_range_of_wide_words_at_every_isa_level() {
+    let mut x = 0x9e37_79b9_7f4a_7c15u64;
+    let pool: Vec<u64> = (0..420)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        })
+        .collect();
+    let mut checks = 0usize;
+    for level in Isa::available() {
+        with_max_isa(level, || {
+            for id in [
+                DTypeId::UInt16,
+                DTypeId::Int16,
+                DTypeId::UInt32,
+                DTypeId::Int32,
+            ] {
+                let (n, _) = layout(id);
+                let comps: Vec<u64> = pool.iter().map(|&v| v & (u64::MAX >> (64 - n))).collect();
+                for f in 0..n {
+                    for l in f..n {
+                        let padding = PADDINGS[(f + l) as usize % 3];
+                        let len = 97 + ((7 * f + 13 * l) % 300) as usize;
+                        let off = ((f + l) % 4) as usize;
+                        check_unaligned(id, padding, Some(f), Some(l), &comps[..len], off, level);
+                        checks += 1;
+                    }
+                }
+            }
+        });
+    }
+    assert!(checks >= 2 * (136 + 528), "{checks} checks");
+}
+
 #[test]
 fn int16_sign_extension_by_hand() {
     // -1, -2048, 2047 and -3 as 12-bit codes (bits 0..=11).
