@@ -382,6 +382,7 @@ mod tests {
     use super::*;
     use crate::codec::fixed_scale_offset::numpy::with_numpy;
     use crate::dtype::Real;
+    use crate::number::xorshift::xorshift64;
 
     const REAL: [DTypeId; 11] = [
         DTypeId::Int8,
@@ -406,12 +407,10 @@ mod tests {
         } else {
             (1u64 << bits) - 1
         };
-        let mut x = 0x2545_f491_4f6c_dd1d_u64;
+        let mut next = xorshift64(0x2545_f491_4f6c_dd1d);
         (0..n * id.words_per_element().max(1))
             .map(|i| {
-                x ^= x << 13;
-                x ^= x >> 7;
-                x ^= x << 17;
+                let x = next();
                 let v = match i % 5 {
                     0 => (x % 300) as f64 - 150.0,
                     1 => (x % 70_000) as f64 * 1e5,
@@ -539,11 +538,9 @@ mod tests {
             1e300,
             -1e300,
         ];
-        let mut x = 0x9e37_79b9_7f4a_7c15_u64;
+        let mut next = xorshift64(0x9e37_79b9_7f4a_7c15);
         for i in 0..200 {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
+            let x = next();
             let scale = [1e2, 4e4, 3e9, 1e19][i % 4];
             values.push(((x >> 11) as f64 / (1u64 << 53) as f64 - 0.5) * 2.0 * scale);
         }
