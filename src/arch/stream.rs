@@ -1,7 +1,8 @@
 //! Streamed (non-temporal) stores for large outputs: when a kernel streams
 //! ([`streams_from`]: a large output that does not fit in the cache with its input), the parallel calls' output ranges ([`Region`]), and the kernels that
 //! store from registers by `vmovntdq`/`vmovntps` (the one-byte table lookup,
-//! `int32 -> float32`, numcodecs.quantize's `float32 -> float32`). float16 -> `f32`
+//! `int32 -> float32`, numcodecs.quantize's `float32 -> float32`, and with AVX-512
+//! `f64 -> int32` and `f64 -> f32` nearest-even). float16 -> `f32`
 //! (`super::F16c`) and the widening of one-byte floats (`super::widen_bytes_to_f32`)
 //! stream through [`streams_from`] too. [`through_l1`] streams the output of any elementwise
 //! kernel, computed block by block into an L1 buffer (bitround's float copy, scale_offset's
@@ -455,9 +456,10 @@ mod kernels {
     }
 
     /// The loop of [`f64_to_i32`] and [`f64_to_f32`]: `one` on each element up to `dst`'s
-    /// first 32-byte boundary, `eight` on each 8 words from there (the converted vector,
-    /// or `None` to stop) stored by `vmovntdq`, `one` on the tail; stops at the first
-    /// `None`. Returns how many elements are done.
+    /// first 32-byte boundary, `eight` on each 8 words from there (the converted vector
+    /// and the mask of its lanes to stop at) stored by `vmovntdq`, two vectors a step so
+    /// that one branch tests both, and `one` on the rest; stops before the first vector
+    /// (or element) with a lane to stop at. Returns how many elements are done.
     ///
     /// # Safety
     /// The CPU must have AVX-512 F, BW and VL.
@@ -466,10 +468,10 @@ mod kernels {
         src: &[u64],
         dst: &mut [u32],
         one: impl Fn(u64) -> Option<u32>,
-        eight: impl Fn(&[u64; 8]) -> Option<__m256i>,
+        eight: impl Fn(&[u64; 8]) -> (__m256i, u8),
     ) -> usize {
         let n = src.len().min(dst.len());
-        let (head, body) = split(dst, n, 8);
+        let (head, body) = split(dst, n, 16);
         let scalar = |dst: &mut [u32], range: std::ops::Range<usize>| {
             for i in range {
                 match one(src[i]) {
@@ -482,18 +484,31 @@ mod kernels {
         if let Some(i) = scalar(dst, 0..head) {
             return i;
         }
-        let x = src[head..body].as_chunks::<8>().0;
-        let y = dst[head..body].as_chunks_mut::<8>().0;
+        let x = src[head..body].as_chunks::<16>().0;
+        let y = dst[head..body].as_chunks_mut::<16>().0;
         for (k, (x, y)) in x.iter().zip(y).enumerate() {
-            let Some(v) = eight(x) else {
+            let x = x.as_chunks::<8>().0;
+            let ((a, stop_a), (b, stop_b)) = (eight(&x[0]), eight(&x[1]));
+            if stop_a | stop_b != 0 {
+                // The first vector is done unless it stops too.
+                let done = if stop_a != 0 {
+                    0
+                } else {
+                    // SAFETY: as below.
+                    unsafe { _mm256_stream_si256(y.as_mut_ptr().cast(), a) };
+                    8
+                };
                 // SAFETY: SSE.
                 unsafe { _mm_sfence() };
-                return head + 8 * k;
-            };
-            // SAFETY: `y` is one of the 8-word chunks of `dst[head..body]`, which start at
-            // the 32-byte boundary `head` (`align_offset`): 32 bytes, 32-byte aligned, as
-            // `vmovntdq` requires.
-            unsafe { _mm256_stream_si256(y.as_mut_ptr().cast(), v) };
+                return head + 16 * k + done;
+            }
+            // SAFETY: `y` is one of the 16-word chunks of `dst[head..body]`, which start at
+            // the 32-byte boundary `head` (`align_offset`): two 32-byte vectors, each
+            // 32-byte aligned, as `vmovntdq` requires.
+            unsafe {
+                _mm256_stream_si256(y.as_mut_ptr().cast(), a);
+                _mm256_stream_si256(y.as_mut_ptr().add(8).cast(), b);
+            }
         }
         // SAFETY: SSE. Orders the streamed stores before any later store, as plain ones
         // are.
@@ -512,7 +527,7 @@ mod kernels {
             // guarantee.
             let v =
                 unsafe { _mm512_cvt_roundpd_epi32::<NEAREST>(_mm512_loadu_pd(x.as_ptr().cast())) };
-            (_mm256_cmpeq_epi32_mask(v, indefinite) == 0).then_some(v)
+            (v, _mm256_cmpeq_epi32_mask(v, indefinite))
         };
         // SAFETY: the caller's guarantee.
         unsafe { stream_8(src, dst, f64_to_i32_one, eight) }
@@ -533,8 +548,10 @@ mod kernels {
                 )))
             };
             // An all-ones exponent: infinite or NaN.
-            let special = _mm256_cmpeq_epi32_mask(_mm256_and_si256(v, exponent), exponent);
-            (special == 0).then_some(v)
+            (
+                v,
+                _mm256_cmpeq_epi32_mask(_mm256_and_si256(v, exponent), exponent),
+            )
         };
         // SAFETY: the caller's guarantee.
         unsafe { stream_8(src, dst, f64_to_f32_one, eight) }
