@@ -39,6 +39,7 @@ mod widen;
 
 pub use float_to_int::Affine;
 
+use crate::convert::blocks::FAST_BLOCK;
 use crate::number::layout::IntLayout;
 use crate::number::layout::{FloatLayout, Format};
 use crate::number::storage::Word;
@@ -151,13 +152,81 @@ pub(crate) fn run<SW: Src, DW: Dst>(
 ) -> usize {
     match fast {
         Fast::None => 0,
-        Fast::FloatToInt(l) => SW::float_to_int(src, dst, opts, l),
-        Fast::F64ToF32 => SW::f64_to_f32(src, dst, opts.out_of_range == OutOfRange::Clamp),
+        Fast::FloatToInt(l) => {
+            // `f64 -> i32` nearest-even (any rule: they agree on what the streamed kernel
+            // stores) on an output too large for the cache: streamed from the conversion.
+            if l.signed
+                && l.bits == 32
+                && opts.rounding == Rounding::NearestEven
+                && let (Some(s), Some(d)) =
+                    (u64::of(SW::words(src)), u32::of_mut(DW::words_mut(dst)))
+            {
+                return f64_to_i32(s, d, opts, l);
+            }
+            SW::float_to_int(src, dst, opts, l)
+        }
+        Fast::F64ToF32 => {
+            let clamp = opts.out_of_range == OutOfRange::Clamp;
+            if let (Some(s), Some(d)) = (u64::of(SW::words(src)), u32::of_mut(DW::words_mut(dst))) {
+                return f64_to_f32(s, d, clamp);
+            }
+            SW::f64_to_f32(src, dst, clamp)
+        }
         Fast::Narrow(l) => SW::narrow(src, dst, opts.rounding, opts.out_of_range, l),
         Fast::IntToInt(sl, dl) => int_to_int(src, dst, opts, sl, dl),
         Fast::IntToFloat(sl) => DW::from_int(src, dst, sl),
         Fast::Widen(sl) => SW::widen(src, dst, sl),
     }
+}
+
+/// `f64 -> i32` nearest-even: streamed where the output is to stream ([`streamed_or`]).
+/// One function for every width pair's [`run`].
+#[inline(never)]
+fn f64_to_i32(src: &[u64], dst: &mut [u32], opts: CastOptions, l: IntLayout) -> usize {
+    streamed_or(src, dst, crate::arch::f64_to_i32_streamed, |s, d| {
+        u64::float_to_int(s, d, opts, l)
+    })
+}
+
+/// `f64 -> f32` nearest-even: streamed where the output is to stream ([`streamed_or`]).
+#[inline(never)]
+fn f64_to_f32(src: &[u64], dst: &mut [u32], clamp: bool) -> usize {
+    streamed_or(src, dst, crate::arch::f64_to_f32_streamed, |s, d| {
+        u64::f64_to_f32(s, d, clamp)
+    })
+}
+
+/// `stream` (a kernel that streams its output out, `None` when it does not: a small output
+/// or no AVX-512) over `src` and `dst`, and where it stops (an element it leaves to the
+/// loops), one block of [`FAST_BLOCK`] by `plain`, the fast path's own loops, before
+/// streaming on; `plain` alone when `stream` does not stream. Returns how many elements
+/// are done, a prefix, as [`run`]: up to the first block `plain` declines, which the
+/// reference path redoes, naming the failing element.
+#[inline(always)]
+fn streamed_or(
+    src: &[u64],
+    dst: &mut [u32],
+    stream: fn(&[u64], &mut [u32]) -> Option<usize>,
+    plain: impl Fn(&[u64], &mut [u32]) -> usize,
+) -> usize {
+    let n = src.len().min(dst.len());
+    let mut at = 0;
+    while at < n {
+        let Some(done) = stream(&src[at..n], &mut dst[at..n]) else {
+            return at + plain(&src[at..n], &mut dst[at..n]);
+        };
+        at += done;
+        if at == n {
+            break;
+        }
+        let end = (at + FAST_BLOCK).min(n);
+        let done = plain(&src[at..end], &mut dst[at..end]);
+        at += done;
+        if at < end {
+            break;
+        }
+    }
+    at
 }
 
 /// The kernels a storage width can be the source of. A kernel that does not apply to a
@@ -400,3 +469,176 @@ impl Dst for u64 {
 const OOR_ERROR: u8 = 0;
 const OOR_CLAMP: u8 = 1;
 const OOR_WRAP: u8 = 2;
+
+#[cfg(test)]
+mod streamed_tests {
+    //! The streamed `f64 -> i32` and `f64 -> f32` paths ([`streamed_or`]), which run only
+    //! on outputs of at least `arch::STREAM_MIN` bytes (beyond the cache with their input):
+    //! every level gives the words of small slices (which never stream), and an error names
+    //! the element the reference path names, wherever it lies in the streamed blocks.
+    use crate::arch::STREAM_MIN;
+    use crate::cast_slice;
+    use crate::convert::ElementFailure;
+    use crate::isa::{Isa, with_max_isa};
+    use crate::number::{CastOptions, OutOfRange, Rounding};
+
+    /// Elements of a streamed `f64 -> 4-byte` cast: 16 MiB of output and a few blocks more.
+    const N: usize = STREAM_MIN / 4 + 3 * 1024 + 77;
+
+    /// `cast_slice` over `src[at..]` into `dst[at..]` at every level, each against the
+    /// cast of 1000-element slices (which never stream): the same words, or the same
+    /// error and the same words before it.
+    fn same_as_small_slices<D: crate::dtype::Real + std::fmt::Debug>(
+        src: &[f64],
+        at: usize,
+        opts: CastOptions,
+        ctx: &str,
+    ) -> Result<(), ElementFailure> {
+        let (src, n) = (&src[at..], src.len() - at);
+        let zero = D::from_bits(0);
+        let mut want = vec![zero; n];
+        let mut expected = Ok(());
+        for (k, (s, d)) in src.chunks(1000).zip(want.chunks_mut(1000)).enumerate() {
+            if let Err(mut e) = cast_slice(s, d, opts) {
+                e.index += 1000 * k;
+                expected = Err(e);
+                break;
+            }
+        }
+        let bits = |x: &D| x.to_bits();
+        for level in Isa::available() {
+            let mut got = vec![zero; n + at];
+            let r = with_max_isa(level, || cast_slice(src, &mut got[at..], opts));
+            assert_eq!(r, expected, "{ctx} {level:?}");
+            let upto = expected.map_or_else(|e| e.index, |()| n);
+            let (g, w) = (&got[at..at + upto], &want[..upto]);
+            if let Some(i) = (0..upto).find(|&i| bits(&g[i]) != bits(&w[i])) {
+                panic!("{ctx} {level:?} at {i}: {:?} != {:?}", g[i], w[i]);
+            }
+        }
+        expected
+    }
+
+    /// In-range values: halves (ties both ways), negatives, -0.0, and every so often
+    /// `i32::MIN` and values that round to it or to `i32::MAX`, at which the streamed
+    /// kernel stops for the loops to decide.
+    fn int_sources() -> Vec<f64> {
+        let mut x = 0x2545_f491_4f6c_dd1du64;
+        (0..N)
+            .map(|i| {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                match i % 4099 {
+                    0 => i32::MIN as f64,
+                    1 => -2_147_483_648.4,
+                    2 => 2_147_483_647.4,
+                    3 => -0.0,
+                    _ => ((x >> 22) as i64 - (1 << 41)) as f64 / 2048.0,
+                }
+            })
+            .collect()
+    }
+
+    #[test]
+    #[cfg_attr(miri, ignore = "16 MiB outputs")]
+    fn f64_to_i32_streamed_is_the_small_slices() {
+        let src = int_sources();
+        for oor in [OutOfRange::Error, OutOfRange::Clamp, OutOfRange::Wrap] {
+            let opts = CastOptions::new(Rounding::NearestEven, oor);
+            for at in [0, 3] {
+                let ctx = format!("{oor:?} from {at}");
+                assert!(same_as_small_slices::<i32>(&src, at, opts, &ctx).is_ok());
+            }
+        }
+    }
+
+    /// A failing element (out of range after rounding, or NaN) beyond the first blocks: in
+    /// a streamed vector's first and last lane, right after a stop (in the block the loops
+    /// then take), at that block's last element and the first after it, in the aligned
+    /// body's tail; the error names it, from an aligned and an unaligned start.
+    #[test]
+    #[cfg_attr(miri, ignore = "16 MiB outputs")]
+    fn f64_to_i32_streamed_errors_name_the_element() {
+        let clean = int_sources();
+        // `i32::MIN` (a stop) lies at multiples of 4099.
+        let stop = 4 * 4099;
+        let places = [
+            5000,
+            5000 + 7,
+            stop + 1,
+            stop + 1023,
+            stop + 1024,
+            stop + 1025,
+            N - 5,
+            N - 1,
+        ];
+        let opts = CastOptions::new(Rounding::NearestEven, OutOfRange::Error);
+        for bad in [2_147_483_647.5, f64::NAN, -1e300] {
+            for &p in &places {
+                let mut src = clean.clone();
+                src[p] = bad;
+                for at in [0, 1] {
+                    let ctx = format!("{bad} at {p} from {at}");
+                    let e = same_as_small_slices::<i32>(&src, at, opts, &ctx).unwrap_err();
+                    assert_eq!(e.index, p - at, "{ctx}");
+                }
+            }
+        }
+    }
+
+    /// `f64 -> f32`: NaN (canonicalized, payloads dropped), ±Inf, overflows (clamped or an error), values
+    /// that round to `f32::MAX` or to subnormals, among in-range values; and the error's
+    /// element wherever it lies.
+    #[test]
+    #[cfg_attr(miri, ignore = "16 MiB outputs")]
+    fn f64_to_f32_streamed_is_the_small_slices() {
+        let mut x = 0x9e37_79b9_7f4a_7c15u64;
+        let specials = [
+            f64::NAN,
+            // NaNs with payloads, which the hardware keeps (the high ones).
+            f64::from_bits(0xfff8_0000_dead_beef),
+            f64::from_bits(0x7ff4_0000_0000_0001),
+            f64::INFINITY,
+            f64::NEG_INFINITY,
+            3.5e38,
+            f32::MAX as f64,
+            1.2e-45,
+            -7e-46,
+            -0.0,
+        ];
+        let src: Vec<f64> = (0..N)
+            .map(|i| {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                if i % 3001 == 0 {
+                    specials[(i / 3001) % specials.len()]
+                } else {
+                    f64::from_bits((x >> 2) | 0x3000_0000_0000_0000)
+                        * if x & 1 == 0 { 1.0 } else { -1.0 }
+                }
+            })
+            .collect();
+        let clamp = CastOptions::new(Rounding::NearestEven, OutOfRange::Clamp);
+        for at in [0, 3] {
+            assert!(same_as_small_slices::<f32>(&src, at, clamp, "clamp").is_ok());
+        }
+        // Under the error rule the first overflow fails: planted beyond the first
+        // blocks, before any special.
+        let opts = CastOptions::new(Rounding::NearestEven, OutOfRange::Error);
+        let mut clean = src.clone();
+        clean.iter_mut().step_by(3001).for_each(|v| *v = 1.5);
+        // NaN and ±Inf convert under the error rule too: a stop, not an error.
+        for (k, v) in [f64::NAN, f64::INFINITY, 1e-300].into_iter().enumerate() {
+            clean[4099 * (k + 1)] = v;
+        }
+        assert!(same_as_small_slices::<f32>(&clean, 1, opts, "error, clean").is_ok());
+        for p in [5000, 5007, 4099 + 1, 4099 + 1024, 4099 + 1025, N - 1] {
+            let mut src = clean.clone();
+            src[p] = -1e39;
+            let e = same_as_small_slices::<f32>(&src, 0, opts, "error").unwrap_err();
+            assert_eq!(e.index, p, "overflow at {p}");
+        }
+    }
+}
