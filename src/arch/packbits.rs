@@ -158,6 +158,11 @@ pub(crate) fn unpack_u32(src: &[u8], p: Fields, out: &mut [u32]) -> usize {
         return unsafe { fields::unpack::<32>(src, p, words_as_bytes_mut(out)) } / 4;
     }
     #[cfg(target_arch = "x86_64")]
+    if super::has_avx512() && fields::unpacks_31(p) {
+        // SAFETY: as in `pack_u8`, and `unpacks_31` holds.
+        return unsafe { fields::unpack_31(src, p, words_as_bytes_mut(out)) } / 4;
+    }
+    #[cfg(target_arch = "x86_64")]
     if super::has_avx2() && p.b <= 16 && p.f + p.b <= p.n && p.n <= 32 {
         // SAFETY: the CPU has AVX2 (checked just above).
         return unsafe { avx2::unpack_wide::<4>(src, p, words_as_bytes_mut(out)) } / 4;
