@@ -85,8 +85,111 @@ pub(super) unsafe fn pack<const L: u32>(src: &[u8], p: Fields, out: &mut [u8]) -
     match ((2 * p.b).is_multiple_of(8), p.f > 0) {
         (true, _) => pack_steps::<L, true, true>(src, p, out),
         (false, false) => pack_steps::<L, false, false>(src, p, out),
+        (false, true) if p.b >= 6 => pack_rotated::<L>(src, p, out),
         (false, true) => pack_steps::<L, false, true>(src, p, out),
     }
+}
+
+/// [`pack`] where pairs do not start on bytes and the fields do not start at bit 0: lane `j` of `2L` bits becomes
+/// `V_j = P_j << s_j | P_{j-1} >> (2b - s_j)` straight from the words, by three variable
+/// rotates (`vprolvd`/`vprolvq`): the low code of lane `j` to bit `s_j`, its high code to
+/// bit `s_j + b`, and the top `s_j` bits of the code before (the high code of lane `j - 1`,
+/// read by a load 8 or 4 bytes earlier) to bit 0; two selects keep each one's bits. Those
+/// `s_j <= 6` bits are all of one code where `b >= 6`; for 5-bit codes they can reach
+/// into the low code of lane `j - 1`, and [`pack_steps`] takes those.
+/// Bits that wrap past the top of the lane are never taken: the lane's bytes end at
+/// `s_j + 2b - s_{j+1} <= 2L`. Shift and permute units bound these loops on Zen 4: four
+/// of them a step, where merging pairs and funnel-shifting them takes six when `f > 0`
+/// (in cache 0.90-0.95x the time); with `f = 0` it takes five, which the variable rotates
+/// do not beat.
+#[inline]
+#[target_feature(enable = "avx512f,avx512bw,avx512vbmi")]
+fn pack_rotated<const L: u32>(src: &[u8], p: Fields, out: &mut [u8]) -> usize {
+    let (b, f, l) = (p.b as u64, u64::from(p.f), u64::from(L));
+    let pairs = (256 / L) as usize;
+    let lane = (L / 4) as usize;
+    let step = pairs * 2 * b as usize / 8;
+    let mut idx = [0u8; 64];
+    let (mut r1, mut r2, mut r3, mut bot, mut pick) =
+        ([0u64; 8], [0u64; 8], [0u64; 8], [0u64; 8], [0u64; 8]);
+    let per = 8 / lane;
+    for j in 0..pairs {
+        let (st, next) = (2 * b as usize * j / 8, 2 * b as usize * (j + 1) / 8);
+        for (m, i) in idx.iter_mut().enumerate().take(next).skip(st) {
+            *i = (j * lane + m - st) as u8;
+        }
+        let s = 2 * b * j as u64 % 8;
+        let w = 2 * l;
+        // Lane `j`'s constants, in its place among the 64-bit halves of the vector.
+        let (half, at) = (j / per, 64 / per * (j % per));
+        r1[half] |= ((w + s - f) % w) << at;
+        r2[half] |= ((w + s + b - l - f) % w) << at;
+        r3[half] |= ((w + l + s - f - b) % w) << at;
+        bot[half] |= low(s as u32) << at;
+        pick[half] |= (low(p.b) << s) << at;
+    }
+    let idx = table(&idx);
+    let v = |t: &[u64; 8]| {
+        // SAFETY: 64 bytes from an array of 8 `u64`.
+        unsafe { _mm512_loadu_si512(t.as_ptr().cast()) }
+    };
+    let (r1, r2, r3, bot, pick) = (v(&r1), v(&r2), v(&r3), v(&bot), v(&pick));
+    let steps = src.len() / 64;
+    let fits = |need: usize| {
+        if out.len() < need {
+            0
+        } else {
+            (out.len() - need) / step + 1
+        }
+    };
+    let whole = steps.min(fits(64));
+    let all = steps.min(fits(step));
+    let back = (L / 8 * 2) as usize;
+    let merged = |g: usize| {
+        // SAFETY: callers pass `g < steps`: bytes `64g..64g + 64` are in `src`.
+        let x = unsafe { _mm512_loadu_si512(src.as_ptr().add(64 * g).cast()) };
+        // Lane `j - 1`'s words in lane `j` (for the first step, by a lane rotation: its
+        // lane 0 takes no bits from the lane before, `s_0 = 0`).
+        let prev = if g > 0 {
+            // SAFETY: `0 < g < steps`: bytes `64g - back..64g - back + 64` are in `src`.
+            unsafe { _mm512_loadu_si512(src.as_ptr().add(64 * g - back).cast()) }
+        } else if L == 16 {
+            _mm512_alignr_epi32::<15>(x, x)
+        } else {
+            _mm512_alignr_epi64::<7>(x, x)
+        };
+        let v = if L == 16 {
+            let pair = _mm512_ternarylogic_epi32::<0xca>(
+                pick,
+                _mm512_rolv_epi32(x, r1),
+                _mm512_rolv_epi32(x, r2),
+            );
+            _mm512_ternarylogic_epi32::<0xca>(bot, _mm512_rolv_epi32(prev, r3), pair)
+        } else {
+            let pair = _mm512_ternarylogic_epi64::<0xca>(
+                pick,
+                _mm512_rolv_epi64(x, r1),
+                _mm512_rolv_epi64(x, r2),
+            );
+            _mm512_ternarylogic_epi64::<0xca>(bot, _mm512_rolv_epi64(prev, r3), pair)
+        };
+        _mm512_permutexvar_epi8(idx, v)
+    };
+    for g in 0..whole {
+        let y = merged(g);
+        // SAFETY: `g < whole`: bytes `g*step..g*step + 64` are in `out`; those past the
+        // step's are written again by the next step or by the portable tail.
+        unsafe { _mm512_storeu_si512(out.as_mut_ptr().add(g * step).cast(), y) };
+    }
+    for g in whole..all {
+        let y = merged(g);
+        // SAFETY: `g < all`: the masked store writes bytes `g*step..(g + 1)*step`, inside
+        // `out`.
+        unsafe {
+            _mm512_mask_storeu_epi8(out.as_mut_ptr().add(g * step).cast(), low(step as u32), y)
+        };
+    }
+    all * (512 / L) as usize
 }
 
 /// [`pack`]'s loop; `WHOLE`: `2b` is a multiple of 8 (every pair starts on a byte);
