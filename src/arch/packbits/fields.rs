@@ -1,6 +1,7 @@
 //! AVX-512 packbits of wide fields: two- and four-byte words with fields of 4 bits or more
 //! (encoding), and fields whose groups of four (two-byte words) or two (four-byte words)
-//! codes lie within 64 bits (decoding, see [`unpacks`]: all but 31-bit fields). One
+//! codes lie within 64 bits (decoding, see [`unpacks`]: all but 31-bit fields, which
+//! [`unpack_31`] takes). One
 //! permute a step, with no gathers to OR together, where the general kernels in
 //! `super::x86` take two or more (up to eight for narrow fields), each zero-masked.
 //!
