@@ -1,6 +1,7 @@
 //! AVX-512 packbits of wide fields: two- and four-byte words with fields of 4 bits or more
 //! (encoding), and fields whose groups of four (two-byte words) or two (four-byte words)
-//! codes lie within 64 bits (decoding, see [`unpacks`]: all but 31-bit fields). One
+//! codes lie within 64 bits (decoding, see [`unpacks`]: all but 31-bit fields, which
+//! [`unpack_31`] takes). One
 //! permute a step, with no gathers to OR together, where the general kernels in
 //! `super::x86` take two or more (up to eight for narrow fields), each zero-masked.
 //!
@@ -242,6 +243,88 @@ fn unpack_steps<const L: u32, const EXTEND: bool>(src: &[u8], p: Fields, out: &m
                 _mm512_sub_epi32(t, sign)
             };
             y = _mm512_and_si512(t, keep);
+        }
+        // SAFETY: `g < steps`: bytes `64g..64g + 64` are in `out`.
+        unsafe { _mm512_storeu_si512(out.as_mut_ptr().add(64 * g).cast(), y) };
+        g += 1;
+    }
+    64 * g
+}
+
+/// Whether [`unpack_31`] takes fields `p` of four-byte words: 31-bit fields, the one width
+/// [`unpacks`] leaves (a pair of codes is 62 bits and can start at bit 6 of a byte).
+pub(super) fn unpacks_31(p: Fields) -> bool {
+    p.b == 31 && p.f + p.b <= p.n && p.n <= 32
+}
+
+/// Unpack 31-bit fields into four-byte words (their little-endian bytes `out`): the count
+/// of **bytes** written, a multiple of 64.
+///
+/// Word `i` of a step is the 32 stream bits from bit `w = 31i - f` (field `i` at bit `f`
+/// of them, the field before below it and the next one above, both cleared by the mask).
+/// They lie within the five bytes that end with byte `e = (w + 32) / 8 + 1`: `vpermb`
+/// puts bytes `e - 4..e` into the word's lane of one vector and byte `e - 5` at the top of
+/// its lane in another, and one funnel shift (`vpshrdvd`) by `c = w + 64 - 8e`, 24 to 31,
+/// takes the word out of the 64 bits the two lanes make. For `i = 0` and `f = 1`, byte
+/// `e - 5` is before the step: its bits are all below the field, so any byte will do.
+///
+/// # Safety
+/// The CPU must have AVX-512 F, BW, VBMI and VBMI2; [`unpacks_31`]`(p)`.
+#[target_feature(enable = "avx512f,avx512bw,avx512vbmi,avx512vbmi2")]
+pub(super) unsafe fn unpack_31(src: &[u8], p: Fields, out: &mut [u8]) -> usize {
+    if p.extends() {
+        unpack_31_steps::<true>(src, p, out)
+    } else {
+        unpack_31_steps::<false>(src, p, out)
+    }
+}
+
+/// [`unpack_31`]'s loop; `EXTEND`: `p.extends()`.
+#[inline]
+#[target_feature(enable = "avx512f,avx512bw,avx512vbmi,avx512vbmi2")]
+fn unpack_31_steps<const EXTEND: bool>(src: &[u8], p: Fields, out: &mut [u8]) -> usize {
+    // 16 codes of 31 bits a step: 62 bytes in, 64 out.
+    let step = 62;
+    let (mut hi, mut lo, mut shift) = ([0u8; 64], [0u8; 64], [0u32; 16]);
+    for (i, c) in shift.iter_mut().enumerate() {
+        let w = 31 * i as i64 - i64::from(p.f);
+        let e = (w + 32).div_euclid(8) + 1;
+        for t in 0..4 {
+            hi[4 * i + t] = (e - 4 + t as i64) as u8;
+        }
+        lo[4 * i + 3] = (e - 5).max(0) as u8;
+        *c = (w + 64 - 8 * e) as u32;
+    }
+    let (hi, lo) = (table(&hi), table(&lo));
+    // SAFETY: 64 bytes from an array of 16 `u32`.
+    let shift = unsafe { _mm512_loadu_si512(shift.as_ptr().cast()) };
+    let mask = splat::<32>(low(p.b) << p.f);
+    let sign = splat::<32>(1 << (p.f + p.b - 1));
+    let keep = splat::<32>(low(p.n));
+    let steps = out.len() / 64;
+    let mut g = 0;
+    while g < steps {
+        let at = g * step;
+        let x = if at + 64 <= src.len() {
+            // SAFETY: bytes `at..at + 64` are in `src`.
+            unsafe { _mm512_loadu_si512(src.as_ptr().add(at).cast()) }
+        } else if at + step <= src.len() {
+            // SAFETY: the masked load reads bytes `at..at + step`, inside `src`, and does
+            // not touch (or fault on) the others.
+            unsafe { _mm512_maskz_loadu_epi8(low(step as u32), src.as_ptr().add(at).cast()) }
+        } else {
+            break;
+        };
+        let v = _mm512_shrdv_epi32(
+            _mm512_permutexvar_epi8(lo, x),
+            _mm512_permutexvar_epi8(hi, x),
+            shift,
+        );
+        let mut y = _mm512_and_si512(v, mask);
+        if EXTEND {
+            // `(y ^ s) - s` sets the bits above a field whose top bit is set.
+            let t = _mm512_xor_si512(y, sign);
+            y = _mm512_and_si512(_mm512_sub_epi32(t, sign), keep);
         }
         // SAFETY: `g < steps`: bytes `64g..64g + 64` are in `out`.
         unsafe { _mm512_storeu_si512(out.as_mut_ptr().add(64 * g).cast(), y) };
