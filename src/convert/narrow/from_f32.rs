@@ -120,14 +120,14 @@ impl Plan {
             half_m1: (1 << (shift - 1)) - 1,
             same_exponent,
             valid,
-            bytes: crate::arch::ByteFloatPlan {
+            bytes: crate::arch::ByteFloatPlan::new(
                 clamp_source,
                 min_normal,
                 to_magic,
                 code_offset,
                 shift,
                 sign_bit,
-            },
+            ),
         }
     }
 }
