@@ -76,9 +76,9 @@ pub(crate) fn widen_bytes_to_f32(src: &[u8], dst: &mut [u32], p: &WidenPlan, str
         // above); the streamed kernel's `dst` is 64-byte aligned (checked here).
         return unsafe {
             if stream && (dst.as_ptr() as usize).is_multiple_of(64) {
-                kernels::avx512_bytes_to_f32::<true>(src, dst, *p)
+                kernels::avx512_bytes_to_f32::<true>(src, dst, p)
             } else {
-                kernels::avx512_bytes_to_f32::<false>(src, dst, *p)
+                kernels::avx512_bytes_to_f32::<false>(src, dst, p)
             }
         };
     }
@@ -88,9 +88,9 @@ pub(crate) fn widen_bytes_to_f32(src: &[u8], dst: &mut [u32], p: &WidenPlan, str
         // 32-byte aligned (checked here).
         return unsafe {
             if stream && (dst.as_ptr() as usize).is_multiple_of(32) {
-                kernels::bytes_to_f32::<true>(src, dst, *p)
+                kernels::bytes_to_f32::<true>(src, dst, p)
             } else {
-                kernels::bytes_to_f32::<false>(src, dst, *p)
+                kernels::bytes_to_f32::<false>(src, dst, p)
             }
         };
     }
@@ -111,7 +111,7 @@ mod kernels {
     pub(super) unsafe fn bytes_to_f32<const STREAM: bool>(
         src: &[u8],
         dst: &mut [u32],
-        p: super::WidenPlan,
+        p: &super::WidenPlan,
     ) -> bool {
         const LANES: usize = 8;
         let n = src.len().min(dst.len());
@@ -177,7 +177,7 @@ mod kernels {
     pub(super) unsafe fn avx512_bytes_to_f32<const STREAM: bool>(
         src: &[u8],
         dst: &mut [u32],
-        p: super::WidenPlan,
+        p: &super::WidenPlan,
     ) -> bool {
         const LANES: usize = 16;
         let n = src.len().min(dst.len());
