@@ -20,14 +20,15 @@ macro_rules! f16c_call {
 }
 
 /// Proof that this CPU has F16C (`vcvtps2ph`, the hardware `f32 -> float16` conversion)
-/// and AVX2: only [`F16c::detect`] makes one, after checking both.
+/// and AVX2: only [`F16c::detect`] makes one, after checking both. It holds whether the
+/// AVX-512 level is on (checked once, where the token is made per call, not per block).
 ///
 /// The float16 kernels below convert by `vcvtps2ph` rounding to nearest-even, which is the
 /// correctly rounded conversion the spec asks for on every value they accept. Like every
 /// fast path they only *detect* the rare elements (see `convert::fast`): a block with
 /// one is reported as not done and redone by the portable kernels.
 #[derive(Clone, Copy, Debug)]
-pub(crate) struct F16c(());
+pub(crate) struct F16c(bool);
 
 impl F16c {
     /// The proof, when the CPU has F16C and AVX2.
@@ -37,7 +38,7 @@ impl F16c {
         {
             // `Isa::Avx2` includes F16C.
             if super::has_avx2() {
-                return Some(F16c(()));
+                return Some(F16c(super::has_avx512()));
             }
         }
         None
@@ -77,8 +78,9 @@ impl F16c {
     /// them (the hardware keeps its payload; the caller's rule canonicalizes it).
     pub(crate) fn f32_from_f16(self, src: &[u16], dst: &mut [u32]) -> bool {
         #[cfg(target_arch = "x86_64")]
-        if super::has_avx512() {
-            // SAFETY: the CPU has AVX-512 F and BW (the `Isa::Avx512` level, just checked).
+        if self.0 {
+            // SAFETY: the CPU has AVX-512 F and BW (the `Isa::Avx512` level, checked when
+            // this token was made).
             return unsafe { kernels::avx512_to_f32::<false>(src, dst) };
         }
         f16c_call!(to_f32::<false>(src, dst))
@@ -89,8 +91,9 @@ impl F16c {
     /// plain stores otherwise. The caller issues [`stream_fence`](super::stream_fence) after its last block.
     pub(crate) fn f32_from_f16_streamed(self, src: &[u16], dst: &mut [u32]) -> bool {
         #[cfg(target_arch = "x86_64")]
-        if super::has_avx512() && (dst.as_ptr() as usize).is_multiple_of(64) {
-            // SAFETY: the CPU has AVX-512 F and BW (the `Isa::Avx512` level, just checked),
+        if self.0 && (dst.as_ptr() as usize).is_multiple_of(64) {
+            // SAFETY: the CPU has AVX-512 F and BW (the `Isa::Avx512` level, checked when
+            // this token was made),
             // and `dst` is 64-byte aligned, as the streamed kernel requires.
             return unsafe { kernels::avx512_to_f32::<true>(src, dst) };
         }

@@ -59,26 +59,17 @@ impl WidenPlan {
 /// [`STREAM_MIN`](super::stream::STREAM_MIN)).
 pub(crate) fn widen_bytes_to_f32(src: &[u8], dst: &mut [u32], p: &WidenPlan, stream: bool) -> bool {
     #[cfg(target_arch = "x86_64")]
-    if super::has_avx512() && p.by_tables {
-        // SAFETY: the CPU has AVX-512 F, BW and VBMI (the `Isa::Avx512` level, checked
-        // just above); the streamed kernel's `dst` is 64-byte aligned (checked here).
-        return unsafe {
-            if stream && (dst.as_ptr() as usize).is_multiple_of(64) {
-                kernels::avx512_bytes_to_f32_by_tables::<true>(src, dst, p)
-            } else {
-                kernels::avx512_bytes_to_f32_by_tables::<false>(src, dst, p)
-            }
-        };
-    }
-    #[cfg(target_arch = "x86_64")]
     if super::has_avx512() {
-        // SAFETY: the CPU has AVX-512 F and BW (the `Isa::Avx512` level, checked just
-        // above); the streamed kernel's `dst` is 64-byte aligned (checked here).
+        let aligned = stream && (dst.as_ptr() as usize).is_multiple_of(64);
+        // SAFETY: the CPU has AVX-512 F, BW and VBMI (the `Isa::Avx512` level, checked
+        // just above); `p.by_tables` says the lookup kernel's tables are made (checked
+        // here); a streamed kernel's `dst` is 64-byte aligned (checked here).
         return unsafe {
-            if stream && (dst.as_ptr() as usize).is_multiple_of(64) {
-                kernels::avx512_bytes_to_f32::<true>(src, dst, p)
-            } else {
-                kernels::avx512_bytes_to_f32::<false>(src, dst, p)
+            match (p.by_tables, aligned) {
+                (true, true) => kernels::avx512_bytes_to_f32_by_tables::<true>(src, dst, p),
+                (true, false) => kernels::avx512_bytes_to_f32_by_tables::<false>(src, dst, p),
+                (false, true) => kernels::avx512_bytes_to_f32::<true>(src, dst, p),
+                (false, false) => kernels::avx512_bytes_to_f32::<false>(src, dst, p),
             }
         };
     }
