@@ -19,35 +19,36 @@ pub(crate) struct WidenPlan {
     pub(crate) bias_nan: u32,
     /// Bits below the sign bit.
     pub(crate) width: u32,
-    /// The AVX-512 lookup kernel's tables (see [`WidenPlan::with_tables`]): bits 16..24 of
-    /// the `f32` of each code below 128, then bits 24..32; all zero when not made.
-    pub(crate) tables: [[u8; 128]; 2],
-    /// Whether `tables` holds the tables: made, and the layout one they serve.
-    pub(crate) by_tables: bool,
 }
 
+/// The AVX-512 lookup kernel's tables (see [`WidenPlan::tables`]): bits 16..24 of the
+/// `f32` of each code below 128, then bits 24..32. Apart from the plan, which the portable
+/// kernel takes by value.
+#[derive(Clone, Debug)]
+pub(crate) struct WidenTables([[u8; 128]; 2]);
+
 impl WidenPlan {
-    /// The plan with the lookup tables of [`avx512_bytes_to_f32_by_tables`](kernels) made,
-    /// when they serve its layout: 8-bit codes (the sign bit 7, which the kernel ORs onto
-    /// the `f32`'s), a NaN magnitude below 128, and every code's `f32` zero in its low 16
-    /// bits (true of any format of at most 7 mantissa bits, but checked: the kernel writes
-    /// only the high half). The entries are what `convert::fast::widen::widen` computes,
-    /// so the two agree on every code, NaNs included. 128 scalar steps: made once per cast
-    /// call, for calls long enough to repay them.
-    pub(crate) fn with_tables(mut self) -> WidenPlan {
+    /// The lookup tables of [`avx512_bytes_to_f32_by_tables`](kernels), when they serve
+    /// this layout: 8-bit codes (the sign bit 7, which the kernel ORs onto the `f32`'s), a
+    /// NaN magnitude below 128, and every code's `f32` zero in its low 16 bits (true of any
+    /// format of at most 7 mantissa bits, but checked: the kernel writes only the high
+    /// half). The entries are what `convert::fast::widen::widen` computes, so the two agree
+    /// on every code, NaNs included. 128 scalar steps: made once per cast call, for calls
+    /// long enough to repay them.
+    pub(crate) fn tables(&self) -> Option<WidenTables> {
         let nan_from = (1u32 << 31).wrapping_sub(self.bias_nan);
         let mut ok = self.width == 7 && nan_from < 128;
+        let mut t = [[0u8; 128]; 2];
         for code in 0..128u32 {
             let mag = code & self.mag_mask;
             let v = (f32::from_bits(mag << self.shift) * self.scale).to_bits();
             let v = if mag == self.inf { 0x7f80_0000 } else { v };
             let v = v | ((code >> self.width) << 31);
             ok &= v & 0xffff == 0;
-            self.tables[0][code as usize] = (v >> 16) as u8;
-            self.tables[1][code as usize] = (v >> 24) as u8;
+            t[0][code as usize] = (v >> 16) as u8;
+            t[1][code as usize] = (v >> 24) as u8;
         }
-        self.by_tables = ok;
-        self
+        ok.then_some(WidenTables(t))
     }
 }
 
@@ -57,19 +58,24 @@ impl WidenPlan {
 /// [`has_avx2`](super::has_avx2)). With `stream`, and `dst` starting on a 32-byte boundary
 /// (64 with AVX-512), its whole vectors are stored by `vmovntps` (see
 /// [`STREAM_MIN`](super::stream::STREAM_MIN)).
-pub(crate) fn widen_bytes_to_f32(src: &[u8], dst: &mut [u32], p: &WidenPlan, stream: bool) -> bool {
+pub(crate) fn widen_bytes_to_f32(
+    src: &[u8],
+    dst: &mut [u32],
+    p: &WidenPlan,
+    tables: Option<&WidenTables>,
+    stream: bool,
+) -> bool {
     #[cfg(target_arch = "x86_64")]
     if super::has_avx512() {
         let aligned = stream && (dst.as_ptr() as usize).is_multiple_of(64);
         // SAFETY: the CPU has AVX-512 F, BW and VBMI (the `Isa::Avx512` level, checked
-        // just above); `p.by_tables` says the lookup kernel's tables are made (checked
-        // here); a streamed kernel's `dst` is 64-byte aligned (checked here).
+        // just above); a streamed kernel's `dst` is 64-byte aligned (checked here).
         return unsafe {
-            match (p.by_tables, aligned) {
-                (true, true) => kernels::avx512_bytes_to_f32_by_tables::<true>(src, dst, p),
-                (true, false) => kernels::avx512_bytes_to_f32_by_tables::<false>(src, dst, p),
-                (false, true) => kernels::avx512_bytes_to_f32::<true>(src, dst, p),
-                (false, false) => kernels::avx512_bytes_to_f32::<false>(src, dst, p),
+            match (tables, aligned) {
+                (Some(t), true) => kernels::avx512_bytes_to_f32_by_tables::<true>(src, dst, p, t),
+                (Some(t), false) => kernels::avx512_bytes_to_f32_by_tables::<false>(src, dst, p, t),
+                (None, true) => kernels::avx512_bytes_to_f32::<true>(src, dst, p),
+                (None, false) => kernels::avx512_bytes_to_f32::<false>(src, dst, p),
             }
         };
     }
@@ -85,7 +91,7 @@ pub(crate) fn widen_bytes_to_f32(src: &[u8], dst: &mut [u32], p: &WidenPlan, str
             }
         };
     }
-    let _ = (src, dst, p, stream);
+    let _ = (src, dst, p, tables, stream);
     false
 }
 
@@ -239,7 +245,7 @@ mod kernels {
 
     /// One-byte codes to `f32` by lookup, 64 per step: one `vpermb` puts the codes in the
     /// order the unpacks need, two `vpermi2b` look up bits 16..24 and 24..32 of the `f32`
-    /// of the code's low 7 bits in the plan's 128-entry tables, one `vpternlogd` ORs the
+    /// of the code's low 7 bits in 128-entry tables, one `vpternlogd` ORs the
     /// code's sign (bit 7) onto bit 31, and four unpacks with zero interleave the bytes
     /// into `f32`s (their low 16 bits are zero). The NaN test is the largest magnitude
     /// (the code doubled, which drops the sign), compared once at the end. About 21
@@ -247,13 +253,14 @@ mod kernels {
     /// 16. The tail is one masked step.
     ///
     /// # Safety
-    /// The CPU must have AVX-512 F, BW and VBMI; `p.by_tables` must hold (its tables
-    /// made); with `STREAM`, `dst` must be 64-byte aligned.
+    /// The CPU must have AVX-512 F, BW and VBMI; `t` must be `p`'s tables; with `STREAM`,
+    /// `dst` must be 64-byte aligned.
     #[target_feature(enable = "avx512f,avx512bw,avx512vbmi")]
     pub(super) unsafe fn avx512_bytes_to_f32_by_tables<const STREAM: bool>(
         src: &[u8],
         dst: &mut [u32],
         p: &super::WidenPlan,
+        t: &super::WidenTables,
     ) -> bool {
         const STEP: usize = 64;
         let n = src.len().min(dst.len());
@@ -266,8 +273,8 @@ mod kernels {
         // from a 64-byte aligned `dst` (the caller's guarantee), as `vmovntps` requires.
         // AVX-512 F, BW and VBMI are the caller's guarantee.
         unsafe {
-            let low = p.tables[0].as_ptr();
-            let high = p.tables[1].as_ptr();
+            let low = t.0[0].as_ptr();
+            let high = t.0[1].as_ptr();
             let (low0, low1) = (
                 _mm512_loadu_si512(low.cast()),
                 _mm512_loadu_si512(low.add(64).cast()),

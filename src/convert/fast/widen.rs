@@ -65,13 +65,14 @@ macro_rules! small_src {
                     (crate::arch::has_avx2(), Self::words(src), u32::of_mut(DW::words_mut(dst)))
                 {
                     // The AVX-512 lookup kernel's tables, where they repay their making.
-                    let p = if crate::arch::has_avx512() && s.len() >= BY_TABLES_MIN {
-                        p.with_tables()
+                    let tables = if crate::arch::has_avx512() && s.len() >= BY_TABLES_MIN {
+                        p.tables()
                     } else {
-                        p
+                        None
                     };
+                    let t = tables.as_ref();
                     return by_blocks_streamed(s, d, |s, d, stream| {
-                        crate::arch::widen_bytes_to_f32(s, d, &p, stream)
+                        crate::arch::widen_bytes_to_f32(s, d, &p, t, stream)
                     });
                 }
                 crate::arch::vectorized(
@@ -109,8 +110,6 @@ fn widen_plan(l: FloatLayout) -> crate::arch::WidenPlan {
         // OR-ed over the block: an add and an or per vector, no compare mask to narrow.
         bias_nan: (1 << 31) - nan_from,
         width: l.exponent_bits + l.mantissa_bits,
-        tables: [[0; 128]; 2],
-        by_tables: false,
     }
 }
 
@@ -128,7 +127,6 @@ fn widen<SW: Word, DW: Word>(src: &[SW], dst: &mut [DW], p: crate::arch::WidenPl
         inf,
         bias_nan,
         width,
-        ..
     } = p;
     let mut nan = 0u32;
     for (s, d) in src.iter().zip(dst.iter_mut()) {
@@ -220,12 +218,13 @@ mod tests {
         let aligned = buf.as_ptr().align_offset(64).min(16);
         for l in layouts {
             // The arithmetic kernels and, at the AVX-512 level, the lookup one.
-            let plans = [super::widen_plan(l), super::widen_plan(l).with_tables()];
-            if crate::arch::has_avx512() && l.bits() == 8 {
-                assert!(plans[1].by_tables, "{l:?}: the lookup kernel serves it");
+            let p = &super::widen_plan(l);
+            let tables = p.tables();
+            if l.bits() == 8 {
+                assert!(tables.is_some(), "{l:?}: the lookup kernel serves it");
             }
-            for (p, (stream, start)) in plans.iter().flat_map(|p| {
-                [(false, aligned), (true, aligned), (true, aligned + 3)].map(|c| (p, c))
+            for (t, (stream, start)) in [None, tables.as_ref()].into_iter().flat_map(|t| {
+                [(false, aligned), (true, aligned), (true, aligned + 3)].map(|c| (t, c))
             }) {
                 for (len, from) in [
                     (256, 0),
@@ -239,7 +238,7 @@ mod tests {
                 ] {
                     let src = &codes[256 - len + from..][..len];
                     let out = &mut buf[start..start + len];
-                    let ok = crate::arch::widen_bytes_to_f32(src, out, p, stream);
+                    let ok = crate::arch::widen_bytes_to_f32(src, out, p, t, stream);
                     let mut want = vec![0u32; len];
                     let want_ok = super::widen(src, &mut want, *p);
                     assert_eq!(ok, want_ok, "{l:?} len {len}");
