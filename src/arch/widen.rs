@@ -21,61 +21,22 @@ pub(crate) struct WidenPlan {
     pub(crate) width: u32,
 }
 
-/// The AVX-512 lookup kernel's tables (see [`WidenPlan::tables`]): bits 16..24 of the
-/// `f32` of each code below 128, then bits 24..32. Apart from the plan, which the portable
-/// kernel takes by value.
-#[derive(Clone, Debug)]
-pub(crate) struct WidenTables([[u8; 128]; 2]);
-
-impl WidenPlan {
-    /// The lookup tables of [`avx512_bytes_to_f32_by_tables`](kernels), when they serve
-    /// this layout: 8-bit codes (the sign bit 7, which the kernel ORs onto the `f32`'s), a
-    /// NaN magnitude below 128, and every code's `f32` zero in its low 16 bits (true of any
-    /// format of at most 7 mantissa bits, but checked: the kernel writes only the high
-    /// half). The entries are what `convert::fast::widen::widen` computes, so the two agree
-    /// on every code, NaNs included. 128 scalar steps: made once per cast call, for calls
-    /// long enough to repay them.
-    pub(crate) fn tables(&self) -> Option<WidenTables> {
-        let nan_from = (1u32 << 31).wrapping_sub(self.bias_nan);
-        let mut ok = self.width == 7 && nan_from < 128;
-        let mut t = [[0u8; 128]; 2];
-        for code in 0..128u32 {
-            let mag = code & self.mag_mask;
-            let v = (f32::from_bits(mag << self.shift) * self.scale).to_bits();
-            let v = if mag == self.inf { 0x7f80_0000 } else { v };
-            let v = v | ((code >> self.width) << 31);
-            ok &= v & 0xffff == 0;
-            t[0][code as usize] = (v >> 16) as u8;
-            t[1][code as usize] = (v >> 24) as u8;
-        }
-        ok.then_some(WidenTables(t))
-    }
-}
-
 /// One-byte small-float codes (`src`) widened into `f32` bits (`dst`, the shorter length)
 /// as `convert::fast::widen::widen` does: `false` when a NaN was met (the block is then
 /// redone by the reference path), or when the CPU has no AVX2 (nothing written; see
 /// [`has_avx2`](super::has_avx2)). With `stream`, and `dst` starting on a 32-byte boundary
 /// (64 with AVX-512), its whole vectors are stored by `vmovntps` (see
 /// [`STREAM_MIN`](super::stream::STREAM_MIN)).
-pub(crate) fn widen_bytes_to_f32(
-    src: &[u8],
-    dst: &mut [u32],
-    p: &WidenPlan,
-    tables: Option<&WidenTables>,
-    stream: bool,
-) -> bool {
+pub(crate) fn widen_bytes_to_f32(src: &[u8], dst: &mut [u32], p: WidenPlan, stream: bool) -> bool {
     #[cfg(target_arch = "x86_64")]
     if super::has_avx512() {
-        let aligned = stream && (dst.as_ptr() as usize).is_multiple_of(64);
-        // SAFETY: the CPU has AVX-512 F, BW and VBMI (the `Isa::Avx512` level, checked
-        // just above); a streamed kernel's `dst` is 64-byte aligned (checked here).
+        // SAFETY: the CPU has AVX-512 F and BW (the `Isa::Avx512` level, checked just
+        // above); the streamed kernel's `dst` is 64-byte aligned (checked here).
         return unsafe {
-            match (tables, aligned) {
-                (Some(t), true) => kernels::avx512_bytes_to_f32_by_tables::<true>(src, dst, p, t),
-                (Some(t), false) => kernels::avx512_bytes_to_f32_by_tables::<false>(src, dst, p, t),
-                (None, true) => kernels::avx512_bytes_to_f32::<true>(src, dst, p),
-                (None, false) => kernels::avx512_bytes_to_f32::<false>(src, dst, p),
+            if stream && (dst.as_ptr() as usize).is_multiple_of(64) {
+                kernels::avx512_bytes_to_f32::<true>(src, dst, p)
+            } else {
+                kernels::avx512_bytes_to_f32::<false>(src, dst, p)
             }
         };
     }
@@ -91,7 +52,7 @@ pub(crate) fn widen_bytes_to_f32(
             }
         };
     }
-    let _ = (src, dst, p, tables, stream);
+    let _ = (src, dst, p, stream);
     false
 }
 
@@ -108,7 +69,7 @@ mod kernels {
     pub(super) unsafe fn bytes_to_f32<const STREAM: bool>(
         src: &[u8],
         dst: &mut [u32],
-        p: &super::WidenPlan,
+        p: super::WidenPlan,
     ) -> bool {
         const LANES: usize = 8;
         let n = src.len().min(dst.len());
@@ -174,7 +135,7 @@ mod kernels {
     pub(super) unsafe fn avx512_bytes_to_f32<const STREAM: bool>(
         src: &[u8],
         dst: &mut [u32],
-        p: &super::WidenPlan,
+        p: super::WidenPlan,
     ) -> bool {
         const LANES: usize = 16;
         let n = src.len().min(dst.len());
@@ -226,110 +187,6 @@ mod kernels {
                 dst[whole..n].copy_from_slice(&d[..n - whole]);
             }
             _mm512_movepi32_mask(nan) == 0
-        }
-    }
-
-    /// The codes' positions for [`avx512_bytes_to_f32_by_tables`]: its in-lane unpacks
-    /// give output vector `q`, lane `l`, the bytes at `16 l + 4 q..+4`, which must hold
-    /// elements `16 q + 4 l..+4`.
-    const UNPACK_ORDER: [u8; 64] = {
-        let mut order = [0u8; 64];
-        let mut k = 0;
-        while k < 64 {
-            let (l, q, j) = (k / 16, (k % 16) / 4, k % 4);
-            order[k] = (16 * q + 4 * l + j) as u8;
-            k += 1;
-        }
-        order
-    };
-
-    /// One-byte codes to `f32` by lookup, 64 per step: one `vpermb` puts the codes in the
-    /// order the unpacks need, two `vpermi2b` look up bits 16..24 and 24..32 of the `f32`
-    /// of the code's low 7 bits in 128-entry tables, one `vpternlogd` ORs the
-    /// code's sign (bit 7) onto bit 31, and four unpacks with zero interleave the bytes
-    /// into `f32`s (their low 16 bits are zero). The NaN test is the largest magnitude
-    /// (the code doubled, which drops the sign), compared once at the end. About 21
-    /// instructions per 64 codes, where [`avx512_bytes_to_f32`]'s arithmetic takes 14 per
-    /// 16. The tail is one masked step.
-    ///
-    /// # Safety
-    /// The CPU must have AVX-512 F, BW and VBMI; `t` must be `p`'s tables; with `STREAM`,
-    /// `dst` must be 64-byte aligned.
-    #[target_feature(enable = "avx512f,avx512bw,avx512vbmi")]
-    pub(super) unsafe fn avx512_bytes_to_f32_by_tables<const STREAM: bool>(
-        src: &[u8],
-        dst: &mut [u32],
-        p: &super::WidenPlan,
-        t: &super::WidenTables,
-    ) -> bool {
-        const STEP: usize = 64;
-        let n = src.len().min(dst.len());
-        let whole = n - n % STEP;
-        // SAFETY: each step reads 64 bytes at `src + i` and writes 64 `u32` at `dst + i`
-        // with `i + 64 <= whole <= n`: in bounds. The tail's load and stores are masked to
-        // its `n - whole < 64` elements (masked-off lanes are neither read nor written and
-        // do not fault). The tables are two arrays of 128 bytes, read as four vectors.
-        // Unaligned forms, except the streamed stores at `dst + 4i`, `i` a multiple of 16
-        // from a 64-byte aligned `dst` (the caller's guarantee), as `vmovntps` requires.
-        // AVX-512 F, BW and VBMI are the caller's guarantee.
-        unsafe {
-            let low = t.0[0].as_ptr();
-            let high = t.0[1].as_ptr();
-            let (low0, low1) = (
-                _mm512_loadu_si512(low.cast()),
-                _mm512_loadu_si512(low.add(64).cast()),
-            );
-            let (high0, high1) = (
-                _mm512_loadu_si512(high.cast()),
-                _mm512_loadu_si512(high.add(64).cast()),
-            );
-            let order = _mm512_loadu_si512(UNPACK_ORDER.as_ptr().cast());
-            let sign = _mm512_set1_epi8(i8::MIN);
-            let zero = _mm512_setzero_si512();
-            let mut largest = zero;
-            macro_rules! step {
-                ($x:expr) => {{
-                    let x = $x;
-                    largest = _mm512_max_epu8(largest, _mm512_add_epi8(x, x));
-                    let x = _mm512_permutexvar_epi8(order, x);
-                    let b2 = _mm512_permutex2var_epi8(low0, x, low1);
-                    let b3 = _mm512_permutex2var_epi8(high0, x, high1);
-                    // b3 | (x & sign)
-                    let b3 = _mm512_ternarylogic_epi32::<0xf8>(b3, x, sign);
-                    let w0 = _mm512_unpacklo_epi8(b2, b3);
-                    let w1 = _mm512_unpackhi_epi8(b2, b3);
-                    [
-                        _mm512_unpacklo_epi16(zero, w0),
-                        _mm512_unpackhi_epi16(zero, w0),
-                        _mm512_unpacklo_epi16(zero, w1),
-                        _mm512_unpackhi_epi16(zero, w1),
-                    ]
-                }};
-            }
-            let mut i = 0;
-            while i < whole {
-                let v = step!(_mm512_loadu_si512(src.as_ptr().add(i).cast()));
-                let d = dst.as_mut_ptr().add(i);
-                for (q, v) in v.into_iter().enumerate() {
-                    if STREAM {
-                        _mm512_stream_si512(d.add(16 * q).cast(), v);
-                    } else {
-                        _mm512_storeu_si512(d.add(16 * q).cast(), v);
-                    }
-                }
-                i += STEP;
-            }
-            let rest = n - whole;
-            if rest > 0 {
-                let k: __mmask64 = (1u64 << rest) - 1;
-                let v = step!(_mm512_maskz_loadu_epi8(k, src.as_ptr().add(whole).cast()));
-                let d = dst.as_mut_ptr().add(whole);
-                for (q, v) in v.into_iter().enumerate() {
-                    _mm512_mask_storeu_epi32(d.add(16 * q).cast(), (k >> (16 * q)) as __mmask16, v);
-                }
-            }
-            let nan_from = (1u32 << 31).wrapping_sub(p.bias_nan);
-            _mm512_cmpge_epu8_mask(largest, _mm512_set1_epi8((2 * nan_from) as u8 as i8)) == 0
         }
     }
 }

@@ -64,15 +64,8 @@ macro_rules! small_src {
                 if let (true, Words::U8(s), Some(d)) =
                     (crate::arch::has_avx2(), Self::words(src), u32::of_mut(DW::words_mut(dst)))
                 {
-                    // The AVX-512 lookup kernel's tables, where they repay their making.
-                    let tables = if crate::arch::has_avx512() && s.len() >= BY_TABLES_MIN {
-                        p.tables()
-                    } else {
-                        None
-                    };
-                    let t = tables.as_ref();
                     return by_blocks_streamed(s, d, |s, d, stream| {
-                        crate::arch::widen_bytes_to_f32(s, d, &p, t, stream)
+                        crate::arch::widen_bytes_to_f32(s, d, p, stream)
                     });
                 }
                 crate::arch::vectorized(
@@ -84,10 +77,6 @@ macro_rules! small_src {
     )*};
 }
 small_src!(u8, u16);
-
-/// The shortest one-byte source for which the AVX-512 lookup kernel's tables are made (128
-/// scalar steps, against about 0.5 instruction per element saved).
-const BY_TABLES_MIN: usize = 1024;
 
 /// The constants of [`widen`] for a layout `l`: its magnitude bits moved to `f32`'s places
 /// are the value times `2^(B - 127)` (subnormals included, which land on `f32`
@@ -217,15 +206,8 @@ mod tests {
         // A 64-byte aligned output, so that the streamed form is taken, and an unaligned one.
         let aligned = buf.as_ptr().align_offset(64).min(16);
         for l in layouts {
-            // The arithmetic kernels and, at the AVX-512 level, the lookup one.
-            let p = &super::widen_plan(l);
-            let tables = p.tables();
-            if l.bits() == 8 {
-                assert!(tables.is_some(), "{l:?}: the lookup kernel serves it");
-            }
-            for (t, (stream, start)) in [None, tables.as_ref()].into_iter().flat_map(|t| {
-                [(false, aligned), (true, aligned), (true, aligned + 3)].map(|c| (t, c))
-            }) {
+            let p = super::widen_plan(l);
+            for (stream, start) in [(false, aligned), (true, aligned), (true, aligned + 3)] {
                 for (len, from) in [
                     (256, 0),
                     (256, 5),
@@ -238,9 +220,9 @@ mod tests {
                 ] {
                     let src = &codes[256 - len + from..][..len];
                     let out = &mut buf[start..start + len];
-                    let ok = crate::arch::widen_bytes_to_f32(src, out, p, t, stream);
+                    let ok = crate::arch::widen_bytes_to_f32(src, out, p, stream);
                     let mut want = vec![0u32; len];
-                    let want_ok = super::widen(src, &mut want, *p);
+                    let want_ok = super::widen(src, &mut want, p);
                     assert_eq!(ok, want_ok, "{l:?} len {len}");
                     assert_eq!(out, &want[..], "{l:?} len {len} stream {stream}");
                 }
