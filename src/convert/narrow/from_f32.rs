@@ -70,8 +70,8 @@ impl Plan {
     /// The plan for `l`; when neither variant is exact for it, `valid` is false (the caller
     /// then uses the general kernel). `l` must satisfy [`super::applies`] for `f32` sources.
     ///
-    /// Straight-line code (no early return): the caller runs per block, and LLVM hoists
-    /// branch-free arithmetic on the layout out of the loop over blocks.
+    /// Made once per call (`super::plan`), outside the loop over blocks; its one loop fills
+    /// the AVX-512 kernel's tables (at most 32 entries).
     #[inline(always)]
     pub(crate) const fn new(l: FloatLayout, clamp: bool) -> Plan {
         // Any layout (also those of `f64` sources) gives a plan without overflow: one this
