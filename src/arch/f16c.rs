@@ -20,14 +20,15 @@ macro_rules! f16c_call {
 }
 
 /// Proof that this CPU has F16C (`vcvtps2ph`, the hardware `f32 -> float16` conversion)
-/// and AVX2: only [`F16c::detect`] makes one, after checking both.
+/// and AVX2: only [`F16c::detect`] makes one, after checking both. It holds whether the
+/// AVX-512 level is on (checked once, where the token is made per call, not per block).
 ///
 /// The float16 kernels below convert by `vcvtps2ph` rounding to nearest-even, which is the
 /// correctly rounded conversion the spec asks for on every value they accept. Like every
 /// fast path they only *detect* the rare elements (see `convert::fast`): a block with
 /// one is reported as not done and redone by the portable kernels.
 #[derive(Clone, Copy, Debug)]
-pub(crate) struct F16c(());
+pub(crate) struct F16c(bool);
 
 impl F16c {
     /// The proof, when the CPU has F16C and AVX2.
@@ -37,7 +38,7 @@ impl F16c {
         {
             // `Isa::Avx2` includes F16C.
             if super::has_avx2() {
-                return Some(F16c(()));
+                return Some(F16c(super::has_avx512()));
             }
         }
         None
@@ -76,6 +77,12 @@ impl F16c {
     /// length), by `vcvtph2ps`: exact for every code. Returns `false` when a NaN is among
     /// them (the hardware keeps its payload; the caller's rule canonicalizes it).
     pub(crate) fn f32_from_f16(self, src: &[u16], dst: &mut [u32]) -> bool {
+        #[cfg(target_arch = "x86_64")]
+        if self.0 {
+            // SAFETY: the CPU has AVX-512 F and BW (the `Isa::Avx512` level, checked when
+            // this token was made).
+            return unsafe { kernels::avx512_to_f32::<false>(src, dst) };
+        }
         f16c_call!(to_f32::<false>(src, dst))
     }
 
@@ -83,6 +90,13 @@ impl F16c {
     /// [`STREAM_MIN`](super::stream::STREAM_MIN)) when `dst` starts on a 32-byte boundary, as that store requires;
     /// plain stores otherwise. The caller issues [`stream_fence`](super::stream_fence) after its last block.
     pub(crate) fn f32_from_f16_streamed(self, src: &[u16], dst: &mut [u32]) -> bool {
+        #[cfg(target_arch = "x86_64")]
+        if self.0 && (dst.as_ptr() as usize).is_multiple_of(64) {
+            // SAFETY: the CPU has AVX-512 F and BW (the `Isa::Avx512` level, checked when
+            // this token was made),
+            // and `dst` is 64-byte aligned, as the streamed kernel requires.
+            return unsafe { kernels::avx512_to_f32::<true>(src, dst) };
+        }
         if !(dst.as_ptr() as usize).is_multiple_of(32) {
             return self.f32_from_f16(src, dst);
         }
@@ -202,6 +216,61 @@ mod kernels {
         }
     }
 
+    /// The AVX-512 twin of [`to_f32`]: 32 codes per step, converted by two `vcvtph2ps` of
+    /// 16 (each reading its half from memory); the NaN test is one `vpandd` and one
+    /// `vpmaxuw` per 32 codes (the largest magnitude, compared once at the end), where the
+    /// AVX2 kernel spends an and, a compare and an or per 8. The tail is one masked step.
+    ///
+    /// # Safety
+    /// The CPU must have AVX-512 F and BW; with `STREAM`, `dst` must be 64-byte aligned.
+    #[target_feature(enable = "avx512f,avx512bw")]
+    pub(super) unsafe fn avx512_to_f32<const STREAM: bool>(src: &[u16], dst: &mut [u32]) -> bool {
+        const STEP: usize = 32;
+        let n = src.len().min(dst.len());
+        let whole = n - n % STEP;
+        // SAFETY: each step reads 32 `u16` at `src + i` and writes 32 `u32` at `dst + i`
+        // with `i + 32 <= whole <= n`: in bounds. The tail's loads and stores are masked to
+        // its `n - whole < 32` elements (masked-off lanes are neither read nor written, and
+        // do not fault). Unaligned forms, except the streamed stores at `dst + 4i`, `i` a
+        // multiple of 32 from a 64-byte aligned `dst` (the caller's guarantee), as
+        // `vmovntps` requires. AVX-512 F and BW are the caller's guarantee.
+        unsafe {
+            let mag_mask = _mm512_set1_epi16(0x7fff);
+            let mut largest = _mm512_setzero_si512();
+            let mut i = 0;
+            while i < whole {
+                let s = src.as_ptr().add(i);
+                let h = _mm512_loadu_si512(s.cast());
+                largest = _mm512_max_epu16(largest, _mm512_and_si512(h, mag_mask));
+                let lo = _mm512_cvtph_ps(_mm256_loadu_si256(s.cast()));
+                let hi = _mm512_cvtph_ps(_mm256_loadu_si256(s.add(16).cast()));
+                let d = dst.as_mut_ptr().add(i);
+                if STREAM {
+                    _mm512_stream_ps(d.cast(), lo);
+                    _mm512_stream_ps(d.add(16).cast(), hi);
+                } else {
+                    _mm512_storeu_ps(d.cast(), lo);
+                    _mm512_storeu_ps(d.add(16).cast(), hi);
+                }
+                i += STEP;
+            }
+            let rest = n - whole;
+            if rest > 0 {
+                let k: __mmask32 = (1u32 << rest) - 1;
+                let s = src.as_ptr().add(whole);
+                let h = _mm512_maskz_loadu_epi16(k, s.cast());
+                largest = _mm512_max_epu16(largest, _mm512_and_si512(h, mag_mask));
+                let lo = _mm512_cvtph_ps(_mm512_castsi512_si256(h));
+                let hi = _mm512_cvtph_ps(_mm512_extracti64x4_epi64::<1>(h));
+                let d = dst.as_mut_ptr().add(whole);
+                _mm512_mask_storeu_ps(d.cast(), k as __mmask16, lo);
+                _mm512_mask_storeu_ps(d.add(16).cast(), (k >> 16) as __mmask16, hi);
+            }
+            // A NaN's magnitude is above Inf's, 0x7c00.
+            _mm512_cmpgt_epu16_mask(largest, _mm512_set1_epi16(0x7c00)) == 0
+        }
+    }
+
     /// # Safety
     /// The CPU must have AVX2 and F16C.
     #[target_feature(enable = "avx2,f16c")]
@@ -240,6 +309,61 @@ mod kernels {
             }
             steps!(src, dst, n, step);
             _mm256_movemask_ps(_mm256_castsi256_ps(rare)) == 0
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::F16c;
+    use crate::isa::{Isa, with_max_isa};
+
+    /// `F16c::f32_from_f16` and its streamed form at every level (the AVX-512 kernel
+    /// included) against `half`'s conversion: every code, at odd lengths and unaligned
+    /// starts, and a block with a NaN declined.
+    #[test]
+    fn f16_to_f32_every_level_matches_half() {
+        // Every code but the NaNs, then the NaNs.
+        let finite: Vec<u16> = (0..=u16::MAX).filter(|&c| c & 0x7fff <= 0x7c00).collect();
+        let want: Vec<u32> = finite
+            .iter()
+            .map(|&c| half::f16::from_bits(c).to_f32().to_bits())
+            .collect();
+        let mut buf = vec![0u32; finite.len() + 32];
+        let aligned = buf.as_ptr().align_offset(64).min(16);
+        for level in Isa::available() {
+            with_max_isa(level, || {
+                let Some(hw) = F16c::detect() else {
+                    return;
+                };
+                for stream in [false, true] {
+                    for (from, start, len) in [
+                        (0, aligned, finite.len()),
+                        (3, aligned + 5, finite.len() - 40),
+                        (7, aligned, 31),
+                        (100, aligned + 1, 33),
+                        (9, aligned, 1),
+                    ] {
+                        let (s, out) = (&finite[from..from + len], &mut buf[start..start + len]);
+                        let ok = if stream {
+                            hw.f32_from_f16_streamed(s, out)
+                        } else {
+                            hw.f32_from_f16(s, out)
+                        };
+                        let what = format!("{level:?} stream {stream} from {from} len {len}");
+                        assert!(ok, "{what}");
+                        assert!(out[..] == want[from..from + len], "{what}");
+                        // A NaN anywhere, the tail included, declines the block.
+                        for at in [0, len / 2, len - 1] {
+                            let mut with_nan = s.to_vec();
+                            with_nan[at] = 0xfe01;
+                            let ok = hw.f32_from_f16(&with_nan, out);
+                            assert!(!ok, "{what}: NaN at {at}");
+                        }
+                    }
+                }
+                crate::arch::stream_fence();
+            });
         }
     }
 }

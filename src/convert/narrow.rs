@@ -100,9 +100,9 @@ pub(crate) fn nearest_even<SW: Word, DW: Word>(
             #[inline(always)]
             |s, d| {
                 let finished = if l.has_negative_zero() {
-                    from_f32::nearest_even::<SW, DW, true>(s, d, plan)
+                    from_f32::nearest_even::<SW, DW, true>(s, d, &plan)
                 } else {
-                    from_f32::nearest_even::<SW, DW, false>(s, d, plan)
+                    from_f32::nearest_even::<SW, DW, false>(s, d, &plan)
                 };
                 finished || general_block(s, d, l, clamp, NEAREST_EVEN)
             },

@@ -70,8 +70,8 @@ impl Plan {
     /// The plan for `l`; when neither variant is exact for it, `valid` is false (the caller
     /// then uses the general kernel). `l` must satisfy [`super::applies`] for `f32` sources.
     ///
-    /// Straight-line code (no early return): the caller runs per block, and LLVM hoists
-    /// branch-free arithmetic on the layout out of the loop over blocks.
+    /// Made once per call (`super::plan`), outside the loop over blocks; its one loop fills
+    /// the AVX-512 kernel's tables (at most 32 entries).
     #[inline(always)]
     pub(crate) const fn new(l: FloatLayout, clamp: bool) -> Plan {
         // Any layout (also those of `f64` sources) gives a plan without overflow: one this
@@ -120,14 +120,14 @@ impl Plan {
             half_m1: (1 << (shift - 1)) - 1,
             same_exponent,
             valid,
-            bytes: crate::arch::ByteFloatPlan {
+            bytes: crate::arch::ByteFloatPlan::new(
                 clamp_source,
                 min_normal,
                 to_magic,
                 code_offset,
                 shift,
                 sign_bit,
-            },
+            ),
         }
     }
 }
@@ -139,7 +139,7 @@ impl Plan {
 pub(super) fn nearest_even<SW: Word, DW: Word, const NEG_ZERO: bool>(
     src: &[SW],
     dst: &mut [DW],
-    plan: Plan,
+    plan: &Plan,
 ) -> bool {
     if !plan.same_exponent {
         rebias::<SW, DW, NEG_ZERO>(src, dst, plan)
@@ -167,7 +167,7 @@ pub(super) fn nearest_even<SW: Word, DW: Word, const NEG_ZERO: bool>(
 /// Overflow under `clamp` is handled on the source: the magnitude is limited to the value of
 /// the clamped code (rounding is monotonic), which also keeps `C` finite.
 #[inline(always)]
-fn rebias<SW: Word, DW: Word, const NEG_ZERO: bool>(src: &[SW], dst: &mut [DW], p: Plan) -> bool {
+fn rebias<SW: Word, DW: Word, const NEG_ZERO: bool>(src: &[SW], dst: &mut [DW], p: &Plan) -> bool {
     // 8-bit targets: the same arithmetic in explicit AVX2.
     if let (Some(s), Some(d)) = (u32::of(SW::words(src)), u8::of_mut(DW::words_mut(dst)))
         && let Some(largest) = crate::arch::f32_to_byte_float::<NEG_ZERO>(s, d, p.bytes())
@@ -179,7 +179,7 @@ fn rebias<SW: Word, DW: Word, const NEG_ZERO: bool>(src: &[SW], dst: &mut [DW], 
 
 /// One element of [`rebias`]: its code (sign included) and its magnitude.
 #[inline(always)]
-fn rebias_one<const NEG_ZERO: bool>(p: Plan) -> impl Fn(u32) -> (u32, u32) {
+fn rebias_one<const NEG_ZERO: bool>(p: &Plan) -> impl Fn(u32) -> (u32, u32) + '_ {
     move |b: u32| {
         let mag = b & MAG_MASK;
         let clamped = mag.min(p.clamp_source);
@@ -199,7 +199,7 @@ fn rebias_one<const NEG_ZERO: bool>(p: Plan) -> impl Fn(u32) -> (u32, u32) {
 /// see [`Plan::new`]), and no sum reaches the sign bit for a finite magnitude (below
 /// `0x7f80_0000 + 2^(shift-1)`): the sign bit lands on the target's.
 #[inline(always)]
-fn truncate<SW: Word, DW: Word>(src: &[SW], dst: &mut [DW], p: Plan) -> bool {
+fn truncate<SW: Word, DW: Word>(src: &[SW], dst: &mut [DW], p: &Plan) -> bool {
     // bfloat16 itself: `vcvtne2ps2bf16` where the CPU has AVX-512 BF16, for blocks without
     // a subnormal (see `arch::f32_to_bf16`; it rounds every other element as below).
     if p.shift == 16
@@ -213,7 +213,7 @@ fn truncate<SW: Word, DW: Word>(src: &[SW], dst: &mut [DW], p: Plan) -> bool {
 
 /// One element of [`truncate`]: its code (sign included) and its magnitude.
 #[inline(always)]
-fn truncate_one(p: Plan) -> impl Fn(u32) -> (u32, u32) {
+fn truncate_one(p: &Plan) -> impl Fn(u32) -> (u32, u32) + '_ {
     move |b: u32| {
         let code = b.wrapping_add(p.half_m1 + ((b >> p.shift) & 1)) >> p.shift;
         (code, b & MAG_MASK)
@@ -307,7 +307,7 @@ mod tests {
                 };
                 assert_eq!(
                     largest,
-                    steps(src, &mut portable, rebias_one::<NEG_ZERO>(p)),
+                    steps(src, &mut portable, rebias_one::<NEG_ZERO>(&p)),
                     "{l:?} len {len}"
                 );
                 for (i, (a, b)) in fast.iter().zip(&portable).enumerate() {
@@ -380,7 +380,7 @@ mod tests {
         let mut fast = vec![0u16; src.len() + dst_offset];
         let fast = &mut fast[dst_offset..];
         let mut portable = vec![0u16; src.len()];
-        let largest = steps(src, &mut portable, truncate_one(p));
+        let largest = steps(src, &mut portable, truncate_one(&p));
         let has_subnormal = src.iter().any(|b| (1..0x80_0000).contains(&(b & MAG_MASK)));
         match crate::arch::f32_to_bf16(src, fast) {
             None => assert!(!crate::arch::has_avx512_bf16() || has_subnormal),
