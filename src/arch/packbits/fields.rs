@@ -63,6 +63,25 @@ fn count(c: u32) -> __m128i {
     _mm_cvtsi64_si128(i64::from(c))
 }
 
+/// The `step` stream bytes (at most 64) at byte `at` of `src`, in the low bytes of a
+/// vector: a whole 64-byte load while one fits in `src` (the decode's permutation picks
+/// only the step's bytes), else a masked load of the step alone; `None` when the step runs
+/// past `src`.
+#[inline]
+#[target_feature(enable = "avx512f,avx512bw")]
+fn step_bytes(src: &[u8], at: usize, step: usize) -> Option<__m512i> {
+    if at + 64 <= src.len() {
+        // SAFETY: bytes `at..at + 64` are in `src`.
+        Some(unsafe { _mm512_loadu_si512(src.as_ptr().add(at).cast()) })
+    } else if at + step <= src.len() {
+        // SAFETY: the masked load reads bytes `at..at + step`, inside `src`, and does
+        // not touch (or fault on) the others.
+        Some(unsafe { _mm512_maskz_loadu_epi8(low(step as u32), src.as_ptr().add(at).cast()) })
+    } else {
+        None
+    }
+}
+
 /// `x` in each `L`-bit lane of a vector.
 #[inline]
 #[target_feature(enable = "avx512f")]
@@ -222,14 +241,7 @@ fn unpack_steps<const L: u32, const EXTEND: bool>(src: &[u8], p: Fields, out: &m
     let mut g = 0;
     while g < steps {
         let at = g * step;
-        let x = if at + 64 <= src.len() {
-            // SAFETY: bytes `at..at + 64` are in `src`.
-            unsafe { _mm512_loadu_si512(src.as_ptr().add(at).cast()) }
-        } else if at + step <= src.len() {
-            // SAFETY: the masked load reads bytes `at..at + step`, inside `src`, and does
-            // not touch (or fault on) the others.
-            unsafe { _mm512_maskz_loadu_epi8(low(step as u32), src.as_ptr().add(at).cast()) }
-        } else {
+        let Some(x) = step_bytes(src, at, step) else {
             break;
         };
         let v = _mm512_multishift_epi64_epi8(ctl, _mm512_permutexvar_epi8(idx, x));
@@ -305,14 +317,7 @@ fn unpack_31_steps<const EXTEND: bool>(src: &[u8], p: Fields, out: &mut [u8]) ->
     let mut g = 0;
     while g < steps {
         let at = g * step;
-        let x = if at + 64 <= src.len() {
-            // SAFETY: bytes `at..at + 64` are in `src`.
-            unsafe { _mm512_loadu_si512(src.as_ptr().add(at).cast()) }
-        } else if at + step <= src.len() {
-            // SAFETY: the masked load reads bytes `at..at + step`, inside `src`, and does
-            // not touch (or fault on) the others.
-            unsafe { _mm512_maskz_loadu_epi8(low(step as u32), src.as_ptr().add(at).cast()) }
-        } else {
+        let Some(x) = step_bytes(src, at, step) else {
             break;
         };
         let v = _mm512_shrdv_epi32(
