@@ -82,6 +82,45 @@ fn step_bytes(src: &[u8], at: usize, step: usize) -> Option<__m512i> {
     }
 }
 
+/// A field's bits in `L`-bit lanes, for the decodes: which bits to keep, and the sign
+/// extension of a signed field into the component's `n` bits.
+#[derive(Clone, Copy)]
+struct Field<const L: u32> {
+    mask: __m512i,
+    sign: __m512i,
+    keep: __m512i,
+}
+
+impl<const L: u32> Field<L> {
+    #[inline]
+    #[target_feature(enable = "avx512f")]
+    fn new(p: Fields) -> Self {
+        Field {
+            mask: splat::<L>(low(p.b) << p.f),
+            sign: splat::<L>(1 << (p.f + p.b - 1)),
+            keep: splat::<L>(low(p.n)),
+        }
+    }
+
+    /// The field of each lane of `v` (already at bit `f`), sign-extended when `EXTEND`.
+    #[inline]
+    #[target_feature(enable = "avx512f,avx512bw")]
+    fn cut<const EXTEND: bool>(self, v: __m512i) -> __m512i {
+        let y = _mm512_and_si512(v, self.mask);
+        if !EXTEND {
+            return y;
+        }
+        // `(y ^ s) - s` sets the bits above a field whose top bit is set.
+        let t = _mm512_xor_si512(y, self.sign);
+        let t = if L == 16 {
+            _mm512_sub_epi16(t, self.sign)
+        } else {
+            _mm512_sub_epi32(t, self.sign)
+        };
+        _mm512_and_si512(t, self.keep)
+    }
+}
+
 /// `x` in each `L`-bit lane of a vector.
 #[inline]
 #[target_feature(enable = "avx512f")]
@@ -233,10 +272,7 @@ fn unpack_steps<const L: u32, const EXTEND: bool>(src: &[u8], p: Fields, out: &m
         }
     }
     let (idx, ctl) = (table(&idx), table(&ctl));
-    let top = p.f + p.b - 1;
-    let mask = splat::<L>(low(p.b) << p.f);
-    let sign = splat::<L>(1 << top);
-    let keep = splat::<L>(low(p.n));
+    let field = Field::<L>::new(p);
     let steps = out.len() / 64;
     let mut g = 0;
     while g < steps {
@@ -245,17 +281,7 @@ fn unpack_steps<const L: u32, const EXTEND: bool>(src: &[u8], p: Fields, out: &m
             break;
         };
         let v = _mm512_multishift_epi64_epi8(ctl, _mm512_permutexvar_epi8(idx, x));
-        let mut y = _mm512_and_si512(v, mask);
-        if EXTEND {
-            // `(y ^ s) - s` sets the bits above a field whose top bit is set.
-            let t = _mm512_xor_si512(y, sign);
-            let t = if L == 16 {
-                _mm512_sub_epi16(t, sign)
-            } else {
-                _mm512_sub_epi32(t, sign)
-            };
-            y = _mm512_and_si512(t, keep);
-        }
+        let y = field.cut::<EXTEND>(v);
         // SAFETY: `g < steps`: bytes `64g..64g + 64` are in `out`.
         unsafe { _mm512_storeu_si512(out.as_mut_ptr().add(64 * g).cast(), y) };
         g += 1;
@@ -310,9 +336,7 @@ fn unpack_31_steps<const EXTEND: bool>(src: &[u8], p: Fields, out: &mut [u8]) ->
     let (hi, lo) = (table(&hi), table(&lo));
     // SAFETY: 64 bytes from an array of 16 `u32`.
     let shift = unsafe { _mm512_loadu_si512(shift.as_ptr().cast()) };
-    let mask = splat::<32>(low(p.b) << p.f);
-    let sign = splat::<32>(1 << (p.f + p.b - 1));
-    let keep = splat::<32>(low(p.n));
+    let field = Field::<32>::new(p);
     let steps = out.len() / 64;
     let mut g = 0;
     while g < steps {
@@ -325,12 +349,7 @@ fn unpack_31_steps<const EXTEND: bool>(src: &[u8], p: Fields, out: &mut [u8]) ->
             _mm512_permutexvar_epi8(hi, x),
             shift,
         );
-        let mut y = _mm512_and_si512(v, mask);
-        if EXTEND {
-            // `(y ^ s) - s` sets the bits above a field whose top bit is set.
-            let t = _mm512_xor_si512(y, sign);
-            y = _mm512_and_si512(_mm512_sub_epi32(t, sign), keep);
-        }
+        let y = field.cut::<EXTEND>(v);
         // SAFETY: `g < steps`: bytes `64g..64g + 64` are in `out`.
         unsafe { _mm512_storeu_si512(out.as_mut_ptr().add(64 * g).cast(), y) };
         g += 1;
