@@ -16,6 +16,9 @@
 //!   cannot reach), and from `f64` through it: [`F16c`];
 //! - `bf16`: `f32` to bfloat16 with AVX-512 BF16's `vcvtne2ps2bf16` ([`f32_to_bf16`]),
 //!   subnormal blocks left to the portable kernel (the instruction takes them as zero);
+//! - `byte_lookup`: the 256-entry lookup of one-byte codes into one- and two-byte words,
+//!   and the first code a table flags, by `vpermi2b` ([`lookup_bytes_u8`],
+//!   [`lookup_bytes_u16`], [`first_flagged`]);
 //! - `byte_float`: `f32` to the 8-bit float formats ([`f32_to_byte_float`]), where LLVM's
 //!   build of the portable kernel shuffles more than it needs;
 //! - `pos_popcount`: the positional popcount of `choose`'s bit counting in AVX-512
@@ -57,6 +60,7 @@
 mod bf16;
 mod bit_slice;
 mod byte_float;
+mod byte_lookup;
 mod f16c;
 pub(crate) mod level;
 pub(crate) mod packbits;
@@ -73,6 +77,7 @@ pub(crate) use bit_slice::{
     bit_slice_u8, bit_slice_u16, bit_slice_u32, bit_slice_u64, count_plane_pairs_avx2,
 };
 pub(crate) use byte_float::{ByteFloatPlan, f32_to_byte_float};
+pub(crate) use byte_lookup::{first_flagged, lookup_bytes_u8, lookup_bytes_u16};
 pub(crate) use f16c::F16c;
 pub(crate) use pos_popcount::{
     BAND_ROWS, BandRow, PairPrep, PairRing, WIDE_CHUNK_BYTES, WideState, pos_popcount_pairs_avx512,

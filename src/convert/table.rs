@@ -18,7 +18,8 @@ use crate::number::storage::{Word, WordBuf};
 #[derive(Clone, PartialEq)]
 pub struct CodeTable {
     values: WordBuf,
-    bad: Box<[bool]>,
+    /// 1 where the code's status is an error, else 0 (bytes, for `arch::first_flagged`).
+    bad: Box<[u8]>,
     any_bad: bool,
     src: Format,
     dst: Format,
@@ -54,7 +55,7 @@ impl CodeTable {
         // Whole bytes: a sub-byte type's storage byte indexes the table as it is.
         let n = if src.bits() <= 8 { 256 } else { 65536 };
         let mut values = WordBuf::zeroed(dst_word_bits, n);
-        let mut bad = vec![false; n];
+        let mut bad = vec![0u8; n];
         let mut any_bad = false;
         let mut out = values.as_words_mut();
         for (code, b) in bad.iter_mut().enumerate() {
@@ -67,7 +68,7 @@ impl CodeTable {
                 }
             };
             out.set(code, v);
-            *b = err;
+            *b = u8::from(err);
             any_bad |= err;
         }
         Some(CodeTable {
@@ -110,9 +111,7 @@ impl CodeTable {
             }
         }
         if self.any_bad
-            && let Some(index) = src
-                .iter()
-                .position(|s| self.bad[(s.to_u64() & mask) as usize])
+            && let Some(index) = self.first_bad(src, mask)
         {
             let x = exact_of(self.src, src[index].to_u64());
             return Err(ElementFailure {
@@ -121,5 +120,18 @@ impl CodeTable {
             });
         }
         Ok(())
+    }
+
+    /// The index of the first element of `src` whose status is an error.
+    fn first_bad<SW: Word>(&self, src: &[SW], mask: u64) -> Option<usize> {
+        if let (Some(codes), Ok(flags)) = (
+            <u8 as Word>::of(SW::words(src)),
+            <&[u8; 256]>::try_from(&self.bad[..]),
+        ) && let Ok(first) = crate::arch::first_flagged(flags, codes)
+        {
+            return first;
+        }
+        src.iter()
+            .position(|s| self.bad[(s.to_u64() & mask) as usize] != 0)
     }
 }
