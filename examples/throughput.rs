@@ -1157,6 +1157,26 @@ fn builders(threads: usize) -> Vec<Builder> {
             c.decode_slice(s, d).expect("never fails")
         }))
     });
+    // The decode of the most common lossy store: float64 data kept as float32 (a smooth
+    // field, 0.1% NaN for missing values) read back as float64.
+    add(
+        &mut b,
+        "cast_value/f32->f64/nearest-even/checked",
+        |name, u| {
+            let src: Vec<f32> = data::with_nans(data::scaled(u, 200.0, 320.0), 1000, 7)
+                .into_iter()
+                .map(|x| x as f32)
+                .collect();
+            let mut c = cast_case::<f32, f64>(
+                name,
+                src,
+                cast_config("float64", "nearest-even", None),
+                false,
+            )?;
+            c.note = "the decode of a float32 store; 0.1% NaN";
+            Ok(c)
+        },
+    );
 
     b
 }

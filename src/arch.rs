@@ -38,6 +38,8 @@
 //!   NumPy's cast into `int8` … `int32` that `numcodecs.astype` runs;
 //! - `widen`: one-byte small floats to `f32` ([`widen_bytes_to_f32`], AVX2 and AVX-512),
 //!   which can stream;
+//! - `float_float`: `f32 -> f64` and `f32`/`f64` to themselves, NaNs canonicalized, in
+//!   AVX-512 ([`f32_to_f64`], [`same_f32`], [`same_f64`]), which can stream;
 //! - `small_int`: `f32`/`f64` to 8- and 16-bit integers under the directed rounding modes
 //!   in AVX-512 ([`SmallIntCast`]: the mode is the conversion's own, `vfixupimmpd` maps
 //!   NaN and ±Inf), which the portable loops take as loop invariants around a `floor`;
@@ -62,6 +64,7 @@ mod bit_slice;
 mod byte_float;
 mod byte_lookup;
 mod f16c;
+mod float_float;
 pub(crate) mod level;
 pub(crate) mod packbits;
 mod pos_popcount;
@@ -79,6 +82,7 @@ pub(crate) use bit_slice::{
 pub(crate) use byte_float::{ByteFloatPlan, f32_to_byte_float};
 pub(crate) use byte_lookup::{first_flagged, lookup_bytes_u8, lookup_bytes_u16};
 pub(crate) use f16c::F16c;
+pub(crate) use float_float::{f32_to_f64, same_f32, same_f64};
 pub(crate) use pos_popcount::{
     BAND_ROWS, BandRow, PairPrep, PairRing, WIDE_CHUNK_BYTES, WideState, pos_popcount_pairs_avx512,
     pos_popcount_prepared_band_avx512, pos_popcount_prepared_pairs_avx512,

@@ -26,11 +26,14 @@
 //!   `f64 -> f32` in the other rounding modes), every rounding mode: integer arithmetic on
 //!   the bits ([`super::narrow`], called from `fast/float_narrow.rs`).
 //! - A small float (float16, bfloat16, float8) to `f32`/`f64`: exact (`fast/widen.rs`).
+//! - `f32 -> f64` and `f32`/`f64` to themselves: exact, NaNs canonicalized
+//!   (`fast/float_float.rs`).
 //!
 //! This file holds what every family shares: the choice ([`select`]), the entry ([`run`])
 //! and the per-width traits [`Src`]/[`Dst`] with the impls that route each width to its
 //! family (the `u8`/`u16` sources, whose only kernel is widening, are in `fast/widen.rs`).
 
+mod float_float;
 mod float_narrow;
 mod float_to_int;
 mod int_to_float;
@@ -44,6 +47,7 @@ use crate::number::layout::IntLayout;
 use crate::number::layout::{FloatLayout, Format};
 use crate::number::storage::Word;
 use crate::number::{CastOptions, OutOfRange, Rounding};
+use float_float::float_float;
 use float_narrow::{f64_to_f32_blocks, narrow};
 use float_to_int::{affine, as_f64, float_to_int, float_to_narrow_int};
 use int_to_float::int_to_hw_float;
@@ -68,6 +72,9 @@ pub(crate) enum Fast {
     /// A 16-bit IEEE-like float (float16, bfloat16) to `f32`/`f64` (by target word width):
     /// exact, so every rounding mode and range rule gives the same.
     Widen(FloatLayout),
+    /// `f32 -> f64`, `f32 -> f32`, `f64 -> f64` (by word widths): exact, NaNs canonicalized,
+    /// so every rounding mode and range rule gives the same.
+    FloatFloat,
 }
 
 /// The fast path for `src -> dst` under `opts`, where the formats are stored in words of
@@ -109,9 +116,13 @@ pub(crate) fn select(
                         Fast::F64ToF32
                     } else if super::narrow::applies(l, s_f64) && dst_word <= 32 {
                         Fast::Narrow(l)
+                    } else if let Some(d_f64) = dst.hardware_float()
+                        && dst_word == if d_f64 { 64 } else { 32 }
+                        && (d_f64 || !s_f64)
+                    {
+                        // `f32 -> f64` and the same type: exact (NaNs canonicalized).
+                        Fast::FloatFloat
                     } else {
-                        // Same format: only NaN payloads change (canonicalized) — left to
-                        // the reference path, which is exact and rare in practice.
                         Fast::None
                     }
                 }
@@ -176,6 +187,7 @@ pub(crate) fn run<SW: Src, DW: Dst>(
         Fast::IntToInt(sl, dl) => int_to_int(src, dst, opts, sl, dl),
         Fast::IntToFloat(sl) => DW::from_int(src, dst, sl),
         Fast::Widen(sl) => SW::widen(src, dst, sl),
+        Fast::FloatFloat => float_float(SW::words(src), DW::words_mut(dst)),
     }
 }
 

@@ -497,3 +497,127 @@ fn small_integer_and_half_float_codecs_at_every_isa_level() {
         codec_at_every_level(&BitRound::<half::f16>::new(keepbits).unwrap(), &hf);
     }
 }
+
+/// `convert::fast::float_float` (the AVX-512 twins of `arch::float_float`, the portable
+/// loops under `arch::vectorized`): `f32 -> f64`, `f32 -> f32` and `f64 -> f64` under every
+/// mode and rule (all exact: the same bits whatever the options), on random codes of every
+/// class and NaNs of both signs, quiet and signalling, with payloads, ±0, subnormals, ±Inf
+/// and the range ends; then `cast_value`'s decode of a float64 array stored as float32
+/// (`f32 -> f64`), with and without a `scalar_map`, in a chain after scale_offset too.
+#[test]
+fn float_to_float_at_every_isa_level() {
+    const SPECIAL: [u32; 16] = [
+        0x7fc0_0000,
+        0xffc0_0000,
+        0x7fc0_0001,
+        0xffff_ffff,
+        0x7f80_0001,
+        0xff80_0001,
+        0x0000_0000,
+        0x8000_0000,
+        0x0000_0001,
+        0x807f_ffff,
+        0x7f80_0000,
+        0xff80_0000,
+        0x7f7f_ffff,
+        0xff7f_ffff,
+        0x0080_0000,
+        0x3f80_0001,
+    ];
+    let mut rng = Rng(0xf10a_7f10);
+    let a: Vec<f32> = (0..N)
+        .map(|i| {
+            let r = rng.next();
+            f32::from_bits(if i % 5 == 2 {
+                SPECIAL[(r % 16) as usize]
+            } else {
+                r as u32
+            })
+        })
+        .collect();
+    let b: Vec<f64> = (0..N)
+        .map(|i| {
+            let r = rng.next();
+            if i % 5 == 2 {
+                let s = SPECIAL[(r % 16) as usize];
+                // NaNs with 64-bit payloads; the other specials widened.
+                if s & 0x7fff_ffff > 0x7f80_0000 {
+                    f64::from_bits(0x7ff0_0000_0000_0000 | (r & 0x800f_ffff_ffff_ffff) | 1)
+                } else {
+                    f64::from(f32::from_bits(s))
+                }
+            } else {
+                f64::from_bits(r)
+            }
+        })
+        .collect();
+    let rules = [OutOfRange::Error, OutOfRange::Clamp, OutOfRange::Wrap];
+    every_level_in::<f32, f64>(&a, &Rounding::ALL, &rules);
+    every_level_in::<f32, f32>(&a, &Rounding::ALL, &rules);
+    every_level_in::<f64, f64>(&b, &Rounding::ALL, &rules);
+
+    // The decode of a float32 store: every element as its reference cast, or the map's
+    // value (keys match by value: the `0.0` key takes `-0.0` too, the NaN key every NaN).
+    use zquant::{ArrayCodec, CastValue, ScalarMap, ScaleOffset};
+    let canonical = |x: f32| {
+        let mut d = [0f64];
+        cast_slice_reference(&[x], &mut d, CastOptions::default()).expect("exact");
+        d[0]
+    };
+    let maps: [(ScalarMap<f64, f32>, fn(f32) -> Option<f64>); 2] = [
+        (ScalarMap::default(), |_| None),
+        (
+            ScalarMap::default().decoding([(f32::NAN, -9999.0), (0.0, 1.5)]),
+            |x| {
+                if x.is_nan() {
+                    Some(-9999.0)
+                } else if x == 0.0 {
+                    Some(1.5)
+                } else {
+                    None
+                }
+            },
+        ),
+    ];
+    for (map, mapped) in maps {
+        for oor in rules {
+            let opts = CastOptions::new(Rounding::NearestEven, oor);
+            let Ok(c) = CastValue::<f64, f32>::new(opts, map.clone()) else {
+                continue;
+            };
+            for len in LENGTHS {
+                for (from, to) in STARTS {
+                    let s = &a[from..from + len];
+                    for level in Isa::available() {
+                        let mut got = vec![0f64; to + len];
+                        with_max_isa(level, || c.decode_slice(s, &mut got[to..])).expect("exact");
+                        let first = (0..len).find(|&i| {
+                            let want = mapped(s[i]).unwrap_or_else(|| canonical(s[i]));
+                            got[to + i].to_bits() != want.to_bits()
+                        });
+                        assert_eq!(
+                            first, None,
+                            "decode {level:?} {oor:?} len {len} {from}/{to}"
+                        );
+                    }
+                }
+            }
+        }
+    }
+    // In a chain: the cast's decode, then scale_offset's, fused block by block: the same
+    // bits as the two codecs' decodes one after the other.
+    let so = ScaleOffset::<f64>::new(0.5, 4.0).expect("valid");
+    let cv =
+        CastValue::<f64, f32>::new(CastOptions::default(), ScalarMap::default()).expect("valid");
+    let mut widened = vec![0f64; N];
+    cv.decode_slice(&a, &mut widened).expect("exact");
+    let mut want = vec![0f64; N];
+    so.decode_slice(&widened, &mut want).expect("decodes");
+    let chain = so.then(cv);
+    for level in Isa::available() {
+        let mut got = vec![0f64; N];
+        with_max_isa(level, || chain.decode_slice(&a, &mut got)).expect("decodes");
+        let first = (0..N).find(|&i| got[i].to_bits() != want[i].to_bits());
+        assert_eq!(first, None, "chain decode {level:?}");
+    }
+}

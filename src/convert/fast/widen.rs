@@ -139,7 +139,7 @@ fn widen<SW: Word, DW: Word>(src: &[SW], dst: &mut [DW], p: crate::arch::WidenPl
 /// `stream` set (every block of `by_blocks` but the last starts a multiple of 64 elements
 /// further, so they stay aligned), then the fence.
 #[inline(always)]
-fn by_blocks_streamed<SW: Word, DW: Word>(
+pub(super) fn by_blocks_streamed<SW: Word, DW: Word>(
     src: &[SW],
     dst: &mut [DW],
     mut kernel: impl FnMut(&[SW], &mut [DW], bool) -> bool,
