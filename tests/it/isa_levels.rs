@@ -537,7 +537,7 @@ fn wide_integer_casts_at_every_isa_level() {
         (0..N)
             .map(|i| {
                 let r = rng.next();
-                if rare && r % 701 == 0 {
+                if rare && r.is_multiple_of(701) {
                     return edges[(r >> 20) as usize % edges.len()];
                 }
                 match i % 4 {

@@ -149,7 +149,10 @@ fn f2i64<SW: Word, DW: Word, const MODE: u8, const OOR: u8>(
             let finite = r - r == 0.0;
             (if r > lo { r } else { lo }, finite)
         } else if const { OOR == OOR_WRAP } {
-            (r, (r >= -TWO_63) & (r < TWO_64))
+            // Two compares and an `and`, as the other rules' tests (no `&&`).
+            #[allow(clippy::manual_range_contains)]
+            let ok = (r >= -TWO_63) & (r < TWO_64);
+            (r, ok)
         } else {
             (r, (r >= lo) & (r < end))
         };
