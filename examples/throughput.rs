@@ -1178,6 +1178,59 @@ fn builders(threads: usize) -> Vec<Builder> {
         },
     );
 
+    // --- cast_value into and from 64-bit integers -------------------------------------
+    // Nanosecond timestamps (about 1.7e18, beyond 2^53: integral `f64`s) and signed
+    // values of every magnitude, into `int64`; `f32` into `uint64` towards zero.
+    add(
+        &mut b,
+        "cast_value/f64->i64/nearest-even/clamp",
+        |name, u| {
+            let src = data::scaled(u, -4.0e18, 4.0e18);
+            let config = cast_config("int64", "nearest-even", Some("clamp"));
+            cast_case::<f64, i64>(name, src, config, false)
+        },
+    );
+    add(
+        &mut b,
+        "cast_value/f64->i64/nearest-even/checked",
+        |name, u| {
+            let src = data::scaled(u, 1.6e18, 1.8e18);
+            let config = cast_config("int64", "nearest-even", None);
+            cast_case::<f64, i64>(name, src, config, false)
+        },
+    );
+    add(
+        &mut b,
+        "cast_value/f32->u64/towards-zero/wrap",
+        |name, u| {
+            let src = data::scaled_f32(u, 0.0, 1.0e12);
+            let config = cast_config("uint64", "towards-zero", Some("wrap"));
+            cast_case::<f32, u64>(name, src, config, false)
+        },
+    );
+    // Counts as `uint64` narrowed to `uint32` (checked) and `uint8` (clamped).
+    for (name, target, oor) in [
+        ("cast_value/u64->u32/nearest-even/checked", "uint32", None),
+        (
+            "cast_value/u64->u8/nearest-even/clamp",
+            "uint8",
+            Some("clamp"),
+        ),
+    ] {
+        add(&mut b, name, move |name, u| {
+            let src: Vec<u64> = data::scaled_int(u, 0.0, 4.0e9)
+                .into_iter()
+                .map(|x| x as u64)
+                .collect();
+            let config = cast_config(target, "nearest-even", oor);
+            if target == "uint8" {
+                cast_case::<u64, u8>(name, src, config, false)
+            } else {
+                cast_case::<u64, u32>(name, src, config, false)
+            }
+        });
+    }
+
     b
 }
 

@@ -102,15 +102,9 @@ pub(crate) fn select(
                 return Fast::None;
             }
             match dst {
-                Format::Int(l) => {
-                    if opts.out_of_range == OutOfRange::Clamp && l.bits == 64 {
-                        // `max` of a 64-bit type is not an f64: clamping is left to the
-                        // reference path.
-                        Fast::None
-                    } else {
-                        Fast::FloatToInt(l)
-                    }
-                }
+                // Into 64-bit words only the 64-bit formats (`float_to_int`).
+                Format::Int(l) if dst_word == 64 && l.bits != 64 => Fast::None,
+                Format::Int(l) => Fast::FloatToInt(l),
                 Format::Float(l) => {
                     if nearest && s_f64 && dst.hardware_float() == Some(false) && dst_word == 32 {
                         Fast::F64ToF32
@@ -133,9 +127,9 @@ pub(crate) fn select(
         // constant shift of the word.
         (Format::Int(sl), _) if sl.bits != src_word => Fast::None,
         (Format::Int(sl), Format::Int(dl)) => {
-            if (!sl.signed && sl.bits == 64) || dl.bits != dst_word {
-                // u64 values above i64::MAX, and targets narrower than their word (`int4`
-                // from `int16`: rare), are left to the reference path.
+            if dl.bits != dst_word {
+                // Targets narrower than their word (`int4` from `int16`: rare) are left to
+                // the reference path.
                 Fast::None
             } else {
                 Fast::IntToInt(sl, dl)

@@ -621,3 +621,96 @@ fn float_to_float_at_every_isa_level() {
         assert_eq!(first, None, "chain decode {level:?}");
     }
 }
+
+/// The 64-bit integer casts (`convert/fast/int_to_int.rs` for `uint64` sources,
+/// `convert/fast/float_to_int.rs` for `f32`/`f64` into `int64`/`uint64`) under every rule,
+/// and every rounding mode from floats: values of every magnitude up to the 64-bit ends,
+/// `uint64` values above `i64::MAX`, the ends' `f64` neighbours (2^63 - 1024, 2^63,
+/// 2^64 - 2048, 2^64, -2^63, -2^63 - 2048), ties below 2^53, -0, NaN and ±Inf, now and then
+/// among values every target keeps (so that an error names an element deep in the slice).
+#[test]
+fn wide_integer_casts_at_every_isa_level() {
+    let mut rng = Rng(0xca57_0064);
+    let modes = [
+        Rounding::NearestEven,
+        Rounding::TowardsZero,
+        Rounding::TowardsNegative,
+        Rounding::TowardsPositive,
+        Rounding::NearestAway,
+    ];
+    let rules = [OutOfRange::Error, OutOfRange::Clamp, OutOfRange::Wrap];
+    let two63 = 9_223_372_036_854_775_808.0f64;
+    let edges = [
+        two63 - 1024.0,
+        two63,
+        2.0 * two63 - 2048.0,
+        2.0 * two63,
+        -two63,
+        -two63 - 2048.0,
+        4_503_599_627_370_495.5,
+        -4_503_599_627_370_494.5,
+        -0.5,
+        -0.0,
+        f64::NAN,
+        f64::INFINITY,
+        f64::NEG_INFINITY,
+    ];
+    // Floats kept by every 64-bit target under every rule (`0..2^63`, ties and fractions
+    // below 2^53 among them), an edge every 700 elements or so in `rare`.
+    let mut floats = |rare: bool| -> Vec<f64> {
+        (0..N)
+            .map(|i| {
+                let r = rng.next();
+                if rare && r.is_multiple_of(701) {
+                    return edges[(r >> 20) as usize % edges.len()];
+                }
+                match i % 4 {
+                    0 => (r >> (1 + r % 63)) as f64,
+                    1 => ((r >> 12) % 4096) as f64 / 4.0,
+                    2 => (r >> 11) as f64 + 0.5,
+                    _ => (r >> 1) as f64,
+                }
+            })
+            .collect()
+    };
+    let (clean, rare) = (floats(false), floats(true));
+    for src in [&clean, &rare] {
+        every_level_in::<f64, i64>(src, &modes, &rules);
+        every_level_in::<f64, u64>(src, &modes, &rules);
+        let narrow: Vec<f32> = src.iter().map(|&x| x as f32).collect();
+        every_level_in::<f32, i64>(&narrow, &modes, &rules);
+        every_level_in::<f32, u64>(&narrow, &modes, &rules);
+    }
+    // Negative values, kept by `int64` only.
+    let negative: Vec<f64> = rare.iter().map(|&x| -x).collect();
+    every_level_in::<f64, i64>(&negative, &modes, &rules);
+    every_level_in::<f64, u64>(&negative, &modes, &rules);
+    // `uint64` sources: mostly small values, one in 64 of any magnitude (above `i64::MAX`
+    // one time in two), or a target's bound or its neighbour.
+    let bounds: Vec<u64> = [8u32, 16, 32, 64]
+        .iter()
+        .flat_map(|&b| {
+            let (imax, umax) = ((1u64 << (b - 1)) - 1, u64::MAX >> (64 - b));
+            [imax, imax + 1, umax, umax.wrapping_add(1), umax - 1]
+        })
+        .collect();
+    let ints: Vec<u64> = (0..N)
+        .map(|_| {
+            let r = rng.next();
+            match r % 128 {
+                0 => r >> (r >> 58),
+                1 => bounds[(r >> 20) as usize % bounds.len()],
+                _ => r % 100,
+            }
+        })
+        .collect();
+    let nearest = [Rounding::NearestEven];
+    every_level_in::<u64, i8>(&ints, &nearest, &rules);
+    every_level_in::<u64, u8>(&ints, &nearest, &rules);
+    every_level_in::<u64, i16>(&ints, &nearest, &rules);
+    every_level_in::<u64, u16>(&ints, &nearest, &rules);
+    every_level_in::<u64, i32>(&ints, &nearest, &rules);
+    every_level_in::<u64, u32>(&ints, &nearest, &rules);
+    every_level_in::<u64, i64>(&ints, &nearest, &rules);
+    every_level_in::<u64, u64>(&ints, &nearest, &rules);
+}

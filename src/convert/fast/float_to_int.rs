@@ -33,13 +33,21 @@ fn round_integral<const MODE: u8>(x: f64) -> f64 {
 
 /// 2^63, exactly.
 const TWO_63: f64 = (1u64 << 63) as f64;
-/// 2^31, exactly.
-const TWO_31: f64 = (1u64 << 31) as f64;
+/// 2^64, exactly.
+const TWO_64: f64 = 18_446_744_073_709_551_616.0;
+/// 2^32 and 2^-32, exactly.
+const TWO_32: f64 = 4_294_967_296.0;
+const TWO_M32: f64 = 1.0 / TWO_32;
 
-/// `f32`/`f64` to an integer format of more than 32 bits (narrower ones:
-/// [`float_to_narrow_int`]). Nearest-even, the default, is a loop of its own, its rounding
-/// a constant (with a `match` on the mode per element LLVM keeps the loop scalar); the
-/// other modes share one, their rounding [`Directed`]'s loop invariants.
+/// `f32`/`f64` to a 64-bit integer format (narrower ones: [`float_to_narrow_int`]), every
+/// rounding mode and rule: one loop per rule for nearest-even (the rounding a constant) and
+/// one per rule for the other modes ([`Directed`]'s loop invariants), built for AVX2 and
+/// AVX-512 (`arch::vectorized_wide_or`), and [`f2i64_portable`] below AVX2.
+///
+/// The bounds are exact `f64`s: the target's lowest value (`-2^63` or 0) and its highest
+/// plus one (2^63 or 2^64), powers of two, so that `r < 2^63` is an exact range test where
+/// `r <= i64::MAX as f64` (2^63, rounded up) is not. A clamp above the range is the select
+/// `r >= 2^63`, not a `min` with `max` (which no `f64` is).
 #[inline(always)]
 pub(super) fn float_to_int<SW: Word, DW: Word>(
     src: &[SW],
@@ -47,94 +55,176 @@ pub(super) fn float_to_int<SW: Word, DW: Word>(
     opts: CastOptions,
     l: IntLayout,
 ) -> usize {
-    let oor = opts.out_of_range;
-    match Directed::new(opts.rounding) {
-        None => crate::arch::vectorized(
-            #[inline(always)]
-            move || {
-                by_blocks(
-                    src,
-                    dst,
-                    #[inline(always)]
-                    |s, d| float_to_int_in::<SW, DW, NEAREST_EVEN>(s, d, oor, l, Directed::AWAY),
-                )
-            },
-        ),
-        Some(round) => crate::arch::vectorized(
-            #[inline(always)]
-            move || {
-                by_blocks(
-                    src,
-                    dst,
-                    #[inline(always)]
-                    |s, d| float_to_int_in::<SW, DW, GENERAL>(s, d, oor, l, round),
-                )
-            },
-        ),
+    if l.bits != 64 {
+        return 0;
     }
-}
-
-#[inline(always)]
-fn float_to_int_in<SW: Word, DW: Word, const MODE: u8>(
-    src: &[SW],
-    dst: &mut [DW],
-    oor: OutOfRange,
-    l: IntLayout,
-    round: Directed,
-) -> bool {
-    // Bounds as f64: exact for every width (2^63 and 2^64 are powers of two; `max + 1` is
-    // used as an exclusive bound so that no rounding of `max` itself is involved).
-    let lo = l.min() as f64;
-    let hi_excl = (l.max() + 1) as f64;
-    let max = l.max() as f64;
-    let mask = l.mask();
-    let (clamp, wrap) = (oor == OutOfRange::Clamp, oor == OutOfRange::Wrap);
-    let mut bad = false;
-    // Wrap is only done here for |r| < 2^63 (so that `r as i64` is exact), or 2^31.
-    // Every value the block keeps (in range, clamped into it, or wrapped from below 2^31
-    // into a target of at most 32 bits, whose low bits an i32 holds) is an i32.
-    let fits_i32 = if wrap {
-        l.bits <= 32
-    } else {
-        l.min() >= i32::MIN as i128 && l.max() <= i32::MAX as i128
-    };
-    let wrap_limit = if fits_i32 { TWO_31 } else { TWO_63 };
-    // The out-of-range rule only selects between values computed for every element, so
-    // the loop has no branch on it. `as` saturates (and maps NaN to 0), so `v` never causes
-    // UB and in-range values convert exactly; out-of-range values of a block are redone
-    // anyway. A target within i32 converts through i32 in a loop of its own, which x86
-    // vectorizes (`vcvttpd2dq`); it cannot vectorize the 64-bit conversions, and a loop
-    // that has both (even behind a loop-invariant select) stays scalar.
-    macro_rules! each {
-        (|$v:ident| $bits:expr) => {
-            for (s, d) in src.iter().zip(dst.iter_mut()) {
-                let r = round.round::<MODE>(as_f64(*s));
-                let in_range = (r >= lo) & (r < hi_excl);
-                // ±Inf and NaN are never clamped (catalogue `inf-clamp`): reference path.
-                let ok = if clamp {
-                    r.is_finite()
-                } else if wrap {
-                    r.abs() < wrap_limit
-                } else {
-                    in_range
-                };
-                let $v = if clamp { r.max(lo).min(max) } else { r };
-                *d = DW::from_u64(narrow_mask::<DW>($bits, mask));
-                bad |= !ok;
+    let oor = opts.out_of_range;
+    let b = Wide64::new(l);
+    let portable = move |(src, dst)| f2i64_portable::<SW, DW>(src, dst, opts, b);
+    // The loops of `by_oor_f2i64`, one closure per twin (an attribute on a closure in a
+    // `let` is not stable Rust).
+    macro_rules! rounded_by {
+        ($mode:ident, $round:expr) => {
+            #[inline(always)]
+            move |(src, dst): (&[SW], &mut [DW])| {
+                by_blocks(
+                    src,
+                    dst,
+                    #[inline(always)]
+                    |s, d| by_oor_f2i64::<SW, DW, $mode>(s, d, oor, b, $round),
+                )
             }
         };
     }
-    if fits_i32 {
-        each!(|v| v as i32 as i64 as u64);
-    } else {
-        // For unsigned 64-bit targets values >= 2^63 go through u64.
-        each!(|v| if v >= TWO_63 {
-            v as u64
+    match Directed::new(opts.rounding) {
+        None => crate::arch::vectorized_wide_or(
+            (src, dst),
+            rounded_by!(NEAREST_EVEN, Directed::AWAY),
+            portable,
+        ),
+        Some(round) => {
+            crate::arch::vectorized_wide_or((src, dst), rounded_by!(GENERAL, round), portable)
+        }
+    }
+}
+
+/// The loop invariants of [`f2i64`]: a 64-bit target's range as exact `f64` bounds.
+#[derive(Clone, Copy)]
+struct Wide64 {
+    /// The lowest value, `-2^63` or 0.
+    lo: f64,
+    /// The highest value plus one, 2^63 or 2^64.
+    end: f64,
+    /// The highest value's code, `i64::MAX` or `u64::MAX` (the clamp of `r >= end`).
+    max_code: u64,
+}
+
+impl Wide64 {
+    fn new(l: IntLayout) -> Self {
+        Wide64 {
+            lo: if l.signed { -TWO_63 } else { 0.0 },
+            end: if l.signed { TWO_63 } else { TWO_64 },
+            max_code: if l.signed { i64::MAX as u64 } else { u64::MAX },
+        }
+    }
+}
+
+/// [`f2i64`] with the out-of-range rule made a constant.
+#[inline(always)]
+fn by_oor_f2i64<SW: Word, DW: Word, const MODE: u8>(
+    src: &[SW],
+    dst: &mut [DW],
+    oor: OutOfRange,
+    b: Wide64,
+    round: Directed,
+) -> bool {
+    match oor {
+        OutOfRange::Clamp => f2i64::<SW, DW, MODE, OOR_CLAMP>(src, dst, b, round),
+        OutOfRange::Wrap => f2i64::<SW, DW, MODE, OOR_WRAP>(src, dst, b, round),
+        OutOfRange::Error => f2i64::<SW, DW, MODE, OOR_ERROR>(src, dst, b, round),
+    }
+}
+
+/// `f32`/`f64` to a 64-bit integer format under the rule `OOR`: round (`MODE`), test, and
+/// the code by [`low_bits_64`]. What a block keeps:
+/// - error: `lo <= r < end` (NaN fails both compares);
+/// - clamp: every finite `r` (±Inf and NaN are never clamped, catalogue `inf-clamp`):
+///   `max(r, lo)` converted, or `max_code` where `r >= end`;
+/// - wrap: `-2^63 <= r < 2^64`, whose low 64 bits are the code for either target (values
+///   below `-2^63` are left to the reference path: rare, and beyond the conversion).
+#[inline(always)]
+fn f2i64<SW: Word, DW: Word, const MODE: u8, const OOR: u8>(
+    src: &[SW],
+    dst: &mut [DW],
+    b: Wide64,
+    round: Directed,
+) -> bool {
+    let Wide64 { lo, end, max_code } = b;
+    let mut bad = false;
+    for (s, d) in src.iter().zip(dst.iter_mut()) {
+        let r = round.round::<MODE>(as_f64(*s));
+        let (v, ok) = if const { OOR == OOR_CLAMP } {
+            // `vmaxpd` (a NaN gives `lo`: rejected anyway); `r >= end` is replaced below.
+            #[allow(clippy::eq_op)] // `r - r` is the finiteness test.
+            let finite = r - r == 0.0;
+            (if r > lo { r } else { lo }, finite)
+        } else if const { OOR == OOR_WRAP } {
+            // Two compares and an `and`, as the other rules' tests (no `&&`).
+            #[allow(clippy::manual_range_contains)]
+            let ok = (r >= -TWO_63) & (r < TWO_64);
+            (r, ok)
         } else {
-            v as i64 as u64
-        });
+            (r, (r >= lo) & (r < end))
+        };
+        let code = low_bits_64(v);
+        let code = if const { OOR == OOR_CLAMP } && r >= end {
+            max_code
+        } else {
+            code
+        };
+        *d = DW::from_u64(code);
+        bad |= !ok;
     }
     !bad
+}
+
+/// The low 64 bits of the two's complement of an integral `v` in `[-2^63, 2^64)` (any
+/// other `v` gives some value), in `f64` arithmetic that vectorizes with AVX2, which has no
+/// 64-bit conversion: `v = h · 2^32 + l` with `h = floor(v · 2^-32)` in `[-2^31, 2^32)`
+/// and `l` in `[0, 2^32)`, every step exact (a power-of-two scaling, an integer part, and
+/// a difference that is an integer below 2^32, so representable); the low 32 bits of `h`
+/// and of `l` are those of `h + 1.5 · 2^52` and `l + 1.5 · 2^52` (see [`MAGIC`]).
+#[inline(always)]
+fn low_bits_64(v: f64) -> u64 {
+    let h = (v * TWO_M32).floor();
+    let l = v - h * TWO_32;
+    let hb = (h + MAGIC).to_bits() as u32;
+    let lb = (l + MAGIC).to_bits() as u32;
+    (u64::from(hb) << 32) | u64::from(lb)
+}
+
+/// [`float_to_int`]'s baseline (SSE2) twin on x86-64: one loop per width pair, the
+/// rounding mode and the rule as loop invariants (the rounding is a library call per
+/// element there, whatever the loop). Accepts what [`f2i64`] accepts and gives the same
+/// codes.
+#[inline(never)]
+fn f2i64_portable<SW: Word, DW: Word>(
+    src: &[SW],
+    dst: &mut [DW],
+    opts: CastOptions,
+    b: Wide64,
+) -> usize {
+    let Wide64 { lo, end, max_code } = b;
+    let round = Directed::new(opts.rounding);
+    let oor = opts.out_of_range;
+    by_blocks(
+        src,
+        dst,
+        #[inline(always)]
+        |src, dst| {
+            for (s, d) in src.iter().zip(dst.iter_mut()) {
+                let x = as_f64(*s);
+                let r = match round {
+                    None => x.round_ties_even(),
+                    Some(round) => round.round::<GENERAL>(x),
+                };
+                let v = match oor {
+                    OutOfRange::Clamp if r.is_finite() => r.max(lo),
+                    OutOfRange::Wrap if (-TWO_63..TWO_64).contains(&r) => r,
+                    OutOfRange::Error if (lo..end).contains(&r) => r,
+                    _ => return false,
+                };
+                *d = DW::from_u64(if oor == OutOfRange::Clamp && v >= end {
+                    max_code
+                } else if v >= TWO_63 {
+                    v as u64
+                } else {
+                    v as i64 as u64
+                });
+            }
+            true
+        },
+    )
 }
 
 /// `f32`/`f64` (or `scale_offset`'s result on them: `value`) to an integer format of at
@@ -803,17 +893,6 @@ fn mask_codes<DW: Word>(dst: &mut [DW], mask: u32) {
 /// The sign and exponent field of [`MAGIC`] (and of every `f64` in `[2^52, 2^53)`).
 const MAGIC_EXPONENT: u64 = MAGIC.to_bits() >> 52;
 
-/// `bits & mask`, computed in 32 bits when the word has at most 32 (so that a loop writing
-/// `u8`/`u16`/`u32` words stays in 32-bit lanes instead of widening every value to 64).
-#[inline(always)]
-fn narrow_mask<DW: Word>(bits: u64, mask: u64) -> u64 {
-    if DW::BITS <= 32 {
-        u64::from(bits as u32 & mask as u32)
-    } else {
-        bits & mask
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::super::{Affine, Src};
@@ -939,7 +1018,18 @@ mod every_level_tests {
     /// Values out of every target's range, and at the edges of the baseline twin's exact
     /// rounding (2^51) and of `f64`'s integers (2^52, 2^53), just below a half; and NaN
     /// (alone in a block of clean values, the case a `scalar_map` `{NaN: v}` keeps).
-    const EDGES: [f64; 17] = [
+    const EDGES: [f64; 27] = [
+        // The 64-bit targets' ends and their `f64` neighbours (and below 2^53: ties).
+        9_223_372_036_854_774_784.0,
+        9_223_372_036_854_775_808.0,
+        18_446_744_073_709_549_568.0,
+        18_446_744_073_709_551_616.0,
+        -9_223_372_036_854_775_808.0,
+        -9_223_372_036_854_777_856.0,
+        4_503_599_627_370_495.5,
+        -4_503_599_627_370_494.5,
+        -0.5,
+        -0.0,
         f64::NAN,
         f64::INFINITY,
         -1e12,
@@ -1049,10 +1139,6 @@ mod every_level_tests {
                 for ((clean, nan_only), src) in &cases {
                     let (clean, nan_only, src) = (*clean, *nan_only, &src[1..]);
                     for (mode, oor, nan_map) in combinations() {
-                        if l.bits == 64 && oor == OutOfRange::Clamp {
-                            // `select` gives no kernel: the bounds are not `f64`s.
-                            continue;
-                        }
                         let opts = CastOptions::new(mode, oor);
                         let mut got = vec![DW::from_u64(0); src.len()];
                         // Through the entry points the conversions call (`Src`), which
@@ -1079,6 +1165,26 @@ mod every_level_tests {
                             format!("{isa:?} {l:?} {mode:?} {oor:?} map {nan_map} clean {clean}");
                         assert!(ok.is_ok(), "{ctx}: accepted a failing element");
                         assert!(got[..done] == want[..], "{ctx}");
+                        if l.bits == 64 {
+                            // Done exactly when the rule keeps every value (no block is
+                            // declined without a reason; values beyond 2^52 are integral,
+                            // which rounding keeps).
+                            let xs = || src.iter().map(|w| as_f64(*w));
+                            let all = match oor {
+                                OutOfRange::Error => reference_words(
+                                    src,
+                                    &mut vec![DW::from_u64(0); src.len()],
+                                    sf,
+                                    Format::Int(l),
+                                    opts,
+                                    None,
+                                )
+                                .is_ok(),
+                                OutOfRange::Clamp => xs().all(f64::is_finite),
+                                OutOfRange::Wrap => xs().all(|x| (-TWO_63..TWO_64).contains(&x)),
+                            };
+                            assert_eq!(done == src.len(), all, "{ctx}: done {done}");
+                        }
                         let mapped = nan_only && nan_map && l.bits <= 32;
                         if (clean || mapped) && oor != OutOfRange::Error {
                             assert_eq!(done, src.len(), "{ctx} NaN only {nan_only}");
