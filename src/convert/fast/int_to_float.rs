@@ -86,10 +86,15 @@ pub(super) fn int_to_narrow<SW: Word, DW: Word>(
     l: FloatLayout,
 ) -> usize {
     let mut buf = [0u64; STEP];
+    // Every value of `l` is below `2^(2^exponent_bits - bias)`, and from there every value
+    // overflows in every mode: with that at most `2^30`, 64-bit sources are clamped to
+    // `±(2^31 - 1)`, which overflows in every mode as the values beyond do (and so rounds,
+    // clamps or fails as they do), and are then converted as `i32` lanes.
+    let small = (1i64 << l.exponent_bits.min(62)) - i64::from(l.bias) <= 30;
     let mut done = 0;
     for (s, d) in src.chunks(STEP).zip(dst.chunks_mut(STEP)) {
         let b = &mut buf[..s.len().min(d.len())];
-        ints_to_f64(s, b, sl);
+        ints_to_f64(s, b, sl, small);
         let k = super::float_narrow::narrow(b, d, mode, oor, l);
         done += k;
         if k < b.len() {
@@ -101,19 +106,21 @@ pub(super) fn int_to_narrow<SW: Word, DW: Word>(
 
 /// The `f64` bits of each integer of `src` (sign-extended from `sl`, which fills the
 /// words), or beyond `2^53` of its [`sticky_f64`] stand-in, into `dst` (same length).
-/// Not generic over the target: one instance per source width and level.
+/// With `small` (see [`int_to_narrow`]), 64-bit values are first clamped to
+/// `±(2^31 - 1)`. Not generic over the target: one instance per source width and level.
 #[inline(never)]
-fn ints_to_f64<SW: Word>(src: &[SW], dst: &mut [u64], sl: IntLayout) {
+fn ints_to_f64<SW: Word>(src: &[SW], dst: &mut [u64], sl: IntLayout, small: bool) {
     crate::arch::vectorized_wide_or(
         (src, dst),
         #[inline(always)]
-        move |(s, d)| ints_to_f64_in(s, d, sl.signed),
-        move |(s, d)| ints_to_f64_in(s, d, sl.signed),
+        move |(s, d)| ints_to_f64_in(s, d, sl.signed, small),
+        move |(s, d)| ints_to_f64_in(s, d, sl.signed, small),
     );
 }
 
 #[inline(always)]
-fn ints_to_f64_in<SW: Word>(src: &[SW], dst: &mut [u64], signed: bool) {
+fn ints_to_f64_in<SW: Word>(src: &[SW], dst: &mut [u64], signed: bool, small: bool) {
+    const I32_MAX: i64 = i32::MAX as i64;
     macro_rules! each {
         (|$b:ident| $e:expr) => {
             for (s, d) in src.iter().zip(dst.iter_mut()) {
@@ -127,6 +134,11 @@ fn ints_to_f64_in<SW: Word>(src: &[SW], dst: &mut [u64], signed: bool) {
         each!(|b| (value_i32(b as u32, 32 - SW::BITS.min(32), signed) as f64).to_bits());
     } else if const { SW::BITS == 32 } {
         each!(|b| (b as u32 as f64).to_bits());
+    } else if small && signed {
+        // `i32` lanes again (`vcvtdq2pd`; x86 has no `i64` one before AVX-512 DQ).
+        each!(|b| ((b as i64).clamp(-I32_MAX, I32_MAX) as i32 as f64).to_bits());
+    } else if small {
+        each!(|b| (b.min(I32_MAX as u64) as i32 as f64).to_bits());
     } else if signed {
         each!(|b| {
             let x = b as i64;
