@@ -1231,6 +1231,49 @@ fn builders(threads: usize) -> Vec<Builder> {
         });
     }
 
+    add(
+        &mut b,
+        "cast_value/i32->f16/nearest-even/clamp",
+        |name, u| {
+            let src: Vec<i32> = data::scaled_int(u, -70000.0, 70000.0)
+                .into_iter()
+                .map(|x| x as i32)
+                .collect();
+            cast_case::<i32, f16>(
+                name,
+                src,
+                cast_config("float16", "nearest-even", Some("clamp")),
+                true,
+            )
+        },
+    );
+    add(
+        &mut b,
+        "cast_value/i64->bf16/nearest-even/checked",
+        |name, u| {
+            let src: Vec<i64> = data::scaled_int(u, -9.0e18, 9.0e18);
+            cast_case::<i64, bf16>(
+                name,
+                src,
+                cast_config("bfloat16", "nearest-even", None),
+                true,
+            )
+        },
+    );
+    add(
+        &mut b,
+        "cast_value/f64->bf16/nearest-even/checked",
+        |name, u| {
+            let src = data::scaled(u, -1000.0, 1000.0);
+            cast_case::<f64, bf16>(
+                name,
+                src,
+                cast_config("bfloat16", "nearest-even", None),
+                true,
+            )
+        },
+    );
+
     b
 }
 

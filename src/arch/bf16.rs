@@ -1,6 +1,7 @@
 //! `f32` to bfloat16, nearest-even, with AVX-512 BF16's `vcvtne2ps2bf16`: 32 elements per
 //! instruction, where the portable kernel (`convert::narrow::from_f32::truncate`) rounds
-//! with integer arithmetic.
+//! with integer arithmetic; and `f64` to bfloat16 through `f32` rounded to odd
+//! ([`f64_to_bf16`]).
 //!
 //! The instruction rounds a normal `f32` to nearest-even exactly as the integer rounding
 //! does (Intel's pseudo-code adds `0x7fff + lsb` to the bits and keeps the top half), and
@@ -89,5 +90,115 @@ unsafe fn avx512_f32_to_bf16(src: &[u32], dst: &mut [u16]) -> Option<u32> {
             return None;
         }
         Some(_mm512_reduce_max_epu32(largest) as u32)
+    }
+}
+
+/// `src` (`f64` bits) converted into bfloat16 codes in `dst` (the shorter length), rounded
+/// to nearest-even, when the CPU has AVX-512 BF16 and the level allows AVX-512: `true` when
+/// done, `false` when some element's `f32` stand-in (below) has a magnitude of at least
+/// `limit` (the caller's rare elements: NaN, ±Inf, overflow) or is an `f32` subnormal
+/// (`dst` partly written), or without BF16 (nothing written).
+///
+/// Each value is first rounded to odd at `f32` precision (as `arch::F16c::f16_from_f64`
+/// does: truncated to 24 significant bits, the last one set when a dropped bit was), which
+/// `vcvtpd2ps` converts exactly where the result is a normal `f32`; `vcvtne2ps2bf16` then
+/// rounds that to nearest-even, and with 24 bits against bfloat16's 8 (at least two more)
+/// the two roundings are one (a value strictly between two bfloat16 neighbours stays
+/// strictly between them, a tie stays a tie, as both are on the `f32` grid). A value whose
+/// stand-in is an `f32` subnormal is declined: `vcvtpd2ps` would round it a second time,
+/// and `vcvtne2ps2bf16` takes subnormals as zero. One that `vcvtpd2ps` rounds to a zero is
+/// below `2^-149`, less than half bfloat16's smallest subnormal (`2^-133`): a zero of its
+/// sign, as the instruction gives; one that it rounds up to `f32`'s smallest normal is
+/// within `2^-150` of it, which is also the bfloat16 result. The `limit` test on the
+/// stand-in is the test on the value: rounding to odd is monotonic and keeps every `f32`
+/// with an even last bit (bfloat16's overflow thresholds are such).
+#[inline(always)]
+pub(crate) fn f64_to_bf16(src: &[u64], dst: &mut [u16], limit: u32) -> bool {
+    #[cfg(target_arch = "x86_64")]
+    {
+        if super::has_avx512_bf16() {
+            // SAFETY: `avx512_f64_to_bf16` requires AVX-512 F, BW, VL and BF16, which
+            // `has_avx512_bf16` checked (the AVX-512 level includes VL).
+            return unsafe { avx512_f64_to_bf16(src, dst, limit) };
+        }
+    }
+    let _ = (src, dst, limit);
+    false
+}
+
+/// See [`f64_to_bf16`]: sixteen values a step, the rounding to odd in one `vpternlogq`
+/// (as in `arch::f16c`'s AVX-512 `f64 -> float16` kernel), the largest magnitude and the
+/// smallest `magnitude - 1` kept (`vpmaxud`, `vpminud`) and compared once at the end. The
+/// tail is one masked step (zeros in the lanes masked off: neither large nor subnormal).
+///
+/// # Safety
+/// The CPU must support AVX-512 F, BW, VL and BF16.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512bf16")]
+unsafe fn avx512_f64_to_bf16(src: &[u64], dst: &mut [u16], limit: u32) -> bool {
+    use std::arch::x86_64::*;
+    const STEP: usize = 16;
+    const DROPPED: i64 = (1 << 29) - 1;
+    // `(a | b) & !c` as `vpternlogq`'s table (a = 0xf0, b = 0xcc, c = 0xaa).
+    const OR_AND_NOT: i32 = (0xf0 | 0xcc) & !0xaa & 0xff;
+    let n = src.len().min(dst.len());
+    let whole = n - n % STEP;
+    // SAFETY: each step reads 16 `u64` at `src + i` and writes 16 `u16` at `dst + i` with
+    // `i + 16 <= whole <= n`: in bounds. The tail's loads and stores are masked to its
+    // `n - whole < 16` elements (masked-off lanes are neither read nor written and do not
+    // fault). Unaligned forms throughout. The transmute is between two 32-byte vector
+    // types, every bit pattern valid in both. The features are the caller's guarantee.
+    unsafe {
+        let dropped = _mm512_set1_epi64(DROPPED);
+        let mag_mask = _mm512_set1_epi32(i32::MAX);
+        let one = _mm512_set1_epi32(1);
+        let mut largest = _mm512_setzero_si512();
+        // The smallest `magnitude - 1` (wrapping): below `0x7f_ffff` exactly when a
+        // magnitude is a subnormal's (zero wraps to the largest value).
+        let mut smallest_m1 = _mm512_set1_epi32(-1);
+        macro_rules! odd {
+            ($x:expr) => {{
+                let x = $x;
+                let sum = _mm512_add_epi64(_mm512_and_si512(x, dropped), dropped);
+                let t = _mm512_ternarylogic_epi64::<OR_AND_NOT>(x, sum, dropped);
+                _mm512_castps_pd(_mm512_castps256_ps512(_mm512_cvtpd_ps(
+                    _mm512_castsi512_pd(t),
+                )))
+            }};
+        }
+        macro_rules! step {
+            ($lo:expr, $hi:expr) => {{
+                let f = _mm512_castpd_ps(_mm512_insertf64x4::<1>(
+                    odd!($lo),
+                    _mm512_castpd512_pd256(odd!($hi)),
+                ));
+                let mag = _mm512_and_si512(_mm512_castps_si512(f), mag_mask);
+                largest = _mm512_max_epu32(largest, mag);
+                smallest_m1 = _mm512_min_epu32(smallest_m1, _mm512_sub_epi32(mag, one));
+                std::mem::transmute::<__m256bh, __m256i>(_mm512_cvtneps_pbh(f))
+            }};
+        }
+        let mut i = 0;
+        while i < whole {
+            let s = src.as_ptr().add(i);
+            let h = step!(
+                _mm512_loadu_si512(s.cast()),
+                _mm512_loadu_si512(s.add(8).cast())
+            );
+            _mm256_storeu_si256(dst.as_mut_ptr().add(i).cast(), h);
+            i += STEP;
+        }
+        let rest = n - whole;
+        if rest > 0 {
+            let k: __mmask16 = ((1u32 << rest) - 1) as __mmask16;
+            let s = src.as_ptr().add(whole);
+            let h = step!(
+                _mm512_maskz_loadu_epi64(k as __mmask8, s.cast()),
+                _mm512_maskz_loadu_epi64((k >> 8) as __mmask8, s.add(8).cast())
+            );
+            _mm256_mask_storeu_epi16(dst.as_mut_ptr().add(whole).cast(), k, h);
+        }
+        (_mm512_reduce_min_epu32(smallest_m1) as u32) >= 0x007f_ffff
+            && (_mm512_reduce_max_epu32(largest) as u32) < limit
     }
 }

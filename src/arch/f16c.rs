@@ -69,7 +69,17 @@ impl F16c {
     /// is monotonic and keeps every `f32` with an even last bit (float16's overflow
     /// thresholds are such), so `|x|` reaches a threshold exactly when its `f32` does;
     /// values above `f32`'s range become ±Inf there, and are declined with the infinities.
+    ///
+    /// With AVX-512, sixteen values a step: the rounding to odd is one `vpternlogq` after
+    /// the `and` and `add` that find the dropped bits, and the rare test one `vpmaxud` per
+    /// step on the magnitudes, compared with `limit` once at the end.
     pub(crate) fn f16_from_f64(self, src: &[u64], dst: &mut [u16], limit: u32) -> bool {
+        #[cfg(target_arch = "x86_64")]
+        if self.0 {
+            // SAFETY: the CPU has AVX-512 F, BW and VL (the `Isa::Avx512` level, checked
+            // when this token was made).
+            return unsafe { kernels::avx512_from_f64(src, dst, limit) };
+        }
         f16c_call!(from_f64(src, dst, limit))
     }
 
@@ -268,6 +278,78 @@ mod kernels {
             }
             // A NaN's magnitude is above Inf's, 0x7c00.
             _mm512_cmpgt_epu16_mask(largest, _mm512_set1_epi16(0x7c00)) == 0
+        }
+    }
+
+    /// The AVX-512 twin of [`from_f64`]: sixteen values per step (two `vcvtpd2ps` of 8,
+    /// one `vcvtps2ph` of 16); the rounding to odd keeps the bits above the dropped ones
+    /// and sets the last kept one when any dropped bit is set, `(x | (low + DROPPED)) &
+    /// !DROPPED` in one `vpternlogq` (`low + DROPPED` is below `2^30`: it adds nothing
+    /// above bit 29, and reaches bit 29 exactly when `low != 0`). The largest magnitude is
+    /// kept (`vpmaxud`) and compared with `limit` once. The tail is one masked step (zeros
+    /// in the lanes masked off, never rare).
+    ///
+    /// # Safety
+    /// The CPU must have AVX-512 F, BW and VL.
+    #[target_feature(enable = "avx512f,avx512bw,avx512vl")]
+    pub(super) unsafe fn avx512_from_f64(src: &[u64], dst: &mut [u16], limit: u32) -> bool {
+        const STEP: usize = 16;
+        const DROPPED: i64 = (1 << 29) - 1;
+        // `(a | b) & !c` as `vpternlogq`'s table (a = 0xf0, b = 0xcc, c = 0xaa).
+        const OR_AND_NOT: i32 = (0xf0 | 0xcc) & !0xaa & 0xff;
+        let n = src.len().min(dst.len());
+        let whole = n - n % STEP;
+        // SAFETY: each step reads 16 `u64` at `src + i` and writes 16 `u16` at `dst + i`
+        // with `i + 16 <= whole <= n`: in bounds. The tail's loads and stores are masked to
+        // its `n - whole < 16` elements (masked-off lanes are neither read nor written and
+        // do not fault). Unaligned forms throughout. AVX-512 F, BW and VL are the caller's
+        // guarantee.
+        unsafe {
+            let dropped = _mm512_set1_epi64(DROPPED);
+            let mag_mask = _mm512_set1_epi32(i32::MAX);
+            let mut largest = _mm512_setzero_si512();
+            macro_rules! odd {
+                ($x:expr) => {{
+                    let x = $x;
+                    let sum = _mm512_add_epi64(_mm512_and_si512(x, dropped), dropped);
+                    let t = _mm512_ternarylogic_epi64::<OR_AND_NOT>(x, sum, dropped);
+                    _mm512_castps_pd(_mm512_castps256_ps512(_mm512_cvtpd_ps(
+                        _mm512_castsi512_pd(t),
+                    )))
+                }};
+            }
+            macro_rules! step {
+                ($lo:expr, $hi:expr) => {{
+                    let f = _mm512_castpd_ps(_mm512_insertf64x4::<1>(
+                        odd!($lo),
+                        _mm512_castpd512_pd256(odd!($hi)),
+                    ));
+                    let mag = _mm512_and_si512(_mm512_castps_si512(f), mag_mask);
+                    largest = _mm512_max_epu32(largest, mag);
+                    _mm512_cvtps_ph::<_MM_FROUND_TO_NEAREST_INT>(f)
+                }};
+            }
+            let mut i = 0;
+            while i < whole {
+                let s = src.as_ptr().add(i);
+                let h = step!(
+                    _mm512_loadu_si512(s.cast()),
+                    _mm512_loadu_si512(s.add(8).cast())
+                );
+                _mm256_storeu_si256(dst.as_mut_ptr().add(i).cast(), h);
+                i += STEP;
+            }
+            let rest = n - whole;
+            if rest > 0 {
+                let k: __mmask16 = ((1u32 << rest) - 1) as __mmask16;
+                let s = src.as_ptr().add(whole);
+                let h = step!(
+                    _mm512_maskz_loadu_epi64(k as __mmask8, s.cast()),
+                    _mm512_maskz_loadu_epi64((k >> 8) as __mmask8, s.add(8).cast())
+                );
+                _mm256_mask_storeu_epi16(dst.as_mut_ptr().add(whole).cast(), k, h);
+            }
+            (_mm512_reduce_max_epu32(largest) as u32) < limit
         }
     }
 

@@ -28,6 +28,8 @@
 //! - A small float (float16, bfloat16, float8) to `f32`/`f64`: exact (`fast/widen.rs`).
 //! - `f32 -> f64` and `f32`/`f64` to themselves: exact, NaNs canonicalized
 //!   (`fast/float_float.rs`).
+//! - Integers to the narrower float formats, every rounding mode: exact `f64` words, then
+//!   the `f64` narrowing kernels (`fast/int_to_float.rs`).
 //!
 //! This file holds what every family shares: the choice ([`select`]), the entry ([`run`])
 //! and the per-width traits [`Src`]/[`Dst`] with the impls that route each width to its
@@ -50,7 +52,7 @@ use crate::number::{CastOptions, OutOfRange, Rounding};
 use float_float::float_float;
 use float_narrow::{f64_to_f32_blocks, narrow};
 use float_to_int::{affine, as_f64, float_to_int, float_to_narrow_int};
-use int_to_float::int_to_hw_float;
+use int_to_float::{int_to_hw_float, int_to_narrow};
 use int_to_int::{int_to_int, int_to_int_wide};
 use widen::widens;
 
@@ -75,6 +77,9 @@ pub(crate) enum Fast {
     /// `f32 -> f64`, `f32 -> f32`, `f64 -> f64` (by word widths): exact, NaNs canonicalized,
     /// so every rounding mode and range rule gives the same.
     FloatFloat,
+    /// Integer (16 to 64 bits) to a float format narrower than `f32` (or `f32` in a
+    /// directed mode), stored in at most 32 bits: by `f64` words, every mode.
+    IntToNarrow(IntLayout, FloatLayout),
 }
 
 /// The fast path for `src -> dst` under `opts`, where the formats are stored in words of
@@ -135,9 +140,16 @@ pub(crate) fn select(
                 Fast::IntToInt(sl, dl)
             }
         }
-        (Format::Int(sl), Format::Float(_)) => match dst.hardware_float() {
+        (Format::Int(sl), Format::Float(dl)) => match dst.hardware_float() {
             Some(d_f64) if nearest && dst_word == if d_f64 { 64 } else { 32 } => {
                 Fast::IntToFloat(sl)
+            }
+            // The narrower formats (float16, bfloat16, float8, …) from 16 to 64 bits (8-bit
+            // sources go by their 256-entry table) in every mode, through `f64`: exact for
+            // the values (and stand-ins) `int_to_narrow` makes when the format has at most
+            // 41 significant bits, which `dst_word <= 32` ensures.
+            _ if sl.bits >= 16 && dst_word <= 32 && super::narrow::applies(dl, true) => {
+                Fast::IntToNarrow(sl, dl)
             }
             _ => Fast::None,
         },
@@ -182,6 +194,9 @@ pub(crate) fn run<SW: Src, DW: Dst>(
         Fast::IntToFloat(sl) => DW::from_int(src, dst, sl),
         Fast::Widen(sl) => SW::widen(src, dst, sl),
         Fast::FloatFloat => float_float(SW::words(src), DW::words_mut(dst)),
+        Fast::IntToNarrow(sl, dl) => {
+            DW::from_int_narrow(src, dst, sl, opts.rounding, opts.out_of_range, dl)
+        }
     }
 }
 
@@ -316,6 +331,18 @@ pub(crate) trait Dst: Word {
     fn from_int<SW: Word>(_: &[SW], _: &mut [Self], _: IntLayout) -> usize {
         0
     }
+    /// An integer to a float format narrower than `f32` (or `f32` in a directed mode) in
+    /// these words.
+    fn from_int_narrow<SW: Word>(
+        _: &[SW],
+        _: &mut [Self],
+        _: IntLayout,
+        _: Rounding,
+        _: OutOfRange,
+        _: FloatLayout,
+    ) -> usize {
+        0
+    }
     /// `f32`/`f64` (`SW`) to a 64-bit integer format in these words (`u64` only).
     fn from_float_wide<SW: Word>(_: &[SW], _: &mut [Self], _: CastOptions, _: IntLayout) -> usize {
         0
@@ -419,6 +446,16 @@ macro_rules! narrow_dst {
                 l: FloatLayout,
             ) -> usize {
                 narrow(src, dst, mode, oor, l)
+            }
+            fn from_int_narrow<SW: Word>(
+                src: &[SW],
+                dst: &mut [Self],
+                sl: IntLayout,
+                mode: Rounding,
+                oor: OutOfRange,
+                l: FloatLayout,
+            ) -> usize {
+                int_to_narrow(src, dst, sl, mode, oor, l)
             }
             fn from_float_narrow<SW: Word, const NAN_MAP: bool, const WIDE: bool>(
                 src: &[SW],

@@ -22,12 +22,13 @@
 //!
 //! Nearest-even, the common mode, has faster kernels: float16 by the CPU's own conversion
 //! where it has F16C (`arch::F16c`; from `f64` through `f32` rounded to odd), the other
-//! formats from `f32` by one floating-point addition (`narrow/from_f32.rs`), and from `f64` by the
-//! uniform-shift kernel below.
+//! formats from `f32` by one floating-point addition (`narrow/from_f32.rs`), bfloat16 from
+//! `f64` by AVX-512 BF16 where the CPU has it (through `f32` rounded to odd), and from `f64`
+//! by the uniform-shift kernel below.
 
 use super::blocks::by_blocks;
 use crate::arch::F16c;
-use crate::number::layout::{FLOAT16, FloatLayout};
+use crate::number::layout::{BFLOAT16, FLOAT16, FloatLayout};
 use crate::number::storage::{Word, Words};
 use crate::number::{OutOfRange, Rounding};
 
@@ -87,6 +88,8 @@ pub(crate) fn nearest_even<SW: Word, DW: Word>(
     let source_f64 = SW::BITS == 64;
     let clamp = oor == OutOfRange::Clamp;
     let f16c = f16c_for::<DW>(l);
+    // `f64 -> bfloat16` by AVX-512 BF16 where the CPU has it (`arch::f64_to_bf16`).
+    let bf16_hw = source_f64 && l == BFLOAT16 && DW::BITS == 16 && crate::arch::has_avx512_bf16();
     let uniform = nearest_even_applies(l, source_f64);
     let by_f32_plan = !source_f64 && uniform && f16c.is_none() && plan.valid;
     let neg_zero = l.has_negative_zero();
@@ -115,6 +118,8 @@ pub(crate) fn nearest_even<SW: Word, DW: Word>(
         |s, d| {
             let finished = if let Some(hw) = f16c.filter(|_| uniform) {
                 by_f16c(hw, s, d, clamp)
+            } else if bf16_hw {
+                by_bf16(s, d, clamp)
             } else if source_f64 && uniform {
                 if neg_zero {
                     nearest_even_f64::<SW, DW, true>(s, d, l, clamp)
@@ -150,6 +155,19 @@ fn by_f16c<SW: Word, DW: Word>(hw: F16c, src: &[SW], dst: &mut [DW], clamp: bool
     match (SW::words(src), u16::of_mut(DW::words_mut(dst))) {
         (Words::U32(s), Some(d)) => hw.f16_from_f32(s, d, limit_f32),
         (Words::U64(s), Some(d)) => hw.f16_from_f64(s, d, limit_f32),
+        _ => false,
+    }
+}
+
+/// `src` (`f64` bits) into bfloat16 codes by AVX-512 BF16 (`arch::f64_to_bf16`); `false`
+/// when the block has an element the nearest-even kernels leave to the general one (the
+/// limit is on `f32` magnitudes, as for [`by_f16c`]), an `f32` subnormal, or the words
+/// are not `f64` into 16 bits.
+#[inline(always)]
+fn by_bf16<SW: Word, DW: Word>(src: &[SW], dst: &mut [DW], clamp: bool) -> bool {
+    let limit_f32 = nearest_even_limit(BFLOAT16, false, clamp) as u32;
+    match (SW::words(src), u16::of_mut(DW::words_mut(dst))) {
+        (Words::U64(s), Some(d)) => crate::arch::f64_to_bf16(s, d, limit_f32),
         _ => false,
     }
 }

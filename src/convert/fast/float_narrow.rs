@@ -206,6 +206,101 @@ mod tests {
         }
     }
 
+    /// `f64` values around every finite code of a 16-bit format (`value` gives a code's
+    /// value), of both signs: the code, its neighbours one `f64` ulp away, the midpoint to
+    /// the next code (a tie), one ulp either side of it, and either side of it by the `f32`
+    /// precision's last bits (`2^28`, `2^29` `f64` ulps: where a rounding to `f32` first
+    /// could make or break a tie).
+    fn around_codes(value: impl Fn(u16) -> f64, max_code: u16) -> Vec<u64> {
+        let mut out = Vec::new();
+        for c in 0..max_code {
+            let (v, next) = (value(c), value(c + 1));
+            let mid = ((v + next) / 2.0).to_bits();
+            let b = v.to_bits();
+            for x in [
+                b,
+                b.wrapping_sub(1),
+                b + 1,
+                mid,
+                mid - 1,
+                mid + 1,
+                mid - (1 << 28),
+                mid + (1 << 28),
+                mid - (1 << 29),
+                mid + (1 << 29),
+            ] {
+                out.extend([x, x | 1 << 63]);
+            }
+        }
+        out
+    }
+
+    /// `f64 -> l` at every level, every mode and rule, against the reference path on
+    /// `src` (the done prefix: blocks with an overflow may be declined), from an unaligned
+    /// start.
+    fn f64_words_match<DW: Word>(src: &[u64], l: FloatLayout) {
+        let src = &src[3..];
+        let modes = [
+            Rounding::NearestEven,
+            Rounding::TowardsZero,
+            Rounding::TowardsPositive,
+            Rounding::TowardsNegative,
+            Rounding::NearestAway,
+        ];
+        for isa in Isa::available() {
+            for mode in modes {
+                for oor in [OutOfRange::Clamp, OutOfRange::Error] {
+                    let mut got = vec![DW::from_u64(0); src.len() + 1];
+                    let done = with_max_isa(isa, || narrow(src, &mut got[1..], mode, oor, l));
+                    let mut want = vec![DW::from_u64(0); done];
+                    let ok = reference_words(
+                        &src[..done],
+                        &mut want,
+                        f64::FORMAT,
+                        Format::Float(l),
+                        crate::number::CastOptions::new(mode, oor),
+                        None,
+                    );
+                    let ctx = format!("{isa:?} {l:?} {mode:?} {oor:?}");
+                    assert!(ok.is_ok(), "{ctx}: accepted a failing element");
+                    let bad = (0..done).find(|&i| got[1 + i] != want[i]);
+                    assert_eq!(bad, None, "{ctx}: {:x?}", bad.map(|i| src[i]));
+                    if oor == OutOfRange::Clamp {
+                        assert_eq!(done, src.len(), "{ctx}");
+                    }
+                }
+            }
+        }
+    }
+
+    /// `f64 -> float16` and `f64 -> bfloat16` around every finite code (the F16C kernels'
+    /// rounding to odd, the AVX-512 one's included, and the uniform `f64` kernel), then
+    /// subnormal `f32`s, zeros, NaNs with payloads and infinities at the end.
+    #[test]
+    fn f64_around_every_half_code_matches_the_reference() {
+        let tail = [
+            0,
+            1,
+            (-1e-300f64).to_bits(),
+            (1e-40f64).to_bits(),
+            (-3e-39f64).to_bits(),
+            f64::NAN.to_bits(),
+            0xfff0_0000_dead_beef,
+            0x7ff0_0000_0000_0001,
+            f64::INFINITY.to_bits(),
+            f64::NEG_INFINITY.to_bits(),
+        ];
+        let mut f16 = around_codes(|c| half::f16::from_bits(c).to_f64(), 0x7bff);
+        f16.extend(tail);
+        f64_words_match::<u16>(&f16, crate::number::layout::FLOAT16);
+        let mut bf16 = around_codes(|c| half::bf16::from_bits(c).to_f64(), 0x7f7f);
+        bf16.extend(tail);
+        let Format::Float(bl) = half::bf16::FORMAT else {
+            unreachable!()
+        };
+        f64_words_match::<u16>(&bf16, bl);
+    }
+
     #[test]
     fn every_level_matches_the_reference() {
         use crate::dtype::{Float8E4M3, Float8E5M2};
