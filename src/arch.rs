@@ -336,6 +336,24 @@ pub(crate) fn i32_or_indefinite(m: f64) -> i32 {
     unsafe { v.to_int_unchecked::<i32>() }
 }
 
+/// Whether the CPU is AMD's (`cpuid` leaf 0 names "AuthenticAMD"): the stores rule of
+/// `stream::cached_max` differs by vendor. `false` off x86-64.
+pub(crate) fn is_amd() -> bool {
+    #[cfg(target_arch = "x86_64")]
+    {
+        // Leaf 0 (the vendor) exists on every x86-64 CPU.
+        let r = std::arch::x86_64::__cpuid(0);
+        let vendor = [
+            r.ebx.to_le_bytes(),
+            r.edx.to_le_bytes(),
+            r.ecx.to_le_bytes(),
+        ];
+        vendor.concat() == *b"AuthenticAMD"
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    false
+}
+
 /// Whether kernels may use AVX2 now: the CPU has it and no cap rules it out (see
 /// [`level`]; always `false` off x86-64).
 #[inline]
