@@ -96,9 +96,7 @@ pub(crate) fn map_words<S: NumpyNumber, D: NumpyNumber>(
     // streamed stores through an L1 block (`arch::through_l1`): with plain stores each
     // output line is first read from memory, a third more traffic at 4 output bytes per
     // input byte.
-    // Passed as `dyn`, so that the unstreamed call and the streamed blocks share one copy
-    // of the loop (a second, inlined one cost 70 KB of text over astype's pairs).
-    let mut kernel = |src: &[S::Word], dst: &mut [D::Word]| {
+    crate::arch::through_l1(src, dst, |src, dst| {
         crate::arch::vectorized(
             #[inline(always)]
             || {
@@ -107,9 +105,7 @@ pub(crate) fn map_words<S: NumpyNumber, D: NumpyNumber>(
                 }
             },
         )
-    };
-    let kernel: &mut dyn FnMut(&[S::Word], &mut [D::Word]) = &mut kernel;
-    crate::arch::through_l1(src, dst, kernel);
+    });
 }
 
 /// `dst[i] = cast(src[i])` over the shorter length. From `float32`/`float64` into the
