@@ -92,20 +92,14 @@ pub(crate) fn map_words<S: NumpyNumber, D: NumpyNumber>(
     let Some((src, dst)) = word_slices::<S, D>(src, dst) else {
         return;
     };
-    // A large output (a widening cast's, e.g. `int16 -> float64`) is written out by
-    // streamed stores through an L1 block (`arch::through_l1`): with plain stores each
-    // output line is first read from memory, a third more traffic at 4 output bytes per
-    // input byte.
-    crate::arch::through_l1(src, dst, |src, dst| {
-        crate::arch::vectorized(
-            #[inline(always)]
-            || {
-                for (x, y) in src.iter().zip(dst.iter_mut()) {
-                    *y = <D::Word as Word>::from_u64(f(S::from_bits(x.to_u64())).to_bits());
-                }
-            },
-        )
-    });
+    crate::arch::vectorized(
+        #[inline(always)]
+        move || {
+            for (x, y) in src.iter().zip(dst.iter_mut()) {
+                *y = <D::Word as Word>::from_u64(f(S::from_bits(x.to_u64())).to_bits());
+            }
+        },
+    );
 }
 
 /// `dst[i] = cast(src[i])` over the shorter length. From `float32`/`float64` into the
@@ -505,39 +499,6 @@ mod tests {
                         let ctx = format!("{source} -> {target} {level:?} {start} {len}");
                         assert!(got[..] == want[start..start + len], "{ctx}");
                     }
-                }
-            }
-        }
-    }
-
-    /// Widening casts with outputs large enough to be streamed out (`arch::through_l1`:
-    /// 24 MiB and more, beyond the cache with their input on every CPU) write each
-    /// element's `cast_one` at every level, from an unaligned start too.
-    #[test]
-    #[cfg_attr(miri, ignore = "24 MiB outputs")]
-    fn streamed_widening_casts_are_the_element_cast_at_every_level() {
-        for (source, target) in [
-            (DTypeId::Int16, DTypeId::Float64),
-            (DTypeId::UInt8, DTypeId::Float32),
-        ] {
-            let n = (24 << 20) / target.size() + 37;
-            let mut src = words_of(source, n);
-            let mask = u64::MAX >> (64 - 8 * source.size());
-            for (w, e) in src.iter_mut().zip(EDGES) {
-                *w = e & mask;
-            }
-            let want: Vec<u64> = src
-                .iter()
-                .map(|&w| {
-                    with_numpy!(source, S => with_numpy!(target, D =>
-                        Real::to_bits(cast_one::<S, D>(<S as Real>::from_bits(w))), else 0), else 0)
-                })
-                .collect();
-            for level in crate::isa::Isa::available() {
-                for start in [0, 3] {
-                    let got = run(level, source, target, &src[start..]);
-                    let first = (0..got.len()).find(|&i| got[i] != want[start + i]);
-                    assert_eq!(first, None, "{source} -> {target} {level:?} {start}");
                 }
             }
         }
