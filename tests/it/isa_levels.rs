@@ -564,7 +564,9 @@ fn float_to_float_at_every_isa_level() {
         cast_slice_reference(&[x], &mut d, CastOptions::default()).expect("exact");
         d[0]
     };
-    let maps: [(ScalarMap<f64, f32>, fn(f32) -> Option<f64>); 2] = [
+    // A decode's scalar map, and what it maps a stored value to (`None`: not a key).
+    type MapCase = (ScalarMap<f64, f32>, fn(f32) -> Option<f64>);
+    let maps: [MapCase; 2] = [
         (ScalarMap::default(), |_| None),
         (
             ScalarMap::default().decoding([(f32::NAN, -9999.0), (0.0, 1.5)]),
