@@ -126,10 +126,10 @@ pub(crate) fn f64_to_bf16(src: &[u64], dst: &mut [u16], limit: u32) -> bool {
     false
 }
 
-/// See [`f64_to_bf16`]: sixteen values a step, the rounding to odd in one `vpternlogq`
-/// (as in `arch::f16c`'s AVX-512 `f64 -> float16` kernel), the largest magnitude and the
-/// smallest `magnitude - 1` kept (`vpmaxud`, `vpminud`) and compared once at the end. The
-/// tail is one masked step (zeros in the lanes masked off: neither large nor subnormal).
+/// See [`f64_to_bf16`]: sixteen values a step rounded to odd at `f32` precision
+/// (`arch::f16c`'s loop, shared with its `f64 -> float16` kernel), then `vcvtneps2bf16`;
+/// the largest magnitude and the smallest `magnitude - 1` kept (`vpmaxud`, `vpminud`) and
+/// compared once at the end (the tail's masked-off zeros are neither large nor subnormal).
 ///
 /// # Safety
 /// The CPU must support AVX-512 F, BW, VL and BF16.
@@ -137,67 +137,21 @@ pub(crate) fn f64_to_bf16(src: &[u64], dst: &mut [u16], limit: u32) -> bool {
 #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512bf16")]
 unsafe fn avx512_f64_to_bf16(src: &[u64], dst: &mut [u16], limit: u32) -> bool {
     use std::arch::x86_64::*;
-    const STEP: usize = 16;
-    const DROPPED: i64 = (1 << 29) - 1;
-    // `(a | b) & !c` as `vpternlogq`'s table (a = 0xf0, b = 0xcc, c = 0xaa).
-    const OR_AND_NOT: i32 = (0xf0 | 0xcc) & !0xaa & 0xff;
-    let n = src.len().min(dst.len());
-    let whole = n - n % STEP;
-    // SAFETY: each step reads 16 `u64` at `src + i` and writes 16 `u16` at `dst + i` with
-    // `i + 16 <= whole <= n`: in bounds. The tail's loads and stores are masked to its
-    // `n - whole < 16` elements (masked-off lanes are neither read nor written and do not
-    // fault). Unaligned forms throughout. The transmute is between two 32-byte vector
-    // types, every bit pattern valid in both. The features are the caller's guarantee.
+    // SAFETY: the features are the caller's guarantee, and all `narrow` uses. The transmute
+    // is between two 32-byte vector types, every bit pattern valid in both.
     unsafe {
-        let dropped = _mm512_set1_epi64(DROPPED);
         let mag_mask = _mm512_set1_epi32(i32::MAX);
         let one = _mm512_set1_epi32(1);
         let mut largest = _mm512_setzero_si512();
         // The smallest `magnitude - 1` (wrapping): below `0x7f_ffff` exactly when a
         // magnitude is a subnormal's (zero wraps to the largest value).
         let mut smallest_m1 = _mm512_set1_epi32(-1);
-        macro_rules! odd {
-            ($x:expr) => {{
-                let x = $x;
-                let sum = _mm512_add_epi64(_mm512_and_si512(x, dropped), dropped);
-                let t = _mm512_ternarylogic_epi64::<OR_AND_NOT>(x, sum, dropped);
-                _mm512_castps_pd(_mm512_castps256_ps512(_mm512_cvtpd_ps(
-                    _mm512_castsi512_pd(t),
-                )))
-            }};
-        }
-        macro_rules! step {
-            ($lo:expr, $hi:expr) => {{
-                let f = _mm512_castpd_ps(_mm512_insertf64x4::<1>(
-                    odd!($lo),
-                    _mm512_castpd512_pd256(odd!($hi)),
-                ));
-                let mag = _mm512_and_si512(_mm512_castps_si512(f), mag_mask);
-                largest = _mm512_max_epu32(largest, mag);
-                smallest_m1 = _mm512_min_epu32(smallest_m1, _mm512_sub_epi32(mag, one));
-                std::mem::transmute::<__m256bh, __m256i>(_mm512_cvtneps_pbh(f))
-            }};
-        }
-        let mut i = 0;
-        while i < whole {
-            let s = src.as_ptr().add(i);
-            let h = step!(
-                _mm512_loadu_si512(s.cast()),
-                _mm512_loadu_si512(s.add(8).cast())
-            );
-            _mm256_storeu_si256(dst.as_mut_ptr().add(i).cast(), h);
-            i += STEP;
-        }
-        let rest = n - whole;
-        if rest > 0 {
-            let k: __mmask16 = ((1u32 << rest) - 1) as __mmask16;
-            let s = src.as_ptr().add(whole);
-            let h = step!(
-                _mm512_maskz_loadu_epi64(k as __mmask8, s.cast()),
-                _mm512_maskz_loadu_epi64((k >> 8) as __mmask8, s.add(8).cast())
-            );
-            _mm256_mask_storeu_epi16(dst.as_mut_ptr().add(whole).cast(), k, h);
-        }
+        super::f16c::kernels::f64_steps_to_odd_f32(src, dst, |f| {
+            let mag = _mm512_and_si512(_mm512_castps_si512(f), mag_mask);
+            largest = _mm512_max_epu32(largest, mag);
+            smallest_m1 = _mm512_min_epu32(smallest_m1, _mm512_sub_epi32(mag, one));
+            std::mem::transmute::<__m256bh, __m256i>(_mm512_cvtneps_pbh(f))
+        });
         (_mm512_reduce_min_epu32(smallest_m1) as u32) >= 0x007f_ffff
             && (_mm512_reduce_max_epu32(largest) as u32) < limit
     }

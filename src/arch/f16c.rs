@@ -118,7 +118,7 @@ impl F16c {
 /// The F16C kernels: eight elements per step, the tail through a zero-padded copy (a zero
 /// is never rare: its magnitude 0 is below any `limit`).
 #[cfg(target_arch = "x86_64")]
-mod kernels {
+pub(super) mod kernels {
     use std::arch::x86_64::*;
 
     /// `$step!(source pointer, target pointer)` over the first `$n` elements, `LANES` at a
@@ -281,18 +281,45 @@ mod kernels {
         }
     }
 
-    /// The AVX-512 twin of [`from_f64`]: sixteen values per step (two `vcvtpd2ps` of 8,
-    /// one `vcvtps2ph` of 16); the rounding to odd keeps the bits above the dropped ones
-    /// and sets the last kept one when any dropped bit is set, `(x | (low + DROPPED)) &
-    /// !DROPPED` in one `vpternlogq` (`low + DROPPED` is below `2^30`: it adds nothing
-    /// above bit 29, and reaches bit 29 exactly when `low != 0`). The largest magnitude is
-    /// kept (`vpmaxud`) and compared with `limit` once. The tail is one masked step (zeros
-    /// in the lanes masked off, never rare).
+    /// The AVX-512 twin of [`from_f64`]: sixteen values per step (two `vcvtpd2ps` of 8
+    /// rounded to odd, by [`f64_steps_to_odd_f32`], one `vcvtps2ph` of 16). The largest
+    /// magnitude is kept (`vpmaxud`) and compared with `limit` once.
     ///
     /// # Safety
     /// The CPU must have AVX-512 F, BW and VL.
     #[target_feature(enable = "avx512f,avx512bw,avx512vl")]
     pub(super) unsafe fn avx512_from_f64(src: &[u64], dst: &mut [u16], limit: u32) -> bool {
+        // SAFETY: AVX-512 F, BW and VL are the caller's guarantee, and all `narrow` uses.
+        unsafe {
+            let mag_mask = _mm512_set1_epi32(i32::MAX);
+            let mut largest = _mm512_setzero_si512();
+            f64_steps_to_odd_f32(src, dst, |f| {
+                let mag = _mm512_and_si512(_mm512_castps_si512(f), mag_mask);
+                largest = _mm512_max_epu32(largest, mag);
+                _mm512_cvtps_ph::<_MM_FROUND_TO_NEAREST_INT>(f)
+            });
+            (_mm512_reduce_max_epu32(largest) as u32) < limit
+        }
+    }
+
+    /// The loop of the AVX-512 `f64 -> float16` and `f64 -> bfloat16` kernels: sixteen
+    /// `f64` a step, each rounded to odd at `f32` precision (two `vcvtpd2ps` of 8) and
+    /// handed to `narrow`, whose 16 two-byte codes are stored. The rounding to odd keeps
+    /// the bits above the dropped ones and sets the last kept one when any dropped bit is
+    /// set, `(x | (low + DROPPED)) & !DROPPED` in one `vpternlogq` (`low + DROPPED` is below
+    /// `2^30`: it adds nothing above bit 29, and reaches bit 29 exactly when `low != 0`);
+    /// `vcvtpd2ps` then rounds nothing. The tail is one masked step (zeros in the lanes
+    /// masked off, which `narrow` must take as never rare).
+    ///
+    /// # Safety
+    /// The CPU must have AVX-512 F, BW and VL, and whatever `narrow` uses.
+    #[target_feature(enable = "avx512f,avx512bw,avx512vl")]
+    #[inline]
+    pub(in crate::arch) unsafe fn f64_steps_to_odd_f32(
+        src: &[u64],
+        dst: &mut [u16],
+        mut narrow: impl FnMut(__m512) -> __m256i,
+    ) {
         const STEP: usize = 16;
         const DROPPED: i64 = (1 << 29) - 1;
         // `(a | b) & !c` as `vpternlogq`'s table (a = 0xf0, b = 0xcc, c = 0xaa).
@@ -302,39 +329,29 @@ mod kernels {
         // SAFETY: each step reads 16 `u64` at `src + i` and writes 16 `u16` at `dst + i`
         // with `i + 16 <= whole <= n`: in bounds. The tail's loads and stores are masked to
         // its `n - whole < 16` elements (masked-off lanes are neither read nor written and
-        // do not fault). Unaligned forms throughout. AVX-512 F, BW and VL are the caller's
+        // do not fault). Unaligned forms throughout. The features are the caller's
         // guarantee.
         unsafe {
             let dropped = _mm512_set1_epi64(DROPPED);
-            let mag_mask = _mm512_set1_epi32(i32::MAX);
-            let mut largest = _mm512_setzero_si512();
-            macro_rules! odd {
-                ($x:expr) => {{
-                    let x = $x;
-                    let sum = _mm512_add_epi64(_mm512_and_si512(x, dropped), dropped);
-                    let t = _mm512_ternarylogic_epi64::<OR_AND_NOT>(x, sum, dropped);
-                    _mm512_castps_pd(_mm512_castps256_ps512(_mm512_cvtpd_ps(
-                        _mm512_castsi512_pd(t),
-                    )))
-                }};
-            }
-            macro_rules! step {
-                ($lo:expr, $hi:expr) => {{
-                    let f = _mm512_castpd_ps(_mm512_insertf64x4::<1>(
-                        odd!($lo),
-                        _mm512_castpd512_pd256(odd!($hi)),
-                    ));
-                    let mag = _mm512_and_si512(_mm512_castps_si512(f), mag_mask);
-                    largest = _mm512_max_epu32(largest, mag);
-                    _mm512_cvtps_ph::<_MM_FROUND_TO_NEAREST_INT>(f)
-                }};
-            }
+            let odd = |x: __m512i| {
+                let sum = _mm512_add_epi64(_mm512_and_si512(x, dropped), dropped);
+                let t = _mm512_ternarylogic_epi64::<OR_AND_NOT>(x, sum, dropped);
+                _mm512_castps_pd(_mm512_castps256_ps512(_mm512_cvtpd_ps(
+                    _mm512_castsi512_pd(t),
+                )))
+            };
+            let mut step = |lo: __m512i, hi: __m512i| {
+                narrow(_mm512_castpd_ps(_mm512_insertf64x4::<1>(
+                    odd(lo),
+                    _mm512_castpd512_pd256(odd(hi)),
+                )))
+            };
             let mut i = 0;
             while i < whole {
                 let s = src.as_ptr().add(i);
-                let h = step!(
+                let h = step(
                     _mm512_loadu_si512(s.cast()),
-                    _mm512_loadu_si512(s.add(8).cast())
+                    _mm512_loadu_si512(s.add(8).cast()),
                 );
                 _mm256_storeu_si256(dst.as_mut_ptr().add(i).cast(), h);
                 i += STEP;
@@ -343,13 +360,12 @@ mod kernels {
             if rest > 0 {
                 let k: __mmask16 = ((1u32 << rest) - 1) as __mmask16;
                 let s = src.as_ptr().add(whole);
-                let h = step!(
+                let h = step(
                     _mm512_maskz_loadu_epi64(k as __mmask8, s.cast()),
-                    _mm512_maskz_loadu_epi64((k >> 8) as __mmask8, s.add(8).cast())
+                    _mm512_maskz_loadu_epi64((k >> 8) as __mmask8, s.add(8).cast()),
                 );
                 _mm256_mask_storeu_epi16(dst.as_mut_ptr().add(whole).cast(), k, h);
             }
-            (_mm512_reduce_max_epu32(largest) as u32) < limit
         }
     }
 
