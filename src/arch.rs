@@ -228,7 +228,8 @@ pub(crate) fn vectorized_shared_or<A, R>(
 
 /// Ask the CPU to bring `s` into the cache (one prefetch per 64-byte line): for kernels
 /// that read a tile and then compute on it long enough for the next tile's loads to stall
-/// (`choose`'s bit counting). A hint only; nothing is read or written.
+/// (`choose`'s bit counting), and for the next step of a narrowing cast
+/// (`convert::blocks::by_blocks`). A hint only; nothing is read or written.
 #[inline(always)]
 pub(crate) fn prefetch<T>(s: &[T]) {
     #[cfg(target_arch = "x86_64")]
