@@ -232,21 +232,31 @@ pub(crate) fn vectorized_shared_or<A, R>(
 /// (`convert::blocks::by_blocks`). A hint only; nothing is read or written.
 #[inline(always)]
 pub(crate) fn prefetch<T>(s: &[T]) {
+    prefetch_lines(s.as_ptr().cast(), std::mem::size_of_val(s));
+}
+
+/// [`prefetch`] of the `bytes` bytes from `p`. Any address is allowed: nothing is read.
+/// A plain loop, inlined: `by_blocks` calls it in the loop of each of its kernels, where a
+/// call would have the kernel's vector constants saved and reloaded around it, and
+/// `step_by` made more code.
+#[inline(always)]
+pub(crate) fn prefetch_lines(p: *const i8, bytes: usize) {
     #[cfg(target_arch = "x86_64")]
     {
-        let (p, bytes) = (s.as_ptr().cast::<i8>(), std::mem::size_of_val(s));
-        for off in (0..bytes).step_by(64) {
+        let mut off = 0;
+        while off < bytes {
             // SAFETY: `prefetcht0` needs only SSE, which every x86-64 CPU has; it is a hint
-            // that neither faults nor changes memory, here of an address inside `s`.
+            // that neither faults nor changes memory, whatever the address.
             unsafe {
                 std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(
                     p.wrapping_add(off),
                 );
             }
+            off += 64;
         }
     }
     #[cfg(not(target_arch = "x86_64"))]
-    let _ = s;
+    let _ = (p, bytes);
 }
 
 /// `f()`, with AVX2 code generation for everything inlined into it.

@@ -56,8 +56,13 @@ pub(crate) fn by_blocks<S, D>(
     let ahead = size_of::<S>() > size_of::<D>() && size_of_val(src) >= PREFETCH_MIN_BYTES;
     while let Some((start, end)) = blocks.next() {
         if ahead {
-            // The next step of the same stream starts at `end` (see `Blocks::next`).
-            crate::arch::prefetch(&src[end.min(n)..(2 * end - start).min(n)]);
+            // The next step of the same stream starts at `end` (see `Blocks::next`); the
+            // lines past the source's end, if any, are only hinted.
+            let bytes = (end - start) * size_of::<S>();
+            crate::arch::prefetch_lines(
+                src.as_ptr().cast::<i8>().wrapping_add(end * size_of::<S>()),
+                bytes,
+            );
         }
         if !kernel(&src[start..end], &mut dst[start..end]) && blocks.declined(start) {
             break;
