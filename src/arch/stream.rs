@@ -9,7 +9,7 @@
 //!   widening of one-byte floats (`super::widen`) pass their steps to it;
 //! - through L1, [`through_l1`] and [`through_l1_words`]: any elementwise kernel computed
 //!   block by block into an L1 buffer streamed out (bitround's float copy, scale_offset's
-//!   `f32`/`f64` encode, numcodecs.astype's widenings, `f32` into 64-bit integers).
+//!   `f32`/`f64` encode, numcodecs.astype's widenings).
 
 use crate::number::storage::{Word, Words, WordsMut};
 
@@ -278,11 +278,12 @@ pub(crate) fn through_l1<S: Word, W: Word>(
 /// so does this; `None` (nothing written) when the output does not stream.
 ///
 /// Not generic: the block loop is compiled once, and a caller pays only for its call and
-/// the `dyn` kernel (numcodecs.astype's widening pairs, `f32` into 64-bit integers). For
-/// outputs wider than their input: the avoided read of each output line is then most of
-/// the traffic, which pays for the block copy (astype `int16 -> float64`, 32 MiB out:
-/// 8.2-10.1 -> 3.1-3.3 ms by minima). Narrowing casts were slower this way (`f64 -> i32`,
-/// `int32 -> float32`); theirs stream from the registers ([`streamed`]).
+/// the `dyn` kernel (numcodecs.astype's widening pairs). For cheap kernels whose output is
+/// wider than their input: the avoided read of each output line is then most of the
+/// traffic, which pays for the block copy (astype `int16 -> float64`, 32 MiB out: 4.2-5.6
+/// -> 2.7-4.1 ms by minima). Slower this way: narrowing casts (`f64 -> i32`,
+/// `int32 -> float32`), whose outputs stream from the registers ([`streamed`]), and
+/// `f32 -> u64` towards zero (2.7 instructions an element: 3.9-4.6 -> 4.8-5.2 ms).
 pub(crate) fn through_l1_words(
     src: Words<'_>,
     dst: WordsMut<'_>,

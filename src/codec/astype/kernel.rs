@@ -266,18 +266,27 @@ fn real_words(source: DTypeId, target: DTypeId, src: Words<'_>, mut dst: WordsMu
         return;
     }
     // Only the pairs `same_words_as` leaves are compiled, their own loop or two through
-    // float64 (constants per arm).
+    // float64 (constants per arm). A pair's own loop is picked as a function, with whether
+    // it widens, and called once below: the test for a streamed output is written once,
+    // not in each pair's arm.
+    let mut own: Option<(WordLoop, bool)> = None;
+    let n = dst.len();
     with_numpy!(source, S => with_numpy!(target, D => {
         if const { through_f64((S::IS_FLOAT, size_of::<S>()), (D::IS_FLOAT, size_of::<D>())) } {
-            by_f64(source, target, src, dst);
+            by_f64(source, target, src, dst.sub(0, n));
         } else if const { writes_own_words::<S, D>() } {
-            if const { size_of::<D>() > size_of::<S>() } && widen_streamed(src, &mut dst, cast_loop::<S, D>) {
-                return;
-            }
-            cast_loop::<S, D>(src, dst);
+            own = Some((cast_loop::<S, D>, size_of::<D>() > size_of::<S>()));
         }
     }, else {}), else {});
+    if let Some((kernel, widens)) = own
+        && !(widens && widen_streamed(src, &mut dst, kernel))
+    {
+        kernel(src, dst);
+    }
 }
+
+/// A pair's own loop over words, as [`real_words`] picks it.
+type WordLoop = fn(Words<'_>, WordsMut<'_>);
 
 /// `kernel` over a large output wider than its input (`int16 -> float64`: 32 MiB out
 /// for 8 MiB in), block by block into L1 and streamed out by
@@ -285,11 +294,7 @@ fn real_words(source: DTypeId, target: DTypeId, src: Words<'_>, mut dst: WordsMu
 /// memory; `false` (nothing written) when the output does not stream. One function for
 /// every widening pair, which passes its loop: a pair pays only for the call.
 #[inline(never)]
-fn widen_streamed(
-    src: Words<'_>,
-    dst: &mut WordsMut<'_>,
-    kernel: fn(Words<'_>, WordsMut<'_>),
-) -> bool {
+fn widen_streamed(src: Words<'_>, dst: &mut WordsMut<'_>, kernel: WordLoop) -> bool {
     let n = dst.len();
     crate::arch::through_l1_words(src, dst.sub(0, n), &mut |s, d| {
         let done = s.len().min(d.len());

@@ -60,8 +60,7 @@ pub(super) fn float_to_int<SW: Word, DW: Word>(
     }
     let oor = opts.out_of_range;
     let b = Wide64::new(l);
-    let portable =
-        move |(src, dst): (&[SW], &mut [DW])| f2i64_portable::<SW, DW>(src, dst, opts, b);
+    let portable = move |(src, dst)| f2i64_portable::<SW, DW>(src, dst, opts, b);
     // The loops of `by_oor_f2i64`, one closure per twin (an attribute on a closure in a
     // `let` is not stable Rust).
     macro_rules! rounded_by {
@@ -77,7 +76,7 @@ pub(super) fn float_to_int<SW: Word, DW: Word>(
             }
         };
     }
-    let run = move |src: &[SW], dst: &mut [DW]| match Directed::new(opts.rounding) {
+    match Directed::new(opts.rounding) {
         None => crate::arch::vectorized_wide_or(
             (src, dst),
             rounded_by!(NEAREST_EVEN, Directed::AWAY),
@@ -86,23 +85,7 @@ pub(super) fn float_to_int<SW: Word, DW: Word>(
         Some(round) => {
             crate::arch::vectorized_wide_or((src, dst), rounded_by!(GENERAL, round), portable)
         }
-    };
-    // `f32` into 64-bit integers writes twice what it reads: a large output is computed
-    // block by block into L1 by the same loops and streamed out (plain stores first read
-    // each output line from memory).
-    if SW::BITS < DW::BITS
-        && let Some(done) = crate::arch::through_l1_words(
-            SW::words(src),
-            DW::words_mut(dst),
-            &mut |s, d| match (SW::of(s), DW::of_mut(d)) {
-                (Some(s), Some(d)) => run(s, d),
-                _ => 0,
-            },
-        )
-    {
-        return done;
     }
-    run(src, dst)
 }
 
 /// The loop invariants of [`f2i64`]: a 64-bit target's range as exact `f64` bounds.
