@@ -94,13 +94,7 @@ mod kernels {
             // SAFETY: `y` is `LANES` words, 64 bytes (the caller's guarantee); a streamed
             // one is a 64-byte chunk from a 64-byte aligned `dst` (the caller's guarantee),
             // as `vmovntdq` requires. AVX-512 F is the caller's guarantee.
-            unsafe {
-                if STREAM {
-                    _mm512_stream_si512(d.cast(), v);
-                } else {
-                    _mm512_storeu_si512(d.cast(), v);
-                }
-            }
+            unsafe { super::super::stream::store_64::<STREAM>(d.cast(), v) };
             LANES
         };
         // The tail reads and writes only its `len < LANES` lanes (masked load in `vector`,

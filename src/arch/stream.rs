@@ -433,6 +433,26 @@ pub(super) fn streamed<S, D, const L: usize, const ALIGN: usize, const FENCE: bo
     body + plain(&src[body..n], &mut dst[body..n])
 }
 
+/// The 64-byte vector `v` stored at `p`: by `vmovntdq` with `STREAM`, else by an unaligned
+/// store (the step of a kernel built both ways, `super::widen`'s and `super::float_float`'s).
+///
+/// # Safety
+/// The CPU must have AVX-512 F (the caller's features: this is inlined into it); `p` must
+/// be writable for 64 bytes, and 64-byte aligned with `STREAM`.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+pub(super) unsafe fn store_64<const STREAM: bool>(p: *mut u8, v: std::arch::x86_64::__m512i) {
+    use std::arch::x86_64::{_mm512_storeu_si512, _mm512_stream_si512};
+    // SAFETY: the caller's guarantee.
+    unsafe {
+        if STREAM {
+            _mm512_stream_si512(p.cast(), v);
+        } else {
+            _mm512_storeu_si512(p.cast(), v);
+        }
+    }
+}
+
 #[cfg(target_arch = "x86_64")]
 mod kernels {
     use super::streamed;

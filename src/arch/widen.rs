@@ -169,13 +169,7 @@ mod kernels {
         let step = |x: &[u8; LANES], y: &mut [u32; LANES]| {
             let (v, d) = (convert(x), y.as_mut_ptr());
             // SAFETY: see above.
-            unsafe {
-                if STREAM {
-                    _mm512_stream_si512(d.cast(), v);
-                } else {
-                    _mm512_storeu_si512(d.cast(), v);
-                }
-            }
+            unsafe { super::super::stream::store_64::<STREAM>(d.cast(), v) };
             LANES
         };
         let tail = |x: &[u8], y: &mut [u32]| {
