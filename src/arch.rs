@@ -96,7 +96,7 @@ pub(crate) use stream::STREAM_MIN;
 pub(crate) use stream::streams;
 pub(crate) use stream::{
     f64_to_f32_streamed, f64_to_i32_streamed, i32_to_f32_streamed, lookup_bytes,
-    quantize_f32_streamed, stream_fence, streams_from, through_l1,
+    quantize_f32_streamed, stream_fence, streams_from, through_l1, through_l1_words,
 };
 pub(crate) use truncate::{float_to_i32_low_bits, truncate_or_indefinite};
 pub(crate) use wide::vectorized_wide;

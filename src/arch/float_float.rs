@@ -72,8 +72,10 @@ mod kernels {
 
     /// `vector(src + i, mask)` (a 64-byte result from `LANES` source elements, the lanes
     /// outside `mask` not read) stored at `dst + i` for each whole vector, streamed with
-    /// `STREAM`, and the tail's lanes by one masked store. Every lane is an output word, so
-    /// a masked-off lane of the tail is neither read nor written.
+    /// `STREAM`, and the tail's lanes by one masked store: the step and the tail of
+    /// [`streamed`](super::super::stream::streamed) (whose caller, `by_blocks_streamed`,
+    /// stores the head and issues the fence). Every lane is an output word, so a masked-off
+    /// lane of the tail is neither read nor written.
     ///
     /// # Safety
     /// The CPU must have AVX-512 F, BW and VL; with `STREAM`, `dst` must be 64-byte
@@ -86,34 +88,25 @@ mod kernels {
         vector: impl Fn(*const S, __mmask16) -> __m512i,
         store_tail: impl Fn(*mut D, __mmask16, __m512i),
     ) -> bool {
-        let n = src.len().min(dst.len());
-        let whole = n - n % LANES;
         let all = ((1u32 << LANES) - 1) as __mmask16;
-        // SAFETY: each step reads `LANES` elements at `src + i` and writes `LANES` words
-        // at `dst + i` with `i + LANES <= whole <= n`: in bounds. The tail reads and writes
-        // only its `n - whole < LANES` lanes (masked load in `vector`, masked store),
-        // which lie below `n`. Unaligned loads and stores, except the streamed ones at
-        // `dst + i`, `i` a multiple of `LANES` (64 bytes) from a 64-byte aligned `dst`
-        // (the caller's guarantee), as `vmovntpd` requires. AVX-512 F, BW and VL are the
-        // caller's guarantee.
-        unsafe {
-            let mut i = 0;
-            while i < whole {
-                let v = vector(src.as_ptr().add(i), all);
-                let d = dst.as_mut_ptr().add(i);
-                if STREAM {
-                    _mm512_stream_si512(d.cast(), v);
-                } else {
-                    _mm512_storeu_si512(d.cast(), v);
-                }
-                i += LANES;
+        let step = |x: &[S; LANES], y: &mut [D; LANES]| {
+            let (v, d) = (vector(x.as_ptr(), all), y.as_mut_ptr());
+            // SAFETY: `y` is `LANES` words, 64 bytes (the caller's guarantee); a streamed
+            // one is a 64-byte chunk from a 64-byte aligned `dst` (the caller's guarantee),
+            // as `vmovntdq` requires. AVX-512 F is the caller's guarantee.
+            unsafe { super::super::stream::store_64::<STREAM>(d.cast(), v) };
+            LANES
+        };
+        // The tail reads and writes only its `len < LANES` lanes (masked load in `vector`,
+        // masked store), which lie in `x` and `y`.
+        let tail = |x: &[S], y: &mut [D]| {
+            if !x.is_empty() {
+                let mask = ((1u32 << x.len()) - 1) as __mmask16;
+                store_tail(y.as_mut_ptr(), mask, vector(x.as_ptr(), mask));
             }
-            if whole < n {
-                let mask = ((1u32 << (n - whole)) - 1) as __mmask16;
-                let v = vector(src.as_ptr().add(whole), mask);
-                store_tail(dst.as_mut_ptr().add(whole), mask, v);
-            }
-        }
+            x.len()
+        };
+        super::super::stream::streamed::<S, D, LANES, 1, false>(src, dst, tail, step);
         true
     }
 

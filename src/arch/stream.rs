@@ -1,12 +1,17 @@
 //! Streamed (non-temporal) stores for large outputs: when a kernel streams
-//! ([`streams_from`]: a large output that does not fit in the cache with its input), the parallel calls' output ranges ([`Region`]), and the kernels that
-//! store from registers by `vmovntdq`/`vmovntps` (the one-byte table lookup,
-//! `int32 -> float32`, numcodecs.quantize's `float32 -> float32`, and with AVX-512
-//! `f64 -> int32` and `f64 -> f32` nearest-even). float16 -> `f32`
-//! (`super::F16c`) and the widening of one-byte floats (`super::widen_bytes_to_f32`)
-//! stream through [`streams_from`] too. [`through_l1`] streams the output of any elementwise
-//! kernel, computed block by block into an L1 buffer (bitround's float copy, scale_offset's
-//! `f32`/`f64` encode).
+//! ([`streams_from`]: a large output that does not fit in the cache with its input), the
+//! parallel calls' output ranges ([`Region`]), and the two shapes of a streamed output:
+//! - from the registers, [`streamed`]: the plain kernel up to the output's first aligned
+//!   boundary, the kernel's step storing whole vectors by `vmovnt*`, an `sfence`, the plain
+//!   kernel on the tail. The one-byte table lookup, `int32 -> float32`, numcodecs.quantize's
+//!   `float32 -> float32` and with AVX-512 `f64 -> int32` and `f64 -> f32` nearest-even
+//!   here, `f32 -> f64` and the same-type float casts (`super::float_float`) and the
+//!   widening of one-byte floats (`super::widen`) pass their steps to it;
+//! - through L1, [`through_l1`] and [`through_l1_words`]: any elementwise kernel computed
+//!   block by block into an L1 buffer streamed out (bitround's float copy, scale_offset's
+//!   `f32`/`f64` encode, numcodecs.astype's widenings).
+
+use crate::number::storage::{Word, Words, WordsMut};
 
 /// Outputs from this many bytes on are written by [`lookup_bytes`] with non-temporal
 /// stores. Below it the output may stay in the last-level cache for whoever reads it next
@@ -117,14 +122,9 @@ impl Region {
 /// `movnti` stores were measured slower (a C loop, 4M elements: 2.2-3.3 ms against
 /// 1.7-2.2).
 #[inline]
-pub(crate) fn lookup_bytes<W: crate::number::storage::Word>(
-    table: &[W; 256],
-    codes: &[u8],
-    out: &mut [W],
-) {
+pub(crate) fn lookup_bytes<W: Word>(table: &[W; 256], codes: &[u8], out: &mut [W]) {
     #[cfg(target_arch = "x86_64")]
     if streams_from(codes, out) && super::has_avx2() {
-        use crate::number::storage::Word;
         let n = codes.len().min(out.len());
         let (codes, words) = (&codes[..n], W::words(&table[..]));
         if let (Some(t), Some(o)) = (u64::of(words), u64::of_mut(W::words_mut(&mut out[..n])))
@@ -240,15 +240,14 @@ struct Block([u64; BLOCK_BYTES / 8]);
 
 /// `kernel(src, dst)`, the kernel of an elementwise map (`dst[i]` a function of `src[i]`
 /// only) over the shorter of the two lengths, written out by streamed stores when `dst`
-/// is an output to stream ([`streams`]) and the CPU has AVX2: plain stores up to `dst`'s
-/// first 32-byte boundary, then the kernel computes each block of [`BLOCK_BYTES`] into a
-/// buffer that stays in L1 and `vmovntdq` copies it to `dst` (the block's last partial
-/// vector by plain stores), then `sfence`. The kernel is the same, so are its results.
+/// is an output to stream ([`streams`]) and the CPU has AVX2: see [`through_l1_words`],
+/// which this calls with the kernel behind `dyn`, so that the block loop is compiled once
+/// for every word pair and kernel. The kernel is the same, so are its results.
 ///
 /// For kernels that store through the cache and write as many bytes as they read, or
 /// more: with plain stores every output line is first read from memory.
 #[inline]
-pub(crate) fn through_l1<S, W: crate::number::storage::Word>(
+pub(crate) fn through_l1<S: Word, W: Word>(
     src: &[S],
     dst: &mut [W],
     mut kernel: impl FnMut(&[S], &mut [W]),
@@ -257,71 +256,215 @@ pub(crate) fn through_l1<S, W: crate::number::storage::Word>(
     let (src, dst) = (&src[..n], &mut dst[..n]);
     #[cfg(target_arch = "x86_64")]
     if streams_from(src, dst) && super::has_avx2() {
-        blocks(src, dst, &mut kernel);
+        let words = |s: Words<'_>, d: WordsMut<'_>| {
+            let len = d.len();
+            if let (Some(s), Some(d)) = (S::of(s), W::of_mut(d)) {
+                kernel(s, d);
+            }
+            len
+        };
+        blocks(S::words(src), W::words_mut(dst), &mut { words });
         return;
     }
     kernel(src, dst);
 }
 
-/// The streamed path of [`through_l1`] (equal lengths), once per word width and source
-/// type: the kernel is called through `dyn`, once per block.
+/// `kernel(src, dst)` over the shorter length, block by block through L1 and streamed
+/// out, when `dst` is an output to stream ([`streams_from`]) and the CPU has AVX2: plain
+/// stores up to `dst`'s first 32-byte boundary, then the kernel computes each block of
+/// [`BLOCK_BYTES`] into a buffer that stays in L1 and `vmovntdq` copies it to `dst`, then
+/// `sfence`, then the kernel on the last partial block by plain stores. `kernel` returns
+/// how many of its elements it did (a prefix, as `convert::blocks::by_blocks` does), and
+/// so does this; `None` (nothing written) when the output does not stream.
+///
+/// Not generic: the block loop is compiled once, and a caller pays only for its call and
+/// the `dyn` kernel (numcodecs.astype's widening pairs). For cheap kernels whose output is
+/// wider than their input: the avoided read of each output line is then most of the
+/// traffic, which pays for the block copy (astype `int16 -> float64`, 32 MiB out: 4.2-5.6
+/// -> 2.7-4.1 ms by minima). Slower this way: narrowing casts (`f64 -> i32`,
+/// `int32 -> float32`), whose outputs stream from the registers ([`streamed`]), and
+/// `f32 -> u64` towards zero (2.7 instructions an element: 3.9-4.6 -> 4.8-5.2 ms).
+pub(crate) fn through_l1_words(
+    src: Words<'_>,
+    dst: WordsMut<'_>,
+    kernel: &mut dyn FnMut(Words<'_>, WordsMut<'_>) -> usize,
+) -> Option<usize> {
+    #[cfg(target_arch = "x86_64")]
+    if super::has_avx2() && streams_bytes(src.len() * src.bits() as usize / 8, &dst) {
+        return Some(blocks(src, dst, kernel));
+    }
+    let _ = (src, dst, kernel);
+    None
+}
+
+/// [`streams_from`] for word slices: `src_bytes` of input written to `dst`.
+#[cfg(target_arch = "x86_64")]
+fn streams_bytes(src_bytes: usize, dst: &WordsMut<'_>) -> bool {
+    let bytes = dst.len() * dst.bits() as usize / 8;
+    if bytes >= STREAM_MIN {
+        return src_bytes.saturating_add(bytes) > cached_max();
+    }
+    let start = address(dst);
+    let (lo, hi) = STREAM_REGION.with(std::cell::Cell::get);
+    lo < hi && lo <= start && start + bytes <= hi
+}
+
+/// The address of `w`'s first word.
+#[cfg(target_arch = "x86_64")]
+fn address(w: &WordsMut<'_>) -> usize {
+    match w {
+        WordsMut::U8(s) => s.as_ptr() as usize,
+        WordsMut::U16(s) => s.as_ptr() as usize,
+        WordsMut::U32(s) => s.as_ptr() as usize,
+        WordsMut::U64(s) => s.as_ptr() as usize,
+    }
+}
+
+/// The first `n` words of `bits` width of `buf`.
+#[cfg(target_arch = "x86_64")]
+fn block_words(buf: &mut Block, bits: u32, n: usize) -> WordsMut<'_> {
+    let p = buf.0.as_mut_ptr();
+    // SAFETY: `u8`, `u16`, `u32` and `u64` take every bit pattern, their alignment (at most
+    // 8) divides the buffer's, and `n` of them fit in its `BLOCK_BYTES` (the callers' `n`
+    // is at most `BLOCK_BYTES / (bits / 8)`); the buffer is borrowed as long as the words.
+    unsafe {
+        match bits {
+            8 => WordsMut::U8(std::slice::from_raw_parts_mut(p.cast(), n)),
+            16 => WordsMut::U16(std::slice::from_raw_parts_mut(p.cast(), n)),
+            32 => WordsMut::U32(std::slice::from_raw_parts_mut(p.cast(), n)),
+            _ => WordsMut::U64(std::slice::from_raw_parts_mut(p, n)),
+        }
+    }
+}
+
+/// The streamed path of [`through_l1_words`] (and so of [`through_l1`]): once for all word
+/// widths and kernels, the kernel called through `dyn`, once per block.
 #[cfg(target_arch = "x86_64")]
 #[inline(never)]
-fn blocks<S, W: crate::number::storage::Word>(
-    src: &[S],
-    dst: &mut [W],
-    kernel: &mut dyn FnMut(&[S], &mut [W]),
-) {
-    let size = std::mem::size_of::<W>();
-    let head = dst.as_ptr().align_offset(32).min(dst.len());
-    let (s0, src) = src.split_at(head);
-    let (d0, dst) = dst.split_at_mut(head);
-    kernel(s0, d0);
-    let mut buf = Block([0; BLOCK_BYTES / 8]);
+fn blocks(
+    src: Words<'_>,
+    mut dst: WordsMut<'_>,
+    kernel: &mut dyn FnMut(Words<'_>, WordsMut<'_>) -> usize,
+) -> usize {
+    let n = src.len().min(dst.len());
+    let (bits, size) = (dst.bits(), dst.bits() as usize / 8);
+    // Words up to the first 32-byte boundary (an address is a multiple of its word size).
+    let head = (address(&dst).wrapping_neg() % 32 / size).min(n);
     let per = BLOCK_BYTES / size;
-    // SAFETY: `W` is `u8`, `u16`, `u32` or `u64` (`Word` is sealed): every bit pattern is
-    // valid, its alignment (at most 8) divides the buffer's, and `per` of them fill
-    // exactly its `BLOCK_BYTES`; the buffer is not otherwise used while `words` lives.
-    let words: &mut [W] =
-        unsafe { std::slice::from_raw_parts_mut(buf.0.as_mut_ptr().cast::<W>(), per) };
-    for (s, d) in src.chunks(per).zip(dst.chunks_mut(per)) {
-        let b = &mut words[..d.len()];
-        kernel(s, b);
-        let whole = std::mem::size_of_val(d) / 32 * 32 / size;
-        // SAFETY: AVX2 (the caller checked it). `b` starts at the 64-byte aligned buffer;
-        // `d` at `dst`'s first 32-byte boundary plus a multiple of `BLOCK_BYTES` (32-byte
-        // aligned); both hold `whole * size` bytes, a multiple of 32.
-        unsafe {
-            kernels::copy_streamed(b.as_ptr().cast(), d.as_mut_ptr().cast(), whole * size / 32)
-        };
-        d[whole..].copy_from_slice(&b[whole..]);
+    let body = head + (n - head) / per * per;
+    let done = kernel(src.sub(0, head), dst.sub(0, head));
+    if done < head {
+        return done;
+    }
+    let mut buf = Block([0; BLOCK_BYTES / 8]);
+    for at in (head..body).step_by(per) {
+        let mut b = block_words(&mut buf, bits, per);
+        let done = kernel(src.sub(at, at + per), b.sub(0, per));
+        if done < per {
+            dst.sub(at, at + done).copy_from(b.as_words().sub(0, done));
+            stream_fence();
+            return at + done;
+        }
+        let to = address(&dst.sub(at, at + per)) as *mut u8;
+        // SAFETY: AVX2 (the callers checked it). The buffer is 64-byte aligned and holds
+        // `BLOCK_BYTES`; `to` is `dst`'s word `at`, `head` (its first 32-byte boundary)
+        // plus a multiple of `BLOCK_BYTES` words, so 32-byte aligned, with `per` words
+        // (`BLOCK_BYTES`) writable from it, taken from `dst` just above, which is not
+        // otherwise used while the copy writes.
+        unsafe { kernels::copy_streamed(buf.0.as_ptr().cast(), to, BLOCK_BYTES / 32) };
     }
     stream_fence();
+    body + kernel(src.sub(body, n), dst.sub(body, n))
+}
+
+/// The one shape of a conversion whose output can be streamed: `plain` on the elements
+/// before `dst`'s first `ALIGN`-byte boundary (none when `ALIGN` is 1), `step` on each
+/// whole chunk of `L` elements from there, `plain` on the rest; with `FENCE`, an `sfence`
+/// after the last step (or at a stop), which orders the streamed stores before any later
+/// store, as plain ones are. A kernel gets a streamed output by passing a `step` that
+/// stores its chunk by `vmovnt*`: each chunk of `dst` starts `ALIGN`-aligned when `L`
+/// elements are a multiple of `ALIGN` bytes. `step` and `plain` return how many of their
+/// elements they did, a prefix; this returns how many elements are done, stopping after
+/// the first that did fewer than all (for the non-stopping kernels a constant, and the
+/// test folds away).
+///
+/// `#[inline(always)]` and no target feature of its own: it is inlined into the caller's
+/// `#[target_feature]` kernel, and its closures, which carry the caller's features, into
+/// that (a helper with fewer features than its closures would keep them out of line).
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+pub(super) fn streamed<S, D, const L: usize, const ALIGN: usize, const FENCE: bool>(
+    src: &[S],
+    dst: &mut [D],
+    mut plain: impl FnMut(&[S], &mut [D]) -> usize,
+    mut step: impl FnMut(&[S; L], &mut [D; L]) -> usize,
+) -> usize {
+    let n = src.len().min(dst.len());
+    let head = dst.as_ptr().align_offset(ALIGN).min(n);
+    let body = head + (n - head) / L * L;
+    let done = plain(&src[..head], &mut dst[..head]);
+    if done < head {
+        return done;
+    }
+    // An index stepped to `body`, as the kernels' own loops were written: LLVM then counts
+    // the steps down (a chunk iterator's index took one more instruction a step).
+    let mut i = head;
+    while i < body {
+        // SAFETY: `head <= i` and `i + L <= body <= n`, at most both lengths: `L` elements
+        // of each slice from `i`, `dst`'s exclusively borrowed for the step.
+        let (x, y) = unsafe {
+            (
+                &*src.as_ptr().add(i).cast::<[S; L]>(),
+                &mut *dst.as_mut_ptr().add(i).cast::<[D; L]>(),
+            )
+        };
+        let done = step(x, y);
+        if done < L {
+            if FENCE {
+                stream_fence();
+            }
+            return i + done;
+        }
+        i += L;
+    }
+    if FENCE {
+        stream_fence();
+    }
+    body + plain(&src[body..n], &mut dst[body..n])
+}
+
+/// The 64-byte vector `v` stored at `p`: by `vmovntdq` with `STREAM`, else by an unaligned
+/// store (the step of a kernel built both ways, `super::widen`'s and `super::float_float`'s).
+///
+/// # Safety
+/// The CPU must have AVX-512 F (the caller's features: this is inlined into it); `p` must
+/// be writable for 64 bytes, and 64-byte aligned with `STREAM`.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+pub(super) unsafe fn store_64<const STREAM: bool>(p: *mut u8, v: std::arch::x86_64::__m512i) {
+    use std::arch::x86_64::{_mm512_storeu_si512, _mm512_stream_si512};
+    // SAFETY: the caller's guarantee.
+    unsafe {
+        if STREAM {
+            _mm512_stream_si512(p.cast(), v);
+        } else {
+            _mm512_storeu_si512(p.cast(), v);
+        }
+    }
 }
 
 #[cfg(target_arch = "x86_64")]
 mod kernels {
+    use super::streamed;
     use std::arch::x86_64::*;
 
-    /// The part of `out` before its first 32-byte boundary, the whole `lanes`-word vectors
-    /// after it, and the tail: `(head, body)` with `head <= body <= n`.
-    fn split<W>(out: &[W], n: usize, lanes: usize) -> (usize, usize) {
-        let head = out.as_ptr().align_offset(32).min(n);
-        (head, head + (n - head) / lanes * lanes)
-    }
-
-    /// `out[i] = t[codes[i]]` over `range`, by plain stores.
-    fn plain<W: Copy>(t: &[W; 256], codes: &[u8], out: &mut [W], range: std::ops::Range<usize>) {
-        for (d, &c) in out[range.clone()].iter_mut().zip(&codes[range]) {
+    /// `out[i] = t[codes[i]]` over the shorter length, by plain stores.
+    fn plain<W: Copy>(t: &[W; 256], codes: &[u8], out: &mut [W]) -> usize {
+        for (d, &c) in out.iter_mut().zip(codes) {
             *d = t[usize::from(c)];
         }
+        codes.len()
     }
-
-    // SAFETY (both lookups): each `vmovntdq` stores 32 bytes at word `head + lanes * k`,
-    // with `head + lanes * (k + 1) <= body <= n <= out.len()`: within `out`. `out + head`
-    // is 32-byte aligned (`align_offset`) and each store a multiple of 32 bytes further, as
-    // `vmovntdq` requires. The `sfence` orders the streamed stores before later ones. AVX2
-    // (with AVX and SSE) is the caller's guarantee.
 
     /// `out[i] = t[codes[i]]`, 4 words per streamed vector (see `lookup_bytes`).
     ///
@@ -329,19 +472,15 @@ mod kernels {
     /// The CPU must have AVX2.
     #[target_feature(enable = "avx2")]
     pub(super) unsafe fn lookup_u64(t: &[u64; 256], codes: &[u8], out: &mut [u64]) {
-        let n = codes.len().min(out.len());
-        let (head, body) = split(out, n, 4);
-        plain(t, codes, out, 0..head);
         let at = |c: u8| t[usize::from(c)] as i64;
-        // SAFETY: see above.
-        unsafe {
-            for (k, c) in codes[head..body].chunks_exact(4).enumerate() {
-                let v = _mm256_setr_epi64x(at(c[0]), at(c[1]), at(c[2]), at(c[3]));
-                _mm256_stream_si256(out.as_mut_ptr().add(head + 4 * k).cast(), v);
-            }
-            _mm_sfence();
-        }
-        plain(t, codes, out, body..n);
+        let step = |c: &[u8; 4], y: &mut [u64; 4]| {
+            let v = _mm256_setr_epi64x(at(c[0]), at(c[1]), at(c[2]), at(c[3]));
+            // SAFETY: `y` is a 32-byte chunk of `out` on a 32-byte boundary (`streamed`),
+            // as `vmovntdq` requires; AVX2 is the caller's guarantee.
+            unsafe { _mm256_stream_si256(y.as_mut_ptr().cast(), v) };
+            4
+        };
+        streamed::<_, _, 4, 32, true>(codes, out, |c, o| plain(t, c, o), step);
     }
 
     /// `out[i] = t[codes[i]]`, 8 words per streamed vector (see `lookup_bytes`).
@@ -350,29 +489,24 @@ mod kernels {
     /// The CPU must have AVX2.
     #[target_feature(enable = "avx2")]
     pub(super) unsafe fn lookup_u32(t: &[u32; 256], codes: &[u8], out: &mut [u32]) {
-        let n = codes.len().min(out.len());
-        let (head, body) = split(out, n, 8);
-        plain(t, codes, out, 0..head);
         let at = |c: u8| t[usize::from(c)] as i32;
-        // SAFETY: see above.
-        unsafe {
-            for (k, c) in codes[head..body].chunks_exact(8).enumerate() {
-                let (lo, hi) = (&c[..4], &c[4..]);
-                let v = _mm256_setr_epi32(
-                    at(lo[0]),
-                    at(lo[1]),
-                    at(lo[2]),
-                    at(lo[3]),
-                    at(hi[0]),
-                    at(hi[1]),
-                    at(hi[2]),
-                    at(hi[3]),
-                );
-                _mm256_stream_si256(out.as_mut_ptr().add(head + 8 * k).cast(), v);
-            }
-            _mm_sfence();
-        }
-        plain(t, codes, out, body..n);
+        let step = |c: &[u8; 8], y: &mut [u32; 8]| {
+            let (lo, hi) = (&c[..4], &c[4..]);
+            let v = _mm256_setr_epi32(
+                at(lo[0]),
+                at(lo[1]),
+                at(lo[2]),
+                at(lo[3]),
+                at(hi[0]),
+                at(hi[1]),
+                at(hi[2]),
+                at(hi[3]),
+            );
+            // SAFETY: as in `lookup_u64`.
+            unsafe { _mm256_stream_si256(y.as_mut_ptr().cast(), v) };
+            8
+        };
+        streamed::<_, _, 8, 32, true>(codes, out, |c, o| plain(t, c, o), step);
     }
 
     /// `vectors` 32-byte vectors from `from` to `to` by `vmovdqa` loads and `vmovntdq`
@@ -409,46 +543,41 @@ mod kernels {
         }
     }
 
+    /// `one` on each element of `src` into `dst` (the shorter length), by plain stores.
+    #[inline(always)]
+    fn each<S: Copy, D>(src: &[S], dst: &mut [D], one: impl Fn(S) -> D) -> usize {
+        for (x, y) in src.iter().zip(dst.iter_mut()) {
+            *y = one(*x);
+        }
+        src.len()
+    }
+
     /// # Safety
     /// The CPU must have AVX2.
     #[target_feature(enable = "avx2")]
     pub(super) unsafe fn quantize_f32(scale: f32, inv: f32, src: &[u32], dst: &mut [u32]) {
-        let n = src.len().min(dst.len());
         let one = |x: u32| ((f32::from_bits(x) * scale).round_ties_even() * inv).to_bits();
-        let (head, body) = split(dst, n, 8);
-        for i in 0..head {
-            dst[i] = one(src[i]);
-        }
         let (s, v) = (_mm256_set1_ps(scale), _mm256_set1_ps(inv));
         const NEAREST: i32 = _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC;
-        // SAFETY (`step`): `y` is one of the 8-word vectors of `dst[head..body]`, which
-        // start at the 32-byte boundary `head` (`align_offset`), so it is 32-byte aligned,
-        // as `vmovntps` requires; the load and the store touch only `x` and `y`. The
-        // `sfence` orders the streamed stores before later ones.
-        let step = |x: &[u32; 8], y: &mut [u32; 8]| unsafe {
-            let r =
-                _mm256_round_ps::<NEAREST>(_mm256_mul_ps(_mm256_loadu_ps(x.as_ptr().cast()), s));
-            _mm256_stream_ps(y.as_mut_ptr().cast(), _mm256_mul_ps(r, v));
-        };
-        let (x, y) = (
-            src[head..body].as_chunks::<8>().0,
-            dst[head..body].as_chunks_mut::<8>().0,
-        );
         // Four vectors a step, as the vectorized loop is unrolled: the loop's own
         // instructions are then a fifth of the whole.
-        let (mut xs, mut ys) = (x.chunks_exact(4), y.chunks_exact_mut(4));
-        for (x, y) in (&mut xs).zip(&mut ys) {
-            for k in 0..4 {
-                step(&x[k], &mut y[k]);
+        let step = |x: &[u32; 32], y: &mut [u32; 32]| {
+            for (x, y) in x.as_chunks::<8>().0.iter().zip(y.as_chunks_mut::<8>().0) {
+                // SAFETY: `y` is one of the 8-word vectors of a chunk on a 32-byte
+                // boundary (`streamed`), so 32-byte aligned, as `vmovntps` requires; the
+                // load and the store touch only `x` and `y`. AVX2 is the caller's
+                // guarantee.
+                unsafe {
+                    let r = _mm256_round_ps::<NEAREST>(_mm256_mul_ps(
+                        _mm256_loadu_ps(x.as_ptr().cast()),
+                        s,
+                    ));
+                    _mm256_stream_ps(y.as_mut_ptr().cast(), _mm256_mul_ps(r, v));
+                }
             }
-        }
-        for (x, y) in xs.remainder().iter().zip(ys.into_remainder()) {
-            step(x, y);
-        }
-        _mm_sfence();
-        for i in body..n {
-            dst[i] = one(src[i]);
-        }
+            32
+        };
+        streamed::<_, _, 32, 32, true>(src, dst, |s, d| each(s, d, one), step);
     }
 
     /// One element of [`f64_to_i32`] outside its vector body: `None` where a lane would
@@ -482,50 +611,36 @@ mod kernels {
         one: impl Fn(u64) -> Option<u32>,
         eight: impl Fn(&[u64; 8]) -> (__m256i, u8),
     ) -> usize {
-        let n = src.len().min(dst.len());
-        let (head, body) = split(dst, n, 16);
-        let scalar = |dst: &mut [u32], range: std::ops::Range<usize>| {
-            for i in range {
-                match one(src[i]) {
-                    Some(y) => dst[i] = y,
-                    None => return Some(i),
+        let scalar = |src: &[u64], dst: &mut [u32]| {
+            for (i, (x, y)) in src.iter().zip(dst.iter_mut()).enumerate() {
+                match one(*x) {
+                    Some(v) => *y = v,
+                    None => return i,
                 }
             }
-            None
+            src.len()
         };
-        if let Some(i) = scalar(dst, 0..head) {
-            return i;
-        }
-        let x = src[head..body].as_chunks::<16>().0;
-        let y = dst[head..body].as_chunks_mut::<16>().0;
-        for (k, (x, y)) in x.iter().zip(y).enumerate() {
+        let step = |x: &[u64; 16], y: &mut [u32; 16]| {
             let x = x.as_chunks::<8>().0;
             let ((a, stop_a), (b, stop_b)) = (eight(&x[0]), eight(&x[1]));
             if stop_a | stop_b != 0 {
                 // The first vector is done unless it stops too.
-                let done = if stop_a != 0 {
-                    0
-                } else {
-                    // SAFETY: as below.
-                    unsafe { _mm256_stream_si256(y.as_mut_ptr().cast(), a) };
-                    8
-                };
-                // SAFETY: SSE.
-                unsafe { _mm_sfence() };
-                return head + 16 * k + done;
+                if stop_a != 0 {
+                    return 0;
+                }
+                // SAFETY: as below.
+                unsafe { _mm256_stream_si256(y.as_mut_ptr().cast(), a) };
+                return 8;
             }
-            // SAFETY: `y` is one of the 16-word chunks of `dst[head..body]`, which start at
-            // the 32-byte boundary `head` (`align_offset`): two 32-byte vectors, each
-            // 32-byte aligned, as `vmovntdq` requires.
+            // SAFETY: `y` is a 16-word chunk of `dst` on a 32-byte boundary (`streamed`):
+            // two 32-byte vectors, each 32-byte aligned, as `vmovntdq` requires.
             unsafe {
                 _mm256_stream_si256(y.as_mut_ptr().cast(), a);
                 _mm256_stream_si256(y.as_mut_ptr().add(8).cast(), b);
             }
-        }
-        // SAFETY: SSE. Orders the streamed stores before any later store, as plain ones
-        // are.
-        unsafe { _mm_sfence() };
-        scalar(dst, body..n).unwrap_or(n)
+            16
+        };
+        streamed::<_, _, 16, 32, true>(src, dst, scalar, step)
     }
 
     /// # Safety
@@ -573,32 +688,17 @@ mod kernels {
     /// The CPU must have AVX2.
     #[target_feature(enable = "avx2")]
     pub(super) unsafe fn i32_to_f32(src: &[u32], dst: &mut [u32]) {
-        let n = src.len().min(dst.len());
         let one = |x: u32| (x as i32 as f32).to_bits();
-        // Plain stores up to `dst`'s first 32-byte boundary (all of them, should
-        // `align_offset` not tell), then whole vectors, then the tail.
-        let (head, body) = split(dst, n, 8);
-        for i in 0..head {
-            dst[i] = one(src[i]);
-        }
-        // SAFETY: each load reads 8 `u32` at `i`, each store writes 8 at `i`, with
-        // `head <= i` and `i + 8 <= body <= n`: within both slices. `dst + head` is 32-byte
-        // aligned (`align_offset`) and `i - head` is a multiple of 8 words, so every
-        // `vmovntps` address is 32-byte aligned, as it requires. The `sfence` orders the
-        // streamed stores before any later store, as plain ones are. AVX2 (which includes
-        // AVX and SSE) is guaranteed by the caller.
-        unsafe {
-            let mut i = head;
-            while i < body {
-                let x = _mm256_loadu_si256(src.as_ptr().add(i).cast());
-                _mm256_stream_ps(dst.as_mut_ptr().add(i).cast(), _mm256_cvtepi32_ps(x));
-                i += 8;
+        let step = |x: &[u32; 8], y: &mut [u32; 8]| {
+            // SAFETY: `y` is an 8-word chunk of `dst` on a 32-byte boundary (`streamed`),
+            // as `vmovntps` requires; the load reads `x`. AVX2 is the caller's guarantee.
+            unsafe {
+                let v = _mm256_cvtepi32_ps(_mm256_loadu_si256(x.as_ptr().cast()));
+                _mm256_stream_ps(y.as_mut_ptr().cast(), v);
             }
-            _mm_sfence();
-        }
-        for i in body..n {
-            dst[i] = one(src[i]);
-        }
+            8
+        };
+        streamed::<_, _, 8, 32, true>(src, dst, |s, d| each(s, d, one), step);
     }
 }
 
@@ -617,7 +717,7 @@ pub(crate) fn stream_fence() {
 mod tests {
     use super::{BLOCK_BYTES, CACHED_MAX, Region, STREAM_MIN, streams_from, through_l1};
     use crate::isa::{Isa, with_max_isa};
-    use crate::number::storage::Word;
+    use crate::number::storage::{Word, Words, WordsMut};
 
     /// A large output streams unless it fits in the cache with its input (on AMD's CPUs;
     /// elsewhere always, see `cached_max`); a small one only as a chunk of a parallel call's
@@ -715,6 +815,174 @@ mod tests {
                 assert!(out[at..].iter().copied().eq(want), "{level:?} whole");
             });
         }
+    }
+
+    /// `streamed`'s shape with closures for a step and a plain kernel (no intrinsics):
+    /// every element written once by the one that owns it, steps only on `ALIGN`-aligned
+    /// chunks, the count of a stop in the head, a step or the tail, for every offset from a
+    /// 64-byte boundary and lengths around the step.
+    #[test]
+    #[cfg(target_arch = "x86_64")]
+    fn streamed_writes_each_element_once_and_stops_where_told() {
+        let n = 300;
+        let src: Vec<u32> = (0..n as u32).map(|i| i * 7 + 1).collect();
+        let mut out = vec![0u64; n + 64];
+        for start in 0..9 {
+            for len in [0, 1, 7, 15, 16, 17, 31, 33, 64, 100, 255] {
+                for stop in [None, Some(0), Some(3), Some(len / 2), Some(len.max(1) - 1)] {
+                    let stop = stop.filter(|&s| s < len);
+                    out.fill(0);
+                    let base = out.as_ptr().align_offset(64) + start;
+                    let dst = &mut out[base..base + len];
+                    let origin = dst.as_ptr() as usize;
+                    let at = |p: *const u64| (p as usize - origin) / 8;
+                    let hit = |i: usize| stop == Some(i);
+                    let plain = |x: &[u32], y: &mut [u64]| {
+                        for (k, (a, b)) in x.iter().zip(y.iter_mut()).enumerate() {
+                            if hit(at(b)) {
+                                return k;
+                            }
+                            *b = u64::from(*a) << 1;
+                        }
+                        x.len()
+                    };
+                    let step = |x: &[u32; 8], y: &mut [u64; 8]| {
+                        assert!((y.as_ptr() as usize).is_multiple_of(64), "an aligned chunk");
+                        for (k, (a, b)) in x.iter().zip(y.iter_mut()).enumerate() {
+                            if hit(at(b)) {
+                                return k;
+                            }
+                            *b = u64::from(*a) << 1 | 1;
+                        }
+                        8
+                    };
+                    let done = super::streamed::<u32, u64, 8, 64, true>(&src, dst, plain, step);
+                    assert_eq!(done, stop.unwrap_or(len), "{start} {len} {stop:?}");
+                    let head = (8 - start % 8) % 8;
+                    for (i, &w) in out[base..base + len].iter().enumerate() {
+                        let stepped =
+                            i >= head.min(len) && i < head + (len - head.min(len)) / 8 * 8;
+                        let want = if i >= done {
+                            0
+                        } else {
+                            u64::from(src[i]) << 1 | u64::from(stepped)
+                        };
+                        assert_eq!(w, want, "{start} {len} {stop:?} at {i}");
+                    }
+                }
+            }
+        }
+    }
+
+    /// A widening kernel that writes `mix` of each source word and declines (returns its
+    /// count so far) at the global index `stop`, found from the source's address.
+    fn widening_kernel<S: Word, W: Word>(
+        src: &[S],
+        stop: usize,
+    ) -> impl FnMut(Words<'_>, WordsMut<'_>) -> usize + '_ {
+        let origin = src.as_ptr() as usize;
+        move |s, d| {
+            let (s, d) = (S::of(s).unwrap(), W::of_mut(d).unwrap());
+            let first = (s.as_ptr() as usize - origin) / std::mem::size_of::<S>();
+            for (k, (x, y)) in s.iter().zip(d.iter_mut()).enumerate() {
+                if first + k == stop {
+                    return k;
+                }
+                *y = W::from_u64(mix(x.to_u64()));
+            }
+            s.len().min(d.len())
+        }
+    }
+
+    /// `through_l1_words` with a widening kernel: the kernel's words up to its first
+    /// decline, which it returns, and nothing else written, at every level, every output
+    /// offset from a 32-byte boundary, lengths around the block inside a large output's
+    /// region, and whole outputs at and around `STREAM_MIN` bytes (streamed exactly when
+    /// `streams_from` says), with declines in the head, a block's first, middle and last
+    /// word, and the tail.
+    fn through_l1_words_is_the_kernel<S: Word, W: Word>() {
+        let size = std::mem::size_of::<W>();
+        let per = BLOCK_BYTES / size;
+        let n = STREAM_MIN / size + 2 * per + 64;
+        let src: Vec<S> = (0..n as u64)
+            .map(|i| S::from_u64(i.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 7))
+            .collect();
+        let sentinel = W::from_u64(0xa5a5_a5a5_a5a5_a5a5);
+        let mut out = vec![sentinel; n];
+        let check = |out: &mut Vec<W>, at: usize, len: usize, stop: usize, ctx: &str| {
+            let dst = &mut out[at..at + len];
+            let streams = streams_from(&src[at..at + len], &dst[..]) && crate::arch::has_avx2();
+            let mut kernel = widening_kernel::<S, W>(&src, stop);
+            let r = super::through_l1_words(
+                S::words(&src[at..at + len]),
+                W::words_mut(dst),
+                &mut kernel,
+            );
+            let done = (stop.max(at) - at).min(len);
+            assert_eq!(r, streams.then_some(done), "{ctx}");
+            if r.is_none() {
+                return;
+            }
+            let want = src[at..at + done]
+                .iter()
+                .map(|x| W::from_u64(mix(x.to_u64())));
+            assert!(out[at..at + done].iter().copied().eq(want), "{ctx}");
+            assert!(
+                out[..at]
+                    .iter()
+                    .chain(&out[at + done..])
+                    .all(|&w| w == sentinel),
+                "{ctx}: words beyond"
+            );
+            out[at..at + done].fill(sentinel);
+        };
+        for level in Isa::available() {
+            with_max_isa(level, || {
+                let region = Region::of(&out[..], &out[..]);
+                for start in 0..32 / size + 1 {
+                    let at = 64 + start;
+                    for len in [0, 1, 3, 31, per - 1, per, per + 1, 2 * per + 5] {
+                        for stop in [usize::MAX, at + 1, at + len / 2, at + len.max(1) - 1] {
+                            let ctx = format!("{level:?} region {start} {len} {stop}");
+                            region.streaming(|| check(&mut out, at, len, stop, &ctx));
+                        }
+                    }
+                }
+                // Whole outputs at the threshold: one word below it, at it, one above.
+                let at = 3;
+                for len in [
+                    STREAM_MIN / size - 1,
+                    STREAM_MIN / size,
+                    STREAM_MIN / size + 1,
+                ] {
+                    let ctx = format!("{level:?} whole {len}");
+                    check(&mut out, at, len, usize::MAX, &ctx);
+                }
+                // Declines in the head, the first block, a block's middle and last word, the
+                // tail.
+                let len = STREAM_MIN / size + per + 17;
+                let head = (32 - (out[at..].as_ptr() as usize) % 32) / size;
+                for stop in [
+                    at + 1,
+                    at + head,
+                    at + head + per / 2,
+                    at + head + 2 * per - 1,
+                    at + len - 2,
+                ] {
+                    let ctx = format!("{level:?} whole, decline at {stop}");
+                    check(&mut out, at, len, stop, &ctx);
+                }
+            });
+        }
+    }
+
+    #[test]
+    #[cfg_attr(miri, ignore = "16 MiB outputs; Miri has no non-temporal stores")]
+    fn through_l1_words_is_the_kernel_at_every_widening() {
+        through_l1_words_is_the_kernel::<u8, u16>();
+        through_l1_words_is_the_kernel::<u16, u64>();
+        through_l1_words_is_the_kernel::<u32, u64>();
+        through_l1_words_is_the_kernel::<u8, u32>();
     }
 
     #[test]

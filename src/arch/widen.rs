@@ -72,56 +72,57 @@ mod kernels {
         p: super::WidenPlan,
     ) -> bool {
         const LANES: usize = 8;
-        let n = src.len().min(dst.len());
-        let whole = n - n % LANES;
-        // SAFETY: each step reads 8 bytes at `src + i` and writes 8 `u32` at `dst + i`,
-        // with `i + 8 <= whole <= n`, or from and to local arrays of 8 (the tail): in
-        // bounds. Unaligned loads and stores, except the streamed ones at `dst + 4i`, `i` a
-        // multiple of 8 from a 32-byte aligned `dst` (the caller's guarantee), as
-        // `vmovntps` requires. AVX2 is the caller's guarantee.
-        unsafe {
-            let mag_mask = _mm256_set1_epi32(p.mag_mask as i32);
-            let shift = _mm_cvtsi32_si128(p.shift as i32);
-            let width = _mm_cvtsi32_si128(p.width as i32);
-            let scale = _mm256_set1_ps(p.scale);
-            let inf = _mm256_set1_epi32(p.inf as i32);
-            let inf_bits = _mm256_set1_epi32(0x7f80_0000);
-            let bias_nan = _mm256_set1_epi32(p.bias_nan as i32);
-            let mut nan = _mm256_setzero_si256();
-            // The `f32` bits of 8 codes at `s`, as the portable `widen`: the magnitude moved
-            // and scaled (one IEEE multiplication, as there), ±Inf set apart, the sign
-            // (the bit above `width`) put back; NaN magnitudes folded into `nan`.
-            macro_rules! convert {
-                ($s:expr) => {{
-                    let x = _mm256_cvtepu8_epi32(_mm_loadl_epi64($s.cast()));
-                    let mag = _mm256_and_si256(x, mag_mask);
-                    nan = _mm256_or_si256(nan, _mm256_add_epi32(mag, bias_nan));
-                    let moved = _mm256_castsi256_ps(_mm256_sll_epi32(mag, shift));
-                    let v = _mm256_castps_si256(_mm256_mul_ps(moved, scale));
-                    let v = _mm256_blendv_epi8(v, inf_bits, _mm256_cmpeq_epi32(mag, inf));
-                    let sign = _mm256_slli_epi32::<31>(_mm256_srl_epi32(x, width));
-                    _mm256_or_si256(v, sign)
-                }};
-            }
-            let mut i = 0;
-            while i < whole {
-                let v = convert!(src.as_ptr().add(i));
-                let d = dst.as_mut_ptr().add(i).cast::<__m256i>();
+        // SAFETY (the loads and stores below): each step reads 8 bytes of its chunk `x` and
+        // writes its 8 `u32` `y`, the tail reads and writes local arrays of 8. Unaligned
+        // loads and stores, except the streamed ones, each a chunk of 8 words from a 32-byte
+        // aligned `dst` (the caller's guarantee), as `vmovntps` requires. AVX2 is the
+        // caller's guarantee.
+        let mag_mask = _mm256_set1_epi32(p.mag_mask as i32);
+        let shift = _mm_cvtsi32_si128(p.shift as i32);
+        let width = _mm_cvtsi32_si128(p.width as i32);
+        let scale = _mm256_set1_ps(p.scale);
+        let inf = _mm256_set1_epi32(p.inf as i32);
+        let inf_bits = _mm256_set1_epi32(0x7f80_0000);
+        let bias_nan = _mm256_set1_epi32(p.bias_nan as i32);
+        let nan = std::cell::Cell::new(_mm256_setzero_si256());
+        // The `f32` bits of 8 codes at `s`, as the portable `widen`: the magnitude moved
+        // and scaled (one IEEE multiplication, as there), ±Inf set apart, the sign (the
+        // bit above `width`) put back; NaN magnitudes folded into `nan`.
+        let convert = |s: &[u8; LANES]| {
+            // SAFETY: see above.
+            let x = _mm256_cvtepu8_epi32(unsafe { _mm_loadl_epi64(s.as_ptr().cast()) });
+            let mag = _mm256_and_si256(x, mag_mask);
+            nan.set(_mm256_or_si256(nan.get(), _mm256_add_epi32(mag, bias_nan)));
+            let moved = _mm256_castsi256_ps(_mm256_sll_epi32(mag, shift));
+            let v = _mm256_castps_si256(_mm256_mul_ps(moved, scale));
+            let v = _mm256_blendv_epi8(v, inf_bits, _mm256_cmpeq_epi32(mag, inf));
+            let sign = _mm256_slli_epi32::<31>(_mm256_srl_epi32(x, width));
+            _mm256_or_si256(v, sign)
+        };
+        let step = |x: &[u8; LANES], y: &mut [u32; LANES]| {
+            let (v, d) = (convert(x), y.as_mut_ptr().cast::<__m256i>());
+            // SAFETY: see above.
+            unsafe {
                 if STREAM {
                     _mm256_stream_si256(d, v);
                 } else {
                     _mm256_storeu_si256(d, v);
                 }
-                i += LANES;
             }
-            if whole < n {
+            LANES
+        };
+        let tail = |x: &[u8], y: &mut [u32]| {
+            if !x.is_empty() {
                 let (mut s, mut d) = ([0u8; LANES], [0u32; LANES]);
-                s[..n - whole].copy_from_slice(&src[whole..n]);
-                _mm256_storeu_si256(d.as_mut_ptr().cast(), convert!(s.as_ptr()));
-                dst[whole..n].copy_from_slice(&d[..n - whole]);
+                s[..x.len()].copy_from_slice(x);
+                // SAFETY: see above.
+                unsafe { _mm256_storeu_si256(d.as_mut_ptr().cast(), convert(&s)) };
+                y.copy_from_slice(&d[..x.len()]);
             }
-            _mm256_movemask_ps(_mm256_castsi256_ps(nan)) == 0
-        }
+            x.len()
+        };
+        super::super::stream::streamed::<u8, u32, LANES, 1, false>(src, dst, tail, step);
+        _mm256_movemask_ps(_mm256_castsi256_ps(nan.get())) == 0
     }
 
     /// The AVX-512 twin of [`bytes_to_f32`]: 16 codes per vector, ±Inf by a compare mask,
@@ -138,55 +139,51 @@ mod kernels {
         p: super::WidenPlan,
     ) -> bool {
         const LANES: usize = 16;
-        let n = src.len().min(dst.len());
-        let whole = n - n % LANES;
-        // SAFETY: each step reads 16 bytes at `src + i` and writes 16 `u32` at `dst + i`,
-        // with `i + 16 <= whole <= n`, or from and to local arrays of 16 (the tail): in
-        // bounds. Unaligned loads and stores, except the streamed ones at `dst + 4i`, `i` a
-        // multiple of 16 from a 64-byte aligned `dst` (the caller's guarantee), as
-        // `vmovntps` requires. AVX-512 F and BW are the caller's guarantee.
-        unsafe {
-            let mag_mask = _mm512_set1_epi32(p.mag_mask as i32);
-            let shift = _mm_cvtsi32_si128(p.shift as i32);
-            // The sign (the bit above `width`) moved to bit 31.
-            let to_sign = _mm_cvtsi32_si128(31 - p.width as i32);
-            let sign_bit = _mm512_set1_epi32(i32::MIN);
-            let scale = _mm512_set1_ps(p.scale);
-            let inf = _mm512_set1_epi32(p.inf as i32);
-            let inf_bits = _mm512_set1_epi32(0x7f80_0000);
-            let bias_nan = _mm512_set1_epi32(p.bias_nan as i32);
-            let mut nan = _mm512_setzero_si512();
-            macro_rules! convert {
-                ($s:expr) => {{
-                    let x = _mm512_cvtepu8_epi32(_mm_loadu_si128($s.cast()));
-                    let mag = _mm512_and_si512(x, mag_mask);
-                    nan = _mm512_or_si512(nan, _mm512_add_epi32(mag, bias_nan));
-                    let moved = _mm512_castsi512_ps(_mm512_sll_epi32(mag, shift));
-                    let v = _mm512_castps_si512(_mm512_mul_ps(moved, scale));
-                    let v = _mm512_mask_mov_epi32(v, _mm512_cmpeq_epi32_mask(mag, inf), inf_bits);
-                    // v | (sign & bit 31)
-                    let sign = _mm512_sll_epi32(x, to_sign);
-                    _mm512_ternarylogic_epi32::<0xf8>(v, sign, sign_bit)
-                }};
-            }
-            let mut i = 0;
-            while i < whole {
-                let v = convert!(src.as_ptr().add(i));
-                let d = dst.as_mut_ptr().add(i);
-                if STREAM {
-                    _mm512_stream_si512(d.cast(), v);
-                } else {
-                    _mm512_storeu_si512(d.cast(), v);
-                }
-                i += LANES;
-            }
-            if whole < n {
+        // SAFETY (the loads and stores below): each step reads 16 bytes of its chunk `x`
+        // and writes its 16 `u32` `y`, the tail reads and writes local arrays of 16.
+        // Unaligned loads and stores, except the streamed ones, each a chunk of 16 words
+        // from a 64-byte aligned `dst` (the caller's guarantee), as `vmovntps` requires.
+        // AVX-512 F and BW are the caller's guarantee.
+        let mag_mask = _mm512_set1_epi32(p.mag_mask as i32);
+        let shift = _mm_cvtsi32_si128(p.shift as i32);
+        // The sign (the bit above `width`) moved to bit 31.
+        let to_sign = _mm_cvtsi32_si128(31 - p.width as i32);
+        let sign_bit = _mm512_set1_epi32(i32::MIN);
+        let scale = _mm512_set1_ps(p.scale);
+        let inf = _mm512_set1_epi32(p.inf as i32);
+        let inf_bits = _mm512_set1_epi32(0x7f80_0000);
+        let bias_nan = _mm512_set1_epi32(p.bias_nan as i32);
+        let nan = std::cell::Cell::new(_mm512_setzero_si512());
+        let convert = |s: &[u8; LANES]| {
+            // SAFETY: see above.
+            let x = _mm512_cvtepu8_epi32(unsafe { _mm_loadu_si128(s.as_ptr().cast()) });
+            let mag = _mm512_and_si512(x, mag_mask);
+            nan.set(_mm512_or_si512(nan.get(), _mm512_add_epi32(mag, bias_nan)));
+            let moved = _mm512_castsi512_ps(_mm512_sll_epi32(mag, shift));
+            let v = _mm512_castps_si512(_mm512_mul_ps(moved, scale));
+            let v = _mm512_mask_mov_epi32(v, _mm512_cmpeq_epi32_mask(mag, inf), inf_bits);
+            // v | (sign & bit 31)
+            let sign = _mm512_sll_epi32(x, to_sign);
+            _mm512_ternarylogic_epi32::<0xf8>(v, sign, sign_bit)
+        };
+        let step = |x: &[u8; LANES], y: &mut [u32; LANES]| {
+            let (v, d) = (convert(x), y.as_mut_ptr());
+            // SAFETY: see above.
+            unsafe { super::super::stream::store_64::<STREAM>(d.cast(), v) };
+            LANES
+        };
+        let tail = |x: &[u8], y: &mut [u32]| {
+            if !x.is_empty() {
                 let (mut s, mut d) = ([0u8; LANES], [0u32; LANES]);
-                s[..n - whole].copy_from_slice(&src[whole..n]);
-                _mm512_storeu_si512(d.as_mut_ptr().cast(), convert!(s.as_ptr()));
-                dst[whole..n].copy_from_slice(&d[..n - whole]);
+                s[..x.len()].copy_from_slice(x);
+                // SAFETY: see above.
+                unsafe { _mm512_storeu_si512(d.as_mut_ptr().cast(), convert(&s)) };
+                y.copy_from_slice(&d[..x.len()]);
             }
-            _mm512_movepi32_mask(nan) == 0
-        }
+            x.len()
+        };
+        super::super::stream::streamed::<u8, u32, LANES, 1, false>(src, dst, tail, step);
+        // SAFETY: the caller's guarantee, as for the loop.
+        unsafe { _mm512_movepi32_mask(nan.get()) == 0 }
     }
 }

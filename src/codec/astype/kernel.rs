@@ -257,7 +257,7 @@ fn same_words_as(source: DTypeId, target: DTypeId) -> (DTypeId, DTypeId) {
 }
 
 /// NumPy's cast between two real NumPy types, `src` and `dst` of one length.
-fn real_words(source: DTypeId, target: DTypeId, src: Words<'_>, dst: WordsMut<'_>) {
+fn real_words(source: DTypeId, target: DTypeId, src: Words<'_>, mut dst: WordsMut<'_>) {
     let (source, target) = same_words_as(source, target);
     if source == target {
         // NumPy's cast to the same type copies the bits: a signaling NaN stays signaling
@@ -266,14 +266,42 @@ fn real_words(source: DTypeId, target: DTypeId, src: Words<'_>, dst: WordsMut<'_
         return;
     }
     // Only the pairs `same_words_as` leaves are compiled, their own loop or two through
-    // float64 (constants per arm).
+    // float64 (constants per arm). A pair's own loop is picked as a function, with whether
+    // it widens, and called once below: the test for a streamed output is written once,
+    // not in each pair's arm.
+    let mut own: Option<(WordLoop, bool)> = None;
+    let n = dst.len();
     with_numpy!(source, S => with_numpy!(target, D => {
         if const { through_f64((S::IS_FLOAT, size_of::<S>()), (D::IS_FLOAT, size_of::<D>())) } {
-            by_f64(source, target, src, dst);
+            by_f64(source, target, src, dst.sub(0, n));
         } else if const { writes_own_words::<S, D>() } {
-            cast_loop::<S, D>(src, dst);
+            own = Some((cast_loop::<S, D>, size_of::<D>() > size_of::<S>()));
         }
     }, else {}), else {});
+    if let Some((kernel, widens)) = own
+        && !(widens && widen_streamed(src, &mut dst, kernel))
+    {
+        kernel(src, dst);
+    }
+}
+
+/// A pair's own loop over words, as [`real_words`] picks it.
+type WordLoop = fn(Words<'_>, WordsMut<'_>);
+
+/// `kernel` over a large output wider than its input (`int16 -> float64`: 32 MiB out
+/// for 8 MiB in), block by block into L1 and streamed out by
+/// [`crate::arch::through_l1_words`], so that each output line is not first read from
+/// memory; `false` (nothing written) when the output does not stream. One function for
+/// every widening pair, which passes its loop: a pair pays only for the call.
+#[inline(never)]
+fn widen_streamed(src: Words<'_>, dst: &mut WordsMut<'_>, kernel: WordLoop) -> bool {
+    let n = dst.len();
+    crate::arch::through_l1_words(src, dst.sub(0, n), &mut |s, d| {
+        let done = s.len().min(d.len());
+        kernel(s, d);
+        done
+    })
+    .is_some()
 }
 
 /// Whether the cast between a source and a target of these kinds (float or not) and sizes
@@ -616,6 +644,67 @@ mod tests {
                     got[n * kt..].iter().all(|&w| w == sentinel),
                     "{ctx}: past the end"
                 );
+            }
+        }
+    }
+
+    /// Widening casts whose output is large enough to stream (`widen_streamed`: through L1
+    /// by `arch::through_l1_words`) write each element's `cast_one` at every level, at and
+    /// around the threshold (`arch::STREAM_MIN` bytes of output: one element below it, at
+    /// it, and a few blocks and an odd tail above), into an output from an aligned start
+    /// and from an unaligned one, the words around it untouched.
+    #[test]
+    #[cfg_attr(miri, ignore = "16 MiB outputs")]
+    fn large_widening_outputs_are_the_element_cast_at_every_level() {
+        let pairs = [
+            (DTypeId::Int16, DTypeId::Float64),
+            (DTypeId::UInt8, DTypeId::Int16),
+            (DTypeId::Int8, DTypeId::Int64),
+            (DTypeId::Float16, DTypeId::Float32),
+            (DTypeId::Float32, DTypeId::Float64),
+            (DTypeId::Int32, DTypeId::Float64),
+        ];
+        let sentinel = 0x5a;
+        for (source, target) in pairs {
+            let per = crate::arch::STREAM_MIN / target.size();
+            let n = per + 3 * 1024 + 77;
+            let src = words_of(source, n);
+            let want: Vec<u64> = src
+                .iter()
+                .map(|&w| {
+                    with_numpy!(source, S => with_numpy!(target, D =>
+                        Real::to_bits(cast_one::<S, D>(<S as Real>::from_bits(w))), else 0), else 0)
+                })
+                .collect();
+            let mut sw = crate::number::storage::WordBuf::zeroed(source.word_bits(), n);
+            for (i, &w) in src.iter().enumerate() {
+                sw.as_words_mut().set(i, w);
+            }
+            let mut dw = crate::number::storage::WordBuf::zeroed(target.word_bits(), n + 8);
+            for level in crate::isa::Isa::available() {
+                for (at, len) in [(0, per - 1), (0, per), (3, per), (1, n - 5), (0, n)] {
+                    for i in 0..n + 8 {
+                        dw.as_words_mut().set(i, sentinel);
+                    }
+                    crate::isa::with_max_isa(level, || {
+                        cast_words(
+                            source,
+                            target,
+                            sw.as_words().sub(0, len),
+                            dw.as_words_mut().sub(at, at + len),
+                        )
+                    });
+                    let ctx = format!("{source} -> {target} {level:?} at {at} len {len}");
+                    let got = dw.as_words();
+                    for i in 0..n + 8 {
+                        let w = if (at..at + len).contains(&i) {
+                            want[i - at]
+                        } else {
+                            sentinel
+                        };
+                        assert_eq!(got.get(i), Some(w), "{ctx} word {i}");
+                    }
+                }
             }
         }
     }
