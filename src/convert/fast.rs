@@ -80,6 +80,9 @@ pub(crate) enum Fast {
     /// Integer (16 to 64 bits) to a float format narrower than `f32` (or `f32` in a
     /// directed mode), stored in at most 32 bits: by `f64` words, every mode.
     IntToNarrow(IntLayout, FloatLayout),
+    /// A 16-bit IEEE-like float (float16, bfloat16) to an integer format: widened to `f32`
+    /// (exact) a block at a time, then `f32`'s own float -> integer kernels.
+    SmallFloatToInt(FloatLayout, IntLayout),
 }
 
 /// The fast path for `src -> dst` under `opts`, where the formats are stored in words of
@@ -98,6 +101,13 @@ pub(crate) fn select(
                 Some(d_f64) if dst_word == if d_f64 { 64 } else { 32 } => Fast::Widen(sl),
                 _ => Fast::None,
             }
+        }
+        // Widened to `f32` first, exactly (see `widens`), so every mode and rule gives what
+        // `f32 -> l` gives; into 64-bit words only the 64-bit formats, as `FloatToInt`.
+        (Format::Float(sl), Format::Int(l))
+            if src_word == 16 && widens(sl) && (dst_word != 64 || l.bits == 64) =>
+        {
+            Fast::SmallFloatToInt(sl, l)
         }
         (Format::Float(_), _) => {
             let Some(s_f64) = src.hardware_float() else {
@@ -197,6 +207,7 @@ pub(crate) fn run<SW: Src, DW: Dst>(
         Fast::IntToNarrow(sl, dl) => {
             DW::from_int_narrow(src, dst, sl, opts.rounding, opts.out_of_range, dl)
         }
+        Fast::SmallFloatToInt(sl, l) => SW::small_float_to_int(src, dst, opts, sl, l),
     }
 }
 
@@ -287,6 +298,16 @@ pub(crate) trait Src: Word {
     }
     /// A 16-bit float to `f32`/`f64`.
     fn widen<DW: Dst>(_: &[Self], _: &mut [DW], _: FloatLayout) -> usize {
+        0
+    }
+    /// A 16-bit float to an integer format.
+    fn small_float_to_int<DW: Dst>(
+        _: &[Self],
+        _: &mut [DW],
+        _: CastOptions,
+        _: FloatLayout,
+        _: IntLayout,
+    ) -> usize {
         0
     }
     /// `f32`/`f64` to a narrower float format.
