@@ -25,11 +25,15 @@
 //! - `f32`/`f64` to any narrower signed float format (float16, bfloat16, float8/6/4, and
 //!   `f64 -> f32` in the other rounding modes), every rounding mode: integer arithmetic on
 //!   the bits ([`super::narrow`], called from `fast/float_narrow.rs`).
-//! - A small float (float16, bfloat16, float8) to `f32`/`f64`: exact (`fast/widen.rs`).
+//! - A small float (float16, bfloat16, float8) to `f32`/`f64`: exact (`fast/widen.rs`);
+//!   float16 and bfloat16 to integers: widened to `f32` a block at a time, then the
+//!   `f32 -> integer` kernels (`fast/widen.rs`).
 //! - `f32 -> f64` and `f32`/`f64` to themselves: exact, NaNs canonicalized
 //!   (`fast/float_float.rs`).
 //! - Integers to the narrower float formats, every rounding mode: exact `f64` words, then
-//!   the `f64` narrowing kernels (`fast/int_to_float.rs`).
+//!   the `f64` narrowing kernels (`fast/int_to_float.rs`); to float16 and bfloat16,
+//!   nearest-even, in registers where the hardware converts (16/32-bit integers by F16C
+//!   through `f32`, 64-bit ones by AVX-512 DQ through `f64` rounded to odd).
 //!
 //! This file holds what every family shares: the choice ([`select`]), the entry ([`run`])
 //! and the per-width traits [`Src`]/[`Dst`] with the impls that route each width to its
