@@ -102,6 +102,9 @@ pub(crate) fn select(
     match (src, dst) {
         (Format::Float(sl), Format::Float(_)) if src_word <= 16 && widens(sl) => {
             match dst.hardware_float() {
+                // bfloat16 -> `f64` stays on its table: in cache 0.30 ns an element, the
+                // widening kernel (AVX2, four `f64` a vector) 0.46.
+                Some(true) if sl == crate::number::layout::BFLOAT16 => Fast::None,
                 Some(d_f64) if dst_word == if d_f64 { 64 } else { 32 } => Fast::Widen(sl),
                 _ => Fast::None,
             }
