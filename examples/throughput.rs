@@ -1274,6 +1274,33 @@ fn builders(threads: usize) -> Vec<Builder> {
         },
     );
 
+    add(
+        &mut b,
+        "cast_value/f16->i16/nearest-even/clamp",
+        |name, u| {
+            let src: Vec<f16> = data::scaled_f32(u, -1000.0, 1000.0)
+                .into_iter()
+                .map(f16::from_f32)
+                .collect();
+            cast_case::<f16, i16>(
+                name,
+                src,
+                cast_config("int16", "nearest-even", Some("clamp")),
+                false,
+            )
+        },
+    );
+    add(
+        &mut b,
+        "cast_value/bf16->i32/nearest-even/checked",
+        |name, u| {
+            let src: Vec<bf16> = data::scaled_f32(u, -1.0e6, 1.0e6)
+                .into_iter()
+                .map(bf16::from_f32)
+                .collect();
+            cast_case::<bf16, i32>(name, src, cast_config("int32", "nearest-even", None), false)
+        },
+    );
     b
 }
 

@@ -75,7 +75,7 @@ mod wide;
 mod widen;
 mod words;
 
-pub(crate) use bf16::{f32_to_bf16, f64_to_bf16};
+pub(crate) use bf16::{f32_to_bf16, f64_to_bf16, int64_to_bf16};
 pub(crate) use bit_slice::{
     bit_slice_u8, bit_slice_u16, bit_slice_u32, bit_slice_u64, count_plane_pairs_avx2,
 };

@@ -117,8 +117,8 @@ pub(crate) fn f64_to_bf16(src: &[u64], dst: &mut [u16], limit: u32) -> bool {
     #[cfg(target_arch = "x86_64")]
     {
         if super::has_avx512_bf16() {
-            // SAFETY: `avx512_f64_to_bf16` requires AVX-512 F, BW, VL and BF16, which
-            // `has_avx512_bf16` checked (the AVX-512 level includes VL).
+            // SAFETY: `avx512_f64_to_bf16` requires AVX-512 F, BW, VL, DQ and BF16, which
+            // `has_avx512_bf16` checked (the AVX-512 level includes VL and DQ).
             return unsafe { avx512_f64_to_bf16(src, dst, limit) };
         }
     }
@@ -132,9 +132,9 @@ pub(crate) fn f64_to_bf16(src: &[u64], dst: &mut [u16], limit: u32) -> bool {
 /// compared once at the end (the tail's masked-off zeros are neither large nor subnormal).
 ///
 /// # Safety
-/// The CPU must support AVX-512 F, BW, VL and BF16.
+/// The CPU must support AVX-512 F, BW, VL, DQ and BF16.
 #[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512bf16")]
+#[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq,avx512bf16")]
 unsafe fn avx512_f64_to_bf16(src: &[u64], dst: &mut [u16], limit: u32) -> bool {
     use std::arch::x86_64::*;
     // SAFETY: the features are the caller's guarantee, and all `narrow` uses. The transmute
@@ -146,13 +146,64 @@ unsafe fn avx512_f64_to_bf16(src: &[u64], dst: &mut [u16], limit: u32) -> bool {
         // The smallest `magnitude - 1` (wrapping): below `0x7f_ffff` exactly when a
         // magnitude is a subnormal's (zero wraps to the largest value).
         let mut smallest_m1 = _mm512_set1_epi32(-1);
-        super::f16c::kernels::f64_steps_to_odd_f32(src, dst, |f| {
-            let mag = _mm512_and_si512(_mm512_castps_si512(f), mag_mask);
-            largest = _mm512_max_epu32(largest, mag);
-            smallest_m1 = _mm512_min_epu32(smallest_m1, _mm512_sub_epi32(mag, one));
-            std::mem::transmute::<__m256bh, __m256i>(_mm512_cvtneps_pbh(f))
-        });
+        super::f16c::kernels::f64_steps_to_odd_f32(
+            src,
+            dst,
+            |x| (x, None),
+            |f| {
+                let mag = _mm512_and_si512(_mm512_castps_si512(f), mag_mask);
+                largest = _mm512_max_epu32(largest, mag);
+                smallest_m1 = _mm512_min_epu32(smallest_m1, _mm512_sub_epi32(mag, one));
+                std::mem::transmute::<__m256bh, __m256i>(_mm512_cvtneps_pbh(f))
+            },
+        );
         (_mm512_reduce_min_epu32(smallest_m1) as u32) >= 0x007f_ffff
             && (_mm512_reduce_max_epu32(largest) as u32) < limit
+    }
+}
+
+/// The 64-bit integers `src` (`int64` with `SIGNED`, else `uint64`) into bfloat16 codes in
+/// `dst` (the shorter length), nearest-even, when the CPU has AVX-512 BF16 and the level
+/// allows AVX-512 (`false` otherwise: nothing written). Every such integer has a bfloat16
+/// code (`2^64` is far below its largest finite value, and no integer but 0, which gives
+/// +0, is near its subnormals): nothing is declined.
+///
+/// In registers: AVX-512 DQ's conversions make each integer an `f64` truncated to 53 bits
+/// and the bits dropped (`arch::f16c`'s `int64_to_f64_dropped`, exact below `2^53`), the
+/// `f64 -> bfloat16` loop rounds that to odd at `f32` precision, the dropped bits in its
+/// sticky bit, and `vcvtneps2bf16` to nearest-even: one rounding of the integer, as
+/// [`f64_to_bf16`] explains (the `f32`s are normal, at least 1 in magnitude, or zero).
+#[inline(always)]
+pub(crate) fn int64_to_bf16<const SIGNED: bool>(src: &[u64], dst: &mut [u16]) -> bool {
+    #[cfg(target_arch = "x86_64")]
+    {
+        if super::has_avx512_bf16() {
+            // SAFETY: `avx512_int64_to_bf16` requires AVX-512 F, BW, VL, DQ and BF16, which
+            // `has_avx512_bf16` checked (the AVX-512 level includes VL and DQ).
+            unsafe { avx512_int64_to_bf16::<SIGNED>(src, dst) };
+            return true;
+        }
+    }
+    let _ = (src, dst);
+    false
+}
+
+/// See [`int64_to_bf16`].
+///
+/// # Safety
+/// The CPU must support AVX-512 F, BW, VL, DQ and BF16.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq,avx512bf16")]
+unsafe fn avx512_int64_to_bf16<const SIGNED: bool>(src: &[u64], dst: &mut [u16]) {
+    use std::arch::x86_64::*;
+    // SAFETY: the features are the caller's guarantee, and all `value` and `narrow` use.
+    // The transmute is between two 32-byte vector types, every bit pattern valid in both.
+    unsafe {
+        super::f16c::kernels::f64_steps_to_odd_f32(
+            src,
+            dst,
+            |x| super::f16c::kernels::int64_to_f64_dropped::<SIGNED>(x),
+            |f| std::mem::transmute::<__m256bh, __m256i>(_mm512_cvtneps_pbh(f)),
+        );
     }
 }

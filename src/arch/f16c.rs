@@ -76,11 +76,72 @@ impl F16c {
     pub(crate) fn f16_from_f64(self, src: &[u64], dst: &mut [u16], limit: u32) -> bool {
         #[cfg(target_arch = "x86_64")]
         if self.0 {
-            // SAFETY: the CPU has AVX-512 F, BW and VL (the `Isa::Avx512` level, checked
-            // when this token was made).
+            // SAFETY: the CPU has AVX-512 F, BW, VL and DQ (the `Isa::Avx512` level,
+            // checked when this token was made).
             return unsafe { kernels::avx512_from_f64(src, dst, limit) };
         }
         f16c_call!(from_f64(src, dst, limit))
+    }
+
+    /// The float16 codes of the integers `src` (`int32`/`uint32` in `u32` words,
+    /// `int16`/`uint16` in `u16` words, by `SIGNED`), nearest-even, into `dst` (the shorter
+    /// length): each converted to `f32` (`vcvtdq2ps`), then to float16 (`vcvtps2ph`), in
+    /// registers. `false` as for [`F16c::f16_from_f32`], with `limit` on the magnitude bits
+    /// of those `f32`s.
+    ///
+    /// One rounding, the float16 one: an integer below `2^24` in magnitude is an `f32`
+    /// exactly (all 16-bit ones are). One of `2^24` or more is rounded by the first
+    /// conversion, but to an `f32` of at least `2^24` (rounding is monotonic and `2^24` is
+    /// an `f32`), and float16's overflow thresholds (`65520` nearest-even) are far below
+    /// it: the value overflows float16 and so does its `f32`, both at or past any `limit`
+    /// of the nearest-even kernels (the first magnitude they leave: `65520`'s bits under
+    /// the error rule, Inf's under clamp, where the hardware's ±Inf is the clamped value).
+    /// `uint32` is first clamped to `2^31 - 1` on AVX2, which has only a signed
+    /// conversion: a value it changes overflows float16 either way.
+    pub(crate) fn f16_from_int<S: IntWord, const SIGNED: bool>(
+        self,
+        src: &[S],
+        dst: &mut [u16],
+        limit: u32,
+    ) -> bool {
+        #[cfg(target_arch = "x86_64")]
+        if self.0 {
+            // SAFETY: the CPU has AVX-512 F, BW and VL (the `Isa::Avx512` level, checked
+            // when this token was made).
+            return unsafe { kernels::avx512_from_int::<S, SIGNED>(src, dst, limit) };
+        }
+        #[cfg(target_arch = "x86_64")]
+        {
+            // SAFETY: an `F16c` exists only when the CPU has F16C and AVX2 (`detect`).
+            unsafe { kernels::from_int::<S, SIGNED>(src, dst, limit) }
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        {
+            let _ = (src, dst, limit);
+            false
+        }
+    }
+
+    /// The float16 codes of the 64-bit integers `src` (`int64` with `SIGNED`, else
+    /// `uint64`), nearest-even, into `dst` (the shorter length), at the AVX-512 level
+    /// (`None` below it: nothing written). `Some(false)` as for
+    /// [`F16c::f16_from_f64`], whose loop and test this is, on `f64` stand-ins of the
+    /// integers rounded to odd (see `kernels::int64_to_f64_dropped`) made in registers by
+    /// AVX-512 DQ's conversions.
+    pub(crate) fn f16_from_int64<const SIGNED: bool>(
+        self,
+        src: &[u64],
+        dst: &mut [u16],
+        limit: u32,
+    ) -> Option<bool> {
+        #[cfg(target_arch = "x86_64")]
+        if self.0 {
+            // SAFETY: the CPU has AVX-512 F, BW, VL and DQ (the `Isa::Avx512` level,
+            // checked when this token was made).
+            return Some(unsafe { kernels::avx512_from_int64::<SIGNED>(src, dst, limit) });
+        }
+        let _ = (src, dst, limit);
+        None
     }
 
     /// The `f32` bits of the float16 values whose codes are `src`, into `dst` (the shorter
@@ -113,6 +174,26 @@ impl F16c {
         // `dst` is 32-byte aligned, as the streamed kernel requires (checked just above).
         f16c_call!(to_f32::<true>(src, dst))
     }
+}
+
+/// The source words of [`F16c::f16_from_int`]: `u16` and `u32`.
+pub(crate) trait IntWord: Copy + Default + sealed::Sealed {
+    /// The word's width in bits.
+    const BITS: u32;
+}
+
+mod sealed {
+    pub trait Sealed {}
+    impl Sealed for u16 {}
+    impl Sealed for u32 {}
+}
+
+impl IntWord for u16 {
+    const BITS: u32 = 16;
+}
+
+impl IntWord for u32 {
+    const BITS: u32 = 32;
 }
 
 /// The F16C kernels: eight elements per step, the tail through a zero-padded copy (a zero
@@ -175,6 +256,112 @@ pub(super) mod kernels {
             }
             steps!(src, dst, n, step);
             _mm256_movemask_ps(_mm256_castsi256_ps(rare)) == 0
+        }
+    }
+
+    /// The AVX2 kernel of `F16c::f16_from_int`: eight integers a step, each widened to 32
+    /// bits (16-bit words), converted to `f32` (`vcvtdq2ps`; `uint32` first clamped to
+    /// `2^31 - 1`, see the caller) and to float16 (`vcvtps2ph`), with `from_f32`'s rare test
+    /// on the `f32`s.
+    ///
+    /// # Safety
+    /// The CPU must have AVX2 and F16C.
+    #[target_feature(enable = "avx2,f16c")]
+    pub(super) unsafe fn from_int<S: super::IntWord, const SIGNED: bool>(
+        src: &[S],
+        dst: &mut [u16],
+        limit: u32,
+    ) -> bool {
+        let n = src.len().min(dst.len());
+        // SAFETY: every load reads 8 words of `S` at `i < n - 7` (or from the padded copy),
+        // every store writes 8 `u16` at such an `i` (or to the padded copy): in bounds.
+        // Unaligned loads and stores throughout. AVX2 and F16C are the caller's guarantee.
+        unsafe {
+            let bias = _mm256_set1_epi32((0x8000_0000u32 - limit) as i32);
+            let mut rare = _mm256_setzero_si256();
+            macro_rules! step {
+                ($s:expr, $d:expr) => {{
+                    let x = if S::BITS == 16 {
+                        let h = _mm_loadu_si128($s.cast());
+                        if SIGNED {
+                            _mm256_cvtepi16_epi32(h)
+                        } else {
+                            _mm256_cvtepu16_epi32(h)
+                        }
+                    } else if SIGNED {
+                        _mm256_loadu_si256($s.cast())
+                    } else {
+                        _mm256_min_epu32(_mm256_loadu_si256($s.cast()), _mm256_set1_epi32(i32::MAX))
+                    };
+                    let f = _mm256_cvtepi32_ps(x);
+                    let mag = _mm256_and_si256(_mm256_castps_si256(f), _mm256_set1_epi32(i32::MAX));
+                    rare = _mm256_or_si256(rare, _mm256_add_epi32(mag, bias));
+                    let h = _mm256_cvtps_ph::<_MM_FROUND_TO_NEAREST_INT>(f);
+                    _mm_storeu_si128($d.cast(), h);
+                }};
+            }
+            steps!(src, dst, n, step);
+            _mm256_movemask_ps(_mm256_castsi256_ps(rare)) == 0
+        }
+    }
+
+    /// The AVX-512 twin of [`from_int`]: sixteen integers a step (`vcvtudq2ps` for
+    /// `uint32`, which AVX-512 has), the largest `f32` magnitude kept (`vpmaxud`) and
+    /// compared with `limit` once; the tail is one masked step (zeros in the lanes masked
+    /// off, never rare).
+    ///
+    /// # Safety
+    /// The CPU must have AVX-512 F, BW and VL.
+    #[target_feature(enable = "avx512f,avx512bw,avx512vl")]
+    pub(super) unsafe fn avx512_from_int<S: super::IntWord, const SIGNED: bool>(
+        src: &[S],
+        dst: &mut [u16],
+        limit: u32,
+    ) -> bool {
+        const STEP: usize = 16;
+        let n = src.len().min(dst.len());
+        let whole = n - n % STEP;
+        // SAFETY: each step reads 16 words of `S` at `src + i` and writes 16 `u16` at
+        // `dst + i` with `i + 16 <= whole <= n`: in bounds. The tail's loads and stores are
+        // masked to its `n - whole < 16` elements (masked-off lanes are neither read nor
+        // written, and do not fault). Unaligned forms throughout. The features are the
+        // caller's guarantee.
+        unsafe {
+            let mag_mask = _mm512_set1_epi32(i32::MAX);
+            let mut largest = _mm512_setzero_si512();
+            let mut step = |s: *const S, k: __mmask16| {
+                let f = if S::BITS == 16 {
+                    let h = _mm256_maskz_loadu_epi16(k, s.cast());
+                    _mm512_cvtepi32_ps(if SIGNED {
+                        _mm512_cvtepi16_epi32(h)
+                    } else {
+                        _mm512_cvtepu16_epi32(h)
+                    })
+                } else {
+                    let x = _mm512_maskz_loadu_epi32(k, s.cast());
+                    if SIGNED {
+                        _mm512_cvtepi32_ps(x)
+                    } else {
+                        _mm512_cvtepu32_ps(x)
+                    }
+                };
+                let mag = _mm512_and_si512(_mm512_castps_si512(f), mag_mask);
+                largest = _mm512_max_epu32(largest, mag);
+                _mm512_cvtps_ph::<_MM_FROUND_TO_NEAREST_INT>(f)
+            };
+            let mut i = 0;
+            while i < whole {
+                let h = step(src.as_ptr().add(i), !0);
+                _mm256_storeu_si256(dst.as_mut_ptr().add(i).cast(), h);
+                i += STEP;
+            }
+            let rest = n - whole;
+            if rest > 0 {
+                let k = ((1u32 << rest) - 1) as __mmask16;
+                let h = step(src.as_ptr().add(whole), k);
+                _mm256_mask_storeu_epi16(dst.as_mut_ptr().add(whole).cast(), k, h);
+            }
+            (_mm512_reduce_max_epu32(largest) as u32) < limit
         }
     }
 
@@ -286,20 +473,89 @@ pub(super) mod kernels {
     /// magnitude is kept (`vpmaxud`) and compared with `limit` once.
     ///
     /// # Safety
-    /// The CPU must have AVX-512 F, BW and VL.
-    #[target_feature(enable = "avx512f,avx512bw,avx512vl")]
+    /// The CPU must have AVX-512 F, BW, VL and DQ.
+    #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq")]
     pub(super) unsafe fn avx512_from_f64(src: &[u64], dst: &mut [u16], limit: u32) -> bool {
-        // SAFETY: AVX-512 F, BW and VL are the caller's guarantee, and all `narrow` uses.
+        // SAFETY: AVX-512 F, BW, VL and DQ are the caller's guarantee, and all `narrow`
+        // uses.
         unsafe {
             let mag_mask = _mm512_set1_epi32(i32::MAX);
             let mut largest = _mm512_setzero_si512();
-            f64_steps_to_odd_f32(src, dst, |f| {
-                let mag = _mm512_and_si512(_mm512_castps_si512(f), mag_mask);
-                largest = _mm512_max_epu32(largest, mag);
-                _mm512_cvtps_ph::<_MM_FROUND_TO_NEAREST_INT>(f)
-            });
+            f64_steps_to_odd_f32(
+                src,
+                dst,
+                |x| (x, None),
+                |f| {
+                    let mag = _mm512_and_si512(_mm512_castps_si512(f), mag_mask);
+                    largest = _mm512_max_epu32(largest, mag);
+                    _mm512_cvtps_ph::<_MM_FROUND_TO_NEAREST_INT>(f)
+                },
+            );
             (_mm512_reduce_max_epu32(largest) as u32) < limit
         }
+    }
+
+    /// The AVX-512 `int64`/`uint64` (by `SIGNED`) to float16 kernel: [`avx512_from_f64`] on
+    /// the integers' conversions ([`int64_to_f64_dropped`]), rounded to odd at `f32`
+    /// precision by its loop, which round to float16 as the integers do, and are tested
+    /// against `limit` as the integers would be (rounding to odd is monotonic and keeps
+    /// float16's overflow thresholds, even `f32`s).
+    ///
+    /// # Safety
+    /// The CPU must have AVX-512 F, BW, VL and DQ.
+    #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq")]
+    pub(super) unsafe fn avx512_from_int64<const SIGNED: bool>(
+        src: &[u64],
+        dst: &mut [u16],
+        limit: u32,
+    ) -> bool {
+        // SAFETY: AVX-512 F, BW, VL and DQ are the caller's guarantee, and all `value`
+        // and `narrow` use.
+        unsafe {
+            let mag_mask = _mm512_set1_epi32(i32::MAX);
+            let mut largest = _mm512_setzero_si512();
+            f64_steps_to_odd_f32(
+                src,
+                dst,
+                |x| int64_to_f64_dropped::<SIGNED>(x),
+                |f| {
+                    let mag = _mm512_and_si512(_mm512_castps_si512(f), mag_mask);
+                    largest = _mm512_max_epu32(largest, mag);
+                    _mm512_cvtps_ph::<_MM_FROUND_TO_NEAREST_INT>(f)
+                },
+            );
+            (_mm512_reduce_max_epu32(largest) as u32) < limit
+        }
+    }
+
+    /// Eight 64-bit integers (`int64` with `SIGNED`, else `uint64`) as `f64` bits and the
+    /// bits that conversion dropped, for [`f64_steps_to_odd_f32`]'s rounding to odd: the
+    /// magnitude truncated to 53 significant bits (`vcvtqq2pd`/`vcvtuqq2pd` rounding
+    /// towards zero, which truncates the magnitude whatever the sign), and the source minus
+    /// that truncated value converted back (`vcvttpd2qq`, exact: an integer no larger in
+    /// magnitude than the source, so in its range), nonzero exactly when a nonzero bit was
+    /// dropped, and then nonzero in its low 29 bits too (it is below `2^11` in magnitude,
+    /// of the source's sign). Exact below `2^53` (the difference zero). The loop's sticky
+    /// bit then stands for the bits dropped here as for its own: the `f32` it makes is the
+    /// integer rounded to odd at 24 significant bits, which rounds to float16 and bfloat16
+    /// (at most 11 significant bits, two fewer than 24) as the integer does.
+    ///
+    /// # Safety
+    /// The CPU must have AVX-512 F and DQ.
+    #[target_feature(enable = "avx512f,avx512dq")]
+    #[inline]
+    pub(in crate::arch) unsafe fn int64_to_f64_dropped<const SIGNED: bool>(
+        x: __m512i,
+    ) -> (__m512i, Option<__m512i>) {
+        const TRUNCATE: i32 = _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC;
+        let (t, back) = if SIGNED {
+            let t = _mm512_cvt_roundepi64_pd::<TRUNCATE>(x);
+            (t, _mm512_cvttpd_epi64(t))
+        } else {
+            let t = _mm512_cvt_roundepu64_pd::<TRUNCATE>(x);
+            (t, _mm512_cvttpd_epu64(t))
+        };
+        (_mm512_castpd_si512(t), Some(_mm512_sub_epi64(x, back)))
     }
 
     /// The loop of the AVX-512 `f64 -> float16` and `f64 -> bfloat16` kernels: sixteen
@@ -311,19 +567,28 @@ pub(super) mod kernels {
     /// `vcvtpd2ps` then rounds nothing. The tail is one masked step (zeros in the lanes
     /// masked off, which `narrow` must take as never rare).
     ///
+    /// `value` makes of each loaded vector of eight words the `f64` bits and a vector
+    /// whose low 29 bits are nonzero where bits were dropped before (OR-ed into `low`, by
+    /// the `vpternlogq` that finds `low`): the words and `None` for `f64` sources (a
+    /// constant after inlining: their loop is as it was), a conversion for 64-bit integers
+    /// ([`int64_to_f64_dropped`]).
+    ///
     /// # Safety
-    /// The CPU must have AVX-512 F, BW and VL, and whatever `narrow` uses.
-    #[target_feature(enable = "avx512f,avx512bw,avx512vl")]
+    /// The CPU must have AVX-512 F, BW, VL and DQ, and whatever `value` and `narrow` use.
+    #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq")]
     #[inline]
     pub(in crate::arch) unsafe fn f64_steps_to_odd_f32(
         src: &[u64],
         dst: &mut [u16],
+        value: impl Fn(__m512i) -> (__m512i, Option<__m512i>),
         mut narrow: impl FnMut(__m512) -> __m256i,
     ) {
         const STEP: usize = 16;
         const DROPPED: i64 = (1 << 29) - 1;
         // `(a | b) & !c` as `vpternlogq`'s table (a = 0xf0, b = 0xcc, c = 0xaa).
         const OR_AND_NOT: i32 = (0xf0 | 0xcc) & !0xaa & 0xff;
+        // `(a | b) & c`.
+        const OR_AND: i32 = (0xf0 | 0xcc) & 0xaa;
         let n = src.len().min(dst.len());
         let whole = n - n % STEP;
         // SAFETY: each step reads 16 `u64` at `src + i` and writes 16 `u16` at `dst + i`
@@ -334,7 +599,12 @@ pub(super) mod kernels {
         unsafe {
             let dropped = _mm512_set1_epi64(DROPPED);
             let odd = |x: __m512i| {
-                let sum = _mm512_add_epi64(_mm512_and_si512(x, dropped), dropped);
+                let (x, before) = value(x);
+                let low = match before {
+                    Some(b) => _mm512_ternarylogic_epi64::<OR_AND>(x, b, dropped),
+                    None => _mm512_and_si512(x, dropped),
+                };
+                let sum = _mm512_add_epi64(low, dropped);
                 let t = _mm512_ternarylogic_epi64::<OR_AND_NOT>(x, sum, dropped);
                 _mm512_castps_pd(_mm512_castps256_ps512(_mm512_cvtpd_ps(
                     _mm512_castsi512_pd(t),

@@ -29,8 +29,10 @@ pub enum Isa {
     Portable,
     /// AVX2, with F16C and FMA (every AVX2 CPU has them), and BMI2.
     Avx2,
-    /// AVX-512 as Ice Lake and Zen 4 have it: `F`, `BW`, `VL`, `VBMI`, `VBMI2`, `BITALG` and
-    /// `VPOPCNTDQ`, on top of [`Isa::Avx2`]. (`BF16` is checked by the kernel that uses it.)
+    /// AVX-512 as Ice Lake and Zen 4 have it: `F`, `BW`, `VL`, `DQ`, `VBMI`, `VBMI2`,
+    /// `BITALG` and `VPOPCNTDQ`, on top of [`Isa::Avx2`]. (`BF16` is checked by the kernel
+    /// that uses it.) `DQ` (every Intel AVX-512 server CPU since Skylake-SP has it, and
+    /// Zen 4) gives the 64-bit integer <-> `f64` conversions.
     Avx512,
 }
 
@@ -88,6 +90,7 @@ fn cpu() -> Isa {
                 && has!("avx512f")
                 && has!("avx512bw")
                 && has!("avx512vl")
+                && has!("avx512dq")
                 && has!("avx512vbmi")
                 && has!("avx512vbmi2")
                 && has!("avx512bitalg")

@@ -179,7 +179,7 @@ fn by_bf16<SW: Word, DW: Word>(src: &[SW], dst: &mut [DW], clamp: bool) -> bool 
 /// Overflow after rounding is found on the source: rounding is monotonic, so the code
 /// exceeds `l`'s largest finite one exactly from the midpoint between that code and the
 /// next on (the tie rounds up when the largest code is odd, down to it when even).
-const fn nearest_even_limit(l: FloatLayout, source_f64: bool, clamp: bool) -> u64 {
+pub(crate) const fn nearest_even_limit(l: FloatLayout, source_f64: bool, clamp: bool) -> u64 {
     let (mantissa, exponent) = if source_f64 { (52, 11) } else { (23, 8) };
     let source_bias = (1i64 << (exponent - 1)) - 1;
     let inf = ((1u64 << exponent) - 1) << mantissa;

@@ -1,10 +1,13 @@
 //! Integer to `f32`/`f64`, nearest-even: Rust's `as`, which rounds once, in `i32` lanes
 //! where the values fit; and integer to the narrower float formats (float16, bfloat16, …),
-//! every mode, through exact `f64` words and the `f64` narrowing kernels.
+//! every mode, through exact `f64` words and the `f64` narrowing kernels, except float16
+//! and bfloat16 nearest-even where the hardware converts in registers (F16C for 16- and
+//! 32-bit integers to float16, AVX-512 DQ for 64-bit ones to both).
 
 use super::int_to_int::{value_i32, value_i64};
-use crate::number::layout::{FloatLayout, IntLayout};
-use crate::number::storage::Word;
+use crate::convert::blocks::by_blocks;
+use crate::number::layout::{BFLOAT16, FLOAT16, FloatLayout, IntLayout};
+use crate::number::storage::{Word, Words};
 use crate::number::{OutOfRange, Rounding};
 
 /// Integer to `f32`/`f64` (by target word width), nearest-even: Rust's integer-to-float
@@ -85,6 +88,58 @@ pub(super) fn int_to_narrow<SW: Word, DW: Word>(
     oor: OutOfRange,
     l: FloatLayout,
 ) -> usize {
+    // 16- and 32-bit integers to float16, nearest-even: in registers by F16C, no `f64`.
+    if const { DW::BITS == 16 && (SW::BITS == 16 || SW::BITS == 32) }
+        && mode == Rounding::NearestEven
+        && l == FLOAT16
+        && let Some(hw) = crate::arch::F16c::detect()
+    {
+        return to_f16_by_f32(hw, src, dst, sl.signed, oor == OutOfRange::Clamp);
+    }
+    // 64-bit integers to float16 and bfloat16, nearest-even, at the AVX-512 level: in
+    // registers too, through `f64` stand-ins rounded to odd (AVX-512 DQ's conversions).
+    if const { DW::BITS == 16 && SW::BITS == 64 }
+        && mode == Rounding::NearestEven
+        && crate::arch::has_avx512()
+        && let (Some(s), Some(d)) = (u64::of(SW::words(src)), u16::of_mut(DW::words_mut(dst)))
+    {
+        if l == BFLOAT16 && crate::arch::has_avx512_bf16() {
+            // Never declined (see `arch::int64_to_bf16`); by blocks for their order.
+            return by_blocks(
+                s,
+                d,
+                #[inline(always)]
+                |s, d| {
+                    if sl.signed {
+                        crate::arch::int64_to_bf16::<true>(s, d)
+                    } else {
+                        crate::arch::int64_to_bf16::<false>(s, d)
+                    }
+                },
+            );
+        } else if l == FLOAT16
+            && let Some(hw) = crate::arch::F16c::detect()
+        {
+            let limit = crate::convert::narrow::nearest_even_limit(
+                FLOAT16,
+                false,
+                oor == OutOfRange::Clamp,
+            ) as u32;
+            return by_blocks(
+                s,
+                d,
+                #[inline(always)]
+                |s, d| {
+                    let done = if sl.signed {
+                        hw.f16_from_int64::<true>(s, d, limit)
+                    } else {
+                        hw.f16_from_int64::<false>(s, d, limit)
+                    };
+                    done == Some(true)
+                },
+            );
+        }
+    }
     let mut buf = [0u64; STEP];
     // Every value of `l` is below `2^(2^exponent_bits - bias)`, and from there every value
     // overflows in every mode: with that at most `2^30`, 64-bit sources are clamped to
@@ -102,6 +157,35 @@ pub(super) fn int_to_narrow<SW: Word, DW: Word>(
         }
     }
     done
+}
+
+/// 16- and 32-bit integers to float16, nearest-even, block by block, by
+/// [`F16c::f16_from_int`](crate::arch::F16c::f16_from_int): each integer converted to
+/// `f32` and that to float16, in registers, which is the one correctly rounded conversion
+/// (the proof is there); a block holding a value the nearest-even kernels leave to the
+/// reference path (an overflow under the error rule: `|x| >= 65520`) is declined, as
+/// `f32 -> float16` declines it. Returns how many elements are done, a prefix.
+#[inline(always)]
+fn to_f16_by_f32<SW: Word, DW: Word>(
+    hw: crate::arch::F16c,
+    src: &[SW],
+    dst: &mut [DW],
+    signed: bool,
+    clamp: bool,
+) -> usize {
+    let limit = crate::convert::narrow::nearest_even_limit(FLOAT16, false, clamp) as u32;
+    by_blocks(
+        src,
+        dst,
+        #[inline(always)]
+        |s, d| match (SW::words(s), u16::of_mut(DW::words_mut(d))) {
+            (Words::U32(s), Some(d)) if signed => hw.f16_from_int::<u32, true>(s, d, limit),
+            (Words::U32(s), Some(d)) => hw.f16_from_int::<u32, false>(s, d, limit),
+            (Words::U16(s), Some(d)) if signed => hw.f16_from_int::<u16, true>(s, d, limit),
+            (Words::U16(s), Some(d)) => hw.f16_from_int::<u16, false>(s, d, limit),
+            _ => false,
+        },
+    )
 }
 
 /// The `f64` bits of each integer of `src` (sign-extended from `sl`, which fills the
@@ -320,6 +404,71 @@ mod tests {
             every_level::<i64, f32>(&i64s, &[Rounding::TowardsZero, Rounding::NearestAway]);
             every_level::<u64, Float8E5M2>(ms, &[Rounding::NearestEven]);
         }
+    }
+
+    /// Random integers of every magnitude (a random word shifted right by a random amount,
+    /// either sign), the 64-bit ones near `2^53` (`±k`, `k < 64`) and the ends of the
+    /// types, and the 32- and 16-bit ones below float16's overflow (so that the error
+    /// rule's blocks are taken by the fast kernels, not only declined), to float16 and
+    /// bfloat16.
+    #[test]
+    fn random_integers_of_every_magnitude() {
+        let mut next = xorshift64(0x9e37_79b9_7f4a_7c15);
+        let mut m: Vec<u64> = (0..3000).map(|_| next() >> (next() % 64)).collect();
+        for k in 0..64 {
+            m.extend([(1u64 << 53) + k, (1u64 << 53) - k, (1u64 << 54) + k]);
+        }
+        m.extend([i64::MAX as u64, 1u64 << 63, u64::MAX, u64::MAX - 1]);
+        let i64s: Vec<i64> = m
+            .iter()
+            .map(|&v| {
+                if next() & 1 == 0 {
+                    v as i64
+                } else {
+                    (v as i64).wrapping_neg()
+                }
+            })
+            .chain([i64::MIN, i64::MAX, i64::MIN + 1])
+            .collect();
+        let nearest = [Rounding::NearestEven];
+        every_level::<i64, half::bf16>(&i64s, &MODES);
+        every_level::<u64, half::bf16>(&m, &MODES);
+        every_level::<i64, half::f16>(&i64s, &nearest);
+        every_level::<u64, half::f16>(&m, &nearest);
+        let below: Vec<i64> = i64s.iter().map(|&v| v % 65520).collect();
+        every_level::<i64, half::f16>(&below, &nearest);
+        let i32s: Vec<i32> = i64s.iter().map(|&v| v as i32).collect();
+        let u32s: Vec<u32> = m.iter().map(|&v| v as u32).collect();
+        every_level::<i32, half::f16>(&i32s, &nearest);
+        every_level::<u32, half::f16>(&u32s, &nearest);
+        let i32_below: Vec<i32> = i32s.iter().map(|&v| v % 65520).collect();
+        let u32_below: Vec<u32> = u32s.iter().map(|&v| v % 65520).collect();
+        every_level::<i32, half::f16>(&i32_below, &nearest);
+        every_level::<u32, half::f16>(&u32_below, &nearest);
+        // Every tie of float16 from 2048 up (spacing 2 and more), and one either side,
+        // up to the overflow threshold 65520 and past it.
+        let ties: Vec<i32> = (11..16)
+            .flat_map(|e| {
+                let half_ulp = 1i32 << (e - 11);
+                (0..1024).flat_map(move |k| {
+                    let t = (1i32 << e) + (2 * k + 1) * half_ulp;
+                    [t - 1, t, t + 1, -t]
+                })
+            })
+            .chain([
+                65504,
+                65519,
+                65520,
+                65521,
+                -65520,
+                65536,
+                1 << 24,
+                (1 << 24) + 1,
+            ])
+            .collect();
+        every_level::<i32, half::f16>(&ties, &nearest);
+        let u_ties: Vec<u32> = ties.iter().map(|&v| v.unsigned_abs()).collect();
+        every_level::<u32, half::f16>(&u_ties, &nearest);
     }
 
     /// Values beyond `2^53` whose `f64` conversion alone would round twice: a bfloat16 tie

@@ -4,8 +4,9 @@
 //! with the choice between F16C, the AVX2 byte twin and the portable loop.
 
 use super::{Dst, Src};
-use crate::convert::blocks::by_blocks;
-use crate::number::layout::FloatLayout;
+use crate::convert::blocks::{FAST_BLOCK, by_blocks};
+use crate::number::CastOptions;
+use crate::number::layout::{BFLOAT16, FLOAT16, FloatLayout, IntLayout};
 use crate::number::storage::{Word, Words};
 
 /// Whether [`widen`] is exact for sources of layout `l`: IEEE-like (signed, subnormals,
@@ -13,7 +14,9 @@ use crate::number::storage::{Word, Words};
 /// `f32`'s, subnormals included), and not `f32`/`f64` themselves.
 pub(super) fn widens(l: FloatLayout) -> bool {
     use crate::number::layout::NanEncoding;
-    let max_exp = (1i32 << l.exponent_bits) - 1 - l.bias;
+    // The largest finite exponent: the all-ones field is ±Inf and NaN in IEEE formats (so
+    // bfloat16's largest, `2^127 (2 - 2^-7)`, is an `f32`), finite in the `fn` ones.
+    let max_exp = (1i32 << l.exponent_bits) - 1 - l.bias - i32::from(l.inf);
     let min_exp = 1 - l.bias - l.mantissa_bits as i32;
     // IEEE (±Inf, NaNs on the all-ones exponent), or OCP's `fn` formats (no Inf, NaN only
     // the all-ones code: `float8_e4m3fn`).
@@ -73,10 +76,74 @@ macro_rules! small_src {
                     move || by_blocks(src, dst, #[inline(always)] |s, d| widen(s, d, p)),
                 )
             }
+            fn small_float_to_int<DW: Dst>(
+                src: &[Self],
+                dst: &mut [DW],
+                opts: CastOptions,
+                sl: FloatLayout,
+                l: IntLayout,
+            ) -> usize {
+                // `select` routes only 16-bit sources here: no instance for bytes.
+                if const { Self::BITS != 16 } {
+                    return 0;
+                }
+                to_int_by_f32(src, dst, opts, sl, l)
+            }
         }
     )*};
 }
 small_src!(u8, u16);
+
+/// A 16-bit float of layout `sl` (see [`widens`]) to the integer format `l`, any mode and
+/// rule: each block widened to `f32` bits on the stack (exact: F16C's `vcvtph2ps` for
+/// float16, a shift for bfloat16, [`widen`] for the others), then converted by the very
+/// kernels `f32 -> l` runs (`Src::float_to_int` of `u32` words). The value being the same,
+/// so are the rounding, the range test and what the kernels decline (NaN, ±Inf, out of
+/// range under the error rule, ...: those blocks go to the reference path). No kernel of
+/// its own per target: one widening per level, and a 4 KiB buffer in the L1 cache between
+/// it and the conversion, where a 65536-entry table took a scalar load per element (and
+/// its 128-512 KiB did not stay in the L1 cache). Returns how many elements are done, a
+/// prefix (up to the first declined block).
+#[inline(always)]
+fn to_int_by_f32<SW: Word, DW: Dst>(
+    src: &[SW],
+    dst: &mut [DW],
+    opts: CastOptions,
+    sl: FloatLayout,
+    l: IntLayout,
+) -> usize {
+    let mut buf = [0u32; FAST_BLOCK];
+    let hw = if sl == FLOAT16 {
+        crate::arch::F16c::detect()
+    } else {
+        None
+    };
+    let bf16 = sl == BFLOAT16;
+    let p = widen_plan(sl);
+    by_blocks(src, dst, |s, d| {
+        let b = &mut buf[..s.len().min(d.len())];
+        let w = &mut *b;
+        let widened = match (hw, u16::of(SW::words(s))) {
+            (Some(hw), Some(s16)) => hw.f32_from_f16(s16, w),
+            // bfloat16 is the top half of an `f32`, NaNs included (which the conversion
+            // below declines).
+            _ if bf16 => crate::arch::vectorized(
+                #[inline(always)]
+                move || {
+                    for (x, y) in s.iter().zip(w.iter_mut()) {
+                        *y = (x.to_u64() as u32) << 16;
+                    }
+                    true
+                },
+            ),
+            _ => crate::arch::vectorized(
+                #[inline(always)]
+                move || widen(s, w, p),
+            ),
+        };
+        widened && <u32 as Src>::float_to_int(b, d, opts, l) == b.len()
+    })
+}
 
 /// The constants of [`widen`] for a layout `l`: its magnitude bits moved to `f32`'s places
 /// are the value times `2^(B - 127)` (subnormals included, which land on `f32`
@@ -176,8 +243,98 @@ pub(super) fn by_blocks_streamed<SW: Word, DW: Word>(
 
 #[cfg(test)]
 mod tests {
-    use crate::dtype::DTypeId;
+    use crate::convert::{cast_slice, cast_slice_reference};
+    use crate::dtype::{DTypeId, Real};
+    use crate::isa::{Isa, with_max_isa};
     use crate::number::layout::Format;
+    use crate::number::{CastOptions, OutOfRange, Rounding};
+
+    const MODES: [Rounding; 5] = [
+        Rounding::NearestEven,
+        Rounding::TowardsZero,
+        Rounding::TowardsPositive,
+        Rounding::TowardsNegative,
+        Rounding::NearestAway,
+    ];
+    const RULES: [OutOfRange; 3] = [OutOfRange::Error, OutOfRange::Clamp, OutOfRange::Wrap];
+
+    /// `src` cast to `D` at every level (and from unaligned starts, into unaligned
+    /// outputs, at odd lengths) against the reference path, in every mode and rule: the
+    /// same result, and up to the first failing element the same bits.
+    fn every_level<S: Real, D: Real>(src: &[S]) {
+        let n = src.len();
+        for mode in MODES {
+            for oor in RULES {
+                let opts = CastOptions::new(mode, oor);
+                for (from, to, len) in [(0, 0, n), (1, 3, n - 1), (5, 1, n.min(77) - 6)] {
+                    let s = &src[from..from + len];
+                    let mut want = vec![D::default(); len];
+                    let expected = cast_slice_reference(s, &mut want, opts);
+                    let upto = expected.as_ref().map_or_else(|e| e.index, |()| len);
+                    for level in Isa::available() {
+                        let mut got = vec![D::default(); to + len];
+                        let r = with_max_isa(level, || cast_slice(s, &mut got[to..], opts));
+                        let what = format!(
+                            "{} -> {} {level:?} {mode:?} {oor:?} {from}/{to}/{len}",
+                            S::NAME,
+                            D::NAME
+                        );
+                        assert_eq!(r, expected, "{what}");
+                        let bad = (0..upto).find(|&i| got[to + i].to_bits() != want[i].to_bits());
+                        assert_eq!(bad, None, "{what}: first differing element");
+                    }
+                }
+            }
+        }
+    }
+
+    /// Every code of `S` (a 16-bit float) to every integer type: all of them in code
+    /// order (NaNs, ±Inf and the out-of-range values among them), and the codes whose
+    /// value `D` holds (so that whole blocks are fast, under the error rule too) with a
+    /// code that fails planted near the end.
+    fn all_codes<S: Real + Copy, D: Real>() {
+        let codes: Vec<S> = (0..=u16::MAX).map(|c| S::from_bits(u64::from(c))).collect();
+        every_level::<S, D>(&codes);
+        let opts = CastOptions::new(Rounding::TowardsZero, OutOfRange::Error);
+        let mut fits: Vec<S> = codes
+            .iter()
+            .copied()
+            .filter(|c| cast_slice_reference(&[*c], &mut [D::default()], opts).is_ok())
+            .collect();
+        every_level::<S, D>(&fits);
+        // An infinity, which fails under every rule: the error names it.
+        let inf = codes.iter().copied().find(|c| {
+            let v = c.to_bits() as u16;
+            v == 0x7c00 || v == 0x7f80
+        });
+        let len = fits.len();
+        fits[len - 30] = inf.unwrap_or(fits[0]);
+        every_level::<S, D>(&fits);
+    }
+
+    #[test]
+    fn float16_to_every_integer_matches_the_reference() {
+        all_codes::<half::f16, i8>();
+        all_codes::<half::f16, u8>();
+        all_codes::<half::f16, i16>();
+        all_codes::<half::f16, u16>();
+        all_codes::<half::f16, i32>();
+        all_codes::<half::f16, u32>();
+        all_codes::<half::f16, i64>();
+        all_codes::<half::f16, u64>();
+    }
+
+    #[test]
+    fn bfloat16_to_every_integer_matches_the_reference() {
+        all_codes::<half::bf16, i8>();
+        all_codes::<half::bf16, u8>();
+        all_codes::<half::bf16, i16>();
+        all_codes::<half::bf16, u16>();
+        all_codes::<half::bf16, i32>();
+        all_codes::<half::bf16, u32>();
+        all_codes::<half::bf16, i64>();
+        all_codes::<half::bf16, u64>();
+    }
 
     /// `arch::widen_bytes_to_f32` (AVX2, plain and streamed stores) writes what the
     /// portable `widen` writes, and declines the same blocks, for every code of every
