@@ -39,6 +39,8 @@
 //! and the per-width traits [`Src`]/[`Dst`] with the impls that route each width to its
 //! family (the `u8`/`u16` sources, whose only kernel is widening, are in `fast/widen.rs`).
 
+#[cfg(test)]
+mod check;
 mod float_float;
 mod float_narrow;
 mod float_to_int;

@@ -181,33 +181,13 @@ mod tests {
     /// `cast_slice` of `src[from..from + len]` into an output at offset `to`, at every
     /// level, every mode and every rule, the same as the reference path, bit for bit.
     fn every_level<S: crate::dtype::Real, D: crate::dtype::Real>(src: &[S], lens: &[usize]) {
-        for &len in lens {
-            for (from, to) in [(0, 0), (1, 0), (0, 3), (5, 1), (3, 7)] {
-                let s = &src[from..from + len];
-                for oor in [OutOfRange::Error, OutOfRange::Clamp, OutOfRange::Wrap] {
-                    for mode in Rounding::ALL {
-                        let opts = CastOptions::new(mode, oor);
-                        let mut want = vec![D::from_bits(0); len];
-                        let expected = cast_slice_reference(s, &mut want, opts);
-                        assert_eq!(expected, Ok(()), "the reference never fails");
-                        for level in Isa::available() {
-                            let mut got = vec![D::from_bits(0); to + len];
-                            let r = with_max_isa(level, || cast_slice(s, &mut got[to..], opts));
-                            assert_eq!(r, expected, "{level:?} {mode:?} {oor:?}");
-                            let first =
-                                (0..len).find(|&i| got[to + i].to_bits() != want[i].to_bits());
-                            assert_eq!(
-                                first,
-                                None,
-                                "{} -> {} {level:?} {mode:?} {oor:?} len {len} {from}/{to}",
-                                S::NAME,
-                                D::NAME
-                            );
-                        }
-                    }
-                }
-            }
-        }
+        let offsets = [(0, 0), (1, 0), (0, 3), (5, 1), (3, 7)];
+        let cuts: Vec<_> = lens
+            .iter()
+            .flat_map(|&len| offsets.map(|(from, to)| (from, to, len)))
+            .collect();
+        let rules = [OutOfRange::Error, OutOfRange::Clamp, OutOfRange::Wrap];
+        crate::convert::fast::check::every_level::<S, D>(src, &cuts, &Rounding::ALL, &rules);
     }
 
     const LENS: [usize; 16] = [

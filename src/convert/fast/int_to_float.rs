@@ -270,11 +270,9 @@ mod tests {
     //! against the reference path: every 16-bit integer, and 32/64-bit integers around
     //! every rounding boundary of the targets (ties, and one either side), the ends of
     //! their ranges and of the types, in every mode and rule, from unaligned starts.
-    use crate::convert::{cast_slice, cast_slice_reference};
     use crate::dtype::{Float8E4M3, Float8E5M2, Real};
-    use crate::isa::{Isa, with_max_isa};
     use crate::number::xorshift::xorshift64;
-    use crate::number::{CastOptions, OutOfRange, Rounding};
+    use crate::number::{OutOfRange, Rounding};
 
     const MODES: [Rounding; 5] = [
         Rounding::NearestEven,
@@ -285,33 +283,12 @@ mod tests {
     ];
 
     /// `src` (and its slices from unaligned starts, into unaligned outputs, of odd
-    /// lengths) cast to `D` at every level against the reference: the same result and,
-    /// up to the first failing element, the same bits.
+    /// lengths) cast to `D` at every level against the reference, in `modes`.
     fn every_level<S: Real, D: Real>(src: &[S], modes: &[Rounding]) {
         let n = src.len();
-        for &mode in modes {
-            for oor in [OutOfRange::Error, OutOfRange::Clamp] {
-                let opts = CastOptions::new(mode, oor);
-                for (from, to, len) in [(0, 0, n), (1, 3, n - 1), (5, 1, n - 40), (3, 0, 37)] {
-                    let s = &src[from..from + len];
-                    let mut want = vec![D::default(); len];
-                    let expected = cast_slice_reference(s, &mut want, opts);
-                    let upto = expected.as_ref().map_or_else(|e| e.index, |()| len);
-                    for level in Isa::available() {
-                        let mut got = vec![D::default(); to + len];
-                        let r = with_max_isa(level, || cast_slice(s, &mut got[to..], opts));
-                        let what = format!(
-                            "{} -> {} {level:?} {mode:?} {oor:?} {from}/{to}/{len}",
-                            S::NAME,
-                            D::NAME
-                        );
-                        assert_eq!(r, expected, "{what}");
-                        let bad = (0..upto).find(|&i| got[to + i].to_bits() != want[i].to_bits());
-                        assert_eq!(bad, None, "{what}: first differing element");
-                    }
-                }
-            }
-        }
+        let cuts = [(0, 0, n), (1, 3, n - 1), (5, 1, n - 40), (3, 0, 37)];
+        let rules = [OutOfRange::Error, OutOfRange::Clamp];
+        crate::convert::fast::check::every_level::<S, D>(src, &cuts, modes, &rules);
     }
 
     /// Magnitudes at each bit position `t` around the rounding boundaries of formats of

@@ -243,9 +243,8 @@ pub(super) fn by_blocks_streamed<SW: Word, DW: Word>(
 
 #[cfg(test)]
 mod tests {
-    use crate::convert::{cast_slice, cast_slice_reference};
+    use crate::convert::cast_slice_reference;
     use crate::dtype::{DTypeId, Real};
-    use crate::isa::{Isa, with_max_isa};
     use crate::number::layout::Format;
     use crate::number::{CastOptions, OutOfRange, Rounding};
 
@@ -259,33 +258,11 @@ mod tests {
     const RULES: [OutOfRange; 3] = [OutOfRange::Error, OutOfRange::Clamp, OutOfRange::Wrap];
 
     /// `src` cast to `D` at every level (and from unaligned starts, into unaligned
-    /// outputs, at odd lengths) against the reference path, in every mode and rule: the
-    /// same result, and up to the first failing element the same bits.
+    /// outputs, at odd lengths) against the reference path, in every mode and rule.
     fn every_level<S: Real, D: Real>(src: &[S]) {
         let n = src.len();
-        for mode in MODES {
-            for oor in RULES {
-                let opts = CastOptions::new(mode, oor);
-                for (from, to, len) in [(0, 0, n), (1, 3, n - 1), (5, 1, n.min(77) - 6)] {
-                    let s = &src[from..from + len];
-                    let mut want = vec![D::default(); len];
-                    let expected = cast_slice_reference(s, &mut want, opts);
-                    let upto = expected.as_ref().map_or_else(|e| e.index, |()| len);
-                    for level in Isa::available() {
-                        let mut got = vec![D::default(); to + len];
-                        let r = with_max_isa(level, || cast_slice(s, &mut got[to..], opts));
-                        let what = format!(
-                            "{} -> {} {level:?} {mode:?} {oor:?} {from}/{to}/{len}",
-                            S::NAME,
-                            D::NAME
-                        );
-                        assert_eq!(r, expected, "{what}");
-                        let bad = (0..upto).find(|&i| got[to + i].to_bits() != want[i].to_bits());
-                        assert_eq!(bad, None, "{what}: first differing element");
-                    }
-                }
-            }
-        }
+        let cuts = [(0, 0, n), (1, 3, n - 1), (5, 1, n.min(77) - 6)];
+        crate::convert::fast::check::every_level::<S, D>(src, &cuts, &MODES, &RULES);
     }
 
     /// Every code of `S` (a 16-bit float) to every integer type: all of them in code
