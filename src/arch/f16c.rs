@@ -365,13 +365,12 @@ pub(super) mod kernels {
         }
     }
 
-    /// # Safety
-    /// The CPU must have AVX2 and F16C.
-    /// With `STREAM`, `dst` must start on a 32-byte boundary: its whole vectors are then
-    /// stored by `vmovntps` (the tail by plain stores).
+    /// float16 codes to `f32` bits, eight a step (`vcvtph2ps`); `false` when one is a NaN.
+    /// With `STREAM`, the whole vectors are stored by `vmovntps` (the tail by plain stores).
     ///
     /// # Safety
-    /// The CPU must have AVX2 and F16C; with `STREAM`, `dst` must be 32-byte aligned.
+    /// The CPU must have AVX2 and F16C; with `STREAM`, `dst` must start on a 32-byte
+    /// boundary.
     #[target_feature(enable = "avx2,f16c")]
     pub(super) unsafe fn to_f32<const STREAM: bool>(src: &[u16], dst: &mut [u32]) -> bool {
         let n = src.len().min(dst.len());
