@@ -274,13 +274,7 @@ mod tests {
     use crate::number::xorshift::xorshift64;
     use crate::number::{OutOfRange, Rounding};
 
-    const MODES: [Rounding; 5] = [
-        Rounding::NearestEven,
-        Rounding::TowardsZero,
-        Rounding::TowardsPositive,
-        Rounding::TowardsNegative,
-        Rounding::NearestAway,
-    ];
+    const MODES: [Rounding; 5] = Rounding::ALL;
 
     /// `src` (and its slices from unaligned starts, into unaligned outputs, of odd
     /// lengths) cast to `D` at every level against the reference, in `modes`.

@@ -248,13 +248,7 @@ mod tests {
     use crate::number::layout::Format;
     use crate::number::{CastOptions, OutOfRange, Rounding};
 
-    const MODES: [Rounding; 5] = [
-        Rounding::NearestEven,
-        Rounding::TowardsZero,
-        Rounding::TowardsPositive,
-        Rounding::TowardsNegative,
-        Rounding::NearestAway,
-    ];
+    const MODES: [Rounding; 5] = Rounding::ALL;
     const RULES: [OutOfRange; 3] = [OutOfRange::Error, OutOfRange::Clamp, OutOfRange::Wrap];
 
     /// `src` cast to `D` at every level (and from unaligned starts, into unaligned
