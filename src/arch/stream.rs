@@ -453,6 +453,64 @@ pub(super) unsafe fn store_64<const STREAM: bool>(p: *mut u8, v: std::arch::x86_
     }
 }
 
+/// The vectors `next(0)`, `next(1)`, ... (until one is `None`, or `steps` of them) as
+/// bytes `64g..64g + 64` of `out`, however `out` is aligned: each whole 64-byte line of
+/// `out` by `vmovntdq`, the end of one vector and the start of the next put together by
+/// `vpermt2b`; the bytes before the first line and after the last by masked plain stores;
+/// then `sfence`. Returns how many vectors were stored. For the decodes whose steps write
+/// whole vectors to outputs that start anywhere (a large allocation starts 16 bytes past
+/// a page).
+///
+/// # Safety
+/// The CPU must have AVX-512 F, BW and VBMI (the caller's features: this is inlined into
+/// it); `out` holds at least `64 * steps` bytes.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+pub(super) unsafe fn stream_lines(
+    out: &mut [u8],
+    steps: usize,
+    mut next: impl FnMut(usize) -> Option<std::arch::x86_64::__m512i>,
+) -> usize {
+    use std::arch::x86_64::*;
+    let Some(first) = (if steps > 0 { next(0) } else { None }) else {
+        return 0;
+    };
+    let p = out.as_mut_ptr();
+    // Bytes before the first line: 0 to 63 (`align_offset` is at most 63 here).
+    let head = p.align_offset(64) % 64;
+    let low = (1u64 << head) - 1;
+    let mut idx = [0u8; 64];
+    for (i, x) in idx.iter_mut().enumerate() {
+        // Byte `head + i` of the pair (previous, next): bit 6 picks the next vector.
+        *x = (head + i) as u8;
+    }
+    // SAFETY: 64 bytes from an array of 64; the CPU features are the caller's; `head < 64`
+    // bytes of `out`, which holds the `64 * steps` bytes of at least one vector.
+    let idx = unsafe { _mm512_loadu_si512(idx.as_ptr().cast()) };
+    unsafe { _mm512_mask_storeu_epi8(p.cast(), low, first) };
+    let (mut prev, mut g) = (first, 1);
+    while g < steps {
+        let Some(y) = next(g) else {
+            break;
+        };
+        // SAFETY: the caller's features (VBMI for `vpermt2b`); the line is bytes
+        // `head + 64(g - 1) .. head + 64g`, within the `64 * steps` bytes of `out`
+        // (`g < steps`), and starts on a 64-byte boundary (`p + head` is one).
+        unsafe {
+            let line = _mm512_permutex2var_epi8(prev, idx, y);
+            _mm512_stream_si512(p.add(head + 64 * (g - 1)).cast(), line);
+        }
+        prev = y;
+        g += 1;
+    }
+    // SAFETY: bytes `64(g - 1) + head .. 64g` of `out`, `g <= steps`; SSE for the fence.
+    unsafe {
+        _mm512_mask_storeu_epi8(p.add(64 * (g - 1)).cast(), !low, prev);
+        _mm_sfence();
+    }
+    g
+}
+
 #[cfg(target_arch = "x86_64")]
 mod kernels {
     use super::streamed;
@@ -1043,5 +1101,48 @@ mod tests {
         let so = crate::ScaleOffset::<f64>::new(1.5, 3.0).unwrap();
         check(&so, &f64s, true, f64::to_bits);
         check(&so, &f64s, false, f64::to_bits);
+    }
+
+    /// `stream_lines` stores vector `g` at bytes `64g..64g + 64` of an output at every start
+    /// within a line, for every count of steps up to a few, stopping where `next` stops,
+    /// and writes nothing else.
+    #[test]
+    #[cfg(target_arch = "x86_64")]
+    fn stream_lines_store_each_vector_in_place_at_every_start() {
+        use std::arch::x86_64::{__m512i, _mm512_loadu_si512};
+        /// # Safety
+        /// The CPU has AVX-512 F, BW and VBMI.
+        #[target_feature(enable = "avx512f,avx512bw,avx512vbmi")]
+        unsafe fn run(out: &mut [u8], steps: usize, stop: usize, vectors: &[[u8; 64]]) -> usize {
+            let next = |g: usize| -> Option<__m512i> {
+                // SAFETY: 64 bytes from an array of 64.
+                (g < stop).then(|| unsafe { _mm512_loadu_si512(vectors[g].as_ptr().cast()) })
+            };
+            // SAFETY: the features above; `out` holds `64 * steps` bytes (the caller's).
+            unsafe { super::stream_lines(out, steps, next) }
+        }
+        if !crate::arch::has_avx512() {
+            return;
+        }
+        let vectors: Vec<[u8; 64]> = (0..6u8)
+            .map(|g| std::array::from_fn(|i| g.wrapping_mul(64).wrapping_add(i as u8) ^ 0x5a))
+            .collect();
+        for start in 0..64 {
+            for steps in 0..=5 {
+                for stop in [0, 1, 2, steps, 6] {
+                    let mut store = vec![0xeeu8; 64 * 8];
+                    let at = store.as_ptr().align_offset(64) + start;
+                    let out = &mut store[at..at + 64 * steps];
+                    // SAFETY: the level allows AVX-512, whose set includes F, BW and VBMI.
+                    let done = unsafe { run(out, steps, stop, &vectors) };
+                    assert_eq!(done, steps.min(stop), "start {start}, steps {steps}");
+                    let mut want = vec![0xeeu8; 64 * 8];
+                    for (g, v) in vectors[..done].iter().enumerate() {
+                        want[at + 64 * g..at + 64 * g + 64].copy_from_slice(v);
+                    }
+                    assert!(store == want, "start {start}, steps {steps}, stop {stop}");
+                }
+            }
+        }
     }
 }

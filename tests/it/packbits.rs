@@ -852,3 +852,46 @@ fn arrays_both_ways() {
     let other = DynArray::from_le_bytes(DTypeId::UInt8, &[1], &[0]).unwrap();
     assert!(codec.encode_array(&other).is_err());
 }
+
+/// A large decode of four-byte words (an output of 16 MiB or more, which the AVX-512
+/// kernels store by whole streamed lines, each put together from two vectors) gives the
+/// reference's words at every level, starting at a line, at a whole byte of the stream
+/// within a line, and where neither holds, for fields of 25 bits with a first bit and sign
+/// extension, 23 bits, and 31 bits (a kernel of its own).
+#[test]
+fn large_decodes_of_wide_words_at_every_isa_level() {
+    let cases: [(DTypeId, u32, u32); 3] = [
+        (DTypeId::Int32, 3, 27),
+        (DTypeId::UInt32, 0, 22),
+        (DTypeId::Int32, 0, 30),
+    ];
+    let len = (16 << 20) / 4 + 77;
+    for (id, f, l) in cases {
+        let mut x = 0x2545_f491_4f6c_dd1du64 ^ u64::from(l);
+        let comps: Vec<u64> = (0..len)
+            .map(|_| {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                x & 0xffff_ffff
+            })
+            .collect();
+        let codec = PackBits::new(id, Some(&config("none", Some(f), Some(l)))).unwrap();
+        let bytes = reference_encode(id, "none", f, l, &comps);
+        let want = reference_decode(id, f, l, &bytes, len);
+        for level in Isa::available() {
+            for off in [0, 3, 8] {
+                let got = with_max_isa(level, || {
+                    decode_at(&codec, &bytes, len, off, 0xa5a5_a5a5u32, |w| {
+                        WordsMut::U32(w)
+                    })
+                });
+                let bad = got.iter().zip(&want).position(|(g, w)| g != w);
+                assert!(
+                    bad.is_none(),
+                    "{id} bits {f}..={l}, {off} words past a line, {level:?}: first wrong word {bad:?}"
+                );
+            }
+        }
+    }
+}

@@ -31,6 +31,7 @@
 use std::arch::x86_64::*;
 
 use super::{Fields, low};
+use crate::arch::stream::stream_lines;
 
 /// Whether [`pack`] takes fields `p` of words of `L` bits: `2b >= 8`, so that the bits of
 /// a pair's first byte below it all belong to the pair before.
@@ -243,18 +244,29 @@ fn pack_steps<const L: u32, const WHOLE: bool, const FIRST: bool>(
 /// # Safety
 /// The CPU must have AVX-512 F, BW and VBMI; `L` is 16 or 32; [`unpacks`]`(L, p)`.
 #[target_feature(enable = "avx512f,avx512bw,avx512vbmi")]
-pub(super) unsafe fn unpack<const L: u32>(src: &[u8], p: Fields, out: &mut [u8]) -> usize {
-    if p.extends() {
-        unpack_steps::<L, true>(src, p, out)
-    } else {
-        unpack_steps::<L, false>(src, p, out)
+pub(super) unsafe fn unpack<const L: u32>(
+    src: &[u8],
+    p: Fields,
+    out: &mut [u8],
+    stream: bool,
+) -> usize {
+    match (p.extends(), stream) {
+        (true, false) => unpack_steps::<L, true, false>(src, p, out),
+        (false, false) => unpack_steps::<L, false, false>(src, p, out),
+        (true, true) => unpack_steps::<L, true, true>(src, p, out),
+        (false, true) => unpack_steps::<L, false, true>(src, p, out),
     }
 }
 
-/// [`unpack`]'s loop; `EXTEND`: `p.extends()`.
+/// [`unpack`]'s loop; `EXTEND`: `p.extends()`; `STREAM`: the whole lines of `out` by
+/// `vmovntdq` ([`stream_lines`]).
 #[inline]
 #[target_feature(enable = "avx512f,avx512bw,avx512vbmi")]
-fn unpack_steps<const L: u32, const EXTEND: bool>(src: &[u8], p: Fields, out: &mut [u8]) -> usize {
+fn unpack_steps<const L: u32, const EXTEND: bool, const STREAM: bool>(
+    src: &[u8],
+    p: Fields,
+    out: &mut [u8],
+) -> usize {
     let (b, f) = (p.b as usize, p.f as usize);
     let (per, word) = ((64 / L) as usize, (L / 8) as usize);
     let step = 8 * per * b / 8;
@@ -274,14 +286,20 @@ fn unpack_steps<const L: u32, const EXTEND: bool>(src: &[u8], p: Fields, out: &m
     let (idx, ctl) = (table(&idx), table(&ctl));
     let field = Field::<L>::new(p);
     let steps = out.len() / 64;
+    let decode = |g: usize| {
+        let x = step_bytes(src, g * step, step)?;
+        let v = _mm512_multishift_epi64_epi8(ctl, _mm512_permutexvar_epi8(idx, x));
+        Some(field.cut::<EXTEND>(v))
+    };
+    if STREAM {
+        // SAFETY: this function's features; `out` holds `64 * steps` bytes.
+        return 64 * unsafe { stream_lines(out, steps, decode) };
+    }
     let mut g = 0;
     while g < steps {
-        let at = g * step;
-        let Some(x) = step_bytes(src, at, step) else {
+        let Some(y) = decode(g) else {
             break;
         };
-        let v = _mm512_multishift_epi64_epi8(ctl, _mm512_permutexvar_epi8(idx, x));
-        let y = field.cut::<EXTEND>(v);
         // SAFETY: `g < steps`: bytes `64g..64g + 64` are in `out`.
         unsafe { _mm512_storeu_si512(out.as_mut_ptr().add(64 * g).cast(), y) };
         g += 1;
@@ -309,18 +327,23 @@ pub(super) fn unpacks_31(p: Fields) -> bool {
 /// # Safety
 /// The CPU must have AVX-512 F, BW, VBMI and VBMI2; [`unpacks_31`]`(p)`.
 #[target_feature(enable = "avx512f,avx512bw,avx512vbmi,avx512vbmi2")]
-pub(super) unsafe fn unpack_31(src: &[u8], p: Fields, out: &mut [u8]) -> usize {
-    if p.extends() {
-        unpack_31_steps::<true>(src, p, out)
-    } else {
-        unpack_31_steps::<false>(src, p, out)
+pub(super) unsafe fn unpack_31(src: &[u8], p: Fields, out: &mut [u8], stream: bool) -> usize {
+    match (p.extends(), stream) {
+        (true, false) => unpack_31_steps::<true, false>(src, p, out),
+        (false, false) => unpack_31_steps::<false, false>(src, p, out),
+        (true, true) => unpack_31_steps::<true, true>(src, p, out),
+        (false, true) => unpack_31_steps::<false, true>(src, p, out),
     }
 }
 
-/// [`unpack_31`]'s loop; `EXTEND`: `p.extends()`.
+/// [`unpack_31`]'s loop; `EXTEND`: `p.extends()`; `STREAM` as in [`unpack_steps`].
 #[inline]
 #[target_feature(enable = "avx512f,avx512bw,avx512vbmi,avx512vbmi2")]
-fn unpack_31_steps<const EXTEND: bool>(src: &[u8], p: Fields, out: &mut [u8]) -> usize {
+fn unpack_31_steps<const EXTEND: bool, const STREAM: bool>(
+    src: &[u8],
+    p: Fields,
+    out: &mut [u8],
+) -> usize {
     // 16 codes of 31 bits a step: 62 bytes in, 64 out.
     let step = 62;
     let (mut hi, mut lo, mut shift) = ([0u8; 64], [0u8; 64], [0u32; 16]);
@@ -338,18 +361,24 @@ fn unpack_31_steps<const EXTEND: bool>(src: &[u8], p: Fields, out: &mut [u8]) ->
     let shift = unsafe { _mm512_loadu_si512(shift.as_ptr().cast()) };
     let field = Field::<32>::new(p);
     let steps = out.len() / 64;
-    let mut g = 0;
-    while g < steps {
-        let at = g * step;
-        let Some(x) = step_bytes(src, at, step) else {
-            break;
-        };
+    let decode = |g: usize| {
+        let x = step_bytes(src, g * step, step)?;
         let v = _mm512_shrdv_epi32(
             _mm512_permutexvar_epi8(lo, x),
             _mm512_permutexvar_epi8(hi, x),
             shift,
         );
-        let y = field.cut::<EXTEND>(v);
+        Some(field.cut::<EXTEND>(v))
+    };
+    if STREAM {
+        // SAFETY: this function's features; `out` holds `64 * steps` bytes.
+        return 64 * unsafe { stream_lines(out, steps, decode) };
+    }
+    let mut g = 0;
+    while g < steps {
+        let Some(y) = decode(g) else {
+            break;
+        };
         // SAFETY: `g < steps`: bytes `64g..64g + 64` are in `out`.
         unsafe { _mm512_storeu_si512(out.as_mut_ptr().add(64 * g).cast(), y) };
         g += 1;
