@@ -217,7 +217,7 @@ impl Caster {
     /// runs the two stages on it), or 0 when no kernel applies.
     pub(crate) fn run_affine(&self, a: fast::Affine, src: Words<'_>, dst: WordsMut<'_>) -> usize {
         use {Words as S, WordsMut as D};
-        let fast::Fast::FloatToInt(l) = self.fast else {
+        let Some(l) = self.fast.float_to_int() else {
             return 0;
         };
         if !self.map.is_empty()
@@ -276,12 +276,10 @@ impl Caster {
                 return t.apply(src, dst);
             }
         }
-        // `FloatToInt` reads `f32`/`f64` words (`fast::select`): the NaN kernel's loop is
-        // compiled only for the word pairs that can take it.
-        let nan_kernel = match (self.map.only_nan(), self.fast) {
-            (Some(code), fast::Fast::FloatToInt(l))
-                if const { SW::BITS >= 32 && DW::BITS <= 32 } && l.bits <= 32 =>
-            {
+        // A float -> integer path reads `f32`/`f64` words (`fast::select`): the NaN kernel's
+        // loop is compiled only for the word pairs that can take it.
+        let nan_kernel = match (self.map.only_nan(), self.fast.float_to_int()) {
+            (Some(code), Some(l)) if const { SW::BITS >= 32 && DW::BITS <= 32 } && l.bits <= 32 => {
                 Some((l, code))
             }
             _ => None,

@@ -71,6 +71,10 @@ pub(crate) enum Fast {
     FloatToInt(IntLayout),
     /// `f64 -> f32`, nearest-even.
     F64ToF32,
+    /// `f64 -> int32`, nearest-even (any rule: they agree on what the streamed kernel
+    /// stores): streamed from the conversion where the output is too large for the cache,
+    /// else as [`Fast::FloatToInt`].
+    F64ToI32(IntLayout),
     /// `f32`/`f64` (by source word width) to a narrower signed float format.
     Narrow(FloatLayout),
     /// Integer to integer.
@@ -89,6 +93,17 @@ pub(crate) enum Fast {
     /// A 16-bit IEEE-like float (float16, bfloat16) to an integer format: widened to `f32`
     /// (exact) a block at a time, then `f32`'s own float -> integer kernels.
     SmallFloatToInt(FloatLayout, IntLayout),
+}
+
+impl Fast {
+    /// The integer layout of a float -> integer path ([`Fast::FloatToInt`] and
+    /// [`Fast::F64ToI32`], which the fused and `scalar_map` kernels take alike).
+    pub(crate) fn float_to_int(self) -> Option<IntLayout> {
+        match self {
+            Fast::FloatToInt(l) | Fast::F64ToI32(l) => Some(l),
+            _ => None,
+        }
+    }
 }
 
 /// The fast path for `src -> dst` under `opts`, where the formats are stored in words of
@@ -128,6 +143,7 @@ pub(crate) fn select(
             match dst {
                 // Into 64-bit words only the 64-bit formats (`float_to_int`).
                 Format::Int(l) if dst_word == 64 && l.bits != 64 => Fast::None,
+                Format::Int(l) if nearest && s_f64 && l.signed && l.bits == 32 => Fast::F64ToI32(l),
                 Format::Int(l) => Fast::FloatToInt(l),
                 Format::Float(l) => {
                     if nearest && s_f64 && dst.hardware_float() == Some(false) && dst_word == 32 {
@@ -188,15 +204,9 @@ pub(crate) fn run<SW: Src, DW: Dst>(
 ) -> usize {
     match fast {
         Fast::None => 0,
-        Fast::FloatToInt(l) => {
-            // `f64 -> i32` nearest-even (any rule: they agree on what the streamed kernel
-            // stores) on an output too large for the cache: streamed from the conversion.
-            if l.signed
-                && l.bits == 32
-                && opts.rounding == Rounding::NearestEven
-                && let (Some(s), Some(d)) =
-                    (u64::of(SW::words(src)), u32::of_mut(DW::words_mut(dst)))
-            {
+        Fast::FloatToInt(l) => SW::float_to_int(src, dst, opts, l),
+        Fast::F64ToI32(l) => {
+            if let (Some(s), Some(d)) = (u64::of(SW::words(src)), u32::of_mut(DW::words_mut(dst))) {
                 return f64_to_i32(s, d, opts, l);
             }
             SW::float_to_int(src, dst, opts, l)
