@@ -83,6 +83,36 @@ fn step_bytes(src: &[u8], at: usize, step: usize) -> Option<__m512i> {
     }
 }
 
+/// The decodes' stores: vector `g` of `decode` (until it is `None`, or `steps` of them) as
+/// bytes `64g..64g + 64` of `out`, whole lines by `vmovntdq` with `STREAM`
+/// ([`stream_lines`]). Returns the count of bytes written.
+///
+/// # Safety
+/// The CPU must have AVX-512 F, BW and VBMI (the caller's features: this is inlined into
+/// it).
+#[inline(always)]
+unsafe fn store_steps<const STREAM: bool>(
+    out: &mut [u8],
+    steps: usize,
+    mut decode: impl FnMut(usize) -> Option<__m512i>,
+) -> usize {
+    let steps = steps.min(out.len() / 64);
+    if STREAM {
+        // SAFETY: the caller's features; `out` holds `64 * steps` bytes.
+        return 64 * unsafe { stream_lines(out, steps, decode) };
+    }
+    let mut g = 0;
+    while g < steps {
+        let Some(y) = decode(g) else {
+            break;
+        };
+        // SAFETY: `g < steps`: bytes `64g..64g + 64` are in `out`; the caller's features.
+        unsafe { _mm512_storeu_si512(out.as_mut_ptr().add(64 * g).cast(), y) };
+        g += 1;
+    }
+    64 * g
+}
+
 /// A field's bits in `L`-bit lanes, for the decodes: which bits to keep, and the sign
 /// extension of a signed field into the component's `n` bits.
 #[derive(Clone, Copy)]
@@ -291,20 +321,8 @@ fn unpack_steps<const L: u32, const EXTEND: bool, const STREAM: bool>(
         let v = _mm512_multishift_epi64_epi8(ctl, _mm512_permutexvar_epi8(idx, x));
         Some(field.cut::<EXTEND>(v))
     };
-    if STREAM {
-        // SAFETY: this function's features; `out` holds `64 * steps` bytes.
-        return 64 * unsafe { stream_lines(out, steps, decode) };
-    }
-    let mut g = 0;
-    while g < steps {
-        let Some(y) = decode(g) else {
-            break;
-        };
-        // SAFETY: `g < steps`: bytes `64g..64g + 64` are in `out`.
-        unsafe { _mm512_storeu_si512(out.as_mut_ptr().add(64 * g).cast(), y) };
-        g += 1;
-    }
-    64 * g
+    // SAFETY: this function's features.
+    unsafe { store_steps::<STREAM>(out, steps, decode) }
 }
 
 /// Whether [`unpack_31`] takes fields `p` of four-byte words: 31-bit fields, the one width
@@ -370,18 +388,6 @@ fn unpack_31_steps<const EXTEND: bool, const STREAM: bool>(
         );
         Some(field.cut::<EXTEND>(v))
     };
-    if STREAM {
-        // SAFETY: this function's features; `out` holds `64 * steps` bytes.
-        return 64 * unsafe { stream_lines(out, steps, decode) };
-    }
-    let mut g = 0;
-    while g < steps {
-        let Some(y) = decode(g) else {
-            break;
-        };
-        // SAFETY: `g < steps`: bytes `64g..64g + 64` are in `out`.
-        unsafe { _mm512_storeu_si512(out.as_mut_ptr().add(64 * g).cast(), y) };
-        g += 1;
-    }
-    64 * g
+    // SAFETY: this function's features.
+    unsafe { store_steps::<STREAM>(out, steps, decode) }
 }
