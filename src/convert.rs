@@ -252,6 +252,10 @@ impl Caster {
         Ok(dst.as_words().get(0).unwrap_or(0))
     }
 
+    /// One pair of word widths. Out of line: [`Caster::run`] is then a 16-way jump, and
+    /// LLVM optimizes 16 functions of one pair each rather than one function holding
+    /// every pair's table, map and block bookkeeping (which took it superlinearly long).
+    #[inline(never)]
     fn run_words<SW: fast::Src, DW: fast::Dst>(
         &self,
         src: &[SW],
