@@ -324,12 +324,13 @@ type HalfKernel = unsafe fn(*const u16, *mut u8, usize, &HalfConsts, bool) -> bo
 /// signed conversion, `u32::MAX` for the unsigned one, which no `f32` converts to. The
 /// codes' test is one subtraction and one unsigned maximum a vector: under the check rule
 /// `code - lo <= hi - lo` is the range, under the others `code - (i32::MIN + 1) <=
-/// u32::MAX - 1` rejects only the indefinite. A 32-bit target takes that kernel under
-/// every rule (a value it would clamp converts to the indefinite, or for `u32` below
-/// zero: declined, and the caller's path decides), and so does wrap into 8 and 16 bits
-/// (the narrowing keeps the low bits). Clamp into 8 and 16 bits has its own kernel:
-/// `vfixupimmps` makes ±Inf NaN, `vmaxps`/`vminps` keep a NaN (the value second), and one
-/// `vpminsd` a vector keeps the least code.
+/// u32::MAX - 1` rejects only the indefinite. `i32` takes that kernel under every rule (a
+/// value it would clamp converts to the indefinite: declined, and the caller's path
+/// decides), and so do `u32` under the check rule and wrap into 8, 16 and 32 bits with the
+/// signed conversion (the narrowing, or `u32`'s bits, keep the low bits). Clamp into 8,
+/// 16 bits and `u32` has its own kernel: `vfixupimmps` makes ±Inf NaN, `vmaxps`/`vminps`
+/// keep a NaN (the value second), and one `vpminsd` a vector keeps the least code (into
+/// `u32` the signed conversion too: a value from 2^31 on is declined).
 ///
 /// It exists only when the level allows AVX-512 ([`HalfIntCast::new`]), so
 /// [`HalfIntCast::run`] is safe.
@@ -360,16 +361,22 @@ impl<D: Word> HalfIntCast<D> {
             {
                 return None;
             }
-            let clamp = plan.rule == HalfIntRule::Clamp && bits < 32;
+            // Clamp into `u32` is the clamp kernel's too (`[0, 2^32]` in `f32`, the signed
+            // conversion: a value from 2^31 on is declined), and wrap into `u32` the signed
+            // conversion's low bits, as into 8 and 16 bits.
+            let clamp = plan.rule == HalfIntRule::Clamp && (bits < 32 || !signed);
+            let wrap_u32 = plan.rule == HalfIntRule::Wrap && bits == 32 && !signed;
             let kernel = if clamp {
-                match (plan.bfloat16, bits == 16) {
-                    (false, false) => pick_clamp::<F16, false>(plan.mode),
-                    (false, true) => pick_clamp::<F16, true>(plan.mode),
-                    (true, false) => pick_clamp::<BF16, false>(plan.mode),
-                    (true, true) => pick_clamp::<BF16, true>(plan.mode),
+                match (plan.bfloat16, bits) {
+                    (false, 8) => pick_clamp::<F16, OUT8>(plan.mode),
+                    (false, 16) => pick_clamp::<F16, OUT16>(plan.mode),
+                    (false, _) => pick_clamp::<F16, OUT_I32>(plan.mode),
+                    (true, 8) => pick_clamp::<BF16, OUT8>(plan.mode),
+                    (true, 16) => pick_clamp::<BF16, OUT16>(plan.mode),
+                    (true, _) => pick_clamp::<BF16, OUT_I32>(plan.mode),
                 }
             } else {
-                match (plan.bfloat16, bits, signed) {
+                match (plan.bfloat16, bits, signed || wrap_u32) {
                     (false, 8, _) => pick_check::<F16, OUT8>(plan.mode),
                     (false, 16, _) => pick_check::<F16, OUT16>(plan.mode),
                     (false, _, true) => pick_check::<F16, OUT_I32>(plan.mode),
@@ -385,8 +392,9 @@ impl<D: Word> HalfIntCast<D> {
             // conversion never gives it otherwise).
             let (bias, limit) = if plan.rule == HalfIntRule::Check && bits < 32 {
                 (lo as i32, (hi - lo) as u32)
-            } else if signed || bits < 32 {
-                // The signed conversion (8 and 16 bits take its low bits).
+            } else if signed || bits < 32 || wrap_u32 {
+                // The signed conversion (8 and 16 bits, and `u32` under wrap, take its low
+                // bits).
                 (i32::MIN + 1, u32::MAX - 1)
             } else {
                 (0, u32::MAX - 1)
@@ -446,14 +454,14 @@ const OUT_I32: u8 = 2;
 const OUT_U32: u8 = 3;
 
 #[cfg(target_arch = "x86_64")]
-fn pick_clamp<const SRC: u8, const W16: bool>(mode: SmallIntRounding) -> HalfKernel {
+fn pick_clamp<const SRC: u8, const OUT: u8>(mode: SmallIntRounding) -> HalfKernel {
     use SmallIntRounding::*;
     match mode {
-        NearestEven => clamp_kernel::<SRC, W16, EVEN>,
-        TowardsZero => clamp_kernel::<SRC, W16, TRUNC>,
-        TowardsNegative => clamp_kernel::<SRC, W16, FLOOR>,
-        TowardsPositive => clamp_kernel::<SRC, W16, CEIL>,
-        NearestAway => clamp_kernel::<SRC, W16, AWAY>,
+        NearestEven => clamp_kernel::<SRC, OUT, EVEN>,
+        TowardsZero => clamp_kernel::<SRC, OUT, TRUNC>,
+        TowardsNegative => clamp_kernel::<SRC, OUT, FLOOR>,
+        TowardsPositive => clamp_kernel::<SRC, OUT, CEIL>,
+        NearestAway => clamp_kernel::<SRC, OUT, AWAY>,
     }
 }
 
@@ -596,26 +604,75 @@ unsafe fn convert<const MODE: u8>(
     }
 }
 
-/// Clamp into 8 (`W16` false) or 16 bits: see [`HalfIntCast`]; 16 codes a step, the last
-/// step masked.
+/// A step's 16 codes into 8-, 16- or 32-bit words at `d` (the low bits), streamed with
+/// `stream` where the output is 16 or 32 bits wide.
+///
+/// # Safety
+/// AVX-512 F, BW and VL; `d` writable for 16 words of `OUT`, 32-byte (16 bits) or 64-byte
+/// (32 bits) aligned when `stream` is set.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+unsafe fn store<const OUT: u8>(d: *mut u8, code: std::arch::x86_64::__m512i, stream: bool) {
+    use std::arch::x86_64::*;
+    // SAFETY: this function's contract.
+    unsafe {
+        match OUT {
+            OUT8 => _mm_storeu_si128(d.cast(), _mm512_cvtepi32_epi8(code)),
+            OUT16 if stream => _mm256_stream_si256(d.cast(), _mm512_cvtepi32_epi16(code)),
+            OUT16 => _mm256_storeu_si256(d.cast(), _mm512_cvtepi32_epi16(code)),
+            _ if stream => _mm512_stream_si512(d.cast(), code),
+            _ => _mm512_storeu_si512(d.cast(), code),
+        }
+    }
+}
+
+/// The lanes of `k` of a step's codes into 8-, 16- or 32-bit words at `d`.
+///
+/// # Safety
+/// AVX-512 F, BW and VL; `d` writable for the words of the lanes of `k`.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+unsafe fn store_last<const OUT: u8>(
+    d: *mut u8,
+    k: std::arch::x86_64::__mmask16,
+    code: std::arch::x86_64::__m512i,
+) {
+    use std::arch::x86_64::*;
+    // SAFETY: this function's contract (masked stores touch no other memory).
+    unsafe {
+        match OUT {
+            OUT8 => _mm512_mask_cvtepi32_storeu_epi8(d.cast(), k, code),
+            OUT16 => _mm512_mask_cvtepi32_storeu_epi16(d.cast(), k, code),
+            _ => _mm512_mask_storeu_epi32(d.cast(), k, code),
+        }
+    }
+}
+
+/// Clamp into 8, 16 or 32 bits (`OUT`; 32 for `u32`): see [`HalfIntCast`]; 16 codes a
+/// step, the last step masked.
 ///
 /// # Safety
 /// The CPU must support AVX-512 F, BW and VL; `src` must be readable for `len` words,
-/// `dst` writable for `len` words of 16 bits (`W16`) or 8.
+/// `dst` writable for `len` words of 8, 16 or 32 bits (`OUT`), and 64-byte aligned when
+/// `stream` is set.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f,avx512bw,avx512vl")]
-unsafe fn clamp_kernel<const SRC: u8, const W16: bool, const MODE: u8>(
+unsafe fn clamp_kernel<const SRC: u8, const OUT: u8, const MODE: u8>(
     src: *const u16,
     dst: *mut u8,
     len: usize,
     c: &HalfConsts,
-    _stream: bool,
+    stream: bool,
 ) -> bool {
     use std::arch::x86_64::*;
     const STEP: usize = 16;
     let n = len / STEP * STEP;
-    let out = if W16 { 2 } else { 1 };
-    let ahead = W16 && ahead(src, dst);
+    let out = match OUT {
+        OUT8 => 1,
+        OUT16 => 2,
+        _ => 4,
+    };
+    let ahead = OUT == OUT16 && ahead(src, dst);
     // SAFETY: the CPU has AVX-512 F, BW and VL (this function's contract). The `n / STEP`
     // steps read 16 words at `src` + `i` words and write 16 at `dst` + `i` words
     // (unaligned forms) for `i` = 0, 16, .., n - 16, `i + 16 <= n <= len` (the groups'
@@ -643,11 +700,7 @@ unsafe fn clamp_kernel<const SRC: u8, const W16: bool, const MODE: u8>(
         }
         steps!(src, dst, n / STEP, out, ahead, |raw, d| {
             let code = codes!(widen16::<SRC>(raw));
-            if W16 {
-                _mm256_storeu_si256(d.cast(), _mm512_cvtepi32_epi16(code));
-            } else {
-                _mm_storeu_si128(d.cast(), _mm512_cvtepi32_epi8(code));
-            }
+            store::<OUT>(d, code, stream);
         });
         let rest = len - n;
         if rest > 0 {
@@ -657,11 +710,7 @@ unsafe fn clamp_kernel<const SRC: u8, const W16: bool, const MODE: u8>(
                 k,
                 src.add(n).cast()
             )));
-            if W16 {
-                _mm512_mask_cvtepi32_storeu_epi16(dst.add(2 * n).cast(), k, code);
-            } else {
-                _mm512_mask_cvtepi32_storeu_epi8(dst.add(n).cast(), k, code);
-            }
+            store_last::<OUT>(dst.add(n * out), k, code);
         }
         _mm512_cmpeq_epi32_mask(least, _mm512_set1_epi32(i32::MIN)) == 0
     }
@@ -713,13 +762,7 @@ unsafe fn check_kernel<const SRC: u8, const OUT: u8, const MODE: u8>(
         }
         steps!(src, dst, n / STEP, out, ahead, |raw, d| {
             let code = codes!(widen16::<SRC>(raw));
-            match OUT {
-                OUT8 => _mm_storeu_si128(d.cast(), _mm512_cvtepi32_epi8(code)),
-                OUT16 if stream => _mm256_stream_si256(d.cast(), _mm512_cvtepi32_epi16(code)),
-                OUT16 => _mm256_storeu_si256(d.cast(), _mm512_cvtepi32_epi16(code)),
-                _ if stream => _mm512_stream_si512(d.cast(), code),
-                _ => _mm512_storeu_si512(d.cast(), code),
-            }
+            store::<OUT>(d, code, stream);
         });
         let rest = len - n;
         if rest > 0 {
@@ -729,11 +772,7 @@ unsafe fn check_kernel<const SRC: u8, const OUT: u8, const MODE: u8>(
                 k,
                 src.add(n).cast()
             )));
-            match OUT {
-                OUT8 => _mm512_mask_cvtepi32_storeu_epi8(dst.add(n).cast(), k, code),
-                OUT16 => _mm512_mask_cvtepi32_storeu_epi16(dst.add(2 * n).cast(), k, code),
-                _ => _mm512_mask_storeu_epi32(dst.add(4 * n).cast(), k, code),
-            }
+            store_last::<OUT>(dst.add(n * out), k, code);
         }
         _mm512_cmpgt_epu32_mask(most, _mm512_set1_epi32(c.limit as i32)) == 0
     }

@@ -411,27 +411,31 @@ mod tests {
     }
 
     /// Whether the kernel of `S -> D` under `opts` takes `code` (else it declines its
-    /// run): under clamp into 8 or 16 bits every finite value; under the check rule into
-    /// 8 or 16 bits, or any rule into `u32`, those the reference converts under the check
-    /// rule; else (wrap into 8 or 16 bits, `i32`) those whose rounding is an `i32` other
-    /// than `i32::MIN`.
+    /// run): under clamp into 8 or 16 bits every finite value, into `u32` also those
+    /// whose rounding is below 2^31; under the check rule into 8 or 16 bits or `u32`,
+    /// those the reference converts; else (wrap, `i32`) those whose rounding is an `i32`
+    /// other than `i32::MIN`.
     fn accepts<S: Real + Copy, D: Real>(code: S, opts: CastOptions) -> bool {
         let check = CastOptions::new(opts.rounding, OutOfRange::Error);
-        let bits = 8 * size_of::<D>();
-        if bits < 32 && opts.out_of_range == OutOfRange::Clamp {
-            let v = code.to_bits() as u32;
-            let exp = if S::NAME == "bfloat16" {
-                0x7f80
-            } else {
-                0x7c00
-            };
-            return v & exp != exp;
-        }
-        if (bits < 32 && opts.out_of_range == OutOfRange::Error) || D::NAME == "uint32" {
-            return cast_slice_reference(&[code], &mut [D::default()], check).is_ok();
-        }
+        let u32 = D::NAME == "uint32";
+        let v = code.to_bits() as u32;
+        let exp = if S::NAME == "bfloat16" {
+            0x7f80
+        } else {
+            0x7c00
+        };
+        let finite = v & exp != exp;
         let mut w = [0i32];
-        cast_slice_reference(&[code], &mut w, check).is_ok() && w[0] != i32::MIN
+        let in_i32 = cast_slice_reference(&[code], &mut w, check).is_ok() && w[0] != i32::MIN;
+        match opts.out_of_range {
+            OutOfRange::Clamp if size_of::<D>() < 4 => finite,
+            // Negative: clamped to 0 before the conversion.
+            OutOfRange::Clamp if u32 => finite && (in_i32 || v & 0x8000 != 0),
+            OutOfRange::Error if size_of::<D>() < 4 || u32 => {
+                cast_slice_reference(&[code], &mut [D::default()], check).is_ok()
+            }
+            _ => in_i32,
+        }
     }
 
     fn half_int_kernel<S: Real + Copy, D: Real>(level: crate::isa::Isa) {
