@@ -271,3 +271,509 @@ unsafe fn kernel<const SRC64: bool, const OUT16: bool, const MODE: u8>(
         _mm256_cmpeq_epi32_mask(least, _mm256_set1_epi32(i32::MIN)) == 0
     }
 }
+
+/// The out-of-range rule of a [`HalfIntCast`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum HalfIntRule {
+    /// Into the range: only for 8- and 16-bit targets (a 32-bit target declines a block
+    /// that needs it, as under the other rules).
+    Clamp,
+    /// The low bits of the integer (a value beyond `i32` is declined).
+    Wrap,
+    /// An out-of-range value is declined.
+    Check,
+}
+
+/// What [`HalfIntCast`] computes: float16 or bfloat16 codes to integers of the target
+/// word's width (`lo`, `hi` its range, signed or not), one rounding mode and rule.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct HalfIntPlan {
+    pub(crate) mode: SmallIntRounding,
+    pub(crate) rule: HalfIntRule,
+    /// bfloat16 (`true`) or float16 codes.
+    pub(crate) bfloat16: bool,
+    pub(crate) lo: i64,
+    pub(crate) hi: i64,
+}
+
+/// The loop invariants of a [`HalfIntCast`] kernel: the clamp's bounds, and the test of
+/// the codes (`code - bias`, as unsigned, at most `limit` for every accepted element).
+#[derive(Clone, Copy, Debug)]
+struct HalfConsts {
+    lo: f32,
+    hi: f32,
+    bias: i32,
+    limit: u32,
+}
+
+/// One [`HalfIntCast`] kernel: `len` 16-bit codes at `src` into `len` words at `dst`,
+/// streamed stores when the flag is set; `false` when an element is rejected.
+#[cfg(target_arch = "x86_64")]
+type HalfKernel = unsafe fn(*const u16, *mut u8, usize, &HalfConsts, bool) -> bool;
+
+/// float16/bfloat16 codes in `u16` words to `u8`/`u16`/`u32` words (`D`) holding integers
+/// of the word's width, with AVX-512, in registers: 16 codes a step widened to `f32`
+/// exactly (`vcvtph2ps`, or a shift for bfloat16), converted by the conversion's own
+/// rounding (`vcvtps2dq` with a static rounding mode, `vcvttps2dq`, or the unsigned forms
+/// for `u32`), narrowed by `vpmovdw`/`vpmovdb`. Where the `buffer` path of
+/// `convert::fast::widen` widened a block into an L1 buffer and ran the `f32` kernels over
+/// it (2.1-2.8 instructions an element), this is one pass (0.4-0.6).
+///
+/// Every element a kernel accepts converts to its integer indefinite only when rejected
+/// (NaN, ±Inf, a value beyond `i32`, or `u32`'s range for `u32`): `i32::MIN` for the
+/// signed conversion, `u32::MAX` for the unsigned one, which no `f32` converts to. The
+/// codes' test is one subtraction and one unsigned maximum a vector: under the check rule
+/// `code - lo <= hi - lo` is the range, under the others `code - (i32::MIN + 1) <=
+/// u32::MAX - 1` rejects only the indefinite. `i32` takes that kernel under every rule (a
+/// value it would clamp converts to the indefinite: declined, and the caller's path
+/// decides), and so do `u32` under the check rule and wrap into 8, 16 and 32 bits with the
+/// signed conversion (the narrowing, or `u32`'s bits, keep the low bits). Clamp into 8,
+/// 16 bits and `u32` has its own kernel: `vfixupimmps` makes ±Inf NaN, `vmaxps`/`vminps`
+/// keep a NaN (the value second), and one `vpminsd` a vector keeps the least code (into
+/// `u32` the signed conversion too: a value from 2^31 on is declined).
+///
+/// It exists only when the level allows AVX-512 ([`HalfIntCast::new`]), so
+/// [`HalfIntCast::run`] is safe.
+pub(crate) struct HalfIntCast<D> {
+    #[cfg(target_arch = "x86_64")]
+    kernel: HalfKernel,
+    c: HalfConsts,
+    words: PhantomData<D>,
+}
+
+impl<D: Word> HalfIntCast<D> {
+    /// The kernel for `plan`, `None` unless the level allows AVX-512 and `D` is 8, 16 or
+    /// 32 bits wide, with `plan`'s range that of the word's width.
+    #[inline]
+    pub(crate) fn new(plan: HalfIntPlan) -> Option<Self> {
+        #[cfg(target_arch = "x86_64")]
+        {
+            let signed = plan.lo < 0;
+            let bits = D::BITS;
+            let (lo, hi) = if signed {
+                (-(1i64 << (bits - 1)), (1i64 << (bits - 1)) - 1)
+            } else {
+                (0, (1i64 << bits) - 1)
+            };
+            if !super::has_avx512()
+                || !matches!(bits, 8 | 16 | 32)
+                || (plan.lo, plan.hi) != (lo, hi)
+            {
+                return None;
+            }
+            // Clamp into `u32` is the clamp kernel's too (`[0, 2^32]` in `f32`, the signed
+            // conversion: a value from 2^31 on is declined), and wrap into `u32` the signed
+            // conversion's low bits, as into 8 and 16 bits.
+            let clamp = plan.rule == HalfIntRule::Clamp && (bits < 32 || !signed);
+            let wrap_u32 = plan.rule == HalfIntRule::Wrap && bits == 32 && !signed;
+            let kernel = if clamp {
+                match (plan.bfloat16, bits) {
+                    (false, 8) => pick_clamp::<F16, OUT8>(plan.mode),
+                    (false, 16) => pick_clamp::<F16, OUT16>(plan.mode),
+                    (false, _) => pick_clamp::<F16, OUT_I32>(plan.mode),
+                    (true, 8) => pick_clamp::<BF16, OUT8>(plan.mode),
+                    (true, 16) => pick_clamp::<BF16, OUT16>(plan.mode),
+                    (true, _) => pick_clamp::<BF16, OUT_I32>(plan.mode),
+                }
+            } else {
+                match (plan.bfloat16, bits, signed || wrap_u32) {
+                    (false, 8, _) => pick_check::<F16, OUT8>(plan.mode),
+                    (false, 16, _) => pick_check::<F16, OUT16>(plan.mode),
+                    (false, _, true) => pick_check::<F16, OUT_I32>(plan.mode),
+                    (false, _, false) => pick_check::<F16, OUT_U32>(plan.mode),
+                    (true, 8, _) => pick_check::<BF16, OUT8>(plan.mode),
+                    (true, 16, _) => pick_check::<BF16, OUT16>(plan.mode),
+                    (true, _, true) => pick_check::<BF16, OUT_I32>(plan.mode),
+                    (true, _, false) => pick_check::<BF16, OUT_U32>(plan.mode),
+                }
+            };
+            // The codes' test (see the type's doc): the range under the check rule into 8
+            // or 16 bits, else only the indefinite (`u32::MAX` itself for `u32`, whose
+            // conversion never gives it otherwise).
+            let (bias, limit) = if plan.rule == HalfIntRule::Check && bits < 32 {
+                (lo as i32, (hi - lo) as u32)
+            } else if signed || bits < 32 || wrap_u32 {
+                // The signed conversion (8 and 16 bits, and `u32` under wrap, take its low
+                // bits).
+                (i32::MIN + 1, u32::MAX - 1)
+            } else {
+                (0, u32::MAX - 1)
+            };
+            Some(HalfIntCast {
+                kernel,
+                c: HalfConsts {
+                    lo: lo as f32,
+                    hi: hi as f32,
+                    bias,
+                    limit,
+                },
+                words: PhantomData,
+            })
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        {
+            let _ = plan;
+            None
+        }
+    }
+
+    /// `src` into `dst` (the shorter length): `true` when every element was accepted,
+    /// `false` when one was not (the words written then unspecified). With `stream` and a
+    /// 16- or 32-bit `dst` that starts on a 64-byte boundary, the whole steps are stored
+    /// by non-temporal stores (the caller fences).
+    #[inline]
+    pub(crate) fn run(&self, src: &[u16], dst: &mut [D], stream: bool) -> bool {
+        let len = src.len().min(dst.len());
+        #[cfg(target_arch = "x86_64")]
+        {
+            let stream = stream && (dst.as_ptr() as usize).is_multiple_of(64);
+            // SAFETY: `self` exists only when the CPU has the AVX-512 features the kernels
+            // require (`new` checked `has_avx512`, whose level includes the AVX2 level's
+            // F16C), and `new` chose the kernel for the width of `D`: it reads `len` words
+            // from `src` and writes `len` words of `D` to `dst`, both at least `len` long;
+            // it streams only with `dst` 64-byte aligned (checked here).
+            unsafe { (self.kernel)(src.as_ptr(), dst.as_mut_ptr().cast(), len, &self.c, stream) }
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        {
+            let _ = (src, dst, len, stream, self.c);
+            false
+        }
+    }
+}
+
+/// The 16-bit source codes as the kernels' const parameter.
+const F16: u8 = 0;
+const BF16: u8 = 1;
+
+/// The targets of the check kernel as its const parameter: 8- or 16-bit words (the
+/// signed conversion's low bits), `i32`, `u32`.
+const OUT8: u8 = 0;
+const OUT16: u8 = 1;
+const OUT_I32: u8 = 2;
+const OUT_U32: u8 = 3;
+
+#[cfg(target_arch = "x86_64")]
+fn pick_clamp<const SRC: u8, const OUT: u8>(mode: SmallIntRounding) -> HalfKernel {
+    use SmallIntRounding::*;
+    match mode {
+        NearestEven => clamp_kernel::<SRC, OUT, EVEN>,
+        TowardsZero => clamp_kernel::<SRC, OUT, TRUNC>,
+        TowardsNegative => clamp_kernel::<SRC, OUT, FLOOR>,
+        TowardsPositive => clamp_kernel::<SRC, OUT, CEIL>,
+        NearestAway => clamp_kernel::<SRC, OUT, AWAY>,
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+fn pick_check<const SRC: u8, const OUT: u8>(mode: SmallIntRounding) -> HalfKernel {
+    use SmallIntRounding::*;
+    match mode {
+        NearestEven => check_kernel::<SRC, OUT, EVEN>,
+        TowardsZero => check_kernel::<SRC, OUT, TRUNC>,
+        TowardsNegative => check_kernel::<SRC, OUT, FLOOR>,
+        TowardsPositive => check_kernel::<SRC, OUT, CEIL>,
+        NearestAway => check_kernel::<SRC, OUT, AWAY>,
+    }
+}
+
+/// The `f32` just below one half: `x + copysign(HALF_BELOW_F32, x)` truncated is `x`
+/// rounded to the nearest integer, ties away from zero, for every `f32` (the sum rounds to
+/// `x + 0.5` exactly where that is a tie, and below it otherwise).
+const HALF_BELOW_F32: f32 = 0.499_999_97;
+
+/// Steps whose loads a kernel issues before the stores of the steps before them, when it
+/// writes 16-bit words that start a little after its 16-bit input (see [`ahead`]).
+const AHEAD: usize = 8;
+
+/// Whether a kernel writing 16-bit words from 16-bit codes loads [`AHEAD`] steps ahead:
+/// when the output starts a little after the input modulo 4 KiB (by at most the bytes of
+/// `AHEAD` steps), the load of a step shares the low address bits with the store of a
+/// step just before it, and on an Intel Xeon (Sapphire Rapids, a VM) with both on huge
+/// pages the loads waited on those stores: `f16 -> i16` over 4M elements (the output
+/// 8 MiB + 16 bytes after the input) took 8-13 ms instead of 0.7-0.9, 16 bytes apart;
+/// 2.5 ms 64 bytes apart, 1.3 ms 144 apart, unaffected from 272 bytes on. A load issued
+/// before those stores (in program order) does not wait on them. Running the steps
+/// backwards avoided it too, but ran 20-40 % slower. The 8- and 32-bit outputs move at
+/// another rate than the input, so such a pairing lasts a few steps at most.
+#[inline(always)]
+fn ahead(src: *const u16, dst: *mut u8) -> bool {
+    let d = (dst as usize).wrapping_sub(src as usize) % 4096;
+    d != 0 && d <= AHEAD * 32
+}
+
+/// The whole steps of a kernel: `$body` with `$raw` (16 codes) and `$d` (where their
+/// output goes) for `$steps` steps of `$src` and `$dst` (`$out` bytes an output word);
+/// with `$ahead`, in groups of [`AHEAD`] steps whose loads come before the stores of the
+/// group before (see [`ahead`]).
+macro_rules! steps {
+    ($src:expr, $dst:expr, $steps:expr, $out:expr, $ahead:expr, |$raw:ident, $d:ident| $body:block) => {{
+        const STEP: usize = 16;
+        let (mut s, mut d, mut k, out): (*const u16, *mut u8, usize, usize) =
+            ($src, $dst, $steps, $out);
+        if $ahead && k >= AHEAD {
+            let groups = k / AHEAD;
+            let mut cur = [_mm256_setzero_si256(); AHEAD];
+            for (j, c) in cur.iter_mut().enumerate() {
+                *c = _mm256_loadu_si256(s.add(j * STEP).cast());
+            }
+            for g in 0..groups {
+                // The last group loads itself again instead of reading past its end.
+                let at = if g + 1 < groups { s.add(AHEAD * STEP) } else { s };
+                let mut next = [_mm256_setzero_si256(); AHEAD];
+                for (j, c) in next.iter_mut().enumerate() {
+                    *c = _mm256_loadu_si256(at.add(j * STEP).cast());
+                }
+                for (j, &$raw) in cur.iter().enumerate() {
+                    let $d = d.add(j * STEP * out);
+                    $body
+                }
+                cur = next;
+                s = s.add(AHEAD * STEP);
+                d = d.add(AHEAD * STEP * out);
+            }
+            k -= groups * AHEAD;
+        }
+        for _ in 0..k {
+            let $raw = _mm256_loadu_si256(s.cast());
+            let $d = d;
+            $body
+            s = s.add(STEP);
+            d = d.add(STEP * out);
+        }
+    }};
+}
+
+/// 16 codes (a step, or the masked last one) as `f32`s, exactly.
+///
+/// # Safety
+/// AVX-512 F (and F16C's instruction in its 512-bit form, part of F).
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+unsafe fn widen16<const SRC: u8>(h: std::arch::x86_64::__m256i) -> std::arch::x86_64::__m512 {
+    use std::arch::x86_64::*;
+    // SAFETY: AVX-512 F, this function's contract.
+    unsafe {
+        if SRC == F16 {
+            _mm512_cvtph_ps(h)
+        } else {
+            // bfloat16 is the top half of an `f32`.
+            _mm512_castsi512_ps(_mm512_slli_epi32::<16>(_mm512_cvtepu16_epi32(h)))
+        }
+    }
+}
+
+/// `f32`s to `i32`s (`u32`s when `unsigned`, a constant of the caller) in mode `MODE`; the indefinite where the
+/// rounded value is out of range or NaN.
+///
+/// # Safety
+/// AVX-512 F.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+unsafe fn convert<const MODE: u8>(
+    r: std::arch::x86_64::__m512,
+    unsigned: bool,
+) -> std::arch::x86_64::__m512i {
+    use std::arch::x86_64::*;
+    const NEG: i32 = _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC;
+    const POS: i32 = _MM_FROUND_TO_POS_INF | _MM_FROUND_NO_EXC;
+    const NEAR: i32 = _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC;
+    // SAFETY: AVX-512 F, this function's contract.
+    unsafe {
+        let r = if MODE == AWAY {
+            // `half | (r & sign)`: the half with `r`'s sign.
+            let h = _mm512_ternarylogic_epi32::<0xf8>(
+                _mm512_castps_si512(_mm512_set1_ps(HALF_BELOW_F32)),
+                _mm512_castps_si512(r),
+                _mm512_set1_epi32(i32::MIN),
+            );
+            _mm512_add_ps(r, _mm512_castsi512_ps(h))
+        } else {
+            r
+        };
+        match (MODE, unsigned) {
+            (TRUNC | AWAY, false) => _mm512_cvttps_epi32(r),
+            (TRUNC | AWAY, true) => _mm512_cvttps_epu32(r),
+            (FLOOR, false) => _mm512_cvt_roundps_epi32::<NEG>(r),
+            (FLOOR, true) => _mm512_cvt_roundps_epu32::<NEG>(r),
+            (CEIL, false) => _mm512_cvt_roundps_epi32::<POS>(r),
+            (CEIL, true) => _mm512_cvt_roundps_epu32::<POS>(r),
+            (_, false) => _mm512_cvt_roundps_epi32::<NEAR>(r),
+            (_, true) => _mm512_cvt_roundps_epu32::<NEAR>(r),
+        }
+    }
+}
+
+/// A step's 16 codes into 8-, 16- or 32-bit words at `d` (the low bits), streamed with
+/// `stream` where the output is 16 or 32 bits wide.
+///
+/// # Safety
+/// AVX-512 F, BW and VL; `d` writable for 16 words of `OUT`, 32-byte (16 bits) or 64-byte
+/// (32 bits) aligned when `stream` is set.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+unsafe fn store<const OUT: u8>(d: *mut u8, code: std::arch::x86_64::__m512i, stream: bool) {
+    use std::arch::x86_64::*;
+    // SAFETY: this function's contract.
+    unsafe {
+        match OUT {
+            OUT8 => _mm_storeu_si128(d.cast(), _mm512_cvtepi32_epi8(code)),
+            OUT16 if stream => _mm256_stream_si256(d.cast(), _mm512_cvtepi32_epi16(code)),
+            OUT16 => _mm256_storeu_si256(d.cast(), _mm512_cvtepi32_epi16(code)),
+            _ if stream => _mm512_stream_si512(d.cast(), code),
+            _ => _mm512_storeu_si512(d.cast(), code),
+        }
+    }
+}
+
+/// The lanes of `k` of a step's codes into 8-, 16- or 32-bit words at `d`.
+///
+/// # Safety
+/// AVX-512 F, BW and VL; `d` writable for the words of the lanes of `k`.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+unsafe fn store_last<const OUT: u8>(
+    d: *mut u8,
+    k: std::arch::x86_64::__mmask16,
+    code: std::arch::x86_64::__m512i,
+) {
+    use std::arch::x86_64::*;
+    // SAFETY: this function's contract (masked stores touch no other memory).
+    unsafe {
+        match OUT {
+            OUT8 => _mm512_mask_cvtepi32_storeu_epi8(d.cast(), k, code),
+            OUT16 => _mm512_mask_cvtepi32_storeu_epi16(d.cast(), k, code),
+            _ => _mm512_mask_storeu_epi32(d.cast(), k, code),
+        }
+    }
+}
+
+/// Clamp into 8, 16 or 32 bits (`OUT`; 32 for `u32`): see [`HalfIntCast`]; 16 codes a
+/// step, the last step masked.
+///
+/// # Safety
+/// The CPU must support AVX-512 F, BW and VL; `src` must be readable for `len` words,
+/// `dst` writable for `len` words of 8, 16 or 32 bits (`OUT`), and 64-byte aligned when
+/// `stream` is set.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx512bw,avx512vl")]
+unsafe fn clamp_kernel<const SRC: u8, const OUT: u8, const MODE: u8>(
+    src: *const u16,
+    dst: *mut u8,
+    len: usize,
+    c: &HalfConsts,
+    stream: bool,
+) -> bool {
+    use std::arch::x86_64::*;
+    const STEP: usize = 16;
+    let n = len / STEP * STEP;
+    let out = match OUT {
+        OUT8 => 1,
+        OUT16 => 2,
+        _ => 4,
+    };
+    let ahead = OUT == OUT16 && ahead(src, dst);
+    // SAFETY: the CPU has AVX-512 F, BW and VL (this function's contract). The `n / STEP`
+    // steps read 16 words at `src` + `i` words and write 16 at `dst` + `i` words
+    // (unaligned forms) for `i` = 0, 16, .., n - 16, `i + 16 <= n <= len` (the groups'
+    // loads of the next group too, and the last group's of itself); the last step reads
+    // and writes only its `len - n` lanes (masked loads and stores touch no other memory).
+    unsafe {
+        let table = _mm512_set1_epi32(fixup_table(false) as i32);
+        let lo = _mm512_set1_ps(c.lo);
+        let hi = _mm512_set1_ps(c.hi);
+        let mut least = _mm512_set1_epi32(i32::MAX);
+        macro_rules! codes {
+            ($x:expr) => {{
+                // ±Inf and NaN -> NaN, anything else itself.
+                let x = $x;
+                // The table has no response that keeps the first operand: `x` there costs
+                // no register to zero.
+                let r = _mm512_fixupimm_ps::<0>(x, x, table);
+                // NaN second: `vmaxps` / `vminps` return the second operand when one is
+                // NaN, so a NaN stays NaN and converts to the indefinite.
+                let r = _mm512_min_ps(hi, _mm512_max_ps(lo, r));
+                let code = convert::<MODE>(r, false);
+                least = _mm512_min_epi32(least, code);
+                code
+            }};
+        }
+        steps!(src, dst, n / STEP, out, ahead, |raw, d| {
+            let code = codes!(widen16::<SRC>(raw));
+            store::<OUT>(d, code, stream);
+        });
+        let rest = len - n;
+        if rest > 0 {
+            let k: __mmask16 = ((1u32 << rest) - 1) as u16;
+            // The masked-off lanes are zeros: codes of `[lo, hi]`, never rejected.
+            let code = codes!(widen16::<SRC>(_mm256_maskz_loadu_epi16(
+                k,
+                src.add(n).cast()
+            )));
+            store_last::<OUT>(dst.add(n * out), k, code);
+        }
+        _mm512_cmpeq_epi32_mask(least, _mm512_set1_epi32(i32::MIN)) == 0
+    }
+}
+
+/// Check or wrap into 8 or 16 bits, any rule into 32 (`OUT`): see [`HalfIntCast`]; 16
+/// codes a step, the last step masked.
+///
+/// # Safety
+/// The CPU must support AVX-512 F, BW and VL; `src` must be readable for `len` words,
+/// `dst` writable for `len` words of 8, 16 or 32 bits (`OUT`), and 64-byte aligned when
+/// `stream` is set.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx512bw,avx512vl")]
+unsafe fn check_kernel<const SRC: u8, const OUT: u8, const MODE: u8>(
+    src: *const u16,
+    dst: *mut u8,
+    len: usize,
+    c: &HalfConsts,
+    stream: bool,
+) -> bool {
+    use std::arch::x86_64::*;
+    const STEP: usize = 16;
+    let n = len / STEP * STEP;
+    let out = match OUT {
+        OUT8 => 1,
+        OUT16 => 2,
+        _ => 4,
+    };
+    let ahead = OUT == OUT16 && ahead(src, dst);
+    // SAFETY: as in `clamp_kernel`; the streamed stores (`stream`, a 16- or 32-bit
+    // output) go to `dst` + a multiple of 16 words, 32- or 64-byte aligned as those
+    // stores require since `dst` is 64-byte aligned (this function's contract).
+    unsafe {
+        let bias = _mm512_set1_epi32(c.bias);
+        let mut most = _mm512_setzero_si512();
+        macro_rules! codes {
+            ($x:expr) => {{
+                let code = convert::<MODE>($x, OUT == OUT_U32);
+                // `u32`'s bias is 0: no subtraction.
+                let biased = if OUT == OUT_U32 {
+                    code
+                } else {
+                    _mm512_sub_epi32(code, bias)
+                };
+                most = _mm512_max_epu32(most, biased);
+                code
+            }};
+        }
+        steps!(src, dst, n / STEP, out, ahead, |raw, d| {
+            let code = codes!(widen16::<SRC>(raw));
+            store::<OUT>(d, code, stream);
+        });
+        let rest = len - n;
+        if rest > 0 {
+            let k: __mmask16 = ((1u32 << rest) - 1) as u16;
+            // The masked-off lanes are zeros: code 0, in every range.
+            let code = codes!(widen16::<SRC>(_mm256_maskz_loadu_epi16(
+                k,
+                src.add(n).cast()
+            )));
+            store_last::<OUT>(dst.add(n * out), k, code);
+        }
+        _mm512_cmpgt_epu32_mask(most, _mm512_set1_epi32(c.limit as i32)) == 0
+    }
+}

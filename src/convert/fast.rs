@@ -26,7 +26,8 @@
 //!   `f64 -> f32` in the other rounding modes), every rounding mode: integer arithmetic on
 //!   the bits ([`super::narrow`], called from `fast/float_narrow.rs`).
 //! - A small float (float16, bfloat16, float8) to `f32`/`f64`: exact (`fast/widen.rs`);
-//!   float16 and bfloat16 to integers: widened to `f32` a block at a time, then the
+//!   float16 and bfloat16 to integers: at AVX-512 in registers into 8-, 16- and 32-bit
+//!   integers (`arch::HalfIntCast`), else widened to `f32` a block at a time, then the
 //!   `f32 -> integer` kernels (`fast/widen.rs`).
 //! - `f32 -> f64` and `f32`/`f64` to themselves: exact, NaNs canonicalized
 //!   (`fast/float_float.rs`).
@@ -91,7 +92,8 @@ pub(crate) enum Fast {
     /// directed mode), stored in at most 32 bits: by `f64` words, every mode.
     IntToNarrow(IntLayout, FloatLayout),
     /// A 16-bit IEEE-like float (float16, bfloat16) to an integer format: widened to `f32`
-    /// (exact) a block at a time, then `f32`'s own float -> integer kernels.
+    /// (exact) in registers at AVX-512 (8-, 16- and 32-bit integers), else a block at a
+    /// time, then `f32`'s own float -> integer kernels.
     SmallFloatToInt(FloatLayout, IntLayout),
 }
 

@@ -5,9 +5,9 @@
 
 use super::{Dst, Src};
 use crate::convert::blocks::{FAST_BLOCK, by_blocks};
-use crate::number::CastOptions;
 use crate::number::layout::{BFLOAT16, FLOAT16, FloatLayout, IntLayout};
 use crate::number::storage::{Word, Words};
+use crate::number::{CastOptions, OutOfRange, Rounding};
 
 /// Whether [`widen`] is exact for sources of layout `l`: IEEE-like (signed, subnormals,
 /// ±Inf, IEEE NaNs), every value of it an `f32` (its exponent range and precision within
@@ -102,8 +102,10 @@ small_src!(u8, u16);
 /// range under the error rule, ...: those blocks go to the reference path). No kernel of
 /// its own per target: one widening per level, and a 4 KiB buffer in the L1 cache between
 /// it and the conversion, where a 65536-entry table took a scalar load per element (and
-/// its 128-512 KiB did not stay in the L1 cache). Returns how many elements are done, a
-/// prefix (up to the first declined block).
+/// its 128-512 KiB did not stay in the L1 cache). At AVX-512, float16 and bfloat16 into
+/// 8-, 16- and 32-bit integers skip the buffer: `arch::HalfIntCast` widens and converts in
+/// registers, and only the blocks it declines take the buffer. Returns how many elements
+/// are done, a prefix (up to the first declined block).
 #[inline(always)]
 fn to_int_by_f32<SW: Word, DW: Dst>(
     src: &[SW],
@@ -120,7 +122,7 @@ fn to_int_by_f32<SW: Word, DW: Dst>(
     };
     let bf16 = sl == BFLOAT16;
     let p = widen_plan(sl);
-    by_blocks(src, dst, |s, d| {
+    let mut block = |s: &[SW], d: &mut [DW]| {
         let b = &mut buf[..s.len().min(d.len())];
         let w = &mut *b;
         let widened = match (hw, u16::of(SW::words(s))) {
@@ -142,6 +144,57 @@ fn to_int_by_f32<SW: Word, DW: Dst>(
             ),
         };
         widened && <u32 as Src>::float_to_int(b, d, opts, l) == b.len()
+    };
+    // float16/bfloat16 into 8-, 16- and 32-bit integers as wide as their word: at the
+    // AVX-512 level one kernel widens and converts in registers (`arch::HalfIntCast`), and
+    // a block it declines (NaN, ±Inf, out of range, a value it would clamp into 32 bits)
+    // goes by the buffer, which decides. A 16- or 32-bit output to stream
+    // (`arch::streams_from`) is streamed.
+    if let Some(cast) = half_int_cast::<DW>(opts, bf16, hw.is_some() || bf16, l) {
+        let mut run = |s: &[SW], d: &mut [DW], stream: bool| match u16::of(SW::words(s)) {
+            Some(s16) => cast.run(s16, d, stream) || block(s, d),
+            None => block(s, d),
+        };
+        return if DW::BITS >= 16 {
+            by_blocks_streamed(src, dst, run)
+        } else {
+            by_blocks(src, dst, |s, d| run(s, d, false))
+        };
+    }
+    by_blocks(src, dst, block)
+}
+
+/// The in-register kernel of a 16-bit float (bfloat16 when `bf16`, else float16, which
+/// `hw` says the CPU widens) to `l` in `DW` words under `opts`, if there is one.
+#[inline(always)]
+fn half_int_cast<DW: Word>(
+    opts: CastOptions,
+    bf16: bool,
+    hw: bool,
+    l: IntLayout,
+) -> Option<crate::arch::HalfIntCast<DW>> {
+    use crate::arch::{HalfIntCast, HalfIntPlan, HalfIntRule, SmallIntRounding};
+    if !hw || l.bits != DW::BITS || DW::BITS > 32 {
+        return None;
+    }
+    let mode = match opts.rounding {
+        Rounding::NearestEven => SmallIntRounding::NearestEven,
+        Rounding::TowardsZero => SmallIntRounding::TowardsZero,
+        Rounding::TowardsNegative => SmallIntRounding::TowardsNegative,
+        Rounding::TowardsPositive => SmallIntRounding::TowardsPositive,
+        Rounding::NearestAway => SmallIntRounding::NearestAway,
+    };
+    let rule = match opts.out_of_range {
+        OutOfRange::Clamp => HalfIntRule::Clamp,
+        OutOfRange::Wrap => HalfIntRule::Wrap,
+        OutOfRange::Error => HalfIntRule::Check,
+    };
+    HalfIntCast::new(HalfIntPlan {
+        mode,
+        rule,
+        bfloat16: bf16,
+        lo: l.min() as i64,
+        hi: l.max() as i64,
     })
 }
 
@@ -305,6 +358,231 @@ mod tests {
         all_codes::<half::bf16, u32>();
         all_codes::<half::bf16, i64>();
         all_codes::<half::bf16, u64>();
+    }
+
+    /// The plan of `arch::HalfIntCast` for `S -> D` under `opts` (`D` an integer type
+    /// filling its word), as the route builds it.
+    fn half_plan<S: Real, D: Real>(opts: CastOptions) -> crate::arch::HalfIntPlan {
+        use crate::arch::{HalfIntPlan, HalfIntRule, SmallIntRounding};
+        let Format::Int(l) = D::FORMAT else {
+            panic!("{} is no integer", D::NAME);
+        };
+        HalfIntPlan {
+            mode: match opts.rounding {
+                Rounding::NearestEven => SmallIntRounding::NearestEven,
+                Rounding::TowardsZero => SmallIntRounding::TowardsZero,
+                Rounding::TowardsNegative => SmallIntRounding::TowardsNegative,
+                Rounding::TowardsPositive => SmallIntRounding::TowardsPositive,
+                Rounding::NearestAway => SmallIntRounding::NearestAway,
+            },
+            rule: match opts.out_of_range {
+                OutOfRange::Clamp => HalfIntRule::Clamp,
+                OutOfRange::Wrap => HalfIntRule::Wrap,
+                OutOfRange::Error => HalfIntRule::Check,
+            },
+            bfloat16: S::NAME == "bfloat16",
+            lo: l.min() as i64,
+            hi: l.max() as i64,
+        }
+    }
+
+    /// `arch::HalfIntCast` itself, every kernel (float16 and bfloat16 into 8-, 16- and
+    /// 32-bit integers, every mode and rule) on every code: over runs of every code in
+    /// code order of odd lengths, from unaligned starts into unaligned outputs, streamed
+    /// or not, and with the output a little after the input modulo 4 KiB (the kernels'
+    /// look-ahead), it accepts a run exactly when each of its codes is one it takes
+    /// (see `accepts`), and then writes the reference path's bits. At every level: below
+    /// AVX-512 there is no kernel.
+    #[test]
+    fn half_int_kernels_match_the_reference_on_every_code() {
+        for level in crate::isa::Isa::available() {
+            crate::isa::with_max_isa(level, || {
+                half_int_kernels::<half::f16>(level);
+                half_int_kernels::<half::bf16>(level);
+            });
+        }
+    }
+
+    fn half_int_kernels<S: Real + Copy>(level: crate::isa::Isa) {
+        half_int_kernel::<S, i8>(level);
+        half_int_kernel::<S, u8>(level);
+        half_int_kernel::<S, i16>(level);
+        half_int_kernel::<S, u16>(level);
+        half_int_kernel::<S, i32>(level);
+        half_int_kernel::<S, u32>(level);
+    }
+
+    /// Whether the kernel of `S -> D` under `opts` takes `code` (else it declines its
+    /// run): under clamp into 8 or 16 bits every finite value, into `u32` also those
+    /// whose rounding is below 2^31; under the check rule into 8 or 16 bits or `u32`,
+    /// those the reference converts; else (wrap, `i32`) those whose rounding is an `i32`
+    /// other than `i32::MIN`.
+    fn accepts<S: Real + Copy, D: Real>(code: S, opts: CastOptions) -> bool {
+        let check = CastOptions::new(opts.rounding, OutOfRange::Error);
+        let u32 = D::NAME == "uint32";
+        let v = code.to_bits() as u32;
+        let exp = if S::NAME == "bfloat16" {
+            0x7f80
+        } else {
+            0x7c00
+        };
+        let finite = v & exp != exp;
+        let mut w = [0i32];
+        let in_i32 = cast_slice_reference(&[code], &mut w, check).is_ok() && w[0] != i32::MIN;
+        match opts.out_of_range {
+            OutOfRange::Clamp if size_of::<D>() < 4 => finite,
+            // Negative: clamped to 0 before the conversion.
+            OutOfRange::Clamp if u32 => finite && (in_i32 || v & 0x8000 != 0),
+            OutOfRange::Error if size_of::<D>() < 4 || u32 => {
+                cast_slice_reference(&[code], &mut [D::default()], check).is_ok()
+            }
+            _ => in_i32,
+        }
+    }
+
+    fn half_int_kernel<S: Real + Copy, D: Real>(level: crate::isa::Isa) {
+        let codes: Vec<u16> = (0..=u16::MAX).collect();
+        let typed: Vec<S> = codes.iter().map(|&c| S::from_bits(u64::from(c))).collect();
+        use crate::number::storage::Word;
+        // Room for the outputs at any offset below 4 KiB (and 64-byte alignment) after the
+        // input's address modulo 4 KiB.
+        let mut out = Vec::new();
+        out.resize(65536 + 3 * 4096, D::Word::from_u64(0));
+        let size = size_of::<D>();
+        for mode in MODES {
+            for oor in RULES {
+                let opts = CastOptions::new(mode, oor);
+                let Some(cast) = crate::arch::HalfIntCast::<D::Word>::new(half_plan::<S, D>(opts))
+                else {
+                    assert!(level < crate::isa::Isa::Avx512 || !crate::arch::has_avx512());
+                    continue;
+                };
+                let take: Vec<bool> = typed.iter().map(|&c| accepts::<S, D>(c, opts)).collect();
+                let mut want = vec![D::default(); typed.len()];
+                // Each code alone: a failing one leaves its output unspecified.
+                let ok: Vec<bool> = typed
+                    .iter()
+                    .zip(want.iter_mut())
+                    .map(|(c, w)| {
+                        cast_slice_reference(std::slice::from_ref(c), std::slice::from_mut(w), opts)
+                            .is_ok()
+                    })
+                    .collect();
+                for (i, (&t, &o)) in take.iter().zip(&ok).enumerate() {
+                    assert!(
+                        !t || o,
+                        "{} -> {} {opts:?}: takes {i:#x}, which fails",
+                        S::NAME,
+                        D::NAME
+                    );
+                }
+                let want: Vec<u64> = want.iter().map(|w| w.to_bits()).collect();
+                let base = out.as_ptr() as usize;
+                // (run length, source start, output bytes after the input mod 4 KiB or,
+                // with `None`, a 64-byte aligned output streamed)
+                let shapes = [
+                    (1000, 0, Some(16)),
+                    (1000, 3, Some(2)),
+                    (1024, 0, Some(256)),
+                    (1024, 5, Some(258)),
+                    (999, 0, Some(2048)),
+                    (333, 1, Some(4094)),
+                    (129, 0, Some(0)),
+                    (17, 2, Some(100)),
+                    (15, 0, Some(30)),
+                    (1, 0, Some(6)),
+                    (1024, 0, None),
+                    (300, 7, None),
+                ];
+                for (len, from, place) in shapes {
+                    let mut start = from;
+                    while start + len <= codes.len() {
+                        let src = &codes[start..start + len];
+                        let s_addr = src.as_ptr() as usize;
+                        let (at, stream) = match place {
+                            Some(gap) => {
+                                let target = (s_addr + gap) % 4096;
+                                ((target + 4096 - base % 4096) % 4096 / size, false)
+                            }
+                            None => (out.as_ptr().align_offset(64), true),
+                        };
+                        let dst = &mut out[at..at + len];
+                        if let (Some(gap), 2) = (place, size) {
+                            let d = (dst.as_ptr() as usize).wrapping_sub(s_addr) % 4096;
+                            assert_eq!(d, gap, "the output's place");
+                        }
+                        let accepted = cast.run(src, dst, stream);
+                        let what = format!(
+                            "{} -> {} {opts:?} {level:?} run {start}+{len} at {at} stream {stream}",
+                            S::NAME,
+                            D::NAME
+                        );
+                        let expect = take[start..start + len].iter().all(|&t| t);
+                        assert_eq!(accepted, expect, "{what}");
+                        if accepted {
+                            let bad = dst
+                                .iter()
+                                .zip(&want[start..start + len])
+                                .position(|(g, w)| g.to_u64() != *w);
+                            assert_eq!(bad, None, "{what}: first differing element");
+                        }
+                        start += len;
+                    }
+                }
+            }
+        }
+    }
+
+    /// The route (`cast_slice`) at every level with the output a little after the input
+    /// modulo 4 KiB (where the 16-bit kernels load ahead) and right after it, every mode
+    /// and rule, on every code and on the codes the target holds.
+    #[test]
+    fn half_to_16_bits_with_close_outputs_matches_the_reference() {
+        close_outputs::<half::f16, i16>();
+        close_outputs::<half::f16, u16>();
+        close_outputs::<half::bf16, i16>();
+        close_outputs::<half::bf16, u16>();
+    }
+
+    fn close_outputs<S: Real + Copy, D: Real>() {
+        let codes: Vec<S> = (0..=u16::MAX).map(|c| S::from_bits(u64::from(c))).collect();
+        let fits: Vec<S> = codes
+            .iter()
+            .copied()
+            .filter(|c| {
+                let opts = CastOptions::new(Rounding::TowardsZero, OutOfRange::Error);
+                cast_slice_reference(&[*c], &mut [D::default()], opts).is_ok()
+            })
+            .collect();
+        let mut out = Vec::new();
+        out.resize(65536 + 4096, D::default());
+        for src in [&codes[..], &fits[..]] {
+            for gap in [16usize, 64, 200, 256, 0] {
+                let at = ((src.as_ptr() as usize + gap) % 4096 + 4096
+                    - out.as_ptr() as usize % 4096)
+                    % 4096
+                    / 2;
+                for mode in MODES {
+                    for oor in RULES {
+                        let opts = CastOptions::new(mode, oor);
+                        let mut want = vec![D::default(); src.len()];
+                        let expected = cast_slice_reference(src, &mut want, opts);
+                        let upto = expected.as_ref().map_or_else(|e| e.index, |()| src.len());
+                        for level in crate::isa::Isa::available() {
+                            let got = &mut out[at..at + src.len()];
+                            let r = crate::isa::with_max_isa(level, || {
+                                crate::convert::cast_slice(src, got, opts)
+                            });
+                            let what =
+                                format!("{} -> {} {level:?} {opts:?} gap {gap}", S::NAME, D::NAME);
+                            assert_eq!(r, expected, "{what}");
+                            let bad = (0..upto).find(|&i| got[i].to_bits() != want[i].to_bits());
+                            assert_eq!(bad, None, "{what}: first differing element");
+                        }
+                    }
+                }
+            }
+        }
     }
 
     /// `arch::widen_bytes_to_f32` (AVX2, plain and streamed stores) writes what the
