@@ -87,9 +87,7 @@ pub(crate) use pos_popcount::{
     BAND_ROWS, BandRow, PairPrep, PairRing, WIDE_CHUNK_BYTES, WideState, pos_popcount_pairs_avx512,
     pos_popcount_prepared_band_avx512, pos_popcount_prepared_pairs_avx512,
 };
-pub(crate) use small_int::{
-    HalfIntCast, HalfIntPlan, HalfIntRule, SmallIntCast, SmallIntPlan, SmallIntRounding,
-};
+pub(crate) use small_int::{HalfIntCast, HalfIntPlan, SmallIntCast, SmallIntPlan};
 #[cfg(any(feature = "rayon", test))]
 pub(crate) use stream::Region;
 #[cfg(test)]

@@ -18,22 +18,13 @@
 use std::marker::PhantomData;
 
 use crate::number::storage::Word;
-
-/// A rounding mode of [`SmallIntCast`].
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum SmallIntRounding {
-    NearestEven,
-    TowardsZero,
-    TowardsNegative,
-    TowardsPositive,
-    NearestAway,
-}
+use crate::number::{OutOfRange, Rounding};
 
 /// What [`SmallIntCast`] computes: the target's range (`lo`, `hi`, integers of at most 16
 /// bits), the rule (clamp into the range, else wrap) and the value a NaN maps to.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct SmallIntPlan {
-    pub(crate) mode: SmallIntRounding,
+    pub(crate) mode: Rounding,
     /// Clamp (`true`) or wrap (`false`).
     pub(crate) clamp: bool,
     pub(crate) lo: f64,
@@ -160,7 +151,7 @@ const EVEN: u8 = 5;
 
 #[cfg(target_arch = "x86_64")]
 fn pick<const SRC64: bool, const OUT16: bool>(plan: SmallIntPlan) -> Kernel {
-    use SmallIntRounding::*;
+    use Rounding::*;
     match plan.mode {
         NearestEven => kernel::<SRC64, OUT16, EVEN>,
         TowardsZero => kernel::<SRC64, OUT16, TRUNC>,
@@ -272,24 +263,15 @@ unsafe fn kernel<const SRC64: bool, const OUT16: bool, const MODE: u8>(
     }
 }
 
-/// The out-of-range rule of a [`HalfIntCast`].
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum HalfIntRule {
-    /// Into the range: only for 8- and 16-bit targets (a 32-bit target declines a block
-    /// that needs it, as under the other rules).
-    Clamp,
-    /// The low bits of the integer (a value beyond `i32` is declined).
-    Wrap,
-    /// An out-of-range value is declined.
-    Check,
-}
-
 /// What [`HalfIntCast`] computes: float16 or bfloat16 codes to integers of the target
 /// word's width (`lo`, `hi` its range, signed or not), one rounding mode and rule.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct HalfIntPlan {
-    pub(crate) mode: SmallIntRounding,
-    pub(crate) rule: HalfIntRule,
+    pub(crate) mode: Rounding,
+    /// Clamp into the range (a 32-bit target declines a block that needs it, as under
+    /// the other rules), wrap to the low bits (a value beyond `i32` is declined), or
+    /// decline an out-of-range value (`Error`).
+    pub(crate) rule: OutOfRange,
     /// bfloat16 (`true`) or float16 codes.
     pub(crate) bfloat16: bool,
     pub(crate) lo: i64,
@@ -364,8 +346,8 @@ impl<D: Word> HalfIntCast<D> {
             // Clamp into `u32` is the clamp kernel's too (`[0, 2^32]` in `f32`, the signed
             // conversion: a value from 2^31 on is declined), and wrap into `u32` the signed
             // conversion's low bits, as into 8 and 16 bits.
-            let clamp = plan.rule == HalfIntRule::Clamp && (bits < 32 || !signed);
-            let wrap_u32 = plan.rule == HalfIntRule::Wrap && bits == 32 && !signed;
+            let clamp = plan.rule == OutOfRange::Clamp && (bits < 32 || !signed);
+            let wrap_u32 = plan.rule == OutOfRange::Wrap && bits == 32 && !signed;
             let kernel = if clamp {
                 match (plan.bfloat16, bits) {
                     (false, 8) => pick_clamp::<F16, OUT8>(plan.mode),
@@ -390,7 +372,7 @@ impl<D: Word> HalfIntCast<D> {
             // The codes' test (see the type's doc): the range under the check rule into 8
             // or 16 bits, else only the indefinite (`u32::MAX` itself for `u32`, whose
             // conversion never gives it otherwise).
-            let (bias, limit) = if plan.rule == HalfIntRule::Check && bits < 32 {
+            let (bias, limit) = if plan.rule == OutOfRange::Error && bits < 32 {
                 (lo as i32, (hi - lo) as u32)
             } else if signed || bits < 32 || wrap_u32 {
                 // The signed conversion (8 and 16 bits, and `u32` under wrap, take its low
@@ -454,8 +436,8 @@ const OUT_I32: u8 = 2;
 const OUT_U32: u8 = 3;
 
 #[cfg(target_arch = "x86_64")]
-fn pick_clamp<const SRC: u8, const OUT: u8>(mode: SmallIntRounding) -> HalfKernel {
-    use SmallIntRounding::*;
+fn pick_clamp<const SRC: u8, const OUT: u8>(mode: Rounding) -> HalfKernel {
+    use Rounding::*;
     match mode {
         NearestEven => clamp_kernel::<SRC, OUT, EVEN>,
         TowardsZero => clamp_kernel::<SRC, OUT, TRUNC>,
@@ -466,8 +448,8 @@ fn pick_clamp<const SRC: u8, const OUT: u8>(mode: SmallIntRounding) -> HalfKerne
 }
 
 #[cfg(target_arch = "x86_64")]
-fn pick_check<const SRC: u8, const OUT: u8>(mode: SmallIntRounding) -> HalfKernel {
-    use SmallIntRounding::*;
+fn pick_check<const SRC: u8, const OUT: u8>(mode: Rounding) -> HalfKernel {
+    use Rounding::*;
     match mode {
         NearestEven => check_kernel::<SRC, OUT, EVEN>,
         TowardsZero => check_kernel::<SRC, OUT, TRUNC>,

@@ -3,7 +3,7 @@
 //! `scale_offset -> cast_value` encode ([`Affine`]), which is the same loop on another value.
 
 use super::{OOR_CLAMP, OOR_ERROR, OOR_WRAP};
-use crate::arch::{SmallIntCast, SmallIntPlan, SmallIntRounding};
+use crate::arch::{SmallIntCast, SmallIntPlan};
 use crate::convert::blocks::by_blocks;
 use crate::convert::narrow::{NEAREST_AWAY, NEAREST_EVEN};
 use crate::number::layout::IntLayout;
@@ -278,13 +278,7 @@ pub(super) fn float_to_narrow_int<SW: Word, DW: Word, const NAN_MAP: bool, const
     // beyond 2^31) goes by the loops below, which decide. (Nearest-even without a map does
     // not come here at that level: `Src::float_to_int` runs the fused chain's loop.)
     if !WIDE && l.bits == DW::BITS && oor != OutOfRange::Error {
-        let mode = match opts.rounding {
-            Rounding::NearestEven => SmallIntRounding::NearestEven,
-            Rounding::TowardsZero => SmallIntRounding::TowardsZero,
-            Rounding::TowardsNegative => SmallIntRounding::TowardsNegative,
-            Rounding::TowardsPositive => SmallIntRounding::TowardsPositive,
-            Rounding::NearestAway => SmallIntRounding::NearestAway,
-        };
+        let mode = opts.rounding;
         let cast = SmallIntCast::<SW, DW>::new(SmallIntPlan {
             mode,
             clamp: oor == OutOfRange::Clamp,

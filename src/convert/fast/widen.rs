@@ -5,9 +5,9 @@
 
 use super::{Dst, Src};
 use crate::convert::blocks::{FAST_BLOCK, by_blocks};
+use crate::number::CastOptions;
 use crate::number::layout::{BFLOAT16, FLOAT16, FloatLayout, IntLayout};
 use crate::number::storage::{Word, Words};
-use crate::number::{CastOptions, OutOfRange, Rounding};
 
 /// Whether [`widen`] is exact for sources of layout `l`: IEEE-like (signed, subnormals,
 /// ±Inf, IEEE NaNs), every value of it an `f32` (its exponent range and precision within
@@ -173,25 +173,13 @@ fn half_int_cast<DW: Word>(
     hw: bool,
     l: IntLayout,
 ) -> Option<crate::arch::HalfIntCast<DW>> {
-    use crate::arch::{HalfIntCast, HalfIntPlan, HalfIntRule, SmallIntRounding};
+    use crate::arch::{HalfIntCast, HalfIntPlan};
     if !hw || l.bits != DW::BITS || DW::BITS > 32 {
         return None;
     }
-    let mode = match opts.rounding {
-        Rounding::NearestEven => SmallIntRounding::NearestEven,
-        Rounding::TowardsZero => SmallIntRounding::TowardsZero,
-        Rounding::TowardsNegative => SmallIntRounding::TowardsNegative,
-        Rounding::TowardsPositive => SmallIntRounding::TowardsPositive,
-        Rounding::NearestAway => SmallIntRounding::NearestAway,
-    };
-    let rule = match opts.out_of_range {
-        OutOfRange::Clamp => HalfIntRule::Clamp,
-        OutOfRange::Wrap => HalfIntRule::Wrap,
-        OutOfRange::Error => HalfIntRule::Check,
-    };
     HalfIntCast::new(HalfIntPlan {
-        mode,
-        rule,
+        mode: opts.rounding,
+        rule: opts.out_of_range,
         bfloat16: bf16,
         lo: l.min() as i64,
         hi: l.max() as i64,
@@ -363,23 +351,13 @@ mod tests {
     /// The plan of `arch::HalfIntCast` for `S -> D` under `opts` (`D` an integer type
     /// filling its word), as the route builds it.
     fn half_plan<S: Real, D: Real>(opts: CastOptions) -> crate::arch::HalfIntPlan {
-        use crate::arch::{HalfIntPlan, HalfIntRule, SmallIntRounding};
+        use crate::arch::HalfIntPlan;
         let Format::Int(l) = D::FORMAT else {
             panic!("{} is no integer", D::NAME);
         };
         HalfIntPlan {
-            mode: match opts.rounding {
-                Rounding::NearestEven => SmallIntRounding::NearestEven,
-                Rounding::TowardsZero => SmallIntRounding::TowardsZero,
-                Rounding::TowardsNegative => SmallIntRounding::TowardsNegative,
-                Rounding::TowardsPositive => SmallIntRounding::TowardsPositive,
-                Rounding::NearestAway => SmallIntRounding::NearestAway,
-            },
-            rule: match opts.out_of_range {
-                OutOfRange::Clamp => HalfIntRule::Clamp,
-                OutOfRange::Wrap => HalfIntRule::Wrap,
-                OutOfRange::Error => HalfIntRule::Check,
-            },
+            mode: opts.rounding,
+            rule: opts.out_of_range,
             bfloat16: S::NAME == "bfloat16",
             lo: l.min() as i64,
             hi: l.max() as i64,
