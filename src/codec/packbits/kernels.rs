@@ -2,6 +2,12 @@
 //! (eight codes a step where the width allows; see the codec's header). Where the CPU has
 //! AVX-512 (or AVX2, for the widths its twins cover), the arch layer's twins
 //! (`crate::arch::packbits`) take the bulk of the array and these kernels the rest.
+//!
+//! With AVX2 or AVX-512 the twins take every layout of one-, two- and four-byte words, and
+//! leave these kernels only the codes before an output's first line (decoding) and after
+//! the last whole vector step: fewer than 64. So these loops are compiled once, for the
+//! baseline, where they do the bulk; only eight-byte words, which no twin takes, get an
+//! AVX2 build of theirs (`arch::vectorized`).
 
 use super::Plan;
 use crate::arch;
@@ -76,21 +82,20 @@ pub(super) fn pack<W: Word>(src: &[W], p: Plan, out: &mut [u8]) {
             // The arch twins take the bulk, then eight codes at a time, then the accumulator.
             let d = arch::packbits::pack_u8(s, fields, out);
             let (s, o) = (&s[d..], &mut out[d * p.b as usize / 8..]);
-            d + arch::vectorized(
-                #[inline(always)]
-                move || pack_bytes(s, p.f, p.b, o),
-            )
+            d + pack_bytes(s, p.f, p.b, o)
         }
         Words::U16(s) => arch::packbits::pack_u16(s, fields, out),
         Words::U32(s) => arch::packbits::pack_u32(s, fields, out),
         Words::U64(_) => 0,
     };
     let (src, out) = (&src[done..], &mut out[done * p.b as usize / 8..]);
-    let more = if W::BITS > 8 && p.b <= 16 {
+    let more = if const { W::BITS == 64 } && p.b <= 16 {
         arch::vectorized(
             #[inline(always)]
             || pack_groups(src, p, out),
         )
+    } else if W::BITS > 8 && p.b <= 16 {
+        pack_groups(src, p, out)
     } else {
         0
     };
@@ -223,10 +228,7 @@ fn unpack_run<W: Word>(src: &[u8], p: Plan, out: &mut [W], twins: bool) {
                 0
             };
             let (s, o) = (&src[(d * p.b as usize / 8).min(src.len())..], &mut o[d..]);
-            d + arch::vectorized(
-                #[inline(always)]
-                move || unpack_bytes(s, p, o),
-            )
+            d + unpack_bytes(s, p, o)
         }
         WordsMut::U16(o) if twins => arch::packbits::unpack_u16(src, fields, o),
         WordsMut::U32(o) if twins => arch::packbits::unpack_u32(src, fields, o),
@@ -236,11 +238,13 @@ fn unpack_run<W: Word>(src: &[u8], p: Plan, out: &mut [W], twins: bool) {
         &src[(done * p.b as usize / 8).min(src.len())..],
         &mut out[done..],
     );
-    let done = if W::BITS > 8 && p.b <= 56 {
+    let done = if const { W::BITS == 64 } && p.b <= 56 {
         arch::vectorized(
             #[inline(always)]
             || unpack_groups(src, p, out),
         )
+    } else if W::BITS > 8 && p.b <= 56 {
+        unpack_groups(src, p, out)
     } else {
         0
     };
