@@ -41,6 +41,10 @@ struct Consts {
     nan_value: f64,
     /// `vfixupimmpd`'s table (four bits per class of the value, class 0 the lowest).
     table: u64,
+    /// `f64` words (`true`) or `f32` ones: a run-time flag, not a constant parameter (one
+    /// kernel per target width and mode instead of two). The test is outside the loop:
+    /// LLVM unswitches the loop on it, so each loop loads one way.
+    src64: bool,
 }
 
 /// `vfixupimmpd`'s responses: the destination operand (the map's value), the value
@@ -89,11 +93,10 @@ impl<S: Word, D: Word> SmallIntCast<S, D> {
             if !super::has_avx512() || !matches!(S::BITS, 32 | 64) || !matches!(D::BITS, 8 | 16) {
                 return None;
             }
-            let kernel = match (S::BITS == 64, D::BITS == 16) {
-                (true, false) => pick::<true, false>(plan),
-                (true, true) => pick::<true, true>(plan),
-                (false, false) => pick::<false, false>(plan),
-                (false, true) => pick::<false, true>(plan),
+            let kernel = if D::BITS == 16 {
+                pick::<true>(plan)
+            } else {
+                pick::<false>(plan)
             };
             Some(SmallIntCast {
                 kernel,
@@ -106,6 +109,7 @@ impl<S: Word, D: Word> SmallIntCast<S, D> {
                     hi: if plan.clamp { plan.hi } else { f64::INFINITY },
                     nan_value: plan.nan_value.unwrap_or(f64::NAN),
                     table: fixup_table(plan.nan_value.is_some()),
+                    src64: S::BITS == 64,
                 },
                 words: PhantomData,
             })
@@ -150,15 +154,15 @@ const AWAY_UP: u8 = 4;
 const EVEN: u8 = 5;
 
 #[cfg(target_arch = "x86_64")]
-fn pick<const SRC64: bool, const OUT16: bool>(plan: SmallIntPlan) -> Kernel {
+fn pick<const OUT16: bool>(plan: SmallIntPlan) -> Kernel {
     use Rounding::*;
     match plan.mode {
-        NearestEven => kernel::<SRC64, OUT16, EVEN>,
-        TowardsZero => kernel::<SRC64, OUT16, TRUNC>,
-        TowardsNegative => kernel::<SRC64, OUT16, FLOOR>,
-        TowardsPositive => kernel::<SRC64, OUT16, CEIL>,
-        NearestAway if plan.clamp && plan.lo >= 0.0 => kernel::<SRC64, OUT16, AWAY_UP>,
-        NearestAway => kernel::<SRC64, OUT16, AWAY>,
+        NearestEven => kernel::<OUT16, EVEN>,
+        TowardsZero => kernel::<OUT16, TRUNC>,
+        TowardsNegative => kernel::<OUT16, FLOOR>,
+        TowardsPositive => kernel::<OUT16, CEIL>,
+        NearestAway if plan.clamp && plan.lo >= 0.0 => kernel::<OUT16, AWAY_UP>,
+        NearestAway => kernel::<OUT16, AWAY>,
     }
 }
 
@@ -170,10 +174,10 @@ const BELOW_HALF: f64 = 0.499_999_999_999_999_94;
 ///
 /// # Safety
 /// The CPU must support AVX-512 F, BW and VL; `src` must be readable for `len` words of 64
-/// bits (`SRC64`) or 32, `dst` writable for `len` words of 16 bits (`OUT16`) or 8.
+/// bits (`c.src64`) or 32, `dst` writable for `len` words of 16 bits (`OUT16`) or 8.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f,avx512bw,avx512vl")]
-unsafe fn kernel<const SRC64: bool, const OUT16: bool, const MODE: u8>(
+unsafe fn kernel<const OUT16: bool, const MODE: u8>(
     src: *const u8,
     dst: *mut u8,
     len: usize,
@@ -187,6 +191,7 @@ unsafe fn kernel<const SRC64: bool, const OUT16: bool, const MODE: u8>(
     // `i + 8 <= n <= len`; the last step reads and writes only its `len - n` lanes (masked
     // loads and stores touch no other memory).
     unsafe {
+        let src64 = c.src64;
         let nan = _mm512_set1_pd(c.nan_value);
         let table = _mm512_set1_epi64(c.table as i64);
         let lo = _mm512_set1_pd(c.lo);
@@ -230,7 +235,7 @@ unsafe fn kernel<const SRC64: bool, const OUT16: bool, const MODE: u8>(
         }
         let mut i = 0;
         while i < n {
-            let x = if SRC64 {
+            let x = if src64 {
                 _mm512_loadu_pd(src.cast::<f64>().add(i))
             } else {
                 _mm512_cvtps_pd(_mm256_loadu_ps(src.cast::<f32>().add(i)))
@@ -246,7 +251,7 @@ unsafe fn kernel<const SRC64: bool, const OUT16: bool, const MODE: u8>(
         let rest = len - n;
         if rest > 0 {
             let k: __mmask8 = (1u8 << rest) - 1;
-            let x = if SRC64 {
+            let x = if src64 {
                 _mm512_maskz_loadu_pd(k, src.cast::<f64>().add(n))
             } else {
                 _mm512_cvtps_pd(_mm256_maskz_loadu_ps(k, src.cast::<f32>().add(n)))
