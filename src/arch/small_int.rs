@@ -41,6 +41,10 @@ struct Consts {
     nan_value: f64,
     /// `vfixupimmpd`'s table (four bits per class of the value, class 0 the lowest).
     table: u64,
+    /// `f64` words (`true`) or `f32` ones: a run-time flag, not a constant parameter (one
+    /// kernel per target width and mode instead of two). The test is outside the loop:
+    /// LLVM unswitches the loop on it, so each loop loads one way.
+    src64: bool,
 }
 
 /// `vfixupimmpd`'s responses: the destination operand (the map's value), the value
@@ -89,11 +93,10 @@ impl<S: Word, D: Word> SmallIntCast<S, D> {
             if !super::has_avx512() || !matches!(S::BITS, 32 | 64) || !matches!(D::BITS, 8 | 16) {
                 return None;
             }
-            let kernel = match (S::BITS == 64, D::BITS == 16) {
-                (true, false) => pick::<true, false>(plan),
-                (true, true) => pick::<true, true>(plan),
-                (false, false) => pick::<false, false>(plan),
-                (false, true) => pick::<false, true>(plan),
+            let kernel = if D::BITS == 16 {
+                pick::<true>(plan)
+            } else {
+                pick::<false>(plan)
             };
             Some(SmallIntCast {
                 kernel,
@@ -106,6 +109,7 @@ impl<S: Word, D: Word> SmallIntCast<S, D> {
                     hi: if plan.clamp { plan.hi } else { f64::INFINITY },
                     nan_value: plan.nan_value.unwrap_or(f64::NAN),
                     table: fixup_table(plan.nan_value.is_some()),
+                    src64: S::BITS == 64,
                 },
                 words: PhantomData,
             })
@@ -150,15 +154,15 @@ const AWAY_UP: u8 = 4;
 const EVEN: u8 = 5;
 
 #[cfg(target_arch = "x86_64")]
-fn pick<const SRC64: bool, const OUT16: bool>(plan: SmallIntPlan) -> Kernel {
+fn pick<const OUT16: bool>(plan: SmallIntPlan) -> Kernel {
     use Rounding::*;
     match plan.mode {
-        NearestEven => kernel::<SRC64, OUT16, EVEN>,
-        TowardsZero => kernel::<SRC64, OUT16, TRUNC>,
-        TowardsNegative => kernel::<SRC64, OUT16, FLOOR>,
-        TowardsPositive => kernel::<SRC64, OUT16, CEIL>,
-        NearestAway if plan.clamp && plan.lo >= 0.0 => kernel::<SRC64, OUT16, AWAY_UP>,
-        NearestAway => kernel::<SRC64, OUT16, AWAY>,
+        NearestEven => kernel::<OUT16, EVEN>,
+        TowardsZero => kernel::<OUT16, TRUNC>,
+        TowardsNegative => kernel::<OUT16, FLOOR>,
+        TowardsPositive => kernel::<OUT16, CEIL>,
+        NearestAway if plan.clamp && plan.lo >= 0.0 => kernel::<OUT16, AWAY_UP>,
+        NearestAway => kernel::<OUT16, AWAY>,
     }
 }
 
@@ -170,10 +174,10 @@ const BELOW_HALF: f64 = 0.499_999_999_999_999_94;
 ///
 /// # Safety
 /// The CPU must support AVX-512 F, BW and VL; `src` must be readable for `len` words of 64
-/// bits (`SRC64`) or 32, `dst` writable for `len` words of 16 bits (`OUT16`) or 8.
+/// bits (`c.src64`) or 32, `dst` writable for `len` words of 16 bits (`OUT16`) or 8.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f,avx512bw,avx512vl")]
-unsafe fn kernel<const SRC64: bool, const OUT16: bool, const MODE: u8>(
+unsafe fn kernel<const OUT16: bool, const MODE: u8>(
     src: *const u8,
     dst: *mut u8,
     len: usize,
@@ -187,6 +191,7 @@ unsafe fn kernel<const SRC64: bool, const OUT16: bool, const MODE: u8>(
     // `i + 8 <= n <= len`; the last step reads and writes only its `len - n` lanes (masked
     // loads and stores touch no other memory).
     unsafe {
+        let src64 = c.src64;
         let nan = _mm512_set1_pd(c.nan_value);
         let table = _mm512_set1_epi64(c.table as i64);
         let lo = _mm512_set1_pd(c.lo);
@@ -230,7 +235,7 @@ unsafe fn kernel<const SRC64: bool, const OUT16: bool, const MODE: u8>(
         }
         let mut i = 0;
         while i < n {
-            let x = if SRC64 {
+            let x = if src64 {
                 _mm512_loadu_pd(src.cast::<f64>().add(i))
             } else {
                 _mm512_cvtps_pd(_mm256_loadu_ps(src.cast::<f32>().add(i)))
@@ -246,7 +251,7 @@ unsafe fn kernel<const SRC64: bool, const OUT16: bool, const MODE: u8>(
         let rest = len - n;
         if rest > 0 {
             let k: __mmask8 = (1u8 << rest) - 1;
-            let x = if SRC64 {
+            let x = if src64 {
                 _mm512_maskz_loadu_pd(k, src.cast::<f64>().add(n))
             } else {
                 _mm512_cvtps_pd(_mm256_maskz_loadu_ps(k, src.cast::<f32>().add(n)))
@@ -286,6 +291,8 @@ struct HalfConsts {
     hi: f32,
     bias: i32,
     limit: u32,
+    /// bfloat16 (`true`) or float16 codes.
+    bf16: bool,
 }
 
 /// One [`HalfIntCast`] kernel: `len` 16-bit codes at `src` into `len` words at `dst`,
@@ -349,24 +356,17 @@ impl<D: Word> HalfIntCast<D> {
             let clamp = plan.rule == OutOfRange::Clamp && (bits < 32 || !signed);
             let wrap_u32 = plan.rule == OutOfRange::Wrap && bits == 32 && !signed;
             let kernel = if clamp {
-                match (plan.bfloat16, bits) {
-                    (false, 8) => pick_clamp::<F16, OUT8>(plan.mode),
-                    (false, 16) => pick_clamp::<F16, OUT16>(plan.mode),
-                    (false, _) => pick_clamp::<F16, OUT_I32>(plan.mode),
-                    (true, 8) => pick_clamp::<BF16, OUT8>(plan.mode),
-                    (true, 16) => pick_clamp::<BF16, OUT16>(plan.mode),
-                    (true, _) => pick_clamp::<BF16, OUT_I32>(plan.mode),
+                match bits {
+                    8 => pick_clamp::<OUT8>(plan.mode),
+                    16 => pick_clamp::<OUT16>(plan.mode),
+                    _ => pick_clamp::<OUT_I32>(plan.mode),
                 }
             } else {
-                match (plan.bfloat16, bits, signed || wrap_u32) {
-                    (false, 8, _) => pick_check::<F16, OUT8>(plan.mode),
-                    (false, 16, _) => pick_check::<F16, OUT16>(plan.mode),
-                    (false, _, true) => pick_check::<F16, OUT_I32>(plan.mode),
-                    (false, _, false) => pick_check::<F16, OUT_U32>(plan.mode),
-                    (true, 8, _) => pick_check::<BF16, OUT8>(plan.mode),
-                    (true, 16, _) => pick_check::<BF16, OUT16>(plan.mode),
-                    (true, _, true) => pick_check::<BF16, OUT_I32>(plan.mode),
-                    (true, _, false) => pick_check::<BF16, OUT_U32>(plan.mode),
+                match (bits, signed || wrap_u32) {
+                    (8, _) => pick_check::<OUT8>(plan.mode),
+                    (16, _) => pick_check::<OUT16>(plan.mode),
+                    (_, true) => pick_check::<OUT_I32>(plan.mode),
+                    (_, false) => pick_check::<OUT_U32>(plan.mode),
                 }
             };
             // The codes' test (see the type's doc): the range under the check rule into 8
@@ -388,6 +388,7 @@ impl<D: Word> HalfIntCast<D> {
                     hi: hi as f32,
                     bias,
                     limit,
+                    bf16: plan.bfloat16,
                 },
                 words: PhantomData,
             })
@@ -424,10 +425,6 @@ impl<D: Word> HalfIntCast<D> {
     }
 }
 
-/// The 16-bit source codes as the kernels' const parameter.
-const F16: u8 = 0;
-const BF16: u8 = 1;
-
 /// The targets of the check kernel as its const parameter: 8- or 16-bit words (the
 /// signed conversion's low bits), `i32`, `u32`.
 const OUT8: u8 = 0;
@@ -436,26 +433,26 @@ const OUT_I32: u8 = 2;
 const OUT_U32: u8 = 3;
 
 #[cfg(target_arch = "x86_64")]
-fn pick_clamp<const SRC: u8, const OUT: u8>(mode: Rounding) -> HalfKernel {
+fn pick_clamp<const OUT: u8>(mode: Rounding) -> HalfKernel {
     use Rounding::*;
     match mode {
-        NearestEven => clamp_kernel::<SRC, OUT, EVEN>,
-        TowardsZero => clamp_kernel::<SRC, OUT, TRUNC>,
-        TowardsNegative => clamp_kernel::<SRC, OUT, FLOOR>,
-        TowardsPositive => clamp_kernel::<SRC, OUT, CEIL>,
-        NearestAway => clamp_kernel::<SRC, OUT, AWAY>,
+        NearestEven => clamp_kernel::<OUT, EVEN>,
+        TowardsZero => clamp_kernel::<OUT, TRUNC>,
+        TowardsNegative => clamp_kernel::<OUT, FLOOR>,
+        TowardsPositive => clamp_kernel::<OUT, CEIL>,
+        NearestAway => clamp_kernel::<OUT, AWAY>,
     }
 }
 
 #[cfg(target_arch = "x86_64")]
-fn pick_check<const SRC: u8, const OUT: u8>(mode: Rounding) -> HalfKernel {
+fn pick_check<const OUT: u8>(mode: Rounding) -> HalfKernel {
     use Rounding::*;
     match mode {
-        NearestEven => check_kernel::<SRC, OUT, EVEN>,
-        TowardsZero => check_kernel::<SRC, OUT, TRUNC>,
-        TowardsNegative => check_kernel::<SRC, OUT, FLOOR>,
-        TowardsPositive => check_kernel::<SRC, OUT, CEIL>,
-        NearestAway => check_kernel::<SRC, OUT, AWAY>,
+        NearestEven => check_kernel::<OUT, EVEN>,
+        TowardsZero => check_kernel::<OUT, TRUNC>,
+        TowardsNegative => check_kernel::<OUT, FLOOR>,
+        TowardsPositive => check_kernel::<OUT, CEIL>,
+        NearestAway => check_kernel::<OUT, AWAY>,
     }
 }
 
@@ -487,32 +484,23 @@ fn ahead(src: *const u16, dst: *mut u8) -> bool {
 /// The whole steps of a kernel: `$body` with `$raw` (16 codes) and `$d` (where their
 /// output goes) for `$steps` steps of `$src` and `$dst` (`$out` bytes an output word);
 /// with `$ahead`, in groups of [`AHEAD`] steps whose loads come before the stores of the
-/// group before (see [`ahead`]).
+/// group before (see [`ahead`]). `$bf16` is the kernel's run-time widening flag
+/// ([`widen16`]): the group loop is written once per value of it, the flag a constant in
+/// each, since LLVM did not take the test out of that loop (`f16 -> i16` under clamp took
+/// 1.28 instructions an element instead of 0.73); the plain loop, small, it does unswitch.
 macro_rules! steps {
-    ($src:expr, $dst:expr, $steps:expr, $out:expr, $ahead:expr, |$raw:ident, $d:ident| $body:block) => {{
+    ($src:expr, $dst:expr, $steps:expr, $out:expr, $ahead:expr, $bf16:ident, |$raw:ident, $d:ident| $body:block) => {{
         const STEP: usize = 16;
         let (mut s, mut d, mut k, out): (*const u16, *mut u8, usize, usize) =
             ($src, $dst, $steps, $out);
         if $ahead && k >= AHEAD {
             let groups = k / AHEAD;
-            let mut cur = [_mm256_setzero_si256(); AHEAD];
-            for (j, c) in cur.iter_mut().enumerate() {
-                *c = _mm256_loadu_si256(s.add(j * STEP).cast());
-            }
-            for g in 0..groups {
-                // The last group loads itself again instead of reading past its end.
-                let at = if g + 1 < groups { s.add(AHEAD * STEP) } else { s };
-                let mut next = [_mm256_setzero_si256(); AHEAD];
-                for (j, c) in next.iter_mut().enumerate() {
-                    *c = _mm256_loadu_si256(at.add(j * STEP).cast());
-                }
-                for (j, &$raw) in cur.iter().enumerate() {
-                    let $d = d.add(j * STEP * out);
-                    $body
-                }
-                cur = next;
-                s = s.add(AHEAD * STEP);
-                d = d.add(AHEAD * STEP * out);
+            if $bf16 {
+                let $bf16 = true;
+                groups!(s, d, groups, out, |$raw, $d| $body);
+            } else {
+                let $bf16 = false;
+                groups!(s, d, groups, out, |$raw, $d| $body);
             }
             k -= groups * AHEAD;
         }
@@ -526,21 +514,56 @@ macro_rules! steps {
     }};
 }
 
-/// 16 codes (a step, or the masked last one) as `f32`s, exactly.
+/// The groups of [`steps!`]: `$groups` groups of [`AHEAD`] steps from `$s` and `$d`
+/// (advanced past them), each group's loads before the stores of the group before.
+macro_rules! groups {
+    ($s:ident, $d:ident, $groups:expr, $out:expr, |$raw:ident, $dd:ident| $body:block) => {{
+        const STEP: usize = 16;
+        let groups = $groups;
+        let mut cur = [_mm256_setzero_si256(); AHEAD];
+        for (j, c) in cur.iter_mut().enumerate() {
+            *c = _mm256_loadu_si256($s.add(j * STEP).cast());
+        }
+        for g in 0..groups {
+            // The last group loads itself again instead of reading past its end.
+            let at = if g + 1 < groups {
+                $s.add(AHEAD * STEP)
+            } else {
+                $s
+            };
+            let mut next = [_mm256_setzero_si256(); AHEAD];
+            for (j, c) in next.iter_mut().enumerate() {
+                *c = _mm256_loadu_si256(at.add(j * STEP).cast());
+            }
+            for (j, &$raw) in cur.iter().enumerate() {
+                let $dd = $d.add(j * STEP * $out);
+                $body
+            }
+            cur = next;
+            $s = $s.add(AHEAD * STEP);
+            $d = $d.add(AHEAD * STEP * $out);
+        }
+    }};
+}
+
+/// 16 codes (a step, or the masked last one) as `f32`s, exactly: bfloat16 codes when
+/// `bf16`, float16 ones otherwise. A run-time flag rather than a constant parameter: the
+/// kernels test it outside their loops (see [`steps!`]), so each loop widens one way, and
+/// there is one kernel per target, mode and rule instead of two.
 ///
 /// # Safety
 /// AVX-512 F (and F16C's instruction in its 512-bit form, part of F).
 #[cfg(target_arch = "x86_64")]
 #[inline(always)]
-unsafe fn widen16<const SRC: u8>(h: std::arch::x86_64::__m256i) -> std::arch::x86_64::__m512 {
+unsafe fn widen16(h: std::arch::x86_64::__m256i, bf16: bool) -> std::arch::x86_64::__m512 {
     use std::arch::x86_64::*;
     // SAFETY: AVX-512 F, this function's contract.
     unsafe {
-        if SRC == F16 {
-            _mm512_cvtph_ps(h)
-        } else {
+        if bf16 {
             // bfloat16 is the top half of an `f32`.
             _mm512_castsi512_ps(_mm512_slli_epi32::<16>(_mm512_cvtepu16_epi32(h)))
+        } else {
+            _mm512_cvtph_ps(h)
         }
     }
 }
@@ -639,7 +662,7 @@ unsafe fn store_last<const OUT: u8>(
 /// `stream` is set.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f,avx512bw,avx512vl")]
-unsafe fn clamp_kernel<const SRC: u8, const OUT: u8, const MODE: u8>(
+unsafe fn clamp_kernel<const OUT: u8, const MODE: u8>(
     src: *const u16,
     dst: *mut u8,
     len: usize,
@@ -654,13 +677,13 @@ unsafe fn clamp_kernel<const SRC: u8, const OUT: u8, const MODE: u8>(
         OUT16 => 2,
         _ => 4,
     };
-    let ahead = OUT == OUT16 && ahead(src, dst);
     // SAFETY: the CPU has AVX-512 F, BW and VL (this function's contract). The `n / STEP`
     // steps read 16 words at `src` + `i` words and write 16 at `dst` + `i` words
     // (unaligned forms) for `i` = 0, 16, .., n - 16, `i + 16 <= n <= len` (the groups'
     // loads of the next group too, and the last group's of itself); the last step reads
     // and writes only its `len - n` lanes (masked loads and stores touch no other memory).
     unsafe {
+        let bf16 = c.bf16;
         let table = _mm512_set1_epi32(fixup_table(false) as i32);
         let lo = _mm512_set1_ps(c.lo);
         let hi = _mm512_set1_ps(c.hi);
@@ -680,18 +703,26 @@ unsafe fn clamp_kernel<const SRC: u8, const OUT: u8, const MODE: u8>(
                 code
             }};
         }
-        steps!(src, dst, n / STEP, out, ahead, |raw, d| {
-            let code = codes!(widen16::<SRC>(raw));
-            store::<OUT>(d, code, stream);
-        });
+        steps!(
+            src,
+            dst,
+            n / STEP,
+            out,
+            const { OUT == OUT16 } && ahead(src, dst),
+            bf16,
+            |raw, d| {
+                let code = codes!(widen16(raw, bf16));
+                store::<OUT>(d, code, stream);
+            }
+        );
         let rest = len - n;
         if rest > 0 {
             let k: __mmask16 = ((1u32 << rest) - 1) as u16;
             // The masked-off lanes are zeros: codes of `[lo, hi]`, never rejected.
-            let code = codes!(widen16::<SRC>(_mm256_maskz_loadu_epi16(
-                k,
-                src.add(n).cast()
-            )));
+            let code = codes!(widen16(
+                _mm256_maskz_loadu_epi16(k, src.add(n).cast()),
+                bf16
+            ));
             store_last::<OUT>(dst.add(n * out), k, code);
         }
         _mm512_cmpeq_epi32_mask(least, _mm512_set1_epi32(i32::MIN)) == 0
@@ -707,7 +738,7 @@ unsafe fn clamp_kernel<const SRC: u8, const OUT: u8, const MODE: u8>(
 /// `stream` is set.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f,avx512bw,avx512vl")]
-unsafe fn check_kernel<const SRC: u8, const OUT: u8, const MODE: u8>(
+unsafe fn check_kernel<const OUT: u8, const MODE: u8>(
     src: *const u16,
     dst: *mut u8,
     len: usize,
@@ -722,11 +753,11 @@ unsafe fn check_kernel<const SRC: u8, const OUT: u8, const MODE: u8>(
         OUT16 => 2,
         _ => 4,
     };
-    let ahead = OUT == OUT16 && ahead(src, dst);
     // SAFETY: as in `clamp_kernel`; the streamed stores (`stream`, a 16- or 32-bit
     // output) go to `dst` + a multiple of 16 words, 32- or 64-byte aligned as those
     // stores require since `dst` is 64-byte aligned (this function's contract).
     unsafe {
+        let bf16 = c.bf16;
         let bias = _mm512_set1_epi32(c.bias);
         let mut most = _mm512_setzero_si512();
         macro_rules! codes {
@@ -742,18 +773,26 @@ unsafe fn check_kernel<const SRC: u8, const OUT: u8, const MODE: u8>(
                 code
             }};
         }
-        steps!(src, dst, n / STEP, out, ahead, |raw, d| {
-            let code = codes!(widen16::<SRC>(raw));
-            store::<OUT>(d, code, stream);
-        });
+        steps!(
+            src,
+            dst,
+            n / STEP,
+            out,
+            const { OUT == OUT16 } && ahead(src, dst),
+            bf16,
+            |raw, d| {
+                let code = codes!(widen16(raw, bf16));
+                store::<OUT>(d, code, stream);
+            }
+        );
         let rest = len - n;
         if rest > 0 {
             let k: __mmask16 = ((1u32 << rest) - 1) as u16;
             // The masked-off lanes are zeros: code 0, in every range.
-            let code = codes!(widen16::<SRC>(_mm256_maskz_loadu_epi16(
-                k,
-                src.add(n).cast()
-            )));
+            let code = codes!(widen16(
+                _mm256_maskz_loadu_epi16(k, src.add(n).cast()),
+                bf16
+            ));
             store_last::<OUT>(dst.add(n * out), k, code);
         }
         _mm512_cmpgt_epu32_mask(most, _mm512_set1_epi32(c.limit as i32)) == 0

@@ -252,24 +252,22 @@ pub(super) fn by_blocks_streamed<SW: Word, DW: Word>(
     dst: &mut [DW],
     mut kernel: impl FnMut(&[SW], &mut [DW], bool) -> bool,
 ) -> usize {
-    if !crate::arch::streams_from(src, dst) {
-        return by_blocks(
-            src,
-            dst,
-            #[inline(always)]
-            |s, d| kernel(s, d, false),
-        );
-    }
     let n = src.len().min(dst.len());
     // 64: the AVX-512 kernels stream whole cache lines (AVX2's 32-byte vectors need 32).
-    let head = dst.as_ptr().align_offset(64).min(n);
+    // An output not to stream is all head: one block loop of plain stores serves both
+    // cases (a third copy of `by_blocks` per instance otherwise).
+    let head = if crate::arch::streams_from(src, dst) {
+        dst.as_ptr().align_offset(64).min(n)
+    } else {
+        n
+    };
     let done = by_blocks(
         &src[..head],
         &mut dst[..head],
         #[inline(always)]
         |s, d| kernel(s, d, false),
     );
-    if done < head {
+    if done < head || head == n {
         return done;
     }
     let rest = by_blocks(
