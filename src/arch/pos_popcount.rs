@@ -16,22 +16,21 @@
 pub(crate) type WideState<'a> = (&'a mut [[u64; 8]; 5], &'a mut [[u64; 8]; 8]);
 
 /// The build of a fused kernel (`fused`, `band` in `kernels`) for `prep`'s lane width and
-/// tests: a float's NaN test alone (the default options), a constant of its loop and the
-/// cheapest test (one unordered compare per vector); and every other case (no test, a
-/// masked code, both) in one build whose tests are switched at run time (an integer
-/// compare of the magnitude against a limit that no lane passes when NaN is not masked,
-/// and the masked-code compare or-ed with all lanes when no code is masked: two mask
-/// operations more per vector than a build of its own), so two builds per width rather
-/// than four or six: each build holds four inlined copies of the carry-save trees.
+/// tests: a float's NaN test alone (the default options), no test (an integer, or NaN not
+/// masked), each a constant of its loop; and a masked code, which shares one build with
+/// the NaN test switched at run time (an integer compare of the magnitude, one operation
+/// more per vector), so three builds per width rather than four.
 #[cfg(target_arch = "x86_64")]
 macro_rules! by_prep {
     ($kernel:ident, $prep:expr) => {{
         use kernels::{L32, L64, $kernel};
-        match ($prep.bits, $prep.nan && $prep.masked.is_none()) {
-            (32, true) => $kernel::<L32, true>,
-            (32, false) => $kernel::<L32, false>,
-            (_, true) => $kernel::<L64, true>,
-            (_, false) => $kernel::<L64, false>,
+        match ($prep.bits, $prep.nan, $prep.masked.is_some()) {
+            (32, true, false) => $kernel::<L32, true, false>,
+            (32, false, false) => $kernel::<L32, false, false>,
+            (32, _, true) => $kernel::<L32, true, true>,
+            (_, true, false) => $kernel::<L64, true, false>,
+            (_, false, false) => $kernel::<L64, false, false>,
+            (_, _, true) => $kernel::<L64, true, true>,
         }
     }};
 }
@@ -563,10 +562,10 @@ mod kernels {
     /// code in which every input is used as soon as it is made. Returns the two carries of
     /// weight 16. A chunk's two halves pass the same `v` by reference with `base` 0 and 16
     /// (a constant once inlined), so that each call site compiles one copy of the tree, not
-    /// one per closure type. Always inlined (two callers per copy would otherwise leave it
-    /// out of line, `base` and the closure's calls at run time), and so without a target
-    /// feature of its own, which `inline(always)` does not take: the adders' intrinsics
-    /// inline into the AVX-512 kernels that call it.
+    /// one per closure type. Always inlined (with two callers per copy LLVM left it out of
+    /// line, `base` and the closure's calls at run time: the kernels ran 2-3x slower), and
+    /// so without a target feature of its own, which `inline(always)` does not take: the
+    /// adders' intrinsics inline into the AVX-512 kernels that call it.
     ///
     /// # Safety
     /// The CPU must have AVX-512 F (every caller is compiled with it).
@@ -657,15 +656,15 @@ mod kernels {
     /// Vectors ahead of the stream that the fused kernel prefetches (far neighbours).
     const STREAM_AHEAD: usize = 32;
 
-    /// The kernel of `pos_popcount_prepared_pairs_avx512`, with the NaN test alone
-    /// (`NAN_ONLY`) or the tests switched at run time, as `Consts::prepare` takes them.
-    /// Returns whether a prepared word was masked.
+    /// The kernel of `pos_popcount_prepared_pairs_avx512`, with the NaN test (`NAN`) and
+    /// the masked-code test (`MASKED`) as `Consts::prepare` takes them. Returns whether a prepared
+    /// word was masked.
     ///
     /// # Safety
     /// The CPU must have AVX-512 F and DQ; `words` must hold the vectors up to
     /// `k0 + 32 · chunks + ring.q + 1` (exclusive), and `ring.prepared <= k0 + ring.q + 1`.
     #[target_feature(enable = "avx512f,avx512dq")]
-    pub(super) unsafe fn fused<L: Lane, const NAN_ONLY: bool>(
+    pub(super) unsafe fn fused<L: Lane, const NAN: bool, const MASKED: bool>(
         (pa, ba): WideState<'_>,
         (pb, bb): WideState<'_>,
         ring: &mut PairRing,
@@ -682,7 +681,7 @@ mod kernels {
             // SAFETY: `m < k0 + 32 · chunks + q + 1` (every caller below), so the 64 bytes at
             // `64 · m` are inside `words` (the precondition); unaligned loads.
             let x = unsafe { _mm512_loadu_si512(src.add(64 * m).cast()) };
-            consts.prepare::<L, NAN_ONLY>(x, L::FULL)
+            consts.prepare::<L, NAN, MASKED>(x, L::FULL)
         };
         // Vector `m` in slot `m mod slots` (see `PairRing::new`). Loads at the same offset
         // in a 4 KiB page as a store still in flight wait for it, whatever the page, so
@@ -792,7 +791,7 @@ mod kernels {
                     );
                     // SAFETY: as in `prepare`.
                     let x = unsafe { _mm512_loadu_si512(src.add(64 * (k + i + q + 1)).cast()) };
-                    let (next, keep) = consts.prepare_abs::<L, NAN_ONLY>(x);
+                    let (next, keep) = consts.prepare_abs::<L, NAN, MASKED>(x);
                     clean &= keep;
                     store(plus(ns, i), next);
                     let f = load(plus(fs, i));
@@ -829,7 +828,7 @@ mod kernels {
     /// `f64` ran 4-5x slower than with `T0`, and slower than with no hint at all).
     const BAND_AHEAD: usize = 4;
 
-    /// The kernel of `pos_popcount_prepared_band_avx512` (`NAN_ONLY` as in
+    /// The kernel of `pos_popcount_prepared_band_avx512` (`NAN`, `MASKED` as in
     /// [`fused`]); row `r0` prepared here when `fresh`, else read from `row`.
     ///
     /// # Safety
@@ -838,7 +837,7 @@ mod kernels {
     /// row.columns()`.
     #[allow(clippy::too_many_arguments)]
     #[target_feature(enable = "avx512f,avx512dq")]
-    pub(super) unsafe fn band<L: Lane, const NAN_ONLY: bool>(
+    pub(super) unsafe fn band<L: Lane, const NAN: bool, const MASKED: bool>(
         (pa, ba): WideState<'_>,
         (pb, bb): WideState<'_>,
         row: &mut BandRow,
@@ -891,7 +890,7 @@ mod kernels {
                 // stride`, as `q >= 1`), so the 64 bytes at `off + (r0 + t) · stride`
                 // are inside `words` (the precondition); unaligned loads.
                 let x = unsafe { _mm512_loadu_si512(at.add(t * stride).cast()) };
-                let (v, keep) = consts.prepare::<L, NAN_ONLY>(x, lanes);
+                let (v, keep) = consts.prepare::<L, NAN, MASKED>(x, lanes);
                 clean &= keep;
                 v
             };
@@ -929,10 +928,9 @@ mod kernels {
         }
         clean != L::FULL
     }
-    /// The loop-invariant vectors of the preparation, and the tests of the build that
-    /// switches them at run time: a magnitude above `nan_limit` is NaN (the infinity's bits
-    /// when NaN is masked, all ones when not: no lane is then above it), and a lane equal
-    /// to `masked` is masked unless `no_mask` (every lane when no code is masked) keeps it.
+    /// The loop-invariant vectors of the preparation, and the NaN test of the build with a
+    /// masked code: a magnitude above `nan_limit` is NaN (the infinity's bits when NaN is
+    /// masked, all ones when not: no lane is then above it).
     struct Consts {
         emask: __m512i,
         bias_field: __m512i,
@@ -941,7 +939,6 @@ mod kernels {
         /// The exponent and mantissa bits (all bits for an integer: no exponent field).
         magnitude: __m512i,
         nan_limit: __m512i,
-        no_mask: u32,
     }
 
     impl Consts {
@@ -957,33 +954,14 @@ mod kernels {
                     esign: L::splat(prep.esign),
                     magnitude: L::splat(prep.emask | prep.emask.wrapping_sub(1)),
                     nan_limit: L::splat(if prep.nan { L::INFINITY } else { u64::MAX }),
-                    no_mask: if prep.masked.is_some() { 0 } else { L::FULL },
-                }
-            }
-        }
-
-        /// The lanes of `x` (whose magnitude bits are `magnitude`) that are not masked:
-        /// the NaN test alone when `NAN_ONLY`, else both tests as switched by `Consts`.
-        #[inline(always)]
-        unsafe fn keep<L: Lane, const NAN_ONLY: bool>(
-            &self,
-            x: __m512i,
-            magnitude: __m512i,
-        ) -> u32 {
-            // SAFETY: the caller's: the CPU has the features `Lane`'s methods need.
-            unsafe {
-                if NAN_ONLY {
-                    L::ordered(x)
-                } else {
-                    L::at_most(magnitude, self.nan_limit)
-                        & (L::not_equal(x, self.masked) | self.no_mask)
                 }
             }
         }
 
         /// The counted words of the raw words `x` in the lanes of `lanes` (0 in the
         /// others and in the masked ones), and the lanes that are not masked, all of them
-        /// (those out of `lanes` too), the tests as [`Consts::keep`] makes them.
+        /// (those out of `lanes` too). The NaN test when `NAN` (switched by `nan_limit` when
+        /// `MASKED` too), the masked-code test when `MASKED`.
         ///
         /// The signed exponent of an exponent `e` with the bias `2^(k-1) - 1` (`PairPrep`)
         /// is `e - bias` when `e >= bias` and `2^k - 1 - e` (`|e - bias|` with the sign
@@ -992,15 +970,29 @@ mod kernels {
         /// is below the shifted bias (an integer: never). Three operations and the tests.
         #[inline]
         #[target_feature(enable = "avx512f,avx512dq")]
-        fn prepare<L: Lane, const NAN_ONLY: bool>(&self, x: __m512i, lanes: u32) -> (__m512i, u32) {
+        fn prepare<L: Lane, const NAN: bool, const MASKED: bool>(
+            &self,
+            x: __m512i,
+            lanes: u32,
+        ) -> (__m512i, u32) {
             // SAFETY: the CPU has the features `Lane`'s methods need (this function's).
             unsafe {
                 let magnitude = _mm512_and_si512(x, self.magnitude);
-                let keep = self.keep::<L, NAN_ONLY>(x, magnitude);
+                let mut keep = L::FULL;
+                if NAN {
+                    keep &= if MASKED {
+                        L::at_most(magnitude, self.nan_limit)
+                    } else {
+                        L::ordered(x)
+                    };
+                }
+                if MASKED {
+                    keep &= L::not_equal(x, self.masked);
+                }
                 let counted = keep & lanes;
                 // A NaN is never below the bias, a masked code may be.
                 let below = L::below(
-                    if NAN_ONLY { lanes } else { counted },
+                    if MASKED { counted } else { lanes },
                     magnitude,
                     self.bias_field,
                 );
@@ -1016,14 +1008,23 @@ mod kernels {
         /// ran slower.
         #[inline]
         #[target_feature(enable = "avx512f,avx512dq")]
-        fn prepare_abs<L: Lane, const NAN_ONLY: bool>(&self, x: __m512i) -> (__m512i, u32) {
+        fn prepare_abs<L: Lane, const NAN: bool, const MASKED: bool>(
+            &self,
+            x: __m512i,
+        ) -> (__m512i, u32) {
             // SAFETY: the CPU has the features `Lane`'s methods need (this function's).
             unsafe {
-                let keep = if NAN_ONLY {
-                    L::ordered(x)
-                } else {
-                    self.keep::<L, false>(x, _mm512_and_si512(x, self.magnitude))
-                };
+                let mut keep = L::FULL;
+                if NAN {
+                    keep &= if MASKED {
+                        L::at_most(_mm512_and_si512(x, self.magnitude), self.nan_limit)
+                    } else {
+                        L::ordered(x)
+                    };
+                }
+                if MASKED {
+                    keep &= L::not_equal(x, self.masked);
+                }
                 let d = L::sub(_mm512_and_si512(x, self.emask), self.bias_field);
                 let magnitude = L::abs(d);
                 // `(x & !emask) | magnitude`.
