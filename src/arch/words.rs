@@ -6,7 +6,7 @@
 
 use ndarray::{ArrayD, ArrayViewD, Axis, Dimension, IxDyn, ShapeBuilder};
 
-use crate::number::storage::Plain;
+use crate::number::storage::{Plain, Word, WordBuf};
 
 /// `src` seen as its storage words (`WORDS` per element).
 ///
@@ -79,7 +79,7 @@ pub(crate) fn vec_from_words<T: Plain>(v: Vec<T::Word>) -> Option<Vec<T>> {
     if std::mem::align_of::<T>() != std::mem::align_of::<T::Word>() {
         return None;
     }
-    let (ptr, len, cap) = whole_elements(v, T::WORDS, None)?;
+    let (ptr, len, cap) = whole_elements::<T::Word>(Word::into_buf(v), T::WORDS, None)?;
     // SAFETY: `whole_elements`' result: an allocation of the global allocator for `cap`
     // elements of `T::WORDS` words with the word's alignment, which is `T`'s (checked
     // above), so `cap` elements of `T` (`Plain`: `T` is `[Word; WORDS]` without padding)
@@ -89,17 +89,19 @@ pub(crate) fn vec_from_words<T: Plain>(v: Vec<T::Word>) -> Option<Vec<T>> {
     Some(unsafe { Vec::from_raw_parts(ptr.cast::<T>(), len, cap) })
 }
 
-/// `v`'s allocation as `(pointer, elements, capacity in elements)` of `k` words each (at
-/// least one), no longer owned by a `Vec` (the caller rebuilds one of the element type);
-/// `None` (dropping `v`) when `v`'s length or capacity is not whole elements, or when
-/// `shape` is given and the elements are not exactly a C-order array of it
-/// ([`c_shape_holds`]). Compiled once per word width: the element types' functions keep
-/// only the rebuilding of their `Vec` and array.
-fn whole_elements<W>(
-    v: Vec<W>,
+/// The allocation of `words` (words of `W`) as `(pointer, elements, capacity in
+/// elements)` of `k` words each (at least one), no longer owned by a `Vec` (the caller
+/// rebuilds one of the element type); `None` (dropping `words`) when they are words of
+/// another width, their length or capacity is not whole elements, or `shape` is given and
+/// the elements are not exactly a C-order array of it ([`c_shape_holds`]). Compiled once
+/// per word width: the element types' functions keep only the rebuilding of their `Vec`
+/// and array.
+fn whole_elements<W: Word>(
+    words: WordBuf,
     k: usize,
     shape: Option<&[usize]>,
 ) -> Option<(*mut W, usize, usize)> {
+    let v = W::from_buf(words).ok()?;
     let k = k.max(1);
     if v.len() % k != 0 || v.capacity() % k != 0 {
         return None;
@@ -113,19 +115,19 @@ fn whole_elements<W>(
     Some((v.as_mut_ptr(), v.len() / k, v.capacity() / k))
 }
 
-/// The C-order array of `shape` whose elements' storage words are `v`, moved without a
-/// copy; `None` when [`vec_from_words`] declines or `v` does not hold exactly the shape's
-/// elements.
+/// The C-order array of `shape` whose elements' storage words are `words`, moved without
+/// a copy; `None` when they are words of another width than `T`'s, `T`'s alignment is not
+/// its word's, or they do not hold exactly the shape's elements.
 ///
 /// The shape is checked once, by [`c_shape_holds`], not by `ArrayD::from_shape_vec`'s
 /// checks, which are compiled once per element type; and with the words' own checks in
 /// [`whole_elements`], once per word width.
-pub(crate) fn array_from_words<T: Plain>(shape: IxDyn, v: Vec<T::Word>) -> Option<ArrayD<T>> {
+pub(crate) fn array_from_words<T: Plain>(shape: IxDyn, words: WordBuf) -> Option<ArrayD<T>> {
     const { check_plain::<T>() };
     if std::mem::align_of::<T>() != std::mem::align_of::<T::Word>() {
         return None;
     }
-    let (ptr, len, cap) = whole_elements(v, T::WORDS, Some(shape.slice()))?;
+    let (ptr, len, cap) = whole_elements::<T::Word>(words, T::WORDS, Some(shape.slice()))?;
     // SAFETY: as in `vec_from_words`.
     let v = unsafe { Vec::from_raw_parts(ptr.cast::<T>(), len, cap) };
     // SAFETY: `from_shape_vec_unchecked` with C strides needs the product of the non-zero
@@ -293,17 +295,23 @@ mod tests {
                 )
                 .ok()
                 .map(|a| a.mapv(f64::to_bits));
-                let got =
-                    array_from_words::<f64>(IxDyn(shape), words).map(|a| a.mapv(f64::to_bits));
+                let got = array_from_words::<f64>(IxDyn(shape), WordBuf::U64(words))
+                    .map(|a| a.mapv(f64::to_bits));
                 assert_eq!(got, want, "shape {shape:?}, {len} words");
             }
         }
         // Two words per element.
-        let c = array_from_words::<crate::dtype::complex::Complex<f32>>(IxDyn(&[2]), vec![0u32; 4]);
+        let c = array_from_words::<crate::dtype::complex::Complex<f32>>(
+            IxDyn(&[2]),
+            WordBuf::U32(vec![0u32; 4]),
+        );
         assert_eq!(c.map(|a| a.len()), Some(2));
         assert!(
-            array_from_words::<crate::dtype::complex::Complex<f32>>(IxDyn(&[2]), vec![0u32; 3])
-                .is_none()
+            array_from_words::<crate::dtype::complex::Complex<f32>>(
+                IxDyn(&[2]),
+                WordBuf::U32(vec![0u32; 3])
+            )
+            .is_none()
         );
     }
 }
