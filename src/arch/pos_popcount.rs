@@ -246,14 +246,7 @@ pub(crate) fn pos_popcount_prepared_band_avx512(
     assert!(prep.bits as usize == 8 * row.bytes && (prep.bits == 32 || prep.bits == 64));
     #[cfg(target_arch = "x86_64")]
     if super::has_avx512() {
-        // One build per width, the tests switched at run time (`Consts`): the band loop
-        // waits on its 33 streams from memory, and ran as fast so as with the tests as
-        // constants, in a third of the code.
-        let run = if prep.bits == 32 {
-            kernels::band::<kernels::L32>
-        } else {
-            kernels::band::<kernels::L64>
-        };
+        let run = by_prep!(band, prep);
         let fresh = row.held != Some(r0);
         // SAFETY: the CPU has AVX-512 F and DQ (checked just above); `words` holds rows
         // `r0 ..= r0 + 32` of `stride` bytes (asserted above), and every vector the kernel
@@ -688,7 +681,7 @@ mod kernels {
             // SAFETY: `m < k0 + 32 · chunks + q + 1` (every caller below), so the 64 bytes at
             // `64 · m` are inside `words` (the precondition); unaligned loads.
             let x = unsafe { _mm512_loadu_si512(src.add(64 * m).cast()) };
-            consts.prepare::<L, NAN, MASKED, false>(x, L::FULL)
+            consts.prepare::<L, NAN, MASKED>(x, L::FULL)
         };
         // Vector `m` in slot `m mod slots` (see `PairRing::new`). Loads at the same offset
         // in a 4 KiB page as a store still in flight wait for it, whatever the page, so
@@ -835,9 +828,8 @@ mod kernels {
     /// `f64` ran 4-5x slower than with `T0`, and slower than with no hint at all).
     const BAND_AHEAD: usize = 4;
 
-    /// The kernel of `pos_popcount_prepared_band_avx512`, both tests switched at run time
-    /// (`Consts::prepare` with `SWITCHED`); row `r0` prepared here when `fresh`, else read
-    /// from `row`.
+    /// The kernel of `pos_popcount_prepared_band_avx512` (`NAN`, `MASKED` as in
+    /// [`fused`]); row `r0` prepared here when `fresh`, else read from `row`.
     ///
     /// # Safety
     /// The CPU must have AVX-512 F and DQ; `words` must hold rows `r0 ..= r0 + 32` of
@@ -845,7 +837,7 @@ mod kernels {
     /// row.columns()`.
     #[allow(clippy::too_many_arguments)]
     #[target_feature(enable = "avx512f,avx512dq")]
-    pub(super) unsafe fn band<L: Lane>(
+    pub(super) unsafe fn band<L: Lane, const NAN: bool, const MASKED: bool>(
         (pa, ba): WideState<'_>,
         (pb, bb): WideState<'_>,
         row: &mut BandRow,
@@ -898,7 +890,7 @@ mod kernels {
                 // stride`, as `q >= 1`), so the 64 bytes at `off + (r0 + t) · stride`
                 // are inside `words` (the precondition); unaligned loads.
                 let x = unsafe { _mm512_loadu_si512(at.add(t * stride).cast()) };
-                let (v, keep) = consts.prepare::<L, true, true, true>(x, lanes);
+                let (v, keep) = consts.prepare::<L, NAN, MASKED>(x, lanes);
                 clean &= keep;
                 v
             };
@@ -947,9 +939,6 @@ mod kernels {
         /// The exponent and mantissa bits (all bits for an integer: no exponent field).
         magnitude: __m512i,
         nan_limit: __m512i,
-        /// Every lane when no code is masked, else none: or-ed with the masked-code test
-        /// where it is switched at run time.
-        no_mask: u32,
     }
 
     impl Consts {
@@ -965,7 +954,6 @@ mod kernels {
                     esign: L::splat(prep.esign),
                     magnitude: L::splat(prep.emask | prep.emask.wrapping_sub(1)),
                     nan_limit: L::splat(if prep.nan { L::INFINITY } else { u64::MAX }),
-                    no_mask: if prep.masked.is_some() { 0 } else { L::FULL },
                 }
             }
         }
@@ -973,8 +961,7 @@ mod kernels {
         /// The counted words of the raw words `x` in the lanes of `lanes` (0 in the
         /// others and in the masked ones), and the lanes that are not masked, all of them
         /// (those out of `lanes` too). The NaN test when `NAN` (switched by `nan_limit` when
-        /// `MASKED` too), the masked-code test when `MASKED` (switched by `no_mask` when
-        /// `SWITCHED`).
+        /// `MASKED` too), the masked-code test when `MASKED`.
         ///
         /// The signed exponent of an exponent `e` with the bias `2^(k-1) - 1` (`PairPrep`)
         /// is `e - bias` when `e >= bias` and `2^k - 1 - e` (`|e - bias|` with the sign
@@ -983,7 +970,7 @@ mod kernels {
         /// is below the shifted bias (an integer: never). Three operations and the tests.
         #[inline]
         #[target_feature(enable = "avx512f,avx512dq")]
-        fn prepare<L: Lane, const NAN: bool, const MASKED: bool, const SWITCHED: bool>(
+        fn prepare<L: Lane, const NAN: bool, const MASKED: bool>(
             &self,
             x: __m512i,
             lanes: u32,
@@ -1000,8 +987,7 @@ mod kernels {
                     };
                 }
                 if MASKED {
-                    let off = if SWITCHED { self.no_mask } else { 0 };
-                    keep &= L::not_equal(x, self.masked) | off;
+                    keep &= L::not_equal(x, self.masked);
                 }
                 let counted = keep & lanes;
                 // A NaN is never below the bias, a masked code may be.
