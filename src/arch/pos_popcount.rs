@@ -557,36 +557,24 @@ mod kernels {
         }
     }
 
-    /// Sixteen pairs of vectors `v(base) .. v(base + 15)` (called in that order) into two
-    /// sets of planes at once, as [`tree16`] adds sixteen vectors to one: straight-line
-    /// code in which every input is used as soon as it is made. Returns the two carries of
-    /// weight 16. A chunk's two halves pass the same `v` by reference with `base` 0 and 16
-    /// (a constant once inlined), so that each call site compiles one copy of the tree, not
-    /// one per closure type. Always inlined (with two callers per copy LLVM left it out of
-    /// line, `base` and the closure's calls at run time: the kernels ran 2-3x slower), and
-    /// so without a target feature of its own, which `inline(always)` does not take: the
-    /// adders' intrinsics inline into the AVX-512 kernels that call it.
-    ///
-    /// # Safety
-    /// The CPU must have AVX-512 F (every caller is compiled with it).
-    #[inline(always)]
-    unsafe fn tree16_pairs(
+    /// Sixteen pairs of vectors `v(0) .. v(15)` (called in that order) into two sets of
+    /// planes at once, as [`tree16`] adds sixteen vectors to one: straight-line code in
+    /// which every input is used as soon as it is made. Returns the two carries of weight
+    /// 16.
+    #[inline]
+    #[target_feature(enable = "avx512f")]
+    fn tree16_pairs(
         pa: &mut [__m512i; 5],
         pb: &mut [__m512i; 5],
-        base: usize,
-        v: &mut impl FnMut(usize) -> (__m512i, __m512i),
+        mut v: impl FnMut(usize) -> (__m512i, __m512i),
     ) -> (__m512i, __m512i) {
-        // SAFETY: the CPU has AVX-512 F (the precondition), all `csa` needs.
-        let csa = |a, b, c| unsafe { csa(a, b, c) };
-        // SAFETY: as above.
-        let zero = unsafe { _mm512_setzero_si512() };
         let [mut oa, mut ta, mut fa, ea, _] = *pa;
         let [mut ob, mut tb, mut fb, eb, _] = *pb;
-        let mut eights = [[zero; 2]; 2];
+        let mut eights = [[_mm512_setzero_si512(); 2]; 2];
         for (h, eights_h) in eights.iter_mut().enumerate() {
-            let mut fours = [[zero; 2]; 2];
+            let mut fours = [[_mm512_setzero_si512(); 2]; 2];
             for (g, fours_g) in fours.iter_mut().enumerate() {
-                let i = base + 8 * h + 4 * g;
+                let i = 8 * h + 4 * g;
                 let ((a0, b0), (a1, b1)) = (v(i), v(i + 1));
                 let (twos_a0, o) = csa(oa, a0, a1);
                 oa = o;
@@ -742,10 +730,8 @@ mod kernels {
                     prev = next;
                     (f, _mm512_and_si512(f, second))
                 };
-                // SAFETY: the CPU has AVX-512 F (this kernel's precondition).
-                let (a0, b0) = unsafe { tree16_pairs(&mut planes_a, &mut planes_b, 0, &mut pair) };
-                // SAFETY: as above.
-                let (a1, b1) = unsafe { tree16_pairs(&mut planes_a, &mut planes_b, 16, &mut pair) };
+                let (a0, b0) = tree16_pairs(&mut planes_a, &mut planes_b, &mut pair);
+                let (a1, b1) = tree16_pairs(&mut planes_a, &mut planes_b, |i| pair(16 + i));
                 carry_out(&mut planes_a, in_memory(ba), a0, a1);
                 carry_out(&mut planes_b, in_memory(bb), b0, b1);
             }
@@ -760,7 +746,7 @@ mod kernels {
                 let k = k0 + 32 * c;
                 let mut carries = [[_mm512_setzero_si512(); 2]; 2];
                 for h in 0..std::hint::black_box(2) {
-                    let mut pair = |i: usize| {
+                    let pair = |i: usize| {
                         let (next, keep) = prepare(k + 16 * h + i + 1);
                         clean &= keep;
                         // SAFETY: as for `index`.
@@ -769,9 +755,7 @@ mod kernels {
                         prev = next;
                         (f, _mm512_and_si512(f, second))
                     };
-                    // SAFETY: the CPU has AVX-512 F (this kernel's precondition).
-                    let (a, b) =
-                        unsafe { tree16_pairs(&mut planes_a, &mut planes_b, 0, &mut pair) };
+                    let (a, b) = tree16_pairs(&mut planes_a, &mut planes_b, pair);
                     carries[h & 1] = [a, b];
                 }
                 carry_out(&mut planes_a, in_memory(ba), carries[0][0], carries[1][0]);
@@ -800,10 +784,8 @@ mod kernels {
                     prev = next;
                     (f, _mm512_and_si512(f, second))
                 };
-                // SAFETY: the CPU has AVX-512 F (this kernel's precondition).
-                let (a0, b0) = unsafe { tree16_pairs(&mut planes_a, &mut planes_b, 0, &mut pair) };
-                // SAFETY: as above.
-                let (a1, b1) = unsafe { tree16_pairs(&mut planes_a, &mut planes_b, 16, &mut pair) };
+                let (a0, b0) = tree16_pairs(&mut planes_a, &mut planes_b, &mut pair);
+                let (a1, b1) = tree16_pairs(&mut planes_a, &mut planes_b, |i| pair(16 + i));
                 carry_out(&mut planes_a, ba, a0, a1);
                 carry_out(&mut planes_b, bb, b0, b1);
                 (first_slot, next_slot) = (plus(first_slot, 32), plus(next_slot, 32));
@@ -909,10 +891,8 @@ mod kernels {
                 prev = next;
                 (f, _mm512_and_si512(f, next))
             };
-            // SAFETY: the CPU has AVX-512 F (this kernel's precondition).
-            let (a0, b0) = unsafe { tree16_pairs(&mut planes_a, &mut planes_b, 0, &mut pair) };
-            // SAFETY: as above.
-            let (a1, b1) = unsafe { tree16_pairs(&mut planes_a, &mut planes_b, 16, &mut pair) };
+            let (a0, b0) = tree16_pairs(&mut planes_a, &mut planes_b, &mut pair);
+            let (a1, b1) = tree16_pairs(&mut planes_a, &mut planes_b, |i| pair(16 + i));
             carry_out(&mut planes_a, in_memory(ba), a0, a1);
             carry_out(&mut planes_b, in_memory(bb), b0, b1);
             // SAFETY: as for the load above.
