@@ -6,7 +6,7 @@
 
 use ndarray::{ArrayD, ArrayViewD, Axis, Dimension, IxDyn, ShapeBuilder};
 
-use crate::number::storage::Plain;
+use crate::number::storage::{Plain, Word, WordBuf};
 
 /// `src` seen as its storage words (`WORDS` per element).
 ///
@@ -71,42 +71,71 @@ pub(crate) fn words_of_bytes_mut<W: crate::number::storage::Word>(
 /// type nor one the [`dtype`](macro@crate::dtype) macro declares has, or when `v` does not
 /// hold whole elements.
 ///
-/// This is how run-time code turns word buffers into typed arrays: no element-wise work.
+/// Run-time code turns word buffers into typed arrays by [`array_from_words`], which
+/// checks the same; this one is its tests' reference.
+#[cfg(test)]
 pub(crate) fn vec_from_words<T: Plain>(v: Vec<T::Word>) -> Option<Vec<T>> {
     const { check_plain::<T>() };
-    let k = T::WORDS.max(1);
-    let same_align = std::mem::align_of::<T>() == std::mem::align_of::<T::Word>();
-    if !same_align || v.len() % k != 0 || v.capacity() % k != 0 {
+    if std::mem::align_of::<T>() != std::mem::align_of::<T::Word>() {
+        return None;
+    }
+    let (ptr, len, cap) = whole_elements::<T::Word>(Word::into_buf(v), T::WORDS, None)?;
+    // SAFETY: `whole_elements`' result: an allocation of the global allocator for `cap`
+    // elements of `T::WORDS` words with the word's alignment, which is `T`'s (checked
+    // above), so `cap` elements of `T` (`Plain`: `T` is `[Word; WORDS]` without padding)
+    // have the same layout and `Vec` frees it as it was made; the first `len` elements are
+    // initialized words, and every bit pattern of words is a valid `T` (`Plain`). The
+    // allocation has one owner, the result.
+    Some(unsafe { Vec::from_raw_parts(ptr.cast::<T>(), len, cap) })
+}
+
+/// The allocation of `words` (words of `W`) as `(pointer, elements, capacity in
+/// elements)` of `k` words each (at least one), no longer owned by a `Vec` (the caller
+/// rebuilds one of the element type); `None` (dropping `words`) when they are words of
+/// another width, their length or capacity is not whole elements, or `shape` is given and
+/// the elements are not exactly a C-order array of it ([`c_shape_holds`]). Compiled once
+/// per word width: the element types' functions keep only the rebuilding of their `Vec`
+/// and array.
+fn whole_elements<W: Word>(
+    words: WordBuf,
+    k: usize,
+    shape: Option<&[usize]>,
+) -> Option<(*mut W, usize, usize)> {
+    let v = W::from_buf(words).ok()?;
+    let k = k.max(1);
+    if v.len() % k != 0 || v.capacity() % k != 0 {
+        return None;
+    }
+    if let Some(shape) = shape
+        && !c_shape_holds(shape, v.len() / k)
+    {
         return None;
     }
     let mut v = std::mem::ManuallyDrop::new(v);
-    let (ptr, len, cap) = (v.as_mut_ptr(), v.len(), v.capacity());
-    // SAFETY: the allocation was made by the global allocator for `cap` words with the
-    // word's alignment, which is `T`'s (checked above); `cap / k` elements of `T` are
-    // exactly `cap` words (`Plain`: `T` is `[Word; WORDS]` without padding, and
-    // `cap % k == 0`), so `Vec` frees it with the same layout. The first `len / k`
-    // elements are initialized words, and every bit pattern of words is a valid `T`
-    // (`Plain`). `v` is not dropped (`ManuallyDrop`), so the allocation has one owner.
-    Some(unsafe { Vec::from_raw_parts(ptr.cast::<T>(), len / k, cap / k) })
+    Some((v.as_mut_ptr(), v.len() / k, v.capacity() / k))
 }
 
-/// The C-order array of `shape` whose elements' storage words are `v`, moved without a
-/// copy; `None` when [`vec_from_words`] declines or `v` does not hold exactly the shape's
-/// elements.
+/// The C-order array of `shape` whose elements' storage words are `words`, moved without
+/// a copy; `None` when they are words of another width than `T`'s, `T`'s alignment is not
+/// its word's, or they do not hold exactly the shape's elements.
 ///
 /// The shape is checked once, by [`c_shape_holds`], not by `ArrayD::from_shape_vec`'s
-/// checks, which are compiled once per element type.
-pub(crate) fn array_from_words<T: Plain>(shape: IxDyn, v: Vec<T::Word>) -> Option<ArrayD<T>> {
-    let v = vec_from_words::<T>(v)?;
-    if !c_shape_holds(shape.slice(), v.len()) {
+/// checks, which are compiled once per element type; and with the words' own checks in
+/// [`whole_elements`], once per word width.
+pub(crate) fn array_from_words<T: Plain>(shape: IxDyn, words: WordBuf) -> Option<ArrayD<T>> {
+    const { check_plain::<T>() };
+    if std::mem::align_of::<T>() != std::mem::align_of::<T::Word>() {
         return None;
     }
+    let (ptr, len, cap) = whole_elements::<T::Word>(words, T::WORDS, Some(shape.slice()))?;
+    // SAFETY: as in `vec_from_words`.
+    let v = unsafe { Vec::from_raw_parts(ptr.cast::<T>(), len, cap) };
     // SAFETY: `from_shape_vec_unchecked` with C strides needs the product of the non-zero
-    // axis lengths within `isize::MAX` (checked; in bytes, `v`'s allocation bounds it when
-    // it is not empty, and an empty array reaches no element), and the
-    // elements the strides reach inside `v`: C strides over `shape` reach each of the
-    // product-of-lengths elements once, which is `v.len()` (checked), or none when an axis
-    // is empty (then `v` is empty, also checked).
+    // axis lengths within `isize::MAX` (checked by `whole_elements`; in bytes, `v`'s
+    // allocation bounds it when it is not empty, and an empty array reaches no element),
+    // and the elements the strides reach inside `v`: C strides over `shape` reach each of
+    // the product-of-lengths elements once, which is `v.len()` (checked), or none when an
+    // axis is empty (then `v` is empty, also checked).
     Some(unsafe { ArrayD::from_shape_vec_unchecked(shape, v) })
 }
 
@@ -266,17 +295,23 @@ mod tests {
                 )
                 .ok()
                 .map(|a| a.mapv(f64::to_bits));
-                let got =
-                    array_from_words::<f64>(IxDyn(shape), words).map(|a| a.mapv(f64::to_bits));
+                let got = array_from_words::<f64>(IxDyn(shape), WordBuf::U64(words))
+                    .map(|a| a.mapv(f64::to_bits));
                 assert_eq!(got, want, "shape {shape:?}, {len} words");
             }
         }
         // Two words per element.
-        let c = array_from_words::<crate::dtype::complex::Complex<f32>>(IxDyn(&[2]), vec![0u32; 4]);
+        let c = array_from_words::<crate::dtype::complex::Complex<f32>>(
+            IxDyn(&[2]),
+            WordBuf::U32(vec![0u32; 4]),
+        );
         assert_eq!(c.map(|a| a.len()), Some(2));
         assert!(
-            array_from_words::<crate::dtype::complex::Complex<f32>>(IxDyn(&[2]), vec![0u32; 3])
-                .is_none()
+            array_from_words::<crate::dtype::complex::Complex<f32>>(
+                IxDyn(&[2]),
+                WordBuf::U32(vec![0u32; 3])
+            )
+            .is_none()
         );
     }
 }

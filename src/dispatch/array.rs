@@ -11,7 +11,7 @@ use super::{match_all_arms, with_any, words};
 use crate::dtype::id::ElementWords;
 use crate::dtype::{DType, DTypeId, RegisterError, register_dtype};
 use crate::error::{CodecError, MetadataError};
-use crate::number::storage::{Word, WordBuf, Words, WordsMut};
+use crate::number::storage::{WordBuf, Words, WordsMut};
 
 #[allow(unused_imports)]
 use super::DynChain;
@@ -388,8 +388,8 @@ fn standard_words_mut<T: Element>(a: &mut ArrayD<T>) -> Option<WordsMut<'_>> {
     a.as_slice_mut().map(crate::convert::words_of_mut)
 }
 
-/// The typed array, kept small: it is compiled once per data type.
+/// The typed array, kept small: it is compiled once per data type (the words' checks once
+/// per width, in `arch::array_from_words`).
 fn typed<T: Element>(shape: IxDyn, words: WordBuf) -> Option<DynArray> {
-    let v = <T::Word as Word>::from_buf(words).ok()?;
-    crate::arch::array_from_words::<T>(shape, v).map(T::into_dyn)
+    crate::arch::array_from_words::<T>(shape, words).map(T::into_dyn)
 }

@@ -70,13 +70,15 @@ fn numpy_nan_bits(from: usize, to: usize, bits: u64) -> u64 {
 /// A kernel's input and output words.
 type WordSlices<'a, A, B> = (&'a [A], &'a mut [B]);
 
-/// `src` and `dst` as the storage words of `S` and `D`; `None` for words of other widths.
+/// `src` and `dst` as words of `A` and `B` (a pair's `S::Word` and `D::Word`); `None` for
+/// words of other widths. Generic over the words, not the types: 16 instances at most
+/// rather than one per pair of types.
 #[inline(always)]
-fn word_slices<'a, S: NumpyNumber, D: NumpyNumber>(
+fn word_slices<'a, A: Word, B: Word>(
     src: Words<'a>,
     dst: WordsMut<'a>,
-) -> Option<WordSlices<'a, S::Word, D::Word>> {
-    Some((<S::Word as Word>::of(src)?, <D::Word as Word>::of_mut(dst)?))
+) -> Option<WordSlices<'a, A, B>> {
+    Some((A::of(src)?, B::of_mut(dst)?))
 }
 
 /// `dst[i] = f(src[i])` over the shorter length, compiled with AVX2 where the CPU has it
@@ -89,7 +91,7 @@ pub(crate) fn map_words<S: NumpyNumber, D: NumpyNumber>(
     dst: WordsMut<'_>,
     f: impl Fn(S) -> D,
 ) {
-    let Some((src, dst)) = word_slices::<S, D>(src, dst) else {
+    let Some((src, dst)) = word_slices::<S::Word, D::Word>(src, dst) else {
         return;
     };
     crate::arch::vectorized(
@@ -112,7 +114,7 @@ pub(crate) fn map_words<S: NumpyNumber, D: NumpyNumber>(
 fn cast_loop<S: NumpyNumber, D: NumpyNumber>(src: Words<'_>, mut dst: WordsMut<'_>) {
     if S::IS_FLOAT && size_of::<S>() >= 4 && !D::IS_FLOAT && converts_through_i32::<D>() {
         if !crate::arch::float_to_i32_low_bits(src, dst.sub(0, dst.len()))
-            && let Some((src, dst)) = word_slices::<S, D>(src, dst)
+            && let Some((src, dst)) = word_slices::<S::Word, D::Word>(src, dst)
         {
             for (x, y) in src.iter().zip(dst.iter_mut()) {
                 let v: D = cast_one::<S, D>(S::from_bits(x.to_u64()));
@@ -140,7 +142,7 @@ fn copy<S: NumpyNumber>(src: Words<'_>, dst: WordsMut<'_>) {
 /// real part (with a `ComplexWarning`), cast as a value of the part type `S`.
 #[inline(never)]
 fn real_part_loop<S: NumpyNumber, D: NumpyNumber>(src: Words<'_>, dst: WordsMut<'_>) {
-    let Some((src, dst)) = word_slices::<S, D>(src, dst) else {
+    let Some((src, dst)) = word_slices::<S::Word, D::Word>(src, dst) else {
         return;
     };
     crate::arch::vectorized(
@@ -158,7 +160,7 @@ fn real_part_loop<S: NumpyNumber, D: NumpyNumber>(src: Words<'_>, dst: WordsMut<
 /// part cast to the part type `F`, the imaginary part `+0.0`.
 #[inline(never)]
 fn to_complex_loop<S: NumpyNumber, F: NumpyNumber>(src: Words<'_>, dst: WordsMut<'_>) {
-    let Some((src, dst)) = word_slices::<S, F>(src, dst) else {
+    let Some((src, dst)) = word_slices::<S::Word, F::Word>(src, dst) else {
         return;
     };
     crate::arch::vectorized(
