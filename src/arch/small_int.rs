@@ -653,6 +653,38 @@ unsafe fn store_last<const OUT: u8>(
     }
 }
 
+/// A kernel's whole steps ([`steps!`]) and its last, masked one, with `$codes!` turning a
+/// vector of 16 widened values into their codes (the kernel's rule): the loop that
+/// [`clamp_kernel`] and [`check_kernel`] share, whose `$src`, `$dst`, `$len` (words), `$n`
+/// (words in whole steps), `$out` (bytes an output word), `$bf16` and `$stream` are
+/// theirs. The masked-off lanes of the last step are zeros, whose code every rule takes.
+macro_rules! steps_and_last {
+    ($codes:ident, $src:ident, $dst:ident, $len:ident, $n:ident, $out:ident, $bf16:ident,
+     $stream:ident, $OUT:ident) => {{
+        steps!(
+            $src,
+            $dst,
+            $n / 16,
+            $out,
+            const { $OUT == OUT16 } && ahead($src, $dst),
+            $bf16,
+            |raw, d| {
+                let code = $codes!(widen16(raw, $bf16));
+                store::<$OUT>(d, code, $stream);
+            }
+        );
+        let rest = $len - $n;
+        if rest > 0 {
+            let k: __mmask16 = ((1u32 << rest) - 1) as u16;
+            let code = $codes!(widen16(
+                _mm256_maskz_loadu_epi16(k, $src.add($n).cast()),
+                $bf16
+            ));
+            store_last::<$OUT>($dst.add($n * $out), k, code);
+        }
+    }};
+}
+
 /// Clamp into 8, 16 or 32 bits (`OUT`; 32 for `u32`): see [`HalfIntCast`]; 16 codes a
 /// step, the last step masked.
 ///
@@ -703,28 +735,8 @@ unsafe fn clamp_kernel<const OUT: u8, const MODE: u8>(
                 code
             }};
         }
-        steps!(
-            src,
-            dst,
-            n / STEP,
-            out,
-            const { OUT == OUT16 } && ahead(src, dst),
-            bf16,
-            |raw, d| {
-                let code = codes!(widen16(raw, bf16));
-                store::<OUT>(d, code, stream);
-            }
-        );
-        let rest = len - n;
-        if rest > 0 {
-            let k: __mmask16 = ((1u32 << rest) - 1) as u16;
-            // The masked-off lanes are zeros: codes of `[lo, hi]`, never rejected.
-            let code = codes!(widen16(
-                _mm256_maskz_loadu_epi16(k, src.add(n).cast()),
-                bf16
-            ));
-            store_last::<OUT>(dst.add(n * out), k, code);
-        }
+        // A zero of the last step's masked-off lanes is in `[lo, hi]`: never rejected.
+        steps_and_last!(codes, src, dst, len, n, out, bf16, stream, OUT);
         _mm512_cmpeq_epi32_mask(least, _mm512_set1_epi32(i32::MIN)) == 0
     }
 }
@@ -773,28 +785,8 @@ unsafe fn check_kernel<const OUT: u8, const MODE: u8>(
                 code
             }};
         }
-        steps!(
-            src,
-            dst,
-            n / STEP,
-            out,
-            const { OUT == OUT16 } && ahead(src, dst),
-            bf16,
-            |raw, d| {
-                let code = codes!(widen16(raw, bf16));
-                store::<OUT>(d, code, stream);
-            }
-        );
-        let rest = len - n;
-        if rest > 0 {
-            let k: __mmask16 = ((1u32 << rest) - 1) as u16;
-            // The masked-off lanes are zeros: code 0, in every range.
-            let code = codes!(widen16(
-                _mm256_maskz_loadu_epi16(k, src.add(n).cast()),
-                bf16
-            ));
-            store_last::<OUT>(dst.add(n * out), k, code);
-        }
+        // A zero of the last step's masked-off lanes has code 0, in every range.
+        steps_and_last!(codes, src, dst, len, n, out, bf16, stream, OUT);
         _mm512_cmpgt_epu32_mask(most, _mm512_set1_epi32(c.limit as i32)) == 0
     }
 }
