@@ -656,7 +656,7 @@ unsafe fn store_last<const OUT: u8>(
 /// A kernel's whole steps ([`steps!`]) and its last, masked one, with `$codes!` turning a
 /// vector of 16 widened values into their codes (the kernel's rule): the loop that
 /// [`clamp_kernel`] and [`check_kernel`] share, whose `$src`, `$dst`, `$len` (words), `$n`
-/// (words in whole steps), `$out` (bytes an output word), `$bf16` and `$stream` are
+/// (words in whole steps of their `STEP`), `$out` (bytes an output word), `$bf16` and `$stream` are
 /// theirs. The masked-off lanes of the last step are zeros, whose code every rule takes.
 macro_rules! steps_and_last {
     ($codes:ident, $src:ident, $dst:ident, $len:ident, $n:ident, $out:ident, $bf16:ident,
@@ -664,7 +664,7 @@ macro_rules! steps_and_last {
         steps!(
             $src,
             $dst,
-            $n / 16,
+            $n / STEP,
             $out,
             const { $OUT == OUT16 } && ahead($src, $dst),
             $bf16,

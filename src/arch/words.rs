@@ -80,12 +80,7 @@ pub(crate) fn vec_from_words<T: Plain>(v: Vec<T::Word>) -> Option<Vec<T>> {
         return None;
     }
     let (ptr, len, cap) = whole_elements::<T::Word>(Word::into_buf(v), T::WORDS, None)?;
-    // SAFETY: `whole_elements`' result: an allocation of the global allocator for `cap`
-    // elements of `T::WORDS` words with the word's alignment, which is `T`'s (checked
-    // above), so `cap` elements of `T` (`Plain`: `T` is `[Word; WORDS]` without padding)
-    // have the same layout and `Vec` frees it as it was made; the first `len` elements are
-    // initialized words, and every bit pattern of words is a valid `T` (`Plain`). The
-    // allocation has one owner, the result.
+    // SAFETY: as in `array_from_words`, whose checks these are.
     Some(unsafe { Vec::from_raw_parts(ptr.cast::<T>(), len, cap) })
 }
 
@@ -128,7 +123,12 @@ pub(crate) fn array_from_words<T: Plain>(shape: IxDyn, words: WordBuf) -> Option
         return None;
     }
     let (ptr, len, cap) = whole_elements::<T::Word>(words, T::WORDS, Some(shape.slice()))?;
-    // SAFETY: as in `vec_from_words`.
+    // SAFETY: `whole_elements`' result: an allocation of the global allocator for `cap`
+    // elements of `T::WORDS` words with the word's alignment, which is `T`'s (checked
+    // above), so `cap` elements of `T` (`Plain`: `T` is `[Word; WORDS]` without padding)
+    // have the same layout and `Vec` frees it as it was made; the first `len` elements are
+    // initialized words, and every bit pattern of words is a valid `T` (`Plain`). The
+    // allocation has one owner, the result.
     let v = unsafe { Vec::from_raw_parts(ptr.cast::<T>(), len, cap) };
     // SAFETY: `from_shape_vec_unchecked` with C strides needs the product of the non-zero
     // axis lengths within `isize::MAX` (checked by `whole_elements`; in bytes, `v`'s

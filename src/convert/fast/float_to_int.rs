@@ -278,9 +278,8 @@ pub(super) fn float_to_narrow_int<SW: Word, DW: Word, const NAN_MAP: bool, const
     // beyond 2^31) goes by the loops below, which decide. (Nearest-even without a map does
     // not come here at that level: `Src::float_to_int` runs the fused chain's loop.)
     if !WIDE && l.bits == DW::BITS && oor != OutOfRange::Error {
-        let mode = opts.rounding;
         let cast = SmallIntCast::<SW, DW>::new(SmallIntPlan {
-            mode,
+            mode: opts.rounding,
             clamp: oor == OutOfRange::Clamp,
             lo: l.min() as f64,
             hi: l.max() as f64,
