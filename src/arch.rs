@@ -45,7 +45,8 @@
 //!   NaN and ±Inf), which the portable loops take as loop invariants around a `floor`;
 //! - `stream`: non-temporal stores for outputs too large for the cache ([`streams`]), which
 //!   portable code cannot emit: the one-byte table lookup ([`lookup_bytes`]),
-//!   `int32 -> float32` ([`i32_to_f32_streamed`]) and numcodecs.quantize's
+//!   `int32 -> float32` ([`i32_to_f32_streamed`]), integers of up to 32 bits into
+//!   `float64` ([`ints_to_f64_streamed`]) and numcodecs.quantize's
 //!   `float32 -> float32` ([`quantize_f32_streamed`]); and any elementwise kernel's
 //!   output block by block through L1 ([`through_l1`]).
 //!
@@ -95,8 +96,8 @@ pub(crate) use stream::STREAM_MIN;
 #[cfg(test)]
 pub(crate) use stream::streams;
 pub(crate) use stream::{
-    f64_to_f32_streamed, f64_to_i32_streamed, i32_to_f32_streamed, lookup_bytes,
-    quantize_f32_streamed, stream_fence, streams_from, through_l1, through_l1_words,
+    f64_to_f32_streamed, f64_to_i32_streamed, i32_to_f32_streamed, ints_to_f64_streamed,
+    lookup_bytes, quantize_f32_streamed, stream_fence, streams_from, through_l1, through_l1_words,
 };
 pub(crate) use truncate::{float_to_i32_low_bits, truncate_or_indefinite};
 pub(crate) use wide::vectorized_wide;

@@ -3,13 +3,14 @@
 //! parallel calls' output ranges ([`Region`]), and the two shapes of a streamed output:
 //! - from the registers, [`streamed`]: the plain kernel up to the output's first aligned
 //!   boundary, the kernel's step storing whole vectors by `vmovnt*`, an `sfence`, the plain
-//!   kernel on the tail. The one-byte table lookup, `int32 -> float32`, numcodecs.quantize's
+//!   kernel on the tail. The one-byte table lookup, `int32 -> float32`, integers of up to
+//!   32 bits into `float64`, numcodecs.quantize's
 //!   `float32 -> float32` and with AVX-512 `f64 -> int32` and `f64 -> f32` nearest-even
 //!   here, `f32 -> f64` and the same-type float casts (`super::float_float`) and the
 //!   widening of one-byte floats (`super::widen`) pass their steps to it;
 //! - through L1, [`through_l1`] and [`through_l1_words`]: any elementwise kernel computed
 //!   block by block into an L1 buffer streamed out (bitround's float copy, scale_offset's
-//!   `f32`/`f64` encode, numcodecs.astype's widenings).
+//!   `f32`/`f64` encode, numcodecs.astype's other widenings).
 
 use crate::number::storage::{Word, Words, WordsMut};
 
@@ -168,6 +169,39 @@ pub(crate) fn i32_to_f32_streamed(src: &[u32], dst: &mut [u32]) -> bool {
     false
 }
 
+/// `dst[i]` = the `f64` bits of integer `src[i]` (sign- or zero-extended from its words,
+/// at most 32 bits: every such value is exact in `f64`), when `dst` is an output to stream
+/// ([`streams_from`]) and the CPU has AVX2: 8 elements a step widened to `i32` lanes
+/// (`vpmovsx`/`vpmovzx`), converted by two `vcvtdq2pd` and stored by two `vmovntpd`, a
+/// whole 64-byte line. `false` (nothing written) otherwise, or for 64-bit words.
+///
+/// For numcodecs.astype's widenings into `float64` (`int16 -> float64`: 8 MiB in, 32 MiB
+/// out), which went block by block through L1 ([`through_l1_words`]): the stores leave
+/// from the conversion, as [`i32_to_f32_streamed`]'s do.
+pub(crate) fn ints_to_f64_streamed(src: Words<'_>, dst: &mut [u64], signed: bool) -> bool {
+    #[cfg(target_arch = "x86_64")]
+    if super::has_avx2()
+        && streams_bytes(
+            src.len() * src.bits() as usize / 8,
+            &WordsMut::U64(&mut *dst),
+        )
+    {
+        // SAFETY (each arm): the CPU has AVX2 (checked just above).
+        match src {
+            Words::U8(s) if signed => unsafe { kernels::ints_to_f64::<u8, true>(s, dst) },
+            Words::U8(s) => unsafe { kernels::ints_to_f64::<u8, false>(s, dst) },
+            Words::U16(s) if signed => unsafe { kernels::ints_to_f64::<u16, true>(s, dst) },
+            Words::U16(s) => unsafe { kernels::ints_to_f64::<u16, false>(s, dst) },
+            Words::U32(s) if signed => unsafe { kernels::ints_to_f64::<u32, true>(s, dst) },
+            Words::U32(s) => unsafe { kernels::ints_to_f64::<u32, false>(s, dst) },
+            Words::U64(_) => return false,
+        }
+        return true;
+    }
+    let _ = (src, dst, signed);
+    false
+}
+
 /// `dst[i] = rint(src[i] * scale) * inv` in `f32` (`rint` half to even), the `f32` words
 /// of `src` and `dst`: numcodecs.quantize's encoding of float32 into float32
 /// (`codec::quantize`), when `dst` is an output to stream ([`streams`]) and the CPU has
@@ -281,7 +315,8 @@ pub(crate) fn through_l1<S: Word, W: Word>(
 /// the `dyn` kernel (numcodecs.astype's widening pairs). For cheap kernels whose output is
 /// wider than their input: the avoided read of each output line is then most of the
 /// traffic, which pays for the block copy (astype `int16 -> float64`, 32 MiB out: 4.2-5.6
-/// -> 2.7-4.1 ms by minima). Slower this way: narrowing casts (`f64 -> i32`,
+/// -> 2.7-4.1 ms by minima; from the registers, [`ints_to_f64_streamed`], 2.5 -> 1.8).
+/// Slower this way: narrowing casts (`f64 -> i32`,
 /// `int32 -> float32`), whose outputs stream from the registers ([`streamed`]), and
 /// `f32 -> u64` towards zero (2.7 instructions an element: 3.9-4.6 -> 4.8-5.2 ms).
 pub(crate) fn through_l1_words(
@@ -514,6 +549,7 @@ pub(super) unsafe fn stream_lines(
 #[cfg(target_arch = "x86_64")]
 mod kernels {
     use super::streamed;
+    use crate::number::storage::Word;
     use std::arch::x86_64::*;
 
     /// `out[i] = t[codes[i]]` over the shorter length, by plain stores.
@@ -740,6 +776,102 @@ mod kernels {
         };
         // SAFETY: the caller's guarantee.
         unsafe { stream_8(src, dst, f64_to_f32_one, eight) }
+    }
+
+    /// The words of an integer type of at most 32 bits, as [`ints_to_f64`] widens them.
+    pub(super) trait IntWord: Word {
+        /// 8 words from `p` in `i32` lanes, sign-extended with `SIGNED` (zero-extended
+        /// otherwise; 32-bit words as they are).
+        ///
+        /// # Safety
+        /// The CPU must have AVX2; `p` must be readable for 8 words.
+        unsafe fn eight<const SIGNED: bool>(p: *const Self) -> __m256i;
+    }
+
+    impl IntWord for u8 {
+        #[inline(always)]
+        unsafe fn eight<const SIGNED: bool>(p: *const u8) -> __m256i {
+            // SAFETY: 8 readable bytes (the caller's guarantee); AVX2 likewise.
+            unsafe {
+                let v = _mm_loadl_epi64(p.cast());
+                if SIGNED {
+                    _mm256_cvtepi8_epi32(v)
+                } else {
+                    _mm256_cvtepu8_epi32(v)
+                }
+            }
+        }
+    }
+
+    impl IntWord for u16 {
+        #[inline(always)]
+        unsafe fn eight<const SIGNED: bool>(p: *const u16) -> __m256i {
+            // SAFETY: 16 readable bytes (the caller's guarantee); AVX2 likewise.
+            unsafe {
+                let v = _mm_loadu_si128(p.cast());
+                if SIGNED {
+                    _mm256_cvtepi16_epi32(v)
+                } else {
+                    _mm256_cvtepu16_epi32(v)
+                }
+            }
+        }
+    }
+
+    impl IntWord for u32 {
+        #[inline(always)]
+        unsafe fn eight<const SIGNED: bool>(p: *const u32) -> __m256i {
+            // SAFETY: 32 readable bytes (the caller's guarantee); AVX2 likewise. An
+            // unsigned word has its top bit flipped: `ints_to_f64` adds `2^31` back.
+            unsafe {
+                let v = _mm256_loadu_si256(p.cast());
+                if SIGNED {
+                    v
+                } else {
+                    _mm256_xor_si256(v, _mm256_set1_epi32(i32::MIN))
+                }
+            }
+        }
+    }
+
+    /// The `f64` bits of each integer word (see `ints_to_f64_streamed`), 8 a step by
+    /// `vmovntpd`.
+    ///
+    /// # Safety
+    /// The CPU must have AVX2.
+    #[target_feature(enable = "avx2")]
+    pub(super) unsafe fn ints_to_f64<W: IntWord, const SIGNED: bool>(src: &[W], dst: &mut [u64]) {
+        let bits = W::BITS;
+        let one = |x: W| {
+            let v = x.to_u64();
+            let v = if SIGNED {
+                ((v << (64 - bits)) as i64 >> (64 - bits)) as f64
+            } else {
+                v as f64
+            };
+            v.to_bits()
+        };
+        // An unsigned 32-bit word went through `i32` lanes with its top bit flipped, so
+        // `2^31` too little: added back, exactly (both terms and the sum fit 53 bits).
+        let biased = W::BITS == 32 && !SIGNED;
+        let bias = _mm256_set1_pd(2147483648.0);
+        let f64s = |v: __m128i| {
+            let d = _mm256_cvtepi32_pd(v);
+            if biased { _mm256_add_pd(d, bias) } else { d }
+        };
+        let step = |x: &[W; 8], y: &mut [u64; 8]| {
+            // SAFETY: `x` is 8 readable words; `y` is an 8-word chunk of `dst` on a
+            // 32-byte boundary (`streamed`): two 32-byte vectors, each aligned as
+            // `vmovntpd` requires. AVX2 is the caller's guarantee.
+            unsafe {
+                let v = W::eight::<SIGNED>(x.as_ptr());
+                let (lo, hi) = (_mm256_castsi256_si128(v), _mm256_extracti128_si256::<1>(v));
+                _mm256_stream_pd(y.as_mut_ptr().cast(), f64s(lo));
+                _mm256_stream_pd(y.as_mut_ptr().add(4).cast(), f64s(hi));
+            }
+            8
+        };
+        streamed::<_, _, 8, 32, true>(src, dst, |s, d| each(s, d, one), step);
     }
 
     /// # Safety
@@ -1031,6 +1163,81 @@ mod tests {
                     check(&mut out, at, len, stop, &ctx);
                 }
             });
+        }
+    }
+
+    /// `ints_to_f64_streamed` writes each integer's exact `f64` (8-, 16- and 32-bit words,
+    /// signed and not, their extremes among them) into an output marked to stream, from
+    /// every start within a 64-byte line, on lengths that leave a head and a tail, leaving
+    /// the words around it untouched; at the portable level, and for an output that does
+    /// not stream, it writes nothing and says so.
+    #[test]
+    #[cfg_attr(miri, ignore = "Miri has no non-temporal stores")]
+    fn ints_to_f64_streamed_is_each_integers_exact_value() {
+        fn check<W: Word>(signed: bool, words: &dyn Fn(&[W]) -> Words<'_>) {
+            let bits = W::BITS;
+            let exact = |w: u64| {
+                let v = if signed {
+                    ((w << (64 - bits)) as i64 >> (64 - bits)) as f64
+                } else {
+                    w as f64
+                };
+                v.to_bits()
+            };
+            let n = 1000;
+            let mask = u64::MAX >> (64 - bits);
+            let mut src: Vec<W> = (0..n as u64)
+                .map(|i| W::from_u64(i.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 7 & mask))
+                .collect();
+            for (i, w) in [0, 1, mask, mask >> 1, (mask >> 1) + 1]
+                .into_iter()
+                .enumerate()
+            {
+                src[i] = W::from_u64(w);
+                src[n - 1 - i] = W::from_u64(w);
+            }
+            let sentinel = 0x5a5a_5a5a_5a5a_5a5a;
+            let mut out = vec![sentinel; n + 16];
+            for start in 0..8 {
+                for len in [n - 8, n - 13, 7] {
+                    let ctx = format!("{bits} bits, signed {signed}, start {start}, len {len}");
+                    let range = out.as_ptr_range();
+                    let mark = Region(range.start as usize, range.end as usize);
+                    let dst = &mut out[start..start + len];
+                    let wrote = mark
+                        .streaming(|| super::ints_to_f64_streamed(words(&src[..len]), dst, signed));
+                    if !wrote {
+                        assert!(!crate::arch::has_avx2(), "{ctx}: declined with AVX2");
+                        return;
+                    }
+                    let want = src[..len].iter().map(|w| exact(w.to_u64()));
+                    assert!(out[start..start + len].iter().copied().eq(want), "{ctx}");
+                    assert!(
+                        out[..start]
+                            .iter()
+                            .chain(&out[start + len..])
+                            .all(|&w| w == sentinel),
+                        "{ctx}: outside"
+                    );
+                    out.fill(sentinel);
+                }
+            }
+            // Not streamed: nothing written.
+            assert!(!super::ints_to_f64_streamed(
+                words(&src),
+                &mut out[..n],
+                signed
+            ));
+            let mark = Region(out.as_ptr() as usize, out.as_ptr() as usize + 8 * n);
+            let portable = with_max_isa(Isa::Portable, || {
+                mark.streaming(|| super::ints_to_f64_streamed(words(&src), &mut out[..n], signed))
+            });
+            assert!(!portable && out.iter().all(|&w| w == sentinel));
+        }
+        for signed in [false, true] {
+            check::<u8>(signed, &|s| Words::U8(s));
+            check::<u16>(signed, &|s| Words::U16(s));
+            check::<u32>(signed, &|s| Words::U32(s));
         }
     }
 

@@ -534,6 +534,14 @@ narrow_dst! { u32 {
 
 impl Dst for u64 {
     fn from_int<SW: Word>(src: &[SW], dst: &mut [Self], sl: IntLayout) -> usize {
+        // An integer of at most 32 bits (filling its words) into float64, exact, with an
+        // output too large for the cache: streamed out.
+        if const { SW::BITS <= 32 }
+            && sl.bits == SW::BITS
+            && crate::arch::ints_to_f64_streamed(SW::words(src), dst, sl.signed)
+        {
+            return src.len().min(dst.len());
+        }
         if !int_to_hw_float(src, dst, sl) {
             return 0;
         }
@@ -636,6 +644,48 @@ mod streamed_tests {
                 assert!(same_as_small_slices::<i32>(&src, at, opts, &ctx).is_ok());
             }
         }
+    }
+
+    /// Integers of 8, 16 and 32 bits, signed and not, into float64 over an output that
+    /// streams (`arch::ints_to_f64_streamed`): at every level, from an aligned and an
+    /// unaligned start, the words of small slices (which never stream).
+    #[test]
+    #[cfg_attr(miri, ignore = "16 MiB outputs")]
+    fn ints_to_f64_streamed_is_the_small_slices() {
+        fn check<S: crate::dtype::Real + Copy>(from: impl Fn(u64) -> S, name: &str) {
+            let n = STREAM_MIN / 8 + 3 * 1024 + 77;
+            let mut x = 0x2545_f491_4f6c_dd1du64;
+            let src: Vec<S> = (0..n)
+                .map(|_| {
+                    x ^= x << 13;
+                    x ^= x >> 7;
+                    x ^= x << 17;
+                    from(x)
+                })
+                .collect();
+            let opts = CastOptions::default();
+            for at in [0, 3] {
+                let mut want = vec![0f64; n - at];
+                for (s, d) in src[at..].chunks(1000).zip(want.chunks_mut(1000)) {
+                    cast_slice(s, d, opts).unwrap();
+                }
+                for level in Isa::available() {
+                    let mut got = vec![0f64; n];
+                    with_max_isa(level, || cast_slice(&src[at..], &mut got[at..], opts)).unwrap();
+                    let same = got[at..]
+                        .iter()
+                        .zip(&want)
+                        .all(|(g, w)| g.to_bits() == w.to_bits());
+                    assert!(same, "{name} from {at} {level:?}");
+                }
+            }
+        }
+        check(|x| x as i8, "i8");
+        check(|x| x as u8, "u8");
+        check(|x| x as i16, "i16");
+        check(|x| x as u16, "u16");
+        check(|x| x as i32, "i32");
+        check(|x| x as u32, "u32");
     }
 
     /// A failing element (out of range after rounding, or NaN) beyond the first blocks: in

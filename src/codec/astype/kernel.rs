@@ -271,8 +271,20 @@ fn real_words(source: DTypeId, target: DTypeId, src: Words<'_>, mut dst: WordsMu
     // float64 (constants per arm). A pair's own loop is picked as a function, with whether
     // it widens, and called once below: the test for a streamed output is written once,
     // not in each pair's arm.
-    let mut own: Option<(WordLoop, bool)> = None;
     let n = dst.len();
+    // An integer of at most 32 bits into float64 (exact), as a large output: streamed from
+    // the conversion's registers, which beats `widen_streamed`'s pass through L1.
+    let int_source = match source {
+        DTypeId::Int8 | DTypeId::Int16 | DTypeId::Int32 => Some(true),
+        DTypeId::UInt8 | DTypeId::UInt16 | DTypeId::UInt32 => Some(false),
+        _ => None,
+    };
+    if let (Some(signed), DTypeId::Float64, WordsMut::U64(out)) = (int_source, target, &mut dst)
+        && crate::arch::ints_to_f64_streamed(src, &mut out[..n], signed)
+    {
+        return;
+    }
+    let mut own: Option<(WordLoop, bool)> = None;
     with_numpy!(source, S => with_numpy!(target, D => {
         if const { through_f64((S::IS_FLOAT, size_of::<S>()), (D::IS_FLOAT, size_of::<D>())) } {
             by_f64(source, target, src, dst.sub(0, n));
@@ -290,8 +302,9 @@ fn real_words(source: DTypeId, target: DTypeId, src: Words<'_>, mut dst: WordsMu
 /// A pair's own loop over words, as [`real_words`] picks it.
 type WordLoop = fn(Words<'_>, WordsMut<'_>);
 
-/// `kernel` over a large output wider than its input (`int16 -> float64`: 32 MiB out
-/// for 8 MiB in), block by block into L1 and streamed out by
+/// `kernel` over a large output wider than its input (`float32 -> float64`, `uint8 ->
+/// int16`; integers into float64 stream from the registers instead), block by block into
+/// L1 and streamed out by
 /// [`crate::arch::through_l1_words`], so that each output line is not first read from
 /// memory; `false` (nothing written) when the output does not stream. One function for
 /// every widening pair, which passes its loop: a pair pays only for the call.
