@@ -21,6 +21,8 @@
 //!   [`lookup_bytes_u16`], [`first_flagged`]);
 //! - `byte_float`: `f32` to the 8-bit float formats ([`f32_to_byte_float`]), where LLVM's
 //!   build of the portable kernel shuffles more than it needs;
+//! - `f64_range`: the least and greatest finite `f64` ([`f64_range`], AVX2 and AVX-512),
+//!   the finite range the planner reads, whose two folds LLVM builds with shuffles;
 //! - `pos_popcount`: the positional popcount of `choose`'s bit counting in AVX-512
 //!   ([`pos_popcount_pairs_avx512`]: `vpternlogq` carry-save adders), and the same fused
 //!   with the word preparation ([`pos_popcount_prepared_pairs_avx512`], and for far
@@ -65,6 +67,7 @@ mod bit_slice;
 mod byte_float;
 mod byte_lookup;
 mod f16c;
+mod f64_range;
 mod float_float;
 pub(crate) mod level;
 pub(crate) mod packbits;
@@ -83,6 +86,7 @@ pub(crate) use bit_slice::{
 pub(crate) use byte_float::{ByteFloatPlan, f32_to_byte_float};
 pub(crate) use byte_lookup::{first_flagged, lookup_bytes_u8, lookup_bytes_u16};
 pub(crate) use f16c::F16c;
+pub(crate) use f64_range::f64_range;
 pub(crate) use float_float::{f32_to_f64, same_f32, same_f64};
 pub(crate) use pos_popcount::{
     BAND_ROWS, BandRow, PairPrep, PairRing, WIDE_CHUNK_BYTES, WideState, pos_popcount_pairs_avx512,

@@ -32,6 +32,18 @@ pub(crate) fn finite_key_range<W: Word>(
 /// their keys are; NaN and ±Inf skipped by the magnitude test).
 #[inline(always)]
 fn range_f64<W: Word>(codes: &[W]) -> Option<(i64, i64)> {
+    let key = |v: f64| {
+        let b = v.to_bits();
+        let m = (b & !(1 << 63)) as i64;
+        if b >> 63 == 1 { -m } else { m }
+    };
+    // AVX2 and AVX-512 by intrinsics (`arch::f64_range`): LLVM builds the loop below with
+    // shuffles between lanes.
+    if let Some(c) = u64::of(W::words(codes))
+        && let Some((lo, hi)) = crate::arch::f64_range(c)
+    {
+        return (lo <= hi).then(|| (key(lo), key(hi)));
+    }
     const LANES: usize = 8;
     let max_mag = f64::MAX.to_bits();
     let vals = |w: W| -> (f64, f64) {
@@ -64,11 +76,6 @@ fn range_f64<W: Word>(codes: &[W]) -> Option<(i64, i64)> {
     let hi = hi
         .into_iter()
         .fold(f64::NEG_INFINITY, |m, x| if x > m { x } else { m });
-    let key = |v: f64| {
-        let b = v.to_bits();
-        let m = (b & !(1 << 63)) as i64;
-        if b >> 63 == 1 { -m } else { m }
-    };
     (lo <= hi).then(|| (key(lo), key(hi)))
 }
 
