@@ -1290,6 +1290,23 @@ fn builders(threads: usize) -> Vec<Builder> {
             )
         },
     );
+    // The usual encode of half-precision data with missing values: NaN to a fill code.
+    add(
+        &mut b,
+        "cast_value/f16->i16/nearest-even/clamp+scalar_map",
+        |name, u| {
+            let src: Vec<f16> = data::with_nans(data::scaled(u, -1000.0, 1000.0), 1000, 7)
+                .into_iter()
+                .map(f16::from_f64)
+                .collect();
+            let mut config = cast_config("int16", "nearest-even", Some("clamp"));
+            config["scalar_map"] =
+                json!({"encode": [["NaN", -32768]], "decode": [[-32768, "NaN"]]});
+            let mut c = cast_case::<f16, i16>(name, src, config, false)?;
+            c.note = "scalar_map {NaN: -32768}; 0.1% NaN";
+            Ok(c)
+        },
+    );
     add(
         &mut b,
         "cast_value/bf16->i32/nearest-even/checked",

@@ -280,12 +280,11 @@ impl Caster {
                 return t.apply(src, dst);
             }
         }
-        // A float -> integer path reads `f32`/`f64` words (`fast::select`): the NaN kernel's
-        // loop is compiled only for the word pairs that can take it.
-        let nan_kernel = match (self.map.only_nan(), self.fast.float_to_int()) {
-            (Some(code), Some(l)) if const { SW::BITS >= 32 && DW::BITS <= 32 } && l.bits <= 32 => {
-                Some((l, code))
-            }
+        // A float -> integer path reads `f32`/`f64` words, or 16-bit ones from float16 and
+        // bfloat16 (`fast::select`): the NaN kernel's loop is compiled only for the word
+        // pairs that can take it.
+        let nan_kernel = match (self.map.only_nan(), self.fast.maps_nan()) {
+            (Some(code), Some(l)) if const { SW::BITS >= 16 && DW::BITS <= 32 } => Some((l, code)),
             _ => None,
         };
         if self.map.is_empty() {
@@ -302,8 +301,14 @@ impl Caster {
     #[inline(never)]
     fn table16(&self, n: usize) -> Option<&CodeTable> {
         // A fast kernel (integer -> integer, int16 -> float) beats a table lookup, which is
-        // one scalar load per element: the table is for sources without one, or with a map.
-        if self.src.bits() > 16 || (self.fast != fast::Fast::None && self.map.is_empty()) {
+        // one scalar load per element: the table is for sources without one, or with a map
+        // (but a NaN-only map on a path that maps NaN itself, `run_words`' NaN kernel).
+        let nan_kernel =
+            self.map.only_nan().is_some() && self.fast.maps_nan().is_some() && self.dst_word <= 32;
+        if self.src.bits() > 16
+            || (self.fast != fast::Fast::None && self.map.is_empty())
+            || nan_kernel
+        {
             return None;
         }
         let seen = self.seen16.fetch_add(n, Ordering::Relaxed) + n;
@@ -361,7 +366,13 @@ impl Caster {
         let n = src.len().min(dst.len());
         let mut start = 0;
         while start < n {
-            start += SW::float_to_int_nan(&src[start..n], &mut dst[start..n], self.opts, l, code);
+            let (s, d) = (&src[start..n], &mut dst[start..n]);
+            start += match self.fast {
+                fast::Fast::SmallFloatToInt(sl, _) => {
+                    SW::small_float_to_int(s, d, self.opts, sl, l, Some(code))
+                }
+                _ => SW::float_to_int_nan(s, d, self.opts, l, code),
+            };
             if start < n {
                 let end = (start + FAST_BLOCK).min(n);
                 let (s, d) = (&src[start..end], &mut dst[start..end]);

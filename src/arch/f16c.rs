@@ -146,7 +146,8 @@ impl F16c {
 
     /// The `f32` bits of the float16 values whose codes are `src`, into `dst` (the shorter
     /// length), by `vcvtph2ps`: exact for every code. Returns `false` when a NaN is among
-    /// them (the hardware keeps its payload; the caller's rule canonicalizes it).
+    /// them (the hardware keeps its payload; the caller's rule canonicalizes it); every
+    /// element is written either way, a NaN as an `f32` NaN.
     pub(crate) fn f32_from_f16(self, src: &[u16], dst: &mut [u32]) -> bool {
         #[cfg(target_arch = "x86_64")]
         if self.0 {

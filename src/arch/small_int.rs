@@ -281,16 +281,23 @@ pub(crate) struct HalfIntPlan {
     pub(crate) bfloat16: bool,
     pub(crate) lo: i64,
     pub(crate) hi: i64,
+    /// The integer a NaN is written as (a `scalar_map` whose only key is NaN, its value
+    /// in `lo..=hi`); `None`: a NaN is declined.
+    pub(crate) nan: Option<i64>,
 }
 
-/// The loop invariants of a [`HalfIntCast`] kernel: the clamp's bounds, and the test of
-/// the codes (`code - bias`, as unsigned, at most `limit` for every accepted element).
+/// The loop invariants of a [`HalfIntCast`] kernel: the clamp's bounds, the test of the
+/// codes (`code - bias`, as unsigned, at most `limit` for every accepted element), and the
+/// code of a NaN lane.
 #[derive(Clone, Copy, Debug)]
 struct HalfConsts {
     lo: f32,
     hi: f32,
     bias: i32,
     limit: u32,
+    /// The 32-bit lane written for a NaN: the plan's value, or else the conversion's own
+    /// indefinite (which the codes' test then declines, as without this lane).
+    nan: i32,
     /// bfloat16 (`true`) or float16 codes.
     bf16: bool,
 }
@@ -320,6 +327,12 @@ type HalfKernel = unsafe fn(*const u16, *mut u8, usize, &HalfConsts, bool) -> bo
 /// 16 bits and `u32` has its own kernel: `vfixupimmps` makes ±Inf NaN, `vmaxps`/`vminps`
 /// keep a NaN (the value second), and one `vpminsd` a vector keeps the least code (into
 /// `u32` the signed conversion too: a value from 2^31 on is declined).
+///
+/// Under a `scalar_map` whose only key is NaN ([`HalfIntPlan::nan`]) a NaN lane is
+/// written as the map's value: one compare into a mask and one masked move a step, which
+/// every kernel runs (without a map the lane is the indefinite the conversion gives a NaN
+/// anyway), so that one kernel per target, mode and rule serves both (0.12 instructions an
+/// element more: `f16 -> i16` under clamp 0.73 -> 0.85).
 ///
 /// It exists only when the level allows AVX-512 ([`HalfIntCast::new`]), so
 /// [`HalfIntCast::run`] is safe.
@@ -381,6 +394,12 @@ impl<D: Word> HalfIntCast<D> {
             } else {
                 (0, u32::MAX - 1)
             };
+            // The indefinite of the conversion the kernel runs: the unsigned one's for the
+            // check kernel into `u32`, else the signed one's.
+            let unsigned = !clamp && bits == 32 && !signed && !wrap_u32;
+            let indefinite = if unsigned { -1 } else { i32::MIN };
+            // A value of the target as its 32-bit lane: `u32`'s from 2^31 on as its bits.
+            let nan = plan.nan.map_or(indefinite, |v| v as i32);
             Some(HalfIntCast {
                 kernel,
                 c: HalfConsts {
@@ -388,6 +407,7 @@ impl<D: Word> HalfIntCast<D> {
                     hi: hi as f32,
                     bias,
                     limit,
+                    nan,
                     bf16: plan.bfloat16,
                 },
                 words: PhantomData,
@@ -719,6 +739,7 @@ unsafe fn clamp_kernel<const OUT: u8, const MODE: u8>(
         let table = _mm512_set1_epi32(fixup_table(false) as i32);
         let lo = _mm512_set1_ps(c.lo);
         let hi = _mm512_set1_ps(c.hi);
+        let nan = _mm512_set1_epi32(c.nan);
         let mut least = _mm512_set1_epi32(i32::MAX);
         macro_rules! codes {
             ($x:expr) => {{
@@ -730,7 +751,12 @@ unsafe fn clamp_kernel<const OUT: u8, const MODE: u8>(
                 // NaN second: `vmaxps` / `vminps` return the second operand when one is
                 // NaN, so a NaN stays NaN and converts to the indefinite.
                 let r = _mm512_min_ps(hi, _mm512_max_ps(lo, r));
-                let code = convert::<MODE>(r, false);
+                // A NaN of the input (not ±Inf) as its lane (see `HalfConsts::nan`).
+                let code = _mm512_mask_mov_epi32(
+                    convert::<MODE>(r, false),
+                    _mm512_cmp_ps_mask::<_CMP_UNORD_Q>(x, x),
+                    nan,
+                );
                 least = _mm512_min_epi32(least, code);
                 code
             }};
@@ -771,10 +797,17 @@ unsafe fn check_kernel<const OUT: u8, const MODE: u8>(
     unsafe {
         let bf16 = c.bf16;
         let bias = _mm512_set1_epi32(c.bias);
+        let nan = _mm512_set1_epi32(c.nan);
         let mut most = _mm512_setzero_si512();
         macro_rules! codes {
             ($x:expr) => {{
-                let code = convert::<MODE>($x, OUT == OUT_U32);
+                let x = $x;
+                // A NaN as its lane (see `HalfConsts::nan`).
+                let code = _mm512_mask_mov_epi32(
+                    convert::<MODE>(x, OUT == OUT_U32),
+                    _mm512_cmp_ps_mask::<_CMP_UNORD_Q>(x, x),
+                    nan,
+                );
                 // `u32`'s bias is 0: no subtraction.
                 let biased = if OUT == OUT_U32 {
                     code

@@ -106,6 +106,18 @@ impl Fast {
             _ => None,
         }
     }
+
+    /// The integer layout of a path that maps NaN to a code itself (a `scalar_map` whose
+    /// only key is NaN): float -> integer from `f32`/`f64` and from 16-bit floats, into at
+    /// most 32 bits.
+    pub(crate) fn maps_nan(self) -> Option<IntLayout> {
+        match self {
+            Fast::FloatToInt(l) | Fast::F64ToI32(l) | Fast::SmallFloatToInt(_, l) => {
+                Some(l).filter(|l| l.bits <= 32)
+            }
+            _ => None,
+        }
+    }
 }
 
 /// The fast path for `src -> dst` under `opts`, where the formats are stored in words of
@@ -228,7 +240,7 @@ pub(crate) fn run<SW: Src, DW: Dst>(
         Fast::IntToNarrow(sl, dl) => {
             DW::from_int_narrow(src, dst, sl, opts.rounding, opts.out_of_range, dl)
         }
-        Fast::SmallFloatToInt(sl, l) => SW::small_float_to_int(src, dst, opts, sl, l),
+        Fast::SmallFloatToInt(sl, l) => SW::small_float_to_int(src, dst, opts, sl, l, None),
     }
 }
 
@@ -321,13 +333,15 @@ pub(crate) trait Src: Word {
     fn widen<DW: Dst>(_: &[Self], _: &mut [DW], _: FloatLayout) -> usize {
         0
     }
-    /// A 16-bit float to an integer format.
+    /// A 16-bit float to an integer format; with `nan_code`, every NaN written as that
+    /// code (a `scalar_map` whose only key is NaN), for targets of at most 32 bits.
     fn small_float_to_int<DW: Dst>(
         _: &[Self],
         _: &mut [DW],
         _: CastOptions,
         _: FloatLayout,
         _: IntLayout,
+        _nan_code: Option<u64>,
     ) -> usize {
         0
     }

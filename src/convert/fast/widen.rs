@@ -82,12 +82,13 @@ macro_rules! small_src {
                 opts: CastOptions,
                 sl: FloatLayout,
                 l: IntLayout,
+                nan_code: Option<u64>,
             ) -> usize {
                 // `select` routes only 16-bit sources here: no instance for bytes.
                 if const { Self::BITS != 16 } {
                     return 0;
                 }
-                to_int_by_f32(src, dst, opts, sl, l)
+                to_int_by_f32(src, dst, opts, sl, l, nan_code)
             }
         }
     )*};
@@ -104,7 +105,9 @@ small_src!(u8, u16);
 /// it and the conversion, where a 65536-entry table took a scalar load per element (and
 /// its 128-512 KiB did not stay in the L1 cache). At AVX-512, float16 and bfloat16 into
 /// 8-, 16- and 32-bit integers skip the buffer: `arch::HalfIntCast` widens and converts in
-/// registers, and only the blocks it declines take the buffer. Returns how many elements
+/// registers, and only the blocks it declines take the buffer. With `nan_code` (a
+/// `scalar_map` whose only key is NaN; targets of at most 32 bits), the buffer's conversion
+/// is `f32`'s NaN kernel, which writes every NaN as that code. Returns how many elements
 /// are done, a prefix (up to the first declined block).
 #[inline(always)]
 fn to_int_by_f32<SW: Word, DW: Dst>(
@@ -113,6 +116,7 @@ fn to_int_by_f32<SW: Word, DW: Dst>(
     opts: CastOptions,
     sl: FloatLayout,
     l: IntLayout,
+    nan_code: Option<u64>,
 ) -> usize {
     let mut buf = [0u32; FAST_BLOCK];
     let hw = if sl == FLOAT16 {
@@ -125,32 +129,54 @@ fn to_int_by_f32<SW: Word, DW: Dst>(
     let mut block = |s: &[SW], d: &mut [DW]| {
         let b = &mut buf[..s.len().min(d.len())];
         let w = &mut *b;
-        let widened = match (hw, u16::of(SW::words(s))) {
-            (Some(hw), Some(s16)) => hw.f32_from_f16(s16, w),
+        // Whether every element is widened; with `nan_kept`, a NaN among them is written
+        // as an `f32` NaN too (F16C's widening reports it; bfloat16's is the NaN's own top
+        // half), which a NaN-only map's kernel maps.
+        let (widened, nan_kept) = match (hw, u16::of(SW::words(s))) {
+            (Some(hw), Some(s16)) => (hw.f32_from_f16(s16, w), true),
             // bfloat16 is the top half of an `f32`, NaNs included (which the conversion
             // below declines).
-            _ if bf16 => crate::arch::vectorized(
-                #[inline(always)]
-                move || {
-                    for (x, y) in s.iter().zip(w.iter_mut()) {
-                        *y = (x.to_u64() as u32) << 16;
-                    }
-                    true
-                },
+            _ if bf16 => (
+                crate::arch::vectorized(
+                    #[inline(always)]
+                    move || {
+                        for (x, y) in s.iter().zip(w.iter_mut()) {
+                            *y = (x.to_u64() as u32) << 16;
+                        }
+                        true
+                    },
+                ),
+                true,
             ),
-            _ => crate::arch::vectorized(
-                #[inline(always)]
-                move || widen(s, w, p),
+            _ => (
+                crate::arch::vectorized(
+                    #[inline(always)]
+                    move || widen(s, w, p),
+                ),
+                false,
             ),
         };
-        widened && <u32 as Src>::float_to_int(b, d, opts, l) == b.len()
+        if !(widened || nan_kept && nan_code.is_some()) {
+            return false;
+        }
+        // Under a NaN-only `scalar_map`, `f32`'s NaN kernel maps the NaNs (which the
+        // in-register kernel below declines).
+        let done = match nan_code {
+            Some(code) if const { DW::BITS <= 32 } => {
+                <u32 as Src>::float_to_int_nan(b, d, opts, l, code)
+            }
+            Some(_) => 0,
+            None => <u32 as Src>::float_to_int(b, d, opts, l),
+        };
+        done == b.len()
     };
     // float16/bfloat16 into 8-, 16- and 32-bit integers as wide as their word: at the
     // AVX-512 level one kernel widens and converts in registers (`arch::HalfIntCast`), and
     // a block it declines (NaN, ±Inf, out of range, a value it would clamp into 32 bits)
     // goes by the buffer, which decides. A 16- or 32-bit output to stream
     // (`arch::streams_from`) is streamed.
-    if let Some(cast) = half_int_cast::<DW>(opts, bf16, hw.is_some() || bf16, l) {
+    let nan = nan_code.map(|c| crate::number::int::int_value(&l, c) as i64);
+    if let Some(cast) = half_int_cast::<DW>(opts, bf16, hw.is_some() || bf16, l, nan) {
         let mut run = |s: &[SW], d: &mut [DW], stream: bool| match u16::of(SW::words(s)) {
             Some(s16) => cast.run(s16, d, stream) || block(s, d),
             None => block(s, d),
@@ -165,13 +191,15 @@ fn to_int_by_f32<SW: Word, DW: Dst>(
 }
 
 /// The in-register kernel of a 16-bit float (bfloat16 when `bf16`, else float16, which
-/// `hw` says the CPU widens) to `l` in `DW` words under `opts`, if there is one.
+/// `hw` says the CPU widens) to `l` in `DW` words under `opts`, NaN written as `nan` when
+/// given, if there is one.
 #[inline(always)]
 fn half_int_cast<DW: Word>(
     opts: CastOptions,
     bf16: bool,
     hw: bool,
     l: IntLayout,
+    nan: Option<i64>,
 ) -> Option<crate::arch::HalfIntCast<DW>> {
     use crate::arch::{HalfIntCast, HalfIntPlan};
     if !hw || l.bits != DW::BITS || DW::BITS > 32 {
@@ -183,6 +211,7 @@ fn half_int_cast<DW: Word>(
         bfloat16: bf16,
         lo: l.min() as i64,
         hi: l.max() as i64,
+        nan,
     })
 }
 
@@ -359,6 +388,7 @@ mod tests {
             bfloat16: S::NAME == "bfloat16",
             lo: l.min() as i64,
             hi: l.max() as i64,
+            nan: None,
         }
     }
 
@@ -379,13 +409,27 @@ mod tests {
         }
     }
 
+    /// Each kernel plain, and with NaN written as 7 (a `scalar_map` whose only key is NaN):
+    /// then it takes every NaN too.
     fn half_int_kernels<S: Real + Copy>(level: crate::isa::Isa) {
-        half_int_kernel::<S, i8>(level);
-        half_int_kernel::<S, u8>(level);
-        half_int_kernel::<S, i16>(level);
-        half_int_kernel::<S, u16>(level);
-        half_int_kernel::<S, i32>(level);
-        half_int_kernel::<S, u32>(level);
+        for nan in [None, Some(7)] {
+            half_int_kernel::<S, i8>(level, nan);
+            half_int_kernel::<S, u8>(level, nan);
+            half_int_kernel::<S, i16>(level, nan);
+            half_int_kernel::<S, u16>(level, nan);
+            half_int_kernel::<S, i32>(level, nan);
+            half_int_kernel::<S, u32>(level, nan);
+        }
+    }
+
+    /// Whether `code` is a NaN of the 16-bit float `S`.
+    fn is_nan<S: Real + Copy>(code: S) -> bool {
+        let exp = if S::NAME == "bfloat16" {
+            0x7f80
+        } else {
+            0x7c00
+        };
+        code.to_bits() as u32 & 0x7fff > exp
     }
 
     /// Whether the kernel of `S -> D` under `opts` takes `code` (else it declines its
@@ -416,7 +460,7 @@ mod tests {
         }
     }
 
-    fn half_int_kernel<S: Real + Copy, D: Real>(level: crate::isa::Isa) {
+    fn half_int_kernel<S: Real + Copy, D: Real>(level: crate::isa::Isa, nan: Option<i64>) {
         let codes: Vec<u16> = (0..=u16::MAX).collect();
         let typed: Vec<S> = codes.iter().map(|&c| S::from_bits(u64::from(c))).collect();
         use crate::number::storage::Word;
@@ -428,20 +472,36 @@ mod tests {
         for mode in MODES {
             for oor in RULES {
                 let opts = CastOptions::new(mode, oor);
-                let Some(cast) = crate::arch::HalfIntCast::<D::Word>::new(half_plan::<S, D>(opts))
-                else {
+                let plan = crate::arch::HalfIntPlan {
+                    nan,
+                    ..half_plan::<S, D>(opts)
+                };
+                let Some(cast) = crate::arch::HalfIntCast::<D::Word>::new(plan) else {
                     assert!(level < crate::isa::Isa::Avx512 || !crate::arch::has_avx512());
                     continue;
                 };
-                let take: Vec<bool> = typed.iter().map(|&c| accepts::<S, D>(c, opts)).collect();
+                let nan_of = |c: S| nan.filter(|_| is_nan(c));
+                let take: Vec<bool> = typed
+                    .iter()
+                    .map(|&c| nan_of(c).is_some() || accepts::<S, D>(c, opts))
+                    .collect();
                 let mut want = vec![D::default(); typed.len()];
-                // Each code alone: a failing one leaves its output unspecified.
+                // Each code alone: a failing one leaves its output unspecified; a NaN with a
+                // value to write is that value.
                 let ok: Vec<bool> = typed
                     .iter()
                     .zip(want.iter_mut())
-                    .map(|(c, w)| {
-                        cast_slice_reference(std::slice::from_ref(c), std::slice::from_mut(w), opts)
-                            .is_ok()
+                    .map(|(c, w)| match nan_of(*c) {
+                        Some(v) => {
+                            *w = D::from_bits(v as u64);
+                            true
+                        }
+                        None => cast_slice_reference(
+                            std::slice::from_ref(c),
+                            std::slice::from_mut(w),
+                            opts,
+                        )
+                        .is_ok(),
                     })
                     .collect();
                 for (i, (&t, &o)) in take.iter().zip(&ok).enumerate() {
@@ -489,7 +549,8 @@ mod tests {
                         }
                         let accepted = cast.run(src, dst, stream);
                         let what = format!(
-                            "{} -> {} {opts:?} {level:?} run {start}+{len} at {at} stream {stream}",
+                            "{} -> {} {opts:?} nan {nan:?} {level:?} run {start}+{len} at {at} \
+                             stream {stream}",
                             S::NAME,
                             D::NAME
                         );
