@@ -1,6 +1,6 @@
 //! `f32`/`f64` to 8- and 16-bit integers under any rounding mode (the directed ones:
 //! towards zero, towards -Inf or +Inf, nearest with ties away from zero; and nearest-even),
-//! clamped or wrapped, with an optional `scalar_map` `{NaN: v}`, in explicit AVX-512:
+//! clamped, wrapped or checked, with an optional `scalar_map` `{NaN: v}`, in explicit AVX-512:
 //! [`SmallIntCast`].
 //!
 //! The portable loops (`convert::fast::float_to_int`, which documents the arithmetic) take
@@ -21,12 +21,12 @@ use crate::number::storage::Word;
 use crate::number::{OutOfRange, Rounding};
 
 /// What [`SmallIntCast`] computes: the target's range (`lo`, `hi`, integers of at most 16
-/// bits), the rule (clamp into the range, else wrap) and the value a NaN maps to.
+/// bits), the rule (clamp into the range, wrap, or decline a block with a value out of
+/// it) and the value a NaN maps to.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct SmallIntPlan {
     pub(crate) mode: Rounding,
-    /// Clamp (`true`) or wrap (`false`).
-    pub(crate) clamp: bool,
+    pub(crate) rule: OutOfRange,
     pub(crate) lo: f64,
     pub(crate) hi: f64,
     /// `scalar_map` `{NaN: v}`: `v`, an integer in `[lo, hi]`.
@@ -45,6 +45,11 @@ struct Consts {
     /// kernel per target width and mode instead of two). The test is outside the loop:
     /// LLVM unswitches the loop on it, so each loop loads one way.
     src64: bool,
+    /// The check rule: the codes' greatest is kept too, and a block is accepted when its
+    /// codes lie in `[ilo, ihi]` (a run-time flag, unswitched as `src64` is).
+    check: bool,
+    ilo: i32,
+    ihi: i32,
 }
 
 /// `vfixupimmpd`'s responses: the destination operand (the map's value), the value
@@ -98,18 +103,18 @@ impl<S: Word, D: Word> SmallIntCast<S, D> {
             } else {
                 pick::<false>(plan)
             };
+            let clamp = plan.rule == OutOfRange::Clamp;
             Some(SmallIntCast {
                 kernel,
                 c: Consts {
-                    lo: if plan.clamp {
-                        plan.lo
-                    } else {
-                        f64::NEG_INFINITY
-                    },
-                    hi: if plan.clamp { plan.hi } else { f64::INFINITY },
+                    lo: if clamp { plan.lo } else { f64::NEG_INFINITY },
+                    hi: if clamp { plan.hi } else { f64::INFINITY },
                     nan_value: plan.nan_value.unwrap_or(f64::NAN),
                     table: fixup_table(plan.nan_value.is_some()),
                     src64: S::BITS == 64,
+                    check: plan.rule == OutOfRange::Error,
+                    ilo: plan.lo as i32,
+                    ihi: plan.hi as i32,
                 },
                 words: PhantomData,
             })
@@ -123,7 +128,8 @@ impl<S: Word, D: Word> SmallIntCast<S, D> {
 
     /// `src` into `dst` (the shorter length): `true` when every element was accepted,
     /// `false` when one was not (NaN without a map, ±Inf, under wrap a value whose rounding
-    /// is not in `(-2^31, 2^31)`), the words written then unspecified.
+    /// is not in `(-2^31, 2^31)`, under check one whose rounding is not in `[lo, hi]`), the
+    /// words written then unspecified.
     #[inline]
     pub(crate) fn run(&self, src: &[S], dst: &mut [D]) -> bool {
         let len = src.len().min(dst.len());
@@ -161,7 +167,7 @@ fn pick<const OUT16: bool>(plan: SmallIntPlan) -> Kernel {
         TowardsZero => kernel::<OUT16, TRUNC>,
         TowardsNegative => kernel::<OUT16, FLOOR>,
         TowardsPositive => kernel::<OUT16, CEIL>,
-        NearestAway if plan.clamp && plan.lo >= 0.0 => kernel::<OUT16, AWAY_UP>,
+        NearestAway if plan.rule == OutOfRange::Clamp && plan.lo >= 0.0 => kernel::<OUT16, AWAY_UP>,
         NearestAway => kernel::<OUT16, AWAY>,
     }
 }
@@ -191,7 +197,7 @@ unsafe fn kernel<const OUT16: bool, const MODE: u8>(
     // `i + 8 <= n <= len`; the last step reads and writes only its `len - n` lanes (masked
     // loads and stores touch no other memory).
     unsafe {
-        let src64 = c.src64;
+        let (src64, check) = (c.src64, c.check);
         let nan = _mm512_set1_pd(c.nan_value);
         let table = _mm512_set1_epi64(c.table as i64);
         let lo = _mm512_set1_pd(c.lo);
@@ -199,9 +205,11 @@ unsafe fn kernel<const OUT16: bool, const MODE: u8>(
         let half = _mm512_set1_epi64(BELOW_HALF.to_bits() as i64);
         let sign = _mm512_set1_epi64(i64::MIN);
         // The least code: `i32::MIN`, the conversion's result for NaN and values out of
-        // `i32`'s range, exactly when an element is rejected (an accepted code is in
-        // `[lo, hi]`, or under wrap in `(-2^31, 2^31)`).
+        // `i32`'s range, exactly when an element is rejected under clamp and wrap (an
+        // accepted code is in `[lo, hi]`, or under wrap in `(-2^31, 2^31)`); under check,
+        // with the greatest, whether every code is in `[ilo, ihi]`.
         let mut least = _mm256_set1_epi32(i32::MAX);
+        let mut most = _mm256_set1_epi32(i32::MIN);
         macro_rules! codes {
             ($x:expr) => {{
                 // NaN -> the map's value (or NaN), ±Inf -> NaN, anything else itself.
@@ -230,6 +238,9 @@ unsafe fn kernel<const OUT16: bool, const MODE: u8>(
                     }
                 };
                 least = _mm256_min_epi32(least, code);
+                if check {
+                    most = _mm256_max_epi32(most, code);
+                }
                 code
             }};
         }
@@ -264,7 +275,12 @@ unsafe fn kernel<const OUT16: bool, const MODE: u8>(
                 _mm256_mask_cvtepi32_storeu_epi8(dst.add(n).cast(), k, code);
             }
         }
-        _mm256_cmpeq_epi32_mask(least, _mm256_set1_epi32(i32::MIN)) == 0
+        if check {
+            _mm256_cmplt_epi32_mask(least, _mm256_set1_epi32(c.ilo)) == 0
+                && _mm256_cmpgt_epi32_mask(most, _mm256_set1_epi32(c.ihi)) == 0
+        } else {
+            _mm256_cmpeq_epi32_mask(least, _mm256_set1_epi32(i32::MIN)) == 0
+        }
     }
 }
 

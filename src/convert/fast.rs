@@ -423,7 +423,11 @@ macro_rules! float_src {
     ($t:ty, { $($extra:tt)* }) => {
         impl Src for $t {
             fn float_to_int<DW: Dst>(src: &[Self], dst: &mut [DW], opts: CastOptions, l: IntLayout) -> usize {
-                if l.bits <= 32 && opts.rounding == Rounding::NearestEven && crate::arch::has_avx512() {
+                // Into a target as wide as its 8- or 16-bit word: `arch::SmallIntCast`
+                // (through `from_float_narrow`) instead, faster at memory speed (see
+                // `float_to_int::float_to_narrow_int`).
+                let small = l.bits == DW::BITS && DW::BITS <= 16;
+                if l.bits <= 32 && opts.rounding == Rounding::NearestEven && crate::arch::has_avx512() && !small {
                     // The fused chain's nearest-even loops have an AVX-512 build, which
                     // the plain cast's do not (one build fewer per width pair): the plain
                     // cast is that loop on the identity affine step `(x - 0) * 1`, which
