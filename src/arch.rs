@@ -100,8 +100,9 @@ pub(crate) use stream::STREAM_MIN;
 #[cfg(test)]
 pub(crate) use stream::streams;
 pub(crate) use stream::{
-    f64_to_f32_streamed, f64_to_i32_streamed, i32_to_f32_streamed, ints_to_f64_streamed,
-    lookup_bytes, quantize_f32_streamed, stream_fence, streams_from, through_l1, through_l1_words,
+    BitRound32, bitround_u32_streamed, f64_to_f32_streamed, f64_to_i32_streamed,
+    i32_to_f32_streamed, ints_to_f64_streamed, lookup_bytes, quantize_f32_streamed, stream_fence,
+    streams_from, through_l1, through_l1_words,
 };
 pub(crate) use truncate::{float_to_i32_low_bits, truncate_or_indefinite};
 pub(crate) use wide::vectorized_wide;

@@ -47,6 +47,9 @@ use crate::metadata::DataType;
 use crate::number::layout::FloatLayout;
 use crate::number::layout::IntLayout;
 use crate::number::storage::{Word, Words, WordsMut};
+/// The element rounding, the reference of `arch`'s streamed kernel in its tests.
+#[cfg(test)]
+pub(crate) use kernels::bitround_word;
 use kernels::{float_copy_at_level, float_in_place_at_level, int_copy, int_in_place};
 
 /// The Zarr name.
@@ -184,7 +187,25 @@ impl BitRoundCore {
                     dst[..n].copy_from_slice(&src[..n]);
                     return;
                 }
-                // A large output: block by block through L1, streamed out.
+                // A large output of 32-bit words: streamed from the registers; other
+                // widths block by block through L1, streamed out.
+                if let (32, Some(s), Some(d)) = (
+                    l.bits(),
+                    u32::of(W::words(src)),
+                    u32::of_mut(W::words_mut(dst)),
+                ) {
+                    let shift = l.mantissa_bits - k;
+                    let c = crate::arch::BitRound32 {
+                        shift,
+                        half: (1 << (shift - 1)) - 1,
+                        keep: u32::MAX << shift,
+                        mag: l.magnitude_mask() as u32,
+                        inf: (((1u64 << l.exponent_bits) - 1) << l.mantissa_bits) as u32,
+                    };
+                    if crate::arch::bitround_u32_streamed(c, s, d) {
+                        return;
+                    }
+                }
                 crate::arch::through_l1(src, dst, |s, d| float_copy_at_level(s, d, l, k));
             }
             Target::Int(l) => int_copy(src, dst, l, k),
