@@ -100,7 +100,7 @@ pub(crate) use stream::STREAM_MIN;
 #[cfg(test)]
 pub(crate) use stream::streams;
 pub(crate) use stream::{
-    BitRound32, bitround_u32_streamed, f64_to_f32_streamed, f64_to_i32_streamed,
+    BitRound32, Fresh, bitround_u32_streamed, f64_to_f32_streamed, f64_to_i32_streamed,
     i32_to_f32_streamed, ints_to_f64_streamed, lookup_bytes, quantize_f32_streamed, stream_fence,
     streams_from, through_l1, through_l1_words,
 };

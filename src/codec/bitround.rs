@@ -47,9 +47,6 @@ use crate::metadata::DataType;
 use crate::number::layout::FloatLayout;
 use crate::number::layout::IntLayout;
 use crate::number::storage::{Word, Words, WordsMut};
-/// The element rounding, the reference of `arch`'s streamed kernel in its tests.
-#[cfg(test)]
-pub(crate) use kernels::bitround_word;
 use kernels::{float_copy_at_level, float_in_place_at_level, int_copy, int_in_place};
 
 /// The Zarr name.
@@ -479,3 +476,7 @@ impl DynStage for BitRoundStage {
         metadata(self.name(), self.configured)
     }
 }
+
+/// The element rounding, the reference of `arch`'s streamed kernel in its tests.
+#[cfg(test)]
+pub(crate) use kernels::bitround_word;

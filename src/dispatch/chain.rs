@@ -183,7 +183,7 @@ impl DynChain {
             return Err(wrong_type(self.data_type.id, input.dtype()));
         }
         let mut out = DynArray::zeroed(self.encoded_data_type().id, input.shape())?;
-        self.encode_into(input, &mut out)?;
+        fresh(&mut out).unstreamed(|| self.encode_into(input, &mut out))?;
         Ok(out)
     }
 
@@ -243,11 +243,14 @@ impl DynChain {
         let mut out = DynArray::zeroed(self.encoded_data_type().id, input.shape())?;
         let kinds = self.in_order(Direction::Encode);
         let src = (crate::convert::words_of(slice), found, input.shape());
-        run_fused_words(src, &kinds, &mut out).map_err(|e| {
-            e.located(input.shape(), |i| {
-                slice.get(i).map(|x| json_text(x.fill_value_to_json()))
-            })
-        })?;
+        let fresh = fresh(&mut out);
+        fresh
+            .unstreamed(|| run_fused_words(src, &kinds, &mut out))
+            .map_err(|e| {
+                e.located(input.shape(), |i| {
+                    slice.get(i).map(|x| json_text(x.fill_value_to_json()))
+                })
+            })?;
         Ok(out)
     }
 
@@ -261,7 +264,7 @@ impl DynChain {
             return Err(wrong_type(want, encoded.dtype()));
         }
         let mut out = DynArray::zeroed(self.data_type.id, encoded.shape())?;
-        self.decode_into(encoded, &mut out)?;
+        fresh(&mut out).unstreamed(|| self.decode_into(encoded, &mut out))?;
         Ok(out)
     }
 
@@ -392,5 +395,14 @@ impl DynChain {
     /// The `codecs` list.
     pub fn to_metadata(&self) -> Value {
         Value::Array(self.stages.iter().map(|s| s.to_metadata()).collect())
+    }
+}
+
+/// The memory of a fresh output (`DynArray::zeroed`), which its kernels write by plain
+/// stores (see `arch::Fresh`).
+fn fresh(out: &mut DynArray) -> crate::arch::Fresh {
+    match out.words_mut() {
+        Some(w) => crate::arch::Fresh::of(&w),
+        None => crate::arch::Fresh::of(&crate::number::storage::WordsMut::U8(&mut [])),
     }
 }
