@@ -106,9 +106,9 @@ small_src!(u8, u16);
 /// its 128-512 KiB did not stay in the L1 cache). At AVX-512, float16 and bfloat16 into
 /// 8-, 16- and 32-bit integers skip the buffer: `arch::HalfIntCast` widens and converts in
 /// registers, and only the blocks it declines take the buffer. With `nan_code` (a
-/// `scalar_map` whose only key is NaN; targets of at most 32 bits), the buffer's conversion
-/// is `f32`'s NaN kernel, which writes every NaN as that code. Returns how many elements
-/// are done, a prefix (up to the first declined block).
+/// `scalar_map` whose only key is NaN; targets of at most 32 bits), both write every NaN as
+/// that code: the in-register kernel by a masked move, the buffer by `f32`'s NaN kernel.
+/// Returns how many elements are done, a prefix (up to the first declined block).
 #[inline(always)]
 fn to_int_by_f32<SW: Word, DW: Dst>(
     src: &[SW],
@@ -159,8 +159,7 @@ fn to_int_by_f32<SW: Word, DW: Dst>(
         if !(widened || nan_kept && nan_code.is_some()) {
             return false;
         }
-        // Under a NaN-only `scalar_map`, `f32`'s NaN kernel maps the NaNs (which the
-        // in-register kernel below declines).
+        // Under a NaN-only `scalar_map`, `f32`'s NaN kernel maps the NaNs.
         let done = match nan_code {
             Some(code) if const { DW::BITS <= 32 } => {
                 <u32 as Src>::float_to_int_nan(b, d, opts, l, code)
@@ -172,8 +171,8 @@ fn to_int_by_f32<SW: Word, DW: Dst>(
     };
     // float16/bfloat16 into 8-, 16- and 32-bit integers as wide as their word: at the
     // AVX-512 level one kernel widens and converts in registers (`arch::HalfIntCast`), and
-    // a block it declines (NaN, ±Inf, out of range, a value it would clamp into 32 bits)
-    // goes by the buffer, which decides. A 16- or 32-bit output to stream
+    // a block it declines (NaN without a map, ±Inf, out of range, a value it would clamp
+    // into 32 bits) goes by the buffer, which decides. A 16- or 32-bit output to stream
     // (`arch::streams_from`) is streamed.
     let nan = nan_code.map(|c| crate::number::int::int_value(&l, c) as i64);
     if let Some(cast) = half_int_cast::<DW>(opts, bf16, hw.is_some() || bf16, l, nan) {
