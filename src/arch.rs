@@ -21,7 +21,7 @@
 //!   [`lookup_bytes_u16`], [`first_flagged`]);
 //! - `byte_float`: `f32` to the 8-bit float formats ([`f32_to_byte_float`]), where LLVM's
 //!   build of the portable kernel shuffles more than it needs;
-//! - `f64_range`: the least and greatest finite `f64` ([`f64_range`], AVX2 and AVX-512),
+//! - `f64_range`: the least and greatest finite `f64` ([`f64_range()`], AVX2 and AVX-512),
 //!   the finite range the planner reads, whose two folds LLVM builds with shuffles;
 //! - `pos_popcount`: the positional popcount of `choose`'s bit counting in AVX-512
 //!   ([`pos_popcount_pairs_avx512`]: `vpternlogq` carry-save adders), and the same fused
@@ -48,9 +48,11 @@
 //! - `stream`: non-temporal stores for outputs too large for the cache ([`streams`]), which
 //!   portable code cannot emit: the one-byte table lookup ([`lookup_bytes`]),
 //!   `int32 -> float32` ([`i32_to_f32_streamed`]), integers of up to 32 bits into
-//!   `float64` ([`ints_to_f64_streamed`]) and numcodecs.quantize's
-//!   `float32 -> float32` ([`quantize_f32_streamed`]); and any elementwise kernel's
-//!   output block by block through L1 ([`through_l1`]).
+//!   `float64` ([`ints_to_f64_streamed`]), bitround's copy of `float32`
+//!   ([`bitround_u32_streamed`]) and numcodecs.quantize's `float32 -> float32`
+//!   ([`quantize_f32_streamed`]); any elementwise kernel's output block by block through L1
+//!   ([`through_l1`]); never into a fresh output the run-time API has just allocated
+//!   ([`Fresh`]).
 //!
 //! [`clamp_to_i32`], [`clamp_round_even_to_i32`], [`clamp_round_away_to_i32`],
 //! [`i32_or_indefinite`] and [`truncate_or_indefinite`] are safe functions for portable
