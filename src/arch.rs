@@ -45,7 +45,7 @@
 //! - `small_int`: `f32`/`f64` to 8- and 16-bit integers under the directed rounding modes
 //!   in AVX-512 ([`SmallIntCast`]: the mode is the conversion's own, `vfixupimmpd` maps
 //!   NaN and ±Inf), which the portable loops take as loop invariants around a `floor`;
-//! - `stream`: non-temporal stores for outputs too large for the cache ([`streams`]), which
+//! - `stream`: non-temporal stores for outputs too large for the cache ([`streams_from`]), which
 //!   portable code cannot emit: the one-byte table lookup ([`lookup_bytes`]),
 //!   `int32 -> float32` ([`i32_to_f32_streamed`]), integers of up to 32 bits into
 //!   `float64` ([`ints_to_f64_streamed`]), bitround's copy of `float32`
@@ -60,8 +60,9 @@
 //! sound by the clamp or select inside them.
 //!
 //! Beside it, `words.rs` holds the crate's other `unsafe`: slices of any dtype seen as the
-//! storage words they are made of ([`words`], [`words_mut`]), byte buffers (zarrs' chunks)
-//! read and written as words in place ([`words_of_bytes`], [`words_of_bytes_mut`]), and
+//! storage words they are made of ([`words()`], [`words_mut`]), byte buffers (zarrs' chunks)
+//! read and written as words in place (`words_of_bytes`, `words_of_bytes_mut`, built with
+//! the `zarrs` feature), and
 //! the fresh output buffers of the run-time API ([`zeroed_vec`]).
 
 mod bf16;
