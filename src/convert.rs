@@ -283,10 +283,9 @@ impl Caster {
         // A float -> integer path reads `f32`/`f64` words, or 16-bit ones from float16 and
         // bfloat16 (`fast::select`): the NaN kernel's loop is compiled only for the word
         // pairs that can take it.
-        let nan_kernel = match (self.map.only_nan(), self.fast.maps_nan()) {
-            (Some(code), Some(l)) if const { SW::BITS >= 16 && DW::BITS <= 32 } => Some((l, code)),
-            _ => None,
-        };
+        let nan_kernel = self
+            .nan_kernel()
+            .filter(|_| const { SW::BITS >= 16 && DW::BITS <= 32 });
         if self.map.is_empty() {
             self.blocks(src, dst, 0)
         } else if let Some((l, code)) = nan_kernel {
@@ -296,6 +295,15 @@ impl Caster {
         }
     }
 
+    /// The integer layout and NaN's code when the fast path maps NaN itself (a map whose
+    /// only key is NaN, a float -> integer path, a target word of at most 32 bits): the one
+    /// test of `run_words`' NaN kernel, which `table16` leaves to it.
+    fn nan_kernel(&self) -> Option<(crate::number::layout::IntLayout, u64)> {
+        let code = self.map.only_nan()?;
+        let l = self.fast.maps_nan()?;
+        (self.dst_word <= 32).then_some((l, code))
+    }
+
     /// The lookup table of a source of at most 16 bits, once [`TABLE16_MIN`] elements have
     /// come through (`n` more now): built at most once, outside the per-word-pair code.
     #[inline(never)]
@@ -303,11 +311,9 @@ impl Caster {
         // A fast kernel (integer -> integer, int16 -> float) beats a table lookup, which is
         // one scalar load per element: the table is for sources without one, or with a map
         // (but a NaN-only map on a path that maps NaN itself, `run_words`' NaN kernel).
-        let nan_kernel =
-            self.map.only_nan().is_some() && self.fast.maps_nan().is_some() && self.dst_word <= 32;
         if self.src.bits() > 16
             || (self.fast != fast::Fast::None && self.map.is_empty())
-            || nan_kernel
+            || self.nan_kernel().is_some()
         {
             return None;
         }
