@@ -260,6 +260,25 @@ pub(crate) struct BitRound32 {
     pub(crate) inf: u32,
 }
 
+impl BitRound32 {
+    /// The constants of keeping `keepbits` mantissa bits of the 32-bit float layout `l`;
+    /// `None` when there is nothing to round (`keepbits` at least the mantissa's width) or
+    /// `l` is not 32 bits wide.
+    pub(crate) fn new(l: &crate::number::layout::FloatLayout, keepbits: u32) -> Option<Self> {
+        if l.bits() != 32 || keepbits >= l.mantissa_bits {
+            return None;
+        }
+        let shift = l.mantissa_bits - keepbits;
+        Some(BitRound32 {
+            shift,
+            half: (1 << (shift - 1)) - 1,
+            keep: u32::MAX << shift,
+            mag: l.magnitude_mask() as u32,
+            inf: (((1u64 << l.exponent_bits) - 1) << l.mantissa_bits) as u32,
+        })
+    }
+}
+
 /// `dst[i]` = the word `src[i]` bit-rounded (numcodecs' bitround of a 32-bit float:
 /// `(b + ((b >> shift) & 1) + half) & keep`, a NaN as it is; `codec::bitround` documents the
 /// arithmetic), when `dst` is an output to stream ([`streams_from`]) and the CPU has AVX2:
@@ -1317,14 +1336,8 @@ mod tests {
         let sentinel = 0x5a5a_5a5a;
         let mut out = vec![sentinel; 720];
         for k in 0..L.mantissa_bits {
-            let shift = L.mantissa_bits - k;
-            let c = super::BitRound32 {
-                shift,
-                half: (1 << (shift - 1)) - 1,
-                keep: u32::MAX << shift,
-                mag: L.magnitude_mask() as u32,
-                inf: 0x7f80_0000,
-            };
+            let c = super::BitRound32::new(&L, k).expect("keepbits below 23");
+            assert_eq!(c.inf, 0x7f80_0000);
             let want: Vec<u32> = src
                 .iter()
                 .map(|&w| crate::codec::bitround::bitround_word(&L, w, k))

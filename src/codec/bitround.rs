@@ -186,22 +186,13 @@ impl BitRoundCore {
                 }
                 // A large output of 32-bit words: streamed from the registers; other
                 // widths block by block through L1, streamed out.
-                if let (32, Some(s), Some(d)) = (
-                    l.bits(),
+                if let (Some(c), Some(s), Some(d)) = (
+                    crate::arch::BitRound32::new(&l, k),
                     u32::of(W::words(src)),
                     u32::of_mut(W::words_mut(dst)),
-                ) {
-                    let shift = l.mantissa_bits - k;
-                    let c = crate::arch::BitRound32 {
-                        shift,
-                        half: (1 << (shift - 1)) - 1,
-                        keep: u32::MAX << shift,
-                        mag: l.magnitude_mask() as u32,
-                        inf: (((1u64 << l.exponent_bits) - 1) << l.mantissa_bits) as u32,
-                    };
-                    if crate::arch::bitround_u32_streamed(c, s, d) {
-                        return;
-                    }
+                ) && crate::arch::bitround_u32_streamed(c, s, d)
+                {
+                    return;
                 }
                 crate::arch::through_l1(src, dst, |s, d| float_copy_at_level(s, d, l, k));
             }
